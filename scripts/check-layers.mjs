@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// Enforces the dependency direction described in docs/architecture.md.
+// A lint rule rather than a convention: it fails `npm run lint` (and so `npm test`).
+//
+//   api/        leaf: imports nothing outside src/api/
+//   engine/     only engine/sqljs.ts may import "sql.js"
+//   util/       imports nothing but util/ and errors
+//   storage/    never imports context/ (the object context builds on storage, not the reverse)
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
+const src = join(root, "src");
+const problems = [];
+
+function walk(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...walk(path));
+    else if (name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+const importRe = /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+for (const file of walk(src)) {
+  const rel = relative(src, file).split("\\").join("/");
+  const text = readFileSync(file, "utf8");
+  for (const m of text.matchAll(importRe)) {
+    const spec = m[1] ?? m[2];
+    if (spec === undefined) continue;
+    const target = spec.startsWith(".")
+      ? relative(src, resolve(dirname(file), spec))
+          .split("\\")
+          .join("/")
+      : spec;
+    if (spec === "sql.js" && rel !== "engine/sqljs.ts") {
+      problems.push(`${rel}: only engine/sqljs.ts may import sql.js`);
+    }
+    if (rel.startsWith("api/") && spec.startsWith(".") && !target.startsWith("api/")) {
+      problems.push(`${rel}: api/ is a leaf and must not import ${spec} (HTTP models never import storage code)`);
+    }
+    if (rel.startsWith("api/") && !spec.startsWith(".")) {
+      problems.push(`${rel}: api/ must stay free of runtime dependencies (imports ${spec})`);
+    }
+    if (
+      rel.startsWith("util/") &&
+      spec.startsWith(".") &&
+      !(target.startsWith("util/") || target === "errors" || target === "errors.js")
+    ) {
+      problems.push(`${rel}: util/ must not import ${spec}`);
+    }
+    if (
+      (rel.startsWith("storage/") || rel.startsWith("engine/") || rel.startsWith("durability/")) &&
+      target.startsWith("context/")
+    ) {
+      problems.push(`${rel}: ${rel.split("/")[0]}/ must not import the object context (${spec})`);
+    }
+  }
+}
+
+if (problems.length > 0) {
+  console.error(`Layering check failed:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  process.exit(1);
+}
+console.log("layering ok");

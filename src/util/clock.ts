@@ -1,0 +1,169 @@
+/**
+ * Injected time. Every timer and every "now" in actorstore goes through a {@link Clock}, so alarms,
+ * retention, backoff and timeouts can be tested with {@link FakeClock} instead of sleeps.
+ *
+ * This is the only module that touches the host's `Date.now`, `setTimeout` and `setImmediate`.
+ */
+
+/** An opaque handle for a timer created by {@link Clock.setTimer}. */
+export interface TimerHandle {
+  readonly __timer: unique symbol;
+}
+
+/** The source of time and timers. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  /** Calls `callback` once after `delayMs` milliseconds (clamped at 0). */
+  setTimer(callback: () => void, delayMs: number): TimerHandle;
+  /** Cancels a timer; cancelling a fired or cancelled timer does nothing. */
+  clearTimer(handle: TimerHandle): void;
+}
+
+/** The host's wall clock and timers. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer(callback, delayMs) {
+    const t = setTimeout(callback, Math.max(0, delayMs));
+    // Never keep a Node process alive just for an alarm or a retention sweep.
+    (t as { unref?: () => void }).unref?.();
+    return t as unknown as TimerHandle;
+  },
+  clearTimer(handle) {
+    clearTimeout(handle as unknown as ReturnType<typeof setTimeout>);
+  },
+};
+
+interface FakeTimer {
+  id: number;
+  atMs: number;
+  callback: () => void;
+}
+
+/**
+ * A clock that only moves when told to. Timers fire in time order (ties in creation order) while
+ * {@link FakeClock.advance} moves time forward.
+ *
+ * @example
+ * ```ts
+ * const clock = new FakeClock(Date.UTC(2026, 0, 1));
+ * const storage = await ObjectStorage.open({ clock });
+ * await clock.advance(60_000); // fires every timer due in the next minute
+ * ```
+ */
+export class FakeClock implements Clock {
+  #nowMs: number;
+  #nextId = 1;
+  #timers: FakeTimer[] = [];
+
+  constructor(startMs = 1_767_225_600_000 /* 2026-01-01T00:00:00Z */) {
+    this.#nowMs = startMs;
+  }
+
+  now(): number {
+    return this.#nowMs;
+  }
+
+  setTimer(callback: () => void, delayMs: number): TimerHandle {
+    const timer: FakeTimer = { id: this.#nextId++, atMs: this.#nowMs + Math.max(0, delayMs), callback };
+    this.#timers.push(timer);
+    return timer.id as unknown as TimerHandle;
+  }
+
+  clearTimer(handle: TimerHandle): void {
+    const id = handle as unknown as number;
+    this.#timers = this.#timers.filter((t) => t.id !== id);
+  }
+
+  /** The time of the earliest pending timer, or `null`. */
+  nextTimerAt(): number | null {
+    let min: number | null = null;
+    for (const t of this.#timers) if (min === null || t.atMs < min) min = t.atMs;
+    return min;
+  }
+
+  /** How many timers are pending. */
+  get pendingTimers(): number {
+    return this.#timers.length;
+  }
+
+  /**
+   * Moves time forward by `ms`, firing each due timer at its own time, and lets the work those
+   * timers start settle (macrotask turns) before moving on.
+   */
+  async advance(ms: number): Promise<void> {
+    await this.advanceTo(this.#nowMs + ms);
+  }
+
+  /** Moves time forward to `targetMs` (never backwards), firing due timers in order. */
+  async advanceTo(targetMs: number): Promise<void> {
+    await settle();
+    for (;;) {
+      const due = this.#earliestDue(targetMs);
+      if (due === undefined) break;
+      this.#timers = this.#timers.filter((t) => t !== due);
+      this.#nowMs = Math.max(this.#nowMs, due.atMs);
+      due.callback();
+      await settle();
+    }
+    this.#nowMs = Math.max(this.#nowMs, targetMs);
+    await settle();
+  }
+
+  /** Sets the time without firing timers (for example to simulate a machine that was down). */
+  set(ms: number): void {
+    this.#nowMs = ms;
+  }
+
+  #earliestDue(targetMs: number): FakeTimer | undefined {
+    let best: FakeTimer | undefined;
+    for (const t of this.#timers) {
+      if (t.atMs <= targetMs && (best === undefined || t.atMs < best.atMs || (t.atMs === best.atMs && t.id < best.id)))
+        best = t;
+    }
+    return best;
+  }
+}
+
+type MacrotaskScheduler = (callback: () => void) => void;
+
+const scheduleMacrotaskImpl: MacrotaskScheduler = (() => {
+  const g = globalThis as { setImmediate?: (cb: () => void) => unknown };
+  if (typeof g.setImmediate === "function") {
+    const setImmediateFn = g.setImmediate;
+    return (cb: () => void) => {
+      setImmediateFn(cb);
+    };
+  }
+  if (typeof MessageChannel === "function") {
+    // Browsers: a MessageChannel message is a macrotask without setTimeout's 4 ms clamping.
+    const channel = new MessageChannel();
+    const queue: Array<() => void> = [];
+    channel.port1.onmessage = () => queue.shift()?.();
+    return (cb: () => void) => {
+      queue.push(cb);
+      channel.port2.postMessage(null);
+    };
+  }
+  return (cb: () => void) => {
+    setTimeout(cb, 0);
+  };
+})();
+
+/**
+ * Runs `callback` on a later turn of the event loop (a macrotask, after all pending microtasks).
+ * This is task scheduling, not time: it is what makes writes issued in one turn one atomic batch.
+ */
+export function scheduleMacrotask(callback: () => void): void {
+  scheduleMacrotaskImpl(callback);
+}
+
+/** Resolves on a later macrotask turn. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => scheduleMacrotask(resolve));
+}
+
+/** Lets queued macrotasks and microtasks run a few turns (used by {@link FakeClock}). */
+async function settle(turns = 4): Promise<void> {
+  for (let i = 0; i < turns; i++) await nextTurn();
+}
