@@ -1,0 +1,163 @@
+/**
+ * The result shape every validator in `api/` returns. Validators never throw on bad input: callers
+ * get every problem at once, each with a JSON-pointer-like path, and turn them into an envelope with
+ * {@link invalidRequest} from `./envelope` when they answer over HTTP.
+ */
+
+/** One problem found while validating input. */
+export interface ValidationIssue {
+  /** Where the problem is, e.g. `per_page`, `[0].filter.expression`. Empty for the whole input. */
+  readonly path: string;
+  /** What is wrong and what to do, in sentence case ending with a period. */
+  readonly message: string;
+}
+
+/** Either the validated, typed value or every problem found. */
+export type Validation<T> = { ok: true; value: T } | { ok: false; errors: ValidationIssue[] };
+
+/**
+ * Wraps a value as a successful {@link Validation}.
+ *
+ * @example
+ * ```ts
+ * valid(3); // { ok: true, value: 3 }
+ * ```
+ */
+export function valid<T>(value: T): Validation<T> {
+  return { ok: true, value };
+}
+
+/**
+ * Builds a failed {@link Validation} from one or more issues.
+ *
+ * @example
+ * ```ts
+ * invalid({ path: "page", message: "page must be an integer of at least 1." });
+ * ```
+ */
+export function invalid<T = never>(...errors: ValidationIssue[]): Validation<T> {
+  return { ok: false, errors };
+}
+
+/**
+ * True for plain JSON objects (not arrays, not null).
+ *
+ * @example
+ * ```ts
+ * isRecord({ a: 1 }); // true
+ * isRecord([1]); // false
+ * ```
+ */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Builds a type guard for an `as const` enumeration, so every enum in `api/` is checked the same way.
+ *
+ * @example
+ * ```ts
+ * const COLORS = ["red", "blue"] as const;
+ * const isColor = oneOf(COLORS);
+ * isColor("red"); // true
+ * ```
+ */
+export function oneOf<const T extends readonly (string | number)[]>(values: T): (value: unknown) => value is T[number] {
+  const set = new Set<unknown>(values);
+  return (value: unknown): value is T[number] => set.has(value);
+}
+
+/** Joins a path prefix and a key the way issues report them (`a.b`, `[0].c`). */
+export function joinPath(prefix: string, key: string | number): string {
+  if (typeof key === "number") return `${prefix}[${key}]`;
+  return prefix === "" ? key : `${prefix}.${key}`;
+}
+
+/**
+ * Collects issues for an optional string field with a maximum length; returns the string when valid.
+ * Shared by the models so length limits read the same everywhere.
+ */
+export function checkOptionalString(
+  record: Record<string, unknown>,
+  key: string,
+  prefix: string,
+  maxLength: number,
+  issues: ValidationIssue[],
+): string | undefined {
+  const value = record[key];
+  if (value === undefined) return undefined;
+  const path = joinPath(prefix, key);
+  if (typeof value !== "string") {
+    issues.push({ path, message: `${path} must be a string.` });
+    return undefined;
+  }
+  if (value.length > maxLength) {
+    issues.push({ path, message: `${path} must be at most ${maxLength} characters long.` });
+    return undefined;
+  }
+  return value;
+}
+
+/** Collects an issue when an optional field is present and not a boolean. */
+export function checkOptionalBoolean(
+  record: Record<string, unknown>,
+  key: string,
+  prefix: string,
+  issues: ValidationIssue[],
+): boolean | undefined {
+  const value = record[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== "boolean") {
+    const path = joinPath(prefix, key);
+    issues.push({ path, message: `${path} must be true or false.` });
+    return undefined;
+  }
+  return value;
+}
+
+/**
+ * Reads a query parameter that must appear at most once. Repeated scalar parameters are ambiguous,
+ * so they are reported rather than silently resolved to the first or last value.
+ */
+export function singleParam(query: URLSearchParams, name: string, issues: ValidationIssue[]): string | undefined {
+  const all = query.getAll(name);
+  if (all.length > 1) {
+    issues.push({ path: name, message: `${name} must be given at most once.` });
+    return undefined;
+  }
+  return all[0];
+}
+
+/** Parses a `true`/`false` query parameter. */
+export function booleanParam(query: URLSearchParams, name: string, issues: ValidationIssue[]): boolean | undefined {
+  const raw = singleParam(query, name, issues);
+  if (raw === undefined) return undefined;
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  issues.push({ path: name, message: `${name} must be true or false.` });
+  return undefined;
+}
+
+/** Accepts a `URLSearchParams`, a `URL`, a query string or a plain record, as callers hold any of them. */
+export type QueryInput = URLSearchParams | URL | string | Record<string, string | readonly string[] | undefined>;
+
+/**
+ * Normalises every accepted query input to `URLSearchParams`.
+ *
+ * @example
+ * ```ts
+ * toSearchParams({ page: "2" }).get("page"); // "2"
+ * ```
+ */
+export function toSearchParams(input: QueryInput): URLSearchParams {
+  if (input instanceof URLSearchParams) return input;
+  if (input instanceof URL) return input.searchParams;
+  if (typeof input === "string") return new URLSearchParams(input);
+  const out = new URLSearchParams();
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined) continue;
+    if (typeof value === "string") out.append(key, value);
+    else for (const v of value) out.append(key, v);
+  }
+  return out;
+}
