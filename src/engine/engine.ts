@@ -1,0 +1,102 @@
+/**
+ * The small SQL-engine interface that storage code talks to. Only `engine/sqljs.ts` knows sql.js;
+ * everything above this line sees {@link SqlEngine} and {@link EngineStatement}.
+ */
+
+/** A value as the engine stores it: INTEGER/REAL → number, TEXT → string, BLOB → bytes, NULL. */
+export type EngineValue = number | string | Uint8Array | null;
+
+/** How numbers are bound: the platform binds every JS number as REAL; internal code wants INTEGER. */
+export type NumberBinding = "real" | "integer";
+
+/** One compiled statement. */
+export interface EngineStatement {
+  /** The text of this statement (for a script, just this statement). */
+  readonly sql: string;
+  /** Resets the statement and binds `values` to `?1…?n`. */
+  bind(values: readonly EngineValue[], numbers: NumberBinding): void;
+  /** Advances to the next row; `false` when done. Throws {@link EngineError} on failure. */
+  step(): boolean;
+  /** The current row's values. */
+  row(): EngineValue[];
+  /** The result column names, also for statements that return no rows. */
+  columnNames(): string[];
+  /** The number of parameters the statement takes (largest `?NNN` index). */
+  parameterCount(): number;
+  /** Rewinds the statement so it can run again; keeps it compiled. */
+  reset(): void;
+  /** Releases the statement. Using it afterwards throws. */
+  free(): void;
+  /** Whether {@link EngineStatement.free} was called (or the engine closed). */
+  readonly freed: boolean;
+}
+
+/** The first statement of a script and the text after it. */
+export interface PreparedHead {
+  /** `null` when the text holds no statement (only whitespace, comments or `;`). */
+  statement: EngineStatement | null;
+  /** The unparsed remainder of the script. */
+  tail: string;
+}
+
+/** A user-defined scalar SQL function. */
+export type EngineFunction = (...args: EngineValue[]) => EngineValue;
+
+/** Where `random()` and `randomblob()` take their values from. */
+export interface RandomSource {
+  /** A signed 64-bit integer. */
+  nextInt64(): bigint;
+  /** `length` random bytes. */
+  nextBytes(length: number): Uint8Array;
+}
+
+/** An open database. */
+export interface SqlEngine {
+  /** Compiles one statement (text after the first statement is ignored). */
+  prepare(sql: string): EngineStatement;
+  /** Compiles the first statement of a script and returns the rest. */
+  prepareHead(sql: string): PreparedHead;
+  /** Runs a trusted script (schema, savepoints) and discards results. */
+  exec(sql: string): void;
+  /** Runs a trusted query and returns all rows. */
+  query(sql: string, params?: readonly EngineValue[]): EngineValue[][];
+  /** Rows changed by the most recent INSERT, UPDATE or DELETE. */
+  changes(): number;
+  /** A standard SQLite database file of the current committed state; keeps this connection open. */
+  exportBytes(): Uint8Array;
+  /** Registers (or replaces, including built-ins) a scalar function of fixed arity. */
+  createFunction(name: string, arity: number, fn: EngineFunction): void;
+  /**
+   * Replaces SQLite's `random()` and `randomblob(N)` with the given sources, so that SQL using them
+   * can be replayed exactly. `random()` keeps its INTEGER type.
+   */
+  setRandomSource(source: RandomSource): void;
+  /** Runs `fn` with SQLite's notion of "now" (`datetime('now')`, `CURRENT_TIMESTAMP`) fixed to `nowMs`. */
+  withNow<T>(nowMs: number, fn: () => T): T;
+  /** Closes the database; every statement is freed. */
+  close(): void;
+  /** Whether {@link SqlEngine.close} was called. */
+  readonly closed: boolean;
+}
+
+/** Opens databases. Loading the engine (WASM) is asynchronous; opening is then synchronous. */
+export interface SqlEngineFactory {
+  /** Opens an empty database, or one from the bytes of a SQLite file. */
+  open(bytes?: Uint8Array): SqlEngine;
+}
+
+/** An error reported by SQLite. */
+export class EngineError extends Error {
+  /** SQLite's own message (`sqlite3_errmsg`). */
+  readonly sqliteMessage: string;
+  /** The primary result code, e.g. 19 for SQLITE_CONSTRAINT. */
+  readonly resultCode: number;
+
+  constructor(sqliteMessage: string, resultCode: number) {
+    super(sqliteMessage);
+    Object.setPrototypeOf(this, new.target.prototype);
+    this.name = "EngineError";
+    this.sqliteMessage = sqliteMessage;
+    this.resultCode = resultCode;
+  }
+}

@@ -1,0 +1,434 @@
+/**
+ * The sql.js adapter: the only module that imports sql.js.
+ *
+ * sql.js's public Statement API loses two things the platform needs: the SQLite result code of a
+ * failed step (it throws a bare `Error(errmsg)`), and binding a JS number as REAL (it binds
+ * int32-valued numbers as INTEGER). Both are available through the raw C functions that sql.js
+ * exports on its module (`_sqlite3_step`, `_sqlite3_bind_double`), which need the raw statement
+ * and connection pointers. sql.js keeps those in minified property names, so we find them once,
+ * by value, and verify them (see {@link locatePointerKeys}). The sql.js version is pinned exactly.
+ */
+
+import type { Database, SqlJsStatic, Statement } from "sql.js";
+import initSqlJs from "sql.js";
+import {
+  EngineError,
+  type EngineFunction,
+  type EngineStatement,
+  type EngineValue,
+  type NumberBinding,
+  type PreparedHead,
+  type RandomSource,
+  type SqlEngine,
+  type SqlEngineFactory,
+} from "./engine";
+
+/** Options for loading sql.js (needed in browsers to find the WASM file). */
+export interface SqlJsLoadOptions {
+  /** Maps `sql-wasm.wasm` to a URL or path, as sql.js's own `locateFile`. */
+  locateFile?: (file: string) => string;
+  /** The WASM bytes, if already loaded. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+}
+
+/** The raw C exports of the sql.js module that we call directly. */
+interface RawSqlite {
+  _sqlite3_step(stmt: number): number;
+  _sqlite3_bind_double(stmt: number, index: number, value: number): number;
+  _sqlite3_bind_blob(stmt: number, index: number, ptr: number, bytes: number, destructor: number): number;
+  _sqlite3_errmsg(db: number): number;
+  _sqlite3_sql(stmt: number): number;
+  _sqlite3_changes(db: number): number;
+  _sqlite3_data_count(stmt: number): number;
+  _sqlite3_result_int64(context: number, value: bigint): void;
+  _sqlite3_create_function_v2(
+    db: number,
+    name: number,
+    arity: number,
+    encoding: number,
+    app: number,
+    fn: number,
+    step: number,
+    final: number,
+    destroy: number,
+  ): number;
+  _free(ptr: number): void;
+  addFunction(fn: (...args: number[]) => void, signature: string): number;
+  removeFunction(ptr: number): void;
+  stringToNewUTF8(text: string): number;
+  UTF8ToString(ptr: number): string;
+}
+
+const SQLITE_ROW = 100;
+const SQLITE_DONE = 101;
+const SQLITE_RANGE = 25;
+/** SQLite's hard upper bound on `?NNN` (SQLITE_MAX_VARIABLE_NUMBER in sql.js's build is 32766). */
+const MAX_PARAMETER_PROBE = 32_766;
+
+let modulePromise: Promise<SqlJsStatic> | undefined;
+
+/**
+ * Loads sql.js once per process (or per distinct options) and returns a factory for databases.
+ *
+ * @example
+ * ```ts
+ * const factory = await loadSqlJsEngine();
+ * const db = factory.open();
+ * db.exec("CREATE TABLE t(x)");
+ * ```
+ */
+export async function loadSqlJsEngine(options: SqlJsLoadOptions = {}): Promise<SqlEngineFactory> {
+  const custom = options.locateFile !== undefined || options.wasmBinary !== undefined;
+  const load = () =>
+    initSqlJs({
+      ...(options.locateFile ? { locateFile: options.locateFile } : {}),
+      ...(options.wasmBinary ? { wasmBinary: options.wasmBinary as ArrayBuffer } : {}),
+    });
+  const sql = custom ? await load() : await (modulePromise ??= load());
+  const keys = locatePointerKeys(sql);
+  return {
+    open(bytes?: Uint8Array): SqlEngine {
+      return new SqlJsEngine(sql, keys, bytes);
+    },
+  };
+}
+
+interface PointerKeys {
+  database: string;
+  statement: string;
+}
+
+let cachedKeys: PointerKeys | undefined;
+
+/**
+ * Finds the property names under which sql.js keeps the raw connection and statement pointers.
+ * Each candidate is verified through the C API (`sqlite3_sql` must give back the statement's text,
+ * `sqlite3_errmsg` must answer for the connection), so a mismatch fails loudly at load time.
+ */
+function locatePointerKeys(sql: SqlJsStatic): PointerKeys {
+  if (cachedKeys) return cachedKeys;
+  const raw = sql as unknown as RawSqlite;
+  const db = new sql.Database();
+  try {
+    const probeSql = "SELECT 1 AS actorstore_probe";
+    const stmt = db.prepare(probeSql);
+    try {
+      const statementKey = Object.keys(stmt).find((k) => {
+        const v = (stmt as unknown as Record<string, unknown>)[k];
+        return typeof v === "number" && v > 1024 && raw.UTF8ToString(raw._sqlite3_sql(v)) === probeSql;
+      });
+      const databaseKey = Object.keys(db).find((k) => {
+        const v = (db as unknown as Record<string, unknown>)[k];
+        return typeof v === "number" && v > 1024 && raw.UTF8ToString(raw._sqlite3_errmsg(v)).length > 0;
+      });
+      if (statementKey === undefined || databaseKey === undefined) {
+        throw new Error(
+          "actorstore could not find sql.js's raw pointers; this version of sql.js is not supported. Install the version actorstore pins.",
+        );
+      }
+      cachedKeys = { database: databaseKey, statement: statementKey };
+      return cachedKeys;
+    } finally {
+      stmt.free();
+    }
+  } finally {
+    db.close();
+  }
+}
+
+class SqlJsEngine implements SqlEngine {
+  readonly #sql: SqlJsStatic;
+  readonly #raw: RawSqlite;
+  readonly #keys: PointerKeys;
+  readonly #db: Database;
+  readonly #dbPtr: number;
+  readonly #statements = new Set<SqlJsStatement>();
+  readonly #rawFunctions: number[] = [];
+  #closed = false;
+
+  constructor(sql: SqlJsStatic, keys: PointerKeys, bytes?: Uint8Array) {
+    this.#sql = sql;
+    this.#raw = sql as unknown as RawSqlite;
+    this.#keys = keys;
+    this.#db = new sql.Database(bytes);
+    this.#dbPtr = (this.#db as unknown as Record<string, number>)[keys.database] as number;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  prepare(sql: string): EngineStatement {
+    this.#assertOpen();
+    let stmt: Statement;
+    try {
+      stmt = this.#db.prepare(sql);
+    } catch (e) {
+      throw this.#error(e);
+    }
+    return this.#wrap(stmt, sql);
+  }
+
+  prepareHead(sql: string): PreparedHead {
+    this.#assertOpen();
+    const it = this.#db.iterateStatements(sql);
+    let result: IteratorResult<Statement>;
+    try {
+      result = it.next();
+    } catch (e) {
+      throw this.#error(e);
+    }
+    if (result.done) return { statement: null, tail: "" };
+    const tail = it.getRemainingSQL();
+    const text = this.#raw.UTF8ToString(this.#raw._sqlite3_sql(this.#stmtPtr(result.value)));
+    // The iterator owns (and frees) its statement; compile our own copy of the same text so its
+    // lifetime is ours. This costs a second compile only for scripts, which callers cache.
+    (it as unknown as { return(): void }).return();
+    return { statement: this.prepare(text), tail };
+  }
+
+  exec(sql: string): void {
+    this.#assertOpen();
+    try {
+      this.#db.exec(sql);
+    } catch (e) {
+      throw this.#error(e);
+    }
+  }
+
+  query(sql: string, params: readonly EngineValue[] = []): EngineValue[][] {
+    const stmt = this.prepare(sql);
+    try {
+      stmt.bind(params, "integer");
+      const rows: EngineValue[][] = [];
+      while (stmt.step()) rows.push(stmt.row());
+      return rows;
+    } finally {
+      stmt.free();
+    }
+  }
+
+  changes(): number {
+    this.#assertOpen();
+    return this.#raw._sqlite3_changes(this.#dbPtr);
+  }
+
+  exportBytes(): Uint8Array {
+    this.#assertOpen();
+    // sql.js 1.16 exports through the backup API into a scratch database: the live connection,
+    // its prepared statements and its functions stay intact.
+    return this.#db.export();
+  }
+
+  createFunction(name: string, arity: number, fn: EngineFunction): void {
+    this.#assertOpen();
+    // sql.js registers a function with the arity of the JS function it is given (`fn.length`).
+    const call = (...args: unknown[]) => fn(...args.map(normalizeArg));
+    const wrapped = fixedArity(arity, call);
+    this.#db.create_function(name, wrapped as unknown as (...args: never[]) => never);
+  }
+
+  setRandomSource(source: RandomSource): void {
+    this.#assertOpen();
+    // random() must stay INTEGER, which sql.js's create_function cannot return (it returns every
+    // number as REAL), so register it through the C API and answer with sqlite3_result_int64.
+    const fnPtr = this.#raw.addFunction((context: number) => {
+      this.#raw._sqlite3_result_int64(context, source.nextInt64());
+    }, "viii");
+    this.#rawFunctions.push(fnPtr);
+    const name = this.#raw.stringToNewUTF8("random");
+    try {
+      const SQLITE_UTF8 = 1;
+      const rc = this.#raw._sqlite3_create_function_v2(this.#dbPtr, name, 0, SQLITE_UTF8, 0, fnPtr, 0, 0, 0);
+      if (rc !== 0) throw this.lastError(rc);
+    } finally {
+      this.#raw._free(name);
+    }
+    // SQLite's randomblob(N) returns max(N, 1) bytes.
+    this.createFunction("randomblob", 1, (n) => source.nextBytes(Math.max(1, Math.trunc(Number(n) || 0))));
+  }
+
+  withNow<T>(nowMs: number, fn: () => T): T {
+    // sql.js reads the time for 'now' through emscripten's clock, which calls Date.now().
+    // Pinning it for the duration of one synchronous engine call makes SQL time deterministic
+    // and replayable (durability logs nowMs with every SQL write).
+    const original = Date.now;
+    Date.now = () => nowMs;
+    try {
+      return fn();
+    } finally {
+      Date.now = original;
+    }
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    for (const s of this.#statements) s.free();
+    this.#statements.clear();
+    this.#db.close();
+    for (const ptr of this.#rawFunctions) this.#raw.removeFunction(ptr);
+    this.#closed = true;
+  }
+
+  /** @internal */
+  forget(stmt: SqlJsStatement): void {
+    this.#statements.delete(stmt);
+  }
+
+  /** @internal */
+  lastError(rc: number): EngineError {
+    return new EngineError(this.#raw.UTF8ToString(this.#raw._sqlite3_errmsg(this.#dbPtr)), rc & 0xff);
+  }
+
+  #wrap(stmt: Statement, sql: string): EngineStatement {
+    const wrapped = new SqlJsStatement(this, this.#raw, stmt, this.#stmtPtr(stmt), sql);
+    this.#statements.add(wrapped);
+    return wrapped;
+  }
+
+  #stmtPtr(stmt: Statement): number {
+    return (stmt as unknown as Record<string, number>)[this.#keys.statement] as number;
+  }
+
+  #error(e: unknown): EngineError {
+    if (e instanceof EngineError) return e;
+    const message = e instanceof Error ? e.message : String(e);
+    return new EngineError(message, guessResultCode(message));
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new EngineError("Database closed", 21 /* SQLITE_MISUSE */);
+  }
+
+  /** @internal */
+  get sqlModule(): SqlJsStatic {
+    return this.#sql;
+  }
+}
+
+class SqlJsStatement implements EngineStatement {
+  readonly sql: string;
+  readonly #engine: SqlJsEngine;
+  readonly #raw: RawSqlite;
+  readonly #stmt: Statement;
+  readonly #ptr: number;
+  #freed = false;
+  #parameterCount: number | undefined;
+
+  constructor(engine: SqlJsEngine, raw: RawSqlite, stmt: Statement, ptr: number, sql: string) {
+    this.#engine = engine;
+    this.#raw = raw;
+    this.#stmt = stmt;
+    this.#ptr = ptr;
+    this.sql = sql;
+  }
+
+  get freed(): boolean {
+    return this.#freed || this.#engine.closed;
+  }
+
+  bind(values: readonly EngineValue[], numbers: NumberBinding): void {
+    this.#assertLive();
+    if (values.length === 0) {
+      this.#stmt.reset();
+      return;
+    }
+    if (numbers === "integer") {
+      this.#stmt.bind(values as EngineValue[]);
+      return;
+    }
+    // Bind everything through sql.js, then rebind numbers as REAL through the C API.
+    const placeholders = values.map((v) => (typeof v === "number" ? null : v));
+    this.#stmt.bind(placeholders);
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (typeof v === "number") {
+        const rc = this.#raw._sqlite3_bind_double(this.#ptr, i + 1, v);
+        if (rc !== 0) throw this.#engine.lastError(rc);
+      }
+    }
+  }
+
+  step(): boolean {
+    this.#assertLive();
+    const rc = this.#raw._sqlite3_step(this.#ptr);
+    if (rc === SQLITE_ROW) return true;
+    if (rc === SQLITE_DONE) return false;
+    throw this.#engine.lastError(rc);
+  }
+
+  row(): EngineValue[] {
+    this.#assertLive();
+    return this.#stmt.get() as EngineValue[];
+  }
+
+  columnNames(): string[] {
+    this.#assertLive();
+    return this.#stmt.getColumnNames();
+  }
+
+  parameterCount(): number {
+    this.#assertLive();
+    if (this.#parameterCount !== undefined) return this.#parameterCount;
+    // sqlite3_bind_parameter_count is not exported; binding NULL past the last parameter
+    // returns SQLITE_RANGE, so find the first index that does (binary search).
+    let lo = 0;
+    let hi = MAX_PARAMETER_PROBE;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      const rc = this.#raw._sqlite3_bind_blob(this.#ptr, mid, 0, 0, 0);
+      if (rc === SQLITE_RANGE) hi = mid - 1;
+      else lo = mid;
+    }
+    this.#stmt.reset();
+    this.#parameterCount = lo;
+    return lo;
+  }
+
+  reset(): void {
+    if (this.freed) return;
+    this.#stmt.reset();
+  }
+
+  free(): void {
+    if (this.#freed) return;
+    this.#freed = true;
+    if (!this.#engine.closed) this.#stmt.free();
+    this.#engine.forget(this);
+  }
+
+  #assertLive(): void {
+    if (this.freed) throw new EngineError("Statement closed", 21 /* SQLITE_MISUSE */);
+  }
+}
+
+/** A function whose `.length` is `arity` (sql.js derives the SQL arity from it). */
+function fixedArity(arity: number, call: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
+  switch (arity) {
+    case 0:
+      return () => call();
+    case 1:
+      return (a: unknown) => call(a);
+    case 2:
+      return (a: unknown, b: unknown) => call(a, b);
+    case 3:
+      return (a: unknown, b: unknown, c: unknown) => call(a, b, c);
+    default:
+      throw new RangeError(`Functions of arity ${arity} are not supported.`);
+  }
+}
+
+function normalizeArg(value: unknown): EngineValue {
+  if (value === undefined) return null;
+  return value as EngineValue;
+}
+
+/** Maps SQLite's message back to its primary result code where sql.js did not give us one. */
+function guessResultCode(message: string): number {
+  if (/constraint failed/i.test(message)) return 19;
+  if (/too big|too long/i.test(message)) return 18;
+  if (/not authorized/i.test(message)) return 23;
+  if (/database is locked/i.test(message)) return 5;
+  if (/out of memory/i.test(message)) return 7;
+  return 1;
+}
