@@ -1,0 +1,84 @@
+/**
+ * How values are stored: the {@link ValueCodec} interface, the two codecs behind it, reading a stored
+ * value whichever codec wrote it, and the default codec. See docs/values.md.
+ *
+ * @packageDocumentation
+ */
+
+import { ActorStoreError } from "../../errors";
+import { structuredCodec } from "./structured-codec";
+import { STRUCTURED_CODEC_TAG, V8_CODEC_TAG } from "./tags";
+import { loadV8Codec } from "./v8-codec";
+
+export { structuredCodec } from "./structured-codec";
+export { STRUCTURED_CODEC_TAG, V8_CODEC_TAG } from "./tags";
+export { createV8Codec, loadV8Codec } from "./v8-codec";
+
+/**
+ * Turns values into bytes and back with structured clone semantics (what workerd's storage accepts).
+ *
+ * @example
+ * ```ts
+ * const codec = await defaultCodec();
+ * const bytes = codec.encode({ when: new Date(), tags: new Set(["a"]) });
+ * const copy = decodeStoredValue(bytes, { v8: await loadV8Codec() });
+ * ```
+ */
+export interface ValueCodec {
+  /** Which format this codec writes; also the first byte of its output ({@link V8_CODEC_TAG}, {@link STRUCTURED_CODEC_TAG}). */
+  readonly name: "structured" | "v8";
+  /**
+   * Serializes `value`. Throws the platform's `DataCloneError` (`"() => 1 could not be cloned."`) on a
+   * function, a symbol or another uncloneable value anywhere inside it; keeps no state between calls.
+   */
+  encode(value: unknown): Uint8Array;
+  /** Deserializes bytes this codec wrote, into a fresh copy on every call. */
+  decode(bytes: Uint8Array): unknown;
+}
+
+/**
+ * Reads a stored value written by either codec, dispatching on its first byte.
+ *
+ * @param codecs - the V8 codec, if loaded (from {@link loadV8Codec}); needed only for values that
+ *   start with {@link V8_CODEC_TAG}.
+ * @throws ActorStoreError `ERR_DESERIALIZATION` if the value is corrupt, has an unknown first byte,
+ *   or was written by the V8 codec and `codecs.v8` is missing.
+ * @example
+ * ```ts
+ * const value = decodeStoredValue(row.value, { v8: await loadV8Codec() });
+ * ```
+ */
+export function decodeStoredValue(bytes: Uint8Array, codecs: { v8?: ValueCodec | undefined }): unknown {
+  const first = bytes[0];
+  if (first === STRUCTURED_CODEC_TAG) return structuredCodec.decode(bytes);
+  if (first === V8_CODEC_TAG) {
+    if (codecs.v8 === undefined) {
+      throw new ActorStoreError(
+        "ERR_DESERIALIZATION",
+        "This value was stored in V8's format (by workerd or by actorstore's v8 codec) and node:v8 is not available here: read it under Node.js (pass { v8: await loadV8Codec() }), or rewrite it there with the structured codec.",
+      );
+    }
+    return codecs.v8.decode(bytes);
+  }
+  throw new ActorStoreError(
+    "ERR_DESERIALIZATION",
+    first === undefined
+      ? "Stored value is empty: it was not written by actorstore; delete or rewrite the key."
+      : `Stored value starts with unknown byte 0x${first.toString(16).padStart(2, "0")}: it was not written by actorstore (or by a newer version); delete or rewrite the key.`,
+  );
+}
+
+let chosen: Promise<ValueCodec> | undefined;
+
+/**
+ * The codec new values are written with: TODO measurement.
+ *
+ * @example
+ * ```ts
+ * const codec = await defaultCodec();
+ * ```
+ */
+export function defaultCodec(): Promise<ValueCodec> {
+  chosen ??= loadV8Codec().then((v8) => v8 ?? structuredCodec);
+  return chosen;
+}
