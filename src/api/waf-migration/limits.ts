@@ -1,0 +1,39 @@
+/**
+ * The two limits past which a migration fails and the user must contact support (seed 7 and 8).
+ * Both count every firewall rule of the zone, not only the bypass rules that get converted:
+ * the reference words it as "the zone has more than 200 firewall rules", and the seed's
+ * "firewall rules to migrate" reads the same way.
+ */
+import type { ApiMessage } from "./result";
+import { utf8Length } from "./validate";
+import type { ZoneState } from "./zone-state";
+
+/** At most this many firewall rules can be migrated. */
+export const MAX_MIGRATED_FIREWALL_RULES = 200;
+
+/** A firewall rule expression longer than this (4 KB) makes the migration fail. */
+export const MAX_MIGRATED_EXPRESSION_BYTES = 4096;
+
+/**
+ * Lists why a migration of this zone would fail (empty when it would not).
+ *
+ * @example
+ * ```ts
+ * checkMigrationLimits(zone).length === 0; // true when the zone is within both limits
+ * ```
+ */
+export function checkMigrationLimits(zone: ZoneState): ApiMessage[] {
+  const problems: ApiMessage[] = [];
+  if (zone.firewallRules.length > MAX_MIGRATED_FIREWALL_RULES)
+    problems.push({
+      message: `The migration failed because the zone has ${zone.firewallRules.length} firewall rules, more than the ${MAX_MIGRATED_FIREWALL_RULES} that can be migrated; contact support to migrate this zone.`,
+    });
+  for (const rule of zone.firewallRules) {
+    const bytes = utf8Length(rule.expression);
+    if (bytes > MAX_MIGRATED_EXPRESSION_BYTES)
+      problems.push({
+        message: `The migration failed because the expression of firewall rule ${rule.id} is ${bytes} bytes, longer than ${MAX_MIGRATED_EXPRESSION_BYTES}; contact support to migrate this zone.`,
+      });
+  }
+  return problems;
+}
