@@ -320,9 +320,9 @@ export function filterParseError(formatted: string, pointer?: string): ResponseI
  * ```
  */
 export function invalidField(issue: ValidationIssue, code: number = ERROR_CODES.invalidRequest): ResponseInfo {
-  return issue.path === ""
-    ? { code, message: issue.message }
-    : { code, message: issue.message, source: { pointer: issue.path } };
+  const info: ResponseInfo = { code: issue.code ?? code, message: issue.message };
+  const withSource = issue.path === "" ? info : { ...info, source: { pointer: issue.path } };
+  return issue.meta === undefined ? withSource : { ...withSource, meta: issue.meta };
 }
 
 /**

@@ -10,6 +10,10 @@ export interface ValidationIssue {
   readonly path: string;
   /** What is wrong and what to do, in sentence case ending with a period. */
   readonly message: string;
+  /** The API error code to report it with, when it differs from the generic invalid-request code. */
+  readonly code?: number;
+  /** Extra data for the error element, e.g. `{ id }` of an existing duplicate filter. */
+  readonly meta?: Readonly<Record<string, unknown>>;
 }
 
 /** Either the validated, typed value or every problem found. */
