@@ -10,6 +10,9 @@
  *   complete           pending / validation    —                                 refused: irreversible
  *   any                no waf_migration        plain rulesets update (Pro/Business before
  *                                              migration: only with every rule disabled)
+ *
+ * Checks run on the zone first and on the body last, so a zone over the limits gets the seed's
+ * "contact support" outcome even when its converted configuration would also fail validation.
  */
 import { findIneligibility } from "./compatibility";
 import { checkMigrationLimits } from "./limits";
@@ -92,9 +95,9 @@ export function parsePhaseTwo(value: unknown): boolean | null {
 const MIGRATION_STEPS = [
   "check-state",
   "check-plan",
-  "validate-body",
   "check-compatibility",
   "check-limits",
+  "validate-body",
   "save-entry-point",
   "enable-new-managed-rules",
   "disable-previous-managed-rules",
@@ -167,12 +170,6 @@ export function updateEntryPoint(
     );
   log.add("check-plan", "unchanged", `Mode ${mode} is available to ${z.plan} zones.`);
 
-  // Migration mode accepts the empty id, version and ref that the config operation returns.
-  const v = validateRulesetBody(body, { allowEmptyIds: true });
-  if (!v.ok)
-    return log.refuse("validate-body", "The ruleset configuration is not valid.", v.errors, z, after("validate-body"));
-  log.add("validate-body", "unchanged", `The configuration has ${v.ruleset.rules.length} rule(s).`);
-
   const reasons = findIneligibility(z, phaseTwo);
   if (reasons.length > 0)
     return log.refuse(
@@ -188,6 +185,12 @@ export function updateEntryPoint(
   if (limits.length > 0)
     return log.refuse("check-limits", "The migration failed; contact support.", limits, z, after("check-limits"));
   log.add("check-limits", "unchanged", "The zone is within the migration limits.");
+
+  // Migration mode accepts the empty id, version and ref that the config operation returns.
+  const v = validateRulesetBody(body, { allowEmptyIds: true });
+  if (!v.ok)
+    return log.refuse("validate-body", "The ruleset configuration is not valid.", v.errors, z, after("validate-body"));
+  log.add("validate-body", "unchanged", `The configuration has ${v.ruleset.rules.length} rule(s).`);
 
   const to: MigrationState = mode === "validation" ? "validation" : "complete";
   const next: ZoneState = {
