@@ -211,6 +211,11 @@ export function findDuplicateFilter(
  * Draws a fresh id that is 32 hex characters and not already used. A generator that breaks either
  * rule is a programming error in the caller, so this one place throws, with a message that says how
  * to fix it.
+ *
+ * @example
+ * ```ts
+ * drawId(sequentialHexIds(), new Set()); // "00000000000000000000000000000001"
+ * ```
  */
 export function drawId(generate: IdGenerator, taken: ReadonlySet<string>): string {
   for (let attempt = 0; attempt < 16; attempt++) {
@@ -222,7 +227,14 @@ export function drawId(generate: IdGenerator, taken: ReadonlySet<string>): strin
   );
 }
 
-/** Every id in use in the state, so new filters and rules never collide with either. */
+/**
+ * Every id in use in the state, so new filters and rules never collide with either.
+ *
+ * @example
+ * ```ts
+ * takenIds(EMPTY_FIREWALL_STATE).size; // 0
+ * ```
+ */
 export function takenIds(state: FirewallState): Set<string> {
   return new Set([...state.filters.map((f) => f.id), ...state.rules.map((r) => r.id)]);
 }
@@ -294,7 +306,14 @@ export function createFilters(
   return { state: { ...state, filters: [...state.filters, ...created] }, response: ok(created) };
 }
 
-/** The 10102 issue for a duplicate of `existingId`. */
+/**
+ * The 10102 issue for a duplicate of `existingId`.
+ *
+ * @example
+ * ```ts
+ * duplicateIssue(id).meta; // { id }
+ * ```
+ */
 export function duplicateIssue(existingId: string): ValidationIssue {
   const info = duplicateFilter(existingId);
   return { path: "", message: info.message, code: info.code, meta: { id: existingId } };

@@ -65,18 +65,26 @@ export type FirewallAction = (typeof FIREWALL_ACTIONS)[number];
 export const isFirewallAction = oneOf(FIREWALL_ACTIONS);
 
 /** Features a `bypass` rule can skip. */
-export const BYPASS_PRODUCTS = ["zoneLockdown", "uaBlock", "bic", "hot", "securityLevel", "rateLimit", "waf"] as const;
-/** One of {@link BYPASS_PRODUCTS}. */
-export type BypassProduct = (typeof BYPASS_PRODUCTS)[number];
+export const FIREWALL_RULE_PRODUCTS = [
+  "zoneLockdown",
+  "uaBlock",
+  "bic",
+  "hot",
+  "securityLevel",
+  "rateLimit",
+  "waf",
+] as const;
+/** One of {@link FIREWALL_RULE_PRODUCTS}. */
+export type FirewallRuleProduct = (typeof FIREWALL_RULE_PRODUCTS)[number];
 /**
  * True for a bypassable product.
  *
  * @example
  * ```ts
- * isBypassProduct("waf"); // true
+ * isFirewallRuleProduct("waf"); // true
  * ```
  */
-export const isBypassProduct = oneOf(BYPASS_PRODUCTS);
+export const isFirewallRuleProduct = oneOf(FIREWALL_RULE_PRODUCTS);
 
 /** The largest priority the API accepts. */
 export const MAX_PRIORITY = 2_147_483_647;
@@ -94,7 +102,7 @@ export interface FirewallRule {
   readonly description?: string;
   readonly action: FirewallAction;
   readonly priority: number | null;
-  readonly products?: readonly BypassProduct[];
+  readonly products?: readonly FirewallRuleProduct[];
   readonly ref?: string;
   readonly filter: Filter | DeletedFilterRef;
 }
@@ -136,7 +144,7 @@ export interface FirewallRuleInput {
   readonly paused?: boolean;
   readonly description?: string;
   readonly ref?: string;
-  readonly products?: readonly BypassProduct[];
+  readonly products?: readonly FirewallRuleProduct[];
 }
 
 /** The steps of {@link createFirewallRules}, in the order they run. */
@@ -222,10 +230,10 @@ export function validateFirewallRuleInput(value: unknown, path = ""): Validation
   issues.push(...fieldIssues.map((i) => ({ ...i, code: ERROR_CODES.invalidFirewallRule })));
 
   const productsPath = joinPath(path, "products");
-  let products: BypassProduct[] | undefined;
+  let products: FirewallRuleProduct[] | undefined;
   if (value.products !== undefined) {
-    if (!Array.isArray(value.products) || !value.products.every(isBypassProduct)) {
-      issues.push(ruleIssue(productsPath, `${productsPath} must be an array of ${BYPASS_PRODUCTS.join(", ")}.`));
+    if (!Array.isArray(value.products) || !value.products.every(isFirewallRuleProduct)) {
+      issues.push(ruleIssue(productsPath, `${productsPath} must be an array of ${FIREWALL_RULE_PRODUCTS.join(", ")}.`));
     } else if (new Set(value.products).size !== value.products.length) {
       issues.push(ruleIssue(productsPath, `${productsPath} must not repeat a product.`));
     } else {
@@ -295,7 +303,7 @@ export function renderFirewallRule(state: FirewallState, rule: StoredFirewallRul
     ...(rule.description === undefined ? {} : { description: rule.description }),
     action: rule.action as FirewallAction,
     priority: rule.priority,
-    ...(rule.products === undefined ? {} : { products: rule.products as BypassProduct[] }),
+    ...(rule.products === undefined ? {} : { products: rule.products as FirewallRuleProduct[] }),
     ...(rule.ref === undefined ? {} : { ref: rule.ref }),
     filter,
   };

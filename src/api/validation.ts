@@ -71,7 +71,14 @@ export function oneOf<const T extends readonly (string | number)[]>(values: T): 
   return (value: unknown): value is T[number] => set.has(value);
 }
 
-/** Joins a path prefix and a key the way issues report them (`a.b`, `[0].c`). */
+/**
+ * Joins a path prefix and a key the way issues report them (`a.b`, `[0].c`).
+ *
+ * @example
+ * ```ts
+ * joinPath("[0]", "filter"); // "[0].filter"
+ * ```
+ */
 export function joinPath(prefix: string, key: string | number): string {
   if (typeof key === "number") return `${prefix}[${key}]`;
   return prefix === "" ? key : `${prefix}.${key}`;
@@ -80,6 +87,11 @@ export function joinPath(prefix: string, key: string | number): string {
 /**
  * Collects issues for an optional string field with a maximum length; returns the string when valid.
  * Shared by the models so length limits read the same everywhere.
+ *
+ * @example
+ * ```ts
+ * checkOptionalString({ ref: "x".repeat(51) }, "ref", "", 50, issues); // undefined, one issue pushed
+ * ```
  */
 export function checkOptionalString(
   record: Record<string, unknown>,
@@ -102,7 +114,14 @@ export function checkOptionalString(
   return value;
 }
 
-/** Collects an issue when an optional field is present and not a boolean. */
+/**
+ * Collects an issue when an optional field is present and not a boolean.
+ *
+ * @example
+ * ```ts
+ * checkOptionalBoolean({ paused: "yes" }, "paused", "", issues); // undefined, one issue pushed
+ * ```
+ */
 export function checkOptionalBoolean(
   record: Record<string, unknown>,
   key: string,
@@ -122,6 +141,11 @@ export function checkOptionalBoolean(
 /**
  * Reads a query parameter that must appear at most once. Repeated scalar parameters are ambiguous,
  * so they are reported rather than silently resolved to the first or last value.
+ *
+ * @example
+ * ```ts
+ * singleParam(new URLSearchParams("page=1&page=2"), "page", issues); // undefined, one issue pushed
+ * ```
  */
 export function singleParam(query: URLSearchParams, name: string, issues: ValidationIssue[]): string | undefined {
   const all = query.getAll(name);
@@ -132,7 +156,14 @@ export function singleParam(query: URLSearchParams, name: string, issues: Valida
   return all[0];
 }
 
-/** Parses a `true`/`false` query parameter. */
+/**
+ * Parses a `true`/`false` query parameter.
+ *
+ * @example
+ * ```ts
+ * booleanParam(new URLSearchParams("paused=true"), "paused", issues); // true
+ * ```
+ */
 export function booleanParam(query: URLSearchParams, name: string, issues: ValidationIssue[]): boolean | undefined {
   const raw = singleParam(query, name, issues);
   if (raw === undefined) return undefined;
