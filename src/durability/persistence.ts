@@ -1,0 +1,156 @@
+/**
+ * The one interface between an object's storage and wherever its history is kept. Writes through a
+ * {@link PersistenceAdapter} are the only I/O the storage core does: an append that resolves means
+ * the batch survives a crash, and {@link PersistenceAdapter.load} is the single source of truth on
+ * (re)open.
+ *
+ * Two adapters ship: `createMemoryPersistence()` (the default; survives `abort()` within the
+ * process) and `openFilePersistence(dir)` (Node; survives process crashes).
+ *
+ * @packageDocumentation
+ */
+import { ActorStoreError } from "../errors";
+import type { CommitRecord } from "./commit-record";
+
+/** A stored full-database image. */
+export interface SnapshotInfo {
+  /** The image is the state right after commit `seq` (0 = the empty database). */
+  seq: number;
+  /** The commit time of `seq` (ms since epoch), so retention can reason about snapshots. */
+  timeMs: number;
+  /** Size of the image in bytes. */
+  bytes: number;
+}
+
+/** What {@link PersistenceAdapter.load} found. */
+export interface LoadResult {
+  /** Every stored snapshot, oldest first (so the newest is last). */
+  snapshots: SnapshotInfo[];
+  /**
+   * Every valid record with `seq` greater than the oldest snapshot's (all records when there is no
+   * snapshot), in order with no gaps. Replay the ones after the newest snapshot to open; the rest
+   * let a damaged newest snapshot be skipped and give the commit times for bookmarks.
+   */
+  records: CommitRecord[];
+  /** Bytes of torn or corrupt log tail that were found and durably cut off (0 normally). */
+  truncatedBytes: number;
+  /**
+   * The highest seq stored (the last record's, or the newest snapshot's if that is later; 0 when
+   * empty). The next append must be `lastSeq + 1`.
+   */
+  lastSeq: number;
+}
+
+/**
+ * Where one object's commit log, snapshots and metadata live.
+ *
+ * Lifecycle: call {@link PersistenceAdapter.load} first, and again to reopen (after `abort()`, a
+ * reset, a failed append or {@link PersistenceAdapter.close}); it discards in-process state and
+ * re-reads what is durable. Do not call `load` while other calls are in flight.
+ *
+ * @example
+ * ```ts
+ * const persistence = await openFilePersistence("./data/counter");
+ * const { snapshots, records, lastSeq } = await persistence.load();
+ * // … restore the newest snapshot, replay records after it …
+ * await persistence.append([{ seq: lastSeq + 1, timeMs: clock.now(), reset: false, sql: [], kv }]);
+ * ```
+ */
+export interface PersistenceAdapter {
+  /**
+   * Reads what exists (see {@link LoadResult}). A torn or corrupt tail at the end of the log is cut
+   * off durably before this resolves, so it can never resurface after a later append. Damage that
+   * valid data follows (a bad frame in an older log segment) rejects with `ERR_CORRUPT` instead of
+   * silently dropping confirmed commits.
+   */
+  load(): Promise<LoadResult>;
+  /**
+   * Appends records in seq order (each exactly one after the previous); resolves once they are
+   * durable. Concurrent calls are queued in call order and may share one write + flush (group
+   * commit). A failure rejects this call and every later append until {@link PersistenceAdapter.load}
+   * is called again; a failed batch may or may not be found by that load, and `load` is the truth.
+   *
+   * The adapter may keep references to the records (the in-memory one does): do not mutate a
+   * record or its byte arrays after passing it here.
+   */
+  append(records: readonly CommitRecord[]): Promise<void>;
+  /**
+   * Stores a full database image (a SQLite file) of the state right after commit `seq`. Waits for
+   * appends already queued, and rejects if `seq` was never appended. Atomic: a crash leaves either
+   * the old set of snapshots or the new one. Replaces an existing snapshot of the same seq.
+   */
+  writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void>;
+  /** Reads a snapshot's image; rejects with `ERR_CORRUPT` when it is missing or fails its checksum. */
+  readSnapshot(seq: number): Promise<Uint8Array>;
+  /**
+   * Reads records with `fromSeq < seq <= toSeq` (for point-in-time restore). Waits for appends
+   * already queued; rejects with `ERR_BOOKMARK` if part of the range was pruned or never written.
+   */
+  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]>;
+  /**
+   * Deletes snapshots and log records no longer needed to reach any state with seq ≥ `keepFromSeq`:
+   * it keeps the newest snapshot at or before `keepFromSeq` (the base), every later snapshot and
+   * every record after the base. With no such snapshot nothing is deleted. Adapters may keep more
+   * (the file adapter deletes whole segments only). See `planPrune` in retention.ts.
+   */
+  prune(keepFromSeq: number): Promise<void>;
+  /** Reads the small metadata blob (for example a pending restore request); `null` when none. */
+  readMeta(): Promise<Uint8Array | null>;
+  /** Replaces the metadata atomically and durably; `null` deletes it. */
+  writeMeta(bytes: Uint8Array | null): Promise<void>;
+  /**
+   * Waits for queued appends, then releases resources (file handles). Data stays; calling
+   * {@link PersistenceAdapter.load} again reopens the adapter.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Checks that `records` continue the log at `lastSeq + 1` with no gaps and returns the new last
+ * seq. Shared by the adapters so they agree on what a bad append is (a caller bug, rejected before
+ * any I/O, which does not poison the adapter).
+ * @internal
+ */
+export function checkAppendOrder(records: readonly CommitRecord[], lastSeq: number): number {
+  let expected = lastSeq + 1;
+  for (const record of records) {
+    if (record.seq !== expected)
+      throw new RangeError(
+        `append() expected the record with seq ${expected} but got seq ${record.seq}: append records in commit order, each once.`,
+      );
+    expected++;
+  }
+  return expected - 1;
+}
+
+/** Rejects snapshots of commits that were never appended. @internal */
+export function checkSnapshotSeq(seq: number, lastSeq: number): void {
+  if (!Number.isSafeInteger(seq) || seq < 0 || seq > lastSeq)
+    throw new RangeError(
+      `writeSnapshot() got seq ${seq}, but the log ends at seq ${lastSeq}: snapshot only states whose commit was appended.`,
+    );
+}
+
+/** @internal */
+export function missingSnapshot(seq: number): ActorStoreError {
+  return new ActorStoreError("ERR_CORRUPT", `There is no snapshot for seq ${seq}; it may have been pruned.`);
+}
+
+/**
+ * Checks that records `fromSeq < seq <= toSeq` lie within `[firstSeq, lastSeq]`. @internal
+ */
+export function checkRange(fromSeq: number, toSeq: number, firstSeq: number, lastSeq: number): void {
+  if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(toSeq) || fromSeq < 0 || toSeq < fromSeq)
+    throw new RangeError(`readRecords() needs 0 <= fromSeq <= toSeq; got ${fromSeq}, ${toSeq}.`);
+  if (toSeq === fromSeq) return;
+  if (toSeq > lastSeq)
+    throw new ActorStoreError(
+      "ERR_BOOKMARK",
+      `Cannot read records up to seq ${toSeq}: the log ends at seq ${lastSeq}.`,
+    );
+  if (fromSeq + 1 < firstSeq)
+    throw new ActorStoreError(
+      "ERR_BOOKMARK",
+      `Cannot read records from seq ${fromSeq + 1}: records before seq ${firstSeq} were pruned (outside the retention window).`,
+    );
+}

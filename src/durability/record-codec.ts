@@ -1,0 +1,579 @@
+/**
+ * The binary log format of {@link CommitRecord}s: one self-checking frame per record.
+ *
+ * ```
+ * frame   = varint(payloadLength) payload crc32le(varint(payloadLength) payload)
+ * payload = flags:u8 varint(seq) time(timeMs) [varint(restoreToSeq)] [alarm] [sql] [kv]
+ * ```
+ *
+ * Framing costs 5–6 bytes per record (1–2 length bytes, 4 checksum bytes), and a small key-value
+ * batch adds about 9 more (flags, seq, time, counts), so the log stays well within 2× the changed
+ * data for typical batches. The full layout is documented in docs/durability.md.
+ *
+ * Decoding stops at the first frame that is incomplete or fails its checksum and reports it as a
+ * torn tail: a frame is either returned whole or not at all, so replay never half-applies a batch.
+ *
+ * @packageDocumentation
+ */
+import type { EngineValue } from "../engine/engine";
+import type { CommitRecord, KvWrite, SqlWrite } from "./commit-record";
+import { crc32 } from "./crc32";
+
+/** Bits of the payload's first byte. Unknown bits make a frame malformed (room for a format v2). */
+const FLAG_RESET = 0x01;
+const FLAG_RESTORE = 0x02;
+const FLAG_ALARM_SET = 0x04;
+const FLAG_ALARM_CLEAR = 0x08;
+const FLAG_SQL = 0x10;
+const FLAG_KV = 0x20;
+/** The alarm is stored as a float64 (not an integer in zigzag range). */
+const FLAG_ALARM_FLOAT = 0x40;
+/** `timeMs` and every `nowMs` are stored as raw float64s (some were not integers in zigzag range). */
+const FLAG_FLOAT_TIMES = 0x80;
+
+/** Tags of {@link EngineValue}s in SQL bindings. */
+const TAG_NULL = 0;
+const TAG_INT = 1;
+const TAG_FLOAT = 2;
+const TAG_TEXT = 3;
+const TAG_BLOB = 4;
+
+/**
+ * Integers up to this magnitude are written as zigzag varints. Zigzag doubles the magnitude, and
+ * 2^52 · 2 is still exactly representable, so no precision is lost; larger numbers go as float64
+ * (which a varint would not beat anyway).
+ */
+const MAX_ZIGZAG_MAGNITUDE = 2 ** 51;
+
+/** Bytes a frame adds around its payload at most: a 5-byte length and the 4-byte checksum. */
+const MAX_LENGTH_BYTES = 5;
+const CHECKSUM_BYTES = 4;
+
+/**
+ * Frames larger than this are treated as a corrupt length rather than read (1 GiB, far above any
+ * batch the storage limits allow).
+ */
+export const MAX_FRAME_PAYLOAD_BYTES = 2 ** 30;
+
+/** Why {@link decodeRecords} stopped before the end of its input. */
+export type TornReason =
+  /** The bytes end inside a frame (a write that did not finish). */
+  | "short-read"
+  /** The length prefix is zero, overlong or beyond {@link MAX_FRAME_PAYLOAD_BYTES}. */
+  | "bad-length"
+  /** The frame is complete but its CRC-32 does not match. */
+  | "checksum"
+  /** The checksum matches but the payload does not parse (a bug or an astronomically unlikely collision). */
+  | "malformed";
+
+/** The result of {@link decodeRecords}. */
+export interface DecodeResult {
+  /** Every whole, valid record before the first bad frame, in order. */
+  records: CommitRecord[];
+  /** Bytes covered by `records`; the offset to truncate a log file to. */
+  validBytes: number;
+  /** Whether bytes after `validBytes` were ignored because the frame there was torn or corrupt. */
+  tornTail: boolean;
+  /** Why decoding stopped early; absent when `tornTail` is `false`. */
+  reason?: TornReason;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/**
+ * One growable scratch buffer shared by every encode call. Encoding is synchronous and never
+ * re-entrant, so sharing is safe, and it saves an allocation per record on the commit path.
+ */
+let scratch = new Uint8Array(4096);
+let scratchView = new DataView(scratch.buffer);
+let pos = 0;
+const textEncoder = new TextEncoder();
+
+function ensure(extra: number): void {
+  const needed = pos + extra;
+  if (needed <= scratch.length) return;
+  let size = scratch.length * 2;
+  while (size < needed) size *= 2;
+  const next = new Uint8Array(size);
+  next.set(scratch.subarray(0, pos));
+  scratch = next;
+  scratchView = new DataView(scratch.buffer);
+}
+
+/** An unsigned varint (7 bits per byte, least significant first) of a safe integer ≥ 0. */
+function writeVarint(v: number): void {
+  ensure(8);
+  if (v < 0x1_0000_0000) {
+    // Bit operations are exact below 2^32 and much faster than division.
+    while (v > 0x7f) {
+      scratch[pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    scratch[pos++] = v;
+    return;
+  }
+  while (v > 0x7f) {
+    scratch[pos++] = (v % 0x80) | 0x80;
+    v = Math.floor(v / 0x80);
+  }
+  scratch[pos++] = v;
+}
+
+/** Zigzag maps small negative and positive integers to small unsigned ones (0,-1,1,-2 → 0,1,2,3). */
+function writeZigzag(v: number): void {
+  writeVarint(v >= 0 ? v * 2 : -v * 2 - 1);
+}
+
+function writeFloat64(v: number): void {
+  ensure(8);
+  scratchView.setFloat64(pos, v, true);
+  pos += 8;
+}
+
+function isZigzagInteger(v: number): boolean {
+  return Number.isInteger(v) && Math.abs(v) <= MAX_ZIGZAG_MAGNITUDE && !Object.is(v, -0);
+}
+
+/** A varint byte length followed by UTF-8. ASCII (the common case for keys and SQL) is copied directly. */
+function writeString(s: string): void {
+  const n = s.length;
+  const start = pos;
+  writeVarint(n);
+  ensure(n);
+  let i = 0;
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) break;
+    scratch[pos++] = c;
+  }
+  if (i === n) return;
+  // Not ASCII: rewind and write the true UTF-8 length first. Lone surrogates become U+FFFD, as they
+  // do when SQLite stores TEXT.
+  pos = start;
+  const bytes = utf8Length(s);
+  writeVarint(bytes);
+  ensure(bytes);
+  pos += textEncoder.encodeInto(s, scratch.subarray(pos, pos + bytes)).written;
+}
+
+function utf8Length(s: string): number {
+  let bytes = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+function writeBytes(b: Uint8Array): void {
+  ensure(b.length);
+  scratch.set(b, pos);
+  pos += b.length;
+}
+
+function writeValue(v: EngineValue): void {
+  if (v === null) {
+    ensure(1);
+    scratch[pos++] = TAG_NULL;
+  } else if (typeof v === "number") {
+    ensure(1);
+    if (isZigzagInteger(v)) {
+      scratch[pos++] = TAG_INT;
+      writeZigzag(v);
+    } else {
+      scratch[pos++] = TAG_FLOAT;
+      writeFloat64(v);
+    }
+  } else if (typeof v === "string") {
+    ensure(1);
+    scratch[pos++] = TAG_TEXT;
+    writeString(v);
+  } else {
+    ensure(1);
+    scratch[pos++] = TAG_BLOB;
+    writeVarint(v.length);
+    writeBytes(v);
+  }
+}
+
+function checkSeq(name: string, v: number, min: number): void {
+  if (!Number.isSafeInteger(v) || v < min)
+    throw new RangeError(`CommitRecord.${name} must be a safe integer ≥ ${min}; got ${String(v)}.`);
+}
+
+/** Writes the payload of `record` at `pos`. */
+function writePayload(record: CommitRecord): void {
+  checkSeq("seq", record.seq, 1);
+  let flags = 0;
+  if (record.reset) flags |= FLAG_RESET;
+  if (record.restoreToSeq !== undefined) {
+    checkSeq("restoreToSeq", record.restoreToSeq, 0);
+    flags |= FLAG_RESTORE;
+  }
+  const alarm = record.alarm;
+  if (alarm === null) flags |= FLAG_ALARM_CLEAR;
+  else if (alarm !== undefined) flags |= isZigzagInteger(alarm) ? FLAG_ALARM_SET : FLAG_ALARM_SET | FLAG_ALARM_FLOAT;
+  const sql = record.sql;
+  const kv = record.kv;
+  if (sql.length > 0) flags |= FLAG_SQL;
+  if (kv.length > 0) flags |= FLAG_KV;
+  // Times are integers from the clock in practice; a fake clock may produce fractions, and those
+  // must still round-trip exactly, so the whole record then switches to float64 times.
+  let floatTimes = !isZigzagInteger(record.timeMs);
+  for (let i = 0; i < sql.length && !floatTimes; i++) {
+    const nowMs = (sql[i] as SqlWrite).nowMs;
+    const delta = nowMs - record.timeMs;
+    // The subtraction may round (a tiny fraction next to a large time): only exact deltas qualify.
+    if (!isZigzagInteger(delta) || !Object.is(record.timeMs + delta, nowMs)) floatTimes = true;
+  }
+  if (floatTimes) flags |= FLAG_FLOAT_TIMES;
+
+  ensure(1);
+  scratch[pos++] = flags;
+  writeVarint(record.seq);
+  if (floatTimes) writeFloat64(record.timeMs);
+  else writeZigzag(record.timeMs);
+  if (record.restoreToSeq !== undefined) writeVarint(record.restoreToSeq);
+  if (alarm !== null && alarm !== undefined) {
+    if (flags & FLAG_ALARM_FLOAT) writeFloat64(alarm);
+    else writeZigzag(alarm);
+  }
+  if (sql.length > 0) {
+    writeVarint(sql.length);
+    // A batch often repeats one statement (an INSERT per row): later repeats are written as a
+    // back-reference, `index * 2 + 1`, instead of the text; new text is `byteLength * 2`.
+    let seen: Map<string, number> | undefined;
+    for (let i = 0; i < sql.length; i++) {
+      const w = sql[i] as SqlWrite;
+      const ref = seen?.get(w.sql);
+      if (ref !== undefined) writeVarint(ref * 2 + 1);
+      else {
+        if (sql.length > 1) (seen ??= new Map()).set(w.sql, i);
+        writeSqlText(w.sql);
+      }
+      if (floatTimes) writeFloat64(w.nowMs);
+      else writeZigzag(w.nowMs - record.timeMs);
+      const bindings = w.bindings;
+      writeVarint(bindings.length);
+      for (let j = 0; j < bindings.length; j++) writeValue(bindings[j] as EngineValue);
+    }
+  }
+  if (kv.length > 0) {
+    writeVarint(kv.length);
+    for (let i = 0; i < kv.length; i++) {
+      const w = kv[i] as KvWrite;
+      writeString(w.key);
+      // `length + 1`, so that 0 can mean "deleted" without a separate byte.
+      if (w.value === null) writeVarint(0);
+      else {
+        writeVarint(w.value.length + 1);
+        writeBytes(w.value);
+      }
+    }
+  }
+}
+
+/** Like {@link writeString}, but the length is doubled (low bit 0 = text follows, 1 = back-reference). */
+function writeSqlText(s: string): void {
+  const bytes = utf8Length(s);
+  writeVarint(bytes * 2);
+  ensure(bytes);
+  if (bytes === s.length) {
+    for (let i = 0; i < bytes; i++) scratch[pos++] = s.charCodeAt(i);
+  } else pos += textEncoder.encodeInto(s, scratch.subarray(pos, pos + bytes)).written;
+}
+
+function varintSize(v: number): number {
+  let n = 1;
+  while (v > 0x7f) {
+    v = Math.floor(v / 0x80);
+    n++;
+  }
+  return n;
+}
+
+/**
+ * Appends one whole frame at `pos`. The payload is written after room for the longest length
+ * prefix, then moved back once its length is known: one pass over the record, one small memmove.
+ */
+function writeFrame(record: CommitRecord, withChecksum: boolean): void {
+  const frameStart = pos;
+  ensure(MAX_LENGTH_BYTES);
+  pos += MAX_LENGTH_BYTES;
+  const payloadStart = pos;
+  writePayload(record);
+  const payloadLength = pos - payloadStart;
+  const lengthBytes = varintSize(payloadLength);
+  pos = frameStart;
+  writeVarint(payloadLength);
+  if (lengthBytes < MAX_LENGTH_BYTES) scratch.copyWithin(pos, payloadStart, payloadStart + payloadLength);
+  pos += payloadLength;
+  ensure(CHECKSUM_BYTES);
+  const sum = withChecksum ? crc32(scratch, frameStart, pos) : 0;
+  scratchView.setUint32(pos, sum, true);
+  pos += CHECKSUM_BYTES;
+}
+
+/**
+ * Encodes one record as a complete frame (length, payload, CRC-32).
+ *
+ * Throws a `RangeError` when `seq` or `restoreToSeq` is not a safe integer in range; every other
+ * field round-trips exactly (times and numbers included).
+ *
+ * @example
+ * ```ts
+ * const frame = encodeRecord({ seq: 1, timeMs: clock.now(), reset: false, sql: [], kv: [{ key: "a", value: bytes }] });
+ * await file.write(frame);
+ * ```
+ */
+export function encodeRecord(record: CommitRecord): Uint8Array {
+  pos = 0;
+  writeFrame(record, true);
+  return scratch.slice(0, pos);
+}
+
+/**
+ * Encodes records as consecutive frames in one buffer (one write for a group commit).
+ *
+ * @example
+ * ```ts
+ * const bytes = encodeRecords(batch); // same as concatenating encodeRecord() of each
+ * ```
+ */
+export function encodeRecords(records: readonly CommitRecord[]): Uint8Array {
+  pos = 0;
+  for (let i = 0; i < records.length; i++) writeFrame(records[i] as CommitRecord, true);
+  return scratch.slice(0, pos);
+}
+
+/**
+ * The exact number of bytes {@link encodeRecord} produces for `record`, without allocating or
+ * checksumming. Lets the in-memory adapter count log bytes honestly while storing records as objects.
+ *
+ * @example
+ * ```ts
+ * encodedRecordSize(record) === encodeRecord(record).length; // true
+ * ```
+ */
+export function encodedRecordSize(record: CommitRecord): number {
+  pos = 0;
+  writeFrame(record, false);
+  return pos;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+/** Thrown inside the payload parser; never escapes {@link decodeRecords}. */
+class Malformed extends Error {}
+
+const textDecoder = new TextDecoder("utf-8", { fatal: true });
+
+/** A bounds-checked cursor over one payload. */
+class Reader {
+  readonly #bytes: Uint8Array;
+  readonly #view: DataView;
+  #at: number;
+  readonly #end: number;
+
+  constructor(bytes: Uint8Array, start: number, end: number) {
+    this.#bytes = bytes;
+    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#at = start;
+    this.#end = end;
+  }
+
+  get done(): boolean {
+    return this.#at === this.#end;
+  }
+
+  u8(): number {
+    if (this.#at >= this.#end) throw new Malformed();
+    return this.#bytes[this.#at++] as number;
+  }
+
+  varint(): number {
+    let result = 0;
+    let scale = 1;
+    // 8 bytes hold 56 bits, enough for every safe integer; more means damage.
+    for (let i = 0; i < 8; i++) {
+      const b = this.u8();
+      result += (b & 0x7f) * scale;
+      if (b < 0x80) {
+        if (result > Number.MAX_SAFE_INTEGER) throw new Malformed();
+        return result;
+      }
+      scale *= 0x80;
+    }
+    throw new Malformed();
+  }
+
+  zigzag(): number {
+    const z = this.varint();
+    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+  }
+
+  float64(): number {
+    if (this.#at + 8 > this.#end) throw new Malformed();
+    const v = this.#view.getFloat64(this.#at, true);
+    this.#at += 8;
+    return v;
+  }
+
+  /** Copies, so decoded records never pin the (possibly large) buffer they were read from. */
+  bytes(length: number): Uint8Array {
+    if (length > this.#end - this.#at) throw new Malformed();
+    const out = this.#bytes.slice(this.#at, this.#at + length);
+    this.#at += length;
+    return out;
+  }
+
+  utf8(length: number): string {
+    const start = this.#at;
+    if (length > this.#end - start) throw new Malformed();
+    const b = this.#bytes;
+    this.#at += length;
+    // Short ASCII strings (most keys) are cheaper to build by hand than through TextDecoder.
+    if (length <= 32) {
+      let s = "";
+      let i = start;
+      const end = start + length;
+      for (; i < end; i++) {
+        const c = b[i] as number;
+        if (c >= 0x80) break;
+        s += String.fromCharCode(c);
+      }
+      if (i === end) return s;
+    }
+    try {
+      return textDecoder.decode(b.subarray(start, start + length));
+    } catch {
+      throw new Malformed();
+    }
+  }
+
+  value(): EngineValue {
+    switch (this.u8()) {
+      case TAG_NULL:
+        return null;
+      case TAG_INT:
+        return this.zigzag();
+      case TAG_FLOAT:
+        return this.float64();
+      case TAG_TEXT:
+        return this.utf8(this.varint());
+      case TAG_BLOB:
+        return this.bytes(this.varint());
+      default:
+        throw new Malformed();
+    }
+  }
+}
+
+function readPayload(r: Reader): CommitRecord {
+  const flags = r.u8();
+  if ((flags & FLAG_ALARM_SET && flags & FLAG_ALARM_CLEAR) || (flags & FLAG_ALARM_FLOAT && !(flags & FLAG_ALARM_SET)))
+    throw new Malformed();
+  const seq = r.varint();
+  if (seq < 1) throw new Malformed();
+  const floatTimes = (flags & FLAG_FLOAT_TIMES) !== 0;
+  const timeMs = floatTimes ? r.float64() : r.zigzag();
+  const record: CommitRecord = { seq, timeMs, reset: (flags & FLAG_RESET) !== 0, sql: [], kv: [] };
+  if (flags & FLAG_RESTORE) record.restoreToSeq = r.varint();
+  if (flags & FLAG_ALARM_CLEAR) record.alarm = null;
+  else if (flags & FLAG_ALARM_SET) record.alarm = flags & FLAG_ALARM_FLOAT ? r.float64() : r.zigzag();
+  if (flags & FLAG_SQL) {
+    const count = r.varint();
+    if (count === 0) throw new Malformed();
+    const sql: SqlWrite[] = [];
+    for (let i = 0; i < count; i++) {
+      const h = r.varint();
+      let text: string;
+      if (h % 2 === 1) {
+        const ref = sql[(h - 1) / 2];
+        if (ref === undefined) throw new Malformed();
+        text = ref.sql;
+      } else text = r.utf8(h / 2);
+      const nowMs = floatTimes ? r.float64() : timeMs + r.zigzag();
+      const n = r.varint();
+      const bindings: EngineValue[] = [];
+      for (let j = 0; j < n; j++) bindings.push(r.value());
+      sql.push({ sql: text, bindings, nowMs });
+    }
+    record.sql = sql;
+  }
+  if (flags & FLAG_KV) {
+    const count = r.varint();
+    if (count === 0) throw new Malformed();
+    const kv: KvWrite[] = [];
+    for (let i = 0; i < count; i++) {
+      const key = r.utf8(r.varint());
+      const n = r.varint();
+      kv.push({ key, value: n === 0 ? null : r.bytes(n - 1) });
+    }
+    record.kv = kv;
+  }
+  if (!r.done) throw new Malformed();
+  return record;
+}
+
+/**
+ * Decodes consecutive frames from the start of `bytes`, stopping at the first one that is
+ * incomplete, has an impossible length, fails its checksum or does not parse. Never throws on
+ * bad input and never returns part of a record.
+ *
+ * @example
+ * ```ts
+ * const { records, validBytes, tornTail } = decodeRecords(await readFile(segment));
+ * if (tornTail) await truncate(segment, validBytes); // drop the write a crash interrupted
+ * ```
+ */
+export function decodeRecords(bytes: Uint8Array): DecodeResult {
+  const records: CommitRecord[] = [];
+  const end = bytes.length;
+  let at = 0;
+  const stop = (reason: TornReason): DecodeResult => ({ records, validBytes: at, tornTail: true, reason });
+  while (at < end) {
+    // The length prefix, by hand: it may itself be cut short.
+    let length = 0;
+    let scale = 1;
+    let p = at;
+    for (;;) {
+      if (p >= end) return stop("short-read");
+      if (p - at >= MAX_LENGTH_BYTES) return stop("bad-length");
+      const b = bytes[p++] as number;
+      length += (b & 0x7f) * scale;
+      scale *= 0x80;
+      if (b < 0x80) break;
+    }
+    if (length === 0 || length > MAX_FRAME_PAYLOAD_BYTES || p - at !== varintSize(length)) return stop("bad-length");
+    const payloadEnd = p + length;
+    if (payloadEnd + CHECKSUM_BYTES > end) return stop("short-read");
+    const stored =
+      ((bytes[payloadEnd] as number) |
+        ((bytes[payloadEnd + 1] as number) << 8) |
+        ((bytes[payloadEnd + 2] as number) << 16) |
+        ((bytes[payloadEnd + 3] as number) << 24)) >>>
+      0;
+    if (crc32(bytes, at, payloadEnd) !== stored) return stop("checksum");
+    let record: CommitRecord;
+    try {
+      record = readPayload(new Reader(bytes, p, payloadEnd));
+    } catch (e) {
+      if (e instanceof Malformed) return stop("malformed");
+      throw e;
+    }
+    records.push(record);
+    at = payloadEnd + CHECKSUM_BYTES;
+  }
+  return { records, validBytes: at, tornTail: false };
+}

@@ -1,0 +1,167 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { CommitRecord } from "../../src/durability/commit-record";
+import { crc32, crc32Update } from "../../src/durability/crc32";
+import { decodeRecords, encodedRecordSize, encodeRecord, encodeRecords } from "../../src/durability/record-codec";
+import { commitRecord, commitRecords } from "./arbitraries";
+
+const concat = (parts: Uint8Array[]): Uint8Array => {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+};
+
+const kvRecord = (seq: number, kv: CommitRecord["kv"]): CommitRecord => ({
+  seq,
+  timeMs: 1_767_225_600_000 + seq,
+  reset: false,
+  sql: [],
+  kv,
+});
+
+describe("crc32", () => {
+  it("crc32: matches the standard check value", () => {
+    expect(crc32(new TextEncoder().encode("123456789"))).toBe(0xcbf43926);
+    expect(crc32(new Uint8Array(0))).toBe(0);
+  });
+
+  it("crc32Update: pieces give the same checksum as the whole", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), fc.nat(), (data, cut) => {
+        const at = data.length === 0 ? 0 : cut % (data.length + 1);
+        expect(crc32Update(crc32(data, 0, at), data, at, data.length)).toBe(crc32(data));
+      }),
+    );
+  });
+});
+
+describe("record codec", () => {
+  it("encodeRecord: round-trips every record exactly", () => {
+    fc.assert(
+      fc.property(commitRecord(), (record) => {
+        const frame = encodeRecord(record);
+        const decoded = decodeRecords(frame);
+        expect(decoded.tornTail).toBe(false);
+        expect(decoded.validBytes).toBe(frame.length);
+        expect(decoded.records).toEqual([record]);
+        // -0 and NaN survive too (toEqual already distinguishes -0 via Object.is).
+        expect(encodedRecordSize(record)).toBe(frame.length);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("encodeRecords: equals the concatenation of single frames", () => {
+    fc.assert(
+      fc.property(commitRecords(1, 6), (records) => {
+        const all = encodeRecords(records);
+        expect(all).toEqual(concat(records.map(encodeRecord)));
+        expect(decodeRecords(all).records).toEqual(records);
+      }),
+    );
+  });
+
+  it("encodeRecord: repeated SQL text in a batch is written once", () => {
+    const sql = "INSERT INTO items (id, name, price) VALUES (?, ?, ?)";
+    const record: CommitRecord = {
+      seq: 1,
+      timeMs: 1_767_225_600_000,
+      reset: false,
+      kv: [],
+      sql: Array.from({ length: 10 }, (_, i) => ({
+        sql,
+        bindings: [i, `item ${i}`, i * 1.5],
+        nowMs: 1_767_225_600_000,
+      })),
+    };
+    const frame = encodeRecord(record);
+    // The text once (52 bytes) plus about 20 bytes of bindings per row, not 10 copies of the text.
+    expect(frame.length).toBeLessThan(sql.length + 10 * 25);
+    expect(decodeRecords(frame).records).toEqual([record]);
+  });
+
+  it("encodeRecord: rejects seqs that are not positive safe integers", () => {
+    expect(() => encodeRecord(kvRecord(0, []))).toThrow(RangeError);
+    expect(() => encodeRecord(kvRecord(1.5, []))).toThrow(/safe integer/);
+    expect(() => encodeRecord({ ...kvRecord(1, []), restoreToSeq: -1 })).toThrow(/restoreToSeq/);
+  });
+
+  it("encodeRecord: a typical key-value batch takes under 2× its changed bytes", () => {
+    const value = new Uint8Array(24).fill(7); // a small serialized object
+    for (const batch of [1, 3, 10, 100]) {
+      const kv = Array.from({ length: batch }, (_, i) => ({ key: `user:${1000 + i}:profile`, value }));
+      const changed = kv.reduce((n, w) => n + w.key.length + w.value.length, 0);
+      const size = encodeRecord(kvRecord(123_456, kv)).length;
+      expect(size).toBeLessThan(2 * changed);
+    }
+  });
+
+  it("decodeRecords: empty input is a clean, empty log", () => {
+    expect(decodeRecords(new Uint8Array(0))).toEqual({ records: [], validBytes: 0, tornTail: false });
+  });
+});
+
+describe("record codec: torn and corrupt tails", () => {
+  it("decodeRecords: a log cut at any byte of its last frame returns only whole records", () => {
+    fc.assert(
+      fc.property(commitRecords(1, 4), (records) => {
+        const frames = records.map(encodeRecord);
+        const log = concat(frames);
+        const last = frames[frames.length - 1] as Uint8Array;
+        const lastStart = log.length - last.length;
+        for (let cut = lastStart; cut < log.length; cut++) {
+          const result = decodeRecords(log.subarray(0, cut));
+          expect(result.records).toEqual(records.slice(0, -1));
+          expect(result.validBytes).toBe(lastStart);
+          expect(result.tornTail).toBe(cut > lastStart);
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("decodeRecords: a flipped bit stops decoding at the damaged frame", () => {
+    fc.assert(
+      fc.property(commitRecords(1, 5), fc.nat(), fc.nat(7), (records, at, bit) => {
+        const frames = records.map(encodeRecord);
+        const log = concat(frames);
+        const i = at % log.length;
+        log[i] = (log[i] as number) ^ (1 << bit);
+        // The frame that holds byte i, and where it starts.
+        let start = 0;
+        let k = 0;
+        while (start + (frames[k] as Uint8Array).length <= i) start += (frames[k++] as Uint8Array).length;
+        const result = decodeRecords(log);
+        expect(result.tornTail).toBe(true);
+        expect(result.validBytes).toBe(start);
+        expect(result.records).toEqual(records.slice(0, k));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("decodeRecords: reports why it stopped", () => {
+    const frame = encodeRecord(kvRecord(1, [{ key: "k", value: new Uint8Array([1, 2, 3]) }]));
+    expect(decodeRecords(frame.subarray(0, 3)).reason).toBe("short-read");
+    const zeroLength = new Uint8Array([0, 0, 0, 0, 0]);
+    expect(decodeRecords(zeroLength).reason).toBe("bad-length");
+    const overlong = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
+    expect(decodeRecords(overlong).reason).toBe("bad-length");
+    const flipped = frame.slice();
+    flipped[flipped.length - 1] = (flipped[flipped.length - 1] as number) ^ 1;
+    expect(decodeRecords(flipped).reason).toBe("checksum");
+  });
+
+  it("decodeRecords: a frame with a valid checksum but an unknown payload is malformed", () => {
+    const payload = new Uint8Array([0x0c, 1, 2]); // alarm both set and cleared: impossible
+    const frame = new Uint8Array(1 + payload.length + 4);
+    frame[0] = payload.length;
+    frame.set(payload, 1);
+    new DataView(frame.buffer).setUint32(1 + payload.length, crc32(frame, 0, 1 + payload.length), true);
+    expect(decodeRecords(frame)).toMatchObject({ records: [], validBytes: 0, tornTail: true, reason: "malformed" });
+  });
+});
