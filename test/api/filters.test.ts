@@ -1,0 +1,185 @@
+import { describe, expect, it } from "vitest";
+import type { FirewallState } from "../../src/api/filters";
+import {
+  createFilters,
+  deleteFilter,
+  EMPTY_FIREWALL_STATE,
+  getFilter,
+  listFilters,
+  MAX_EXPRESSION_LENGTH,
+  updateFilter,
+  validateExpressionRequest,
+  validateFilterInput,
+} from "../../src/api/filters";
+import { createFirewallRules } from "../../src/api/firewall-rules";
+import { isHexId, sequentialHexIds } from "../../src/api/ids";
+
+const VALID = "ip.src eq 1.2.3.4";
+const VALID_2 = 'http.request.uri.path contains "/login"';
+const INVALID = "foo eq 1";
+
+function created(state: FirewallState, body: unknown): FirewallState {
+  const r = createFilters(state, body, { idGenerator: sequentialHexIds(state.filters.length + state.rules.length + 1) });
+  if (!r.response.body.success) throw new Error(JSON.stringify(r.response.body.errors));
+  return r.state;
+}
+
+describe("validateFilterInput", () => {
+  it.each([
+    ["an expression", { expression: VALID }],
+    ["every field", { expression: VALID_2, paused: true, description: "Login", ref: "FIL-1" }],
+    ["an id (echoed on PUT)", { id: "a".repeat(32), expression: VALID }],
+  ])("validateFilterInput: accepts %s", (_n, value) => {
+    expect(validateFilterInput(value).ok).toBe(true);
+  });
+  it.each([
+    ["not an object", "ip.src eq 1.2.3.4", "", 10101],
+    ["no expression", { paused: false }, "expression", 10100],
+    ["blank expression", { expression: "  " }, "expression", 10100],
+    ["unknown identifier", { expression: INVALID }, "expression", 10100],
+    ["expression over 4096 characters", { expression: `ip.src eq 1.2.3.4${" ".repeat(MAX_EXPRESSION_LENGTH)}` }, "expression", 10100],
+    ["description over 500", { expression: VALID, description: "d".repeat(501) }, "description", 10101],
+    ["ref over 50", { expression: VALID, ref: "r".repeat(51) }, "ref", 10101],
+    ["paused a string", { expression: VALID, paused: "false" }, "paused", 10101],
+    ["an unknown key", { expression: VALID, action: "block" }, "action", 10101],
+  ])("validateFilterInput: rejects %s", (_n, value, path, code) => {
+    const v = validateFilterInput(value);
+    expect(v.ok).toBe(false);
+    if (!v.ok) expect(v.errors.map((e) => [e.path, e.code])).toEqual([[path, code]]);
+  });
+  it("validateFilterInput: a parse error carries wirefilter's formatted text", () => {
+    const v = validateFilterInput({ expression: INVALID });
+    expect(v.ok === false && v.errors[0]?.message).toBe("Filter parsing error (1:1):\nfoo eq 1\n^^^ unknown identifier\n");
+  });
+});
+
+describe("createFilters", () => {
+  it("createFilters: new filters have 32-hex ids and paused false", () => {
+    const r = createFilters(EMPTY_FIREWALL_STATE, [{ expression: VALID }, { expression: VALID_2, description: "Login" }]);
+    expect(r.response.status).toBe(200);
+    const result = r.response.body.result ?? [];
+    expect(result).toHaveLength(2);
+    for (const f of result) {
+      expect(isHexId(f.id)).toBe(true);
+      expect(f.paused).toBe(false);
+    }
+    expect(result[1]).toMatchObject({ expression: VALID_2, description: "Login" });
+    expect(r.state.filters).toEqual(result);
+  });
+  it("createFilters: one invalid filter means none is created", () => {
+    const r = createFilters(EMPTY_FIREWALL_STATE, [{ expression: VALID }, { expression: INVALID }]);
+    expect(r.response.status).toBe(400);
+    expect(r.state).toBe(EMPTY_FIREWALL_STATE);
+    expect(r.response.body.errors[0]).toMatchObject({ code: 10100, source: { pointer: "[1].expression" } });
+  });
+  it("createFilters: a duplicate of an existing filter is 10102 with meta.id", () => {
+    const state = created(EMPTY_FIREWALL_STATE, [{ expression: VALID }]);
+    const existing = state.filters[0]?.id;
+    const r = createFilters(state, [{ expression: ` ${VALID} ` }]);
+    expect(r.state).toBe(state);
+    expect(r.response.body.errors[0]).toMatchObject({
+      code: 10102,
+      message: "config duplicates an already existing config",
+      meta: { id: existing },
+    });
+  });
+  it("createFilters: the same expression twice in one request is refused", () => {
+    const r = createFilters(EMPTY_FIREWALL_STATE, [{ expression: VALID }, { expression: VALID }]);
+    expect(r.response.body.errors[0]).toMatchObject({ code: 10102, source: { pointer: "[1].expression" } });
+  });
+  it.each([
+    ["a single object (the 2024 OAS shape)", { expression: VALID }],
+    ["an empty array", []],
+    ["a client-chosen id", [{ id: "a".repeat(32), expression: VALID }]],
+  ])("createFilters: rejects %s", (_n, body) => {
+    const r = createFilters(EMPTY_FIREWALL_STATE, body);
+    expect(r.response.status).toBe(400);
+    expect(r.state).toBe(EMPTY_FIREWALL_STATE);
+  });
+  it("createFilters: an idGenerator that returns bad ids is reported, not silently used", () => {
+    expect(() => createFilters(EMPTY_FIREWALL_STATE, [{ expression: VALID }], { idGenerator: () => "x" })).toThrow(/idGenerator/);
+  });
+});
+
+describe("updateFilter and deleteFilter", () => {
+  const base = created(EMPTY_FIREWALL_STATE, [{ expression: VALID }, { expression: VALID_2 }]);
+  const [a, b] = base.filters.map((f) => f.id) as [string, string];
+
+  it("updateFilter: replaces the expression and keeps paused unless given", () => {
+    const r = updateFilter(base, a, { id: a, expression: "ip.src eq 5.6.7.8", description: "new" });
+    expect(r.response.body.result).toEqual({ id: a, expression: "ip.src eq 5.6.7.8", paused: false, description: "new" });
+    expect(getFilter(r.state, a).body.result?.expression).toBe("ip.src eq 5.6.7.8");
+  });
+  it("updateFilter: refuses to duplicate another filter", () => {
+    const r = updateFilter(base, a, { expression: VALID_2 });
+    expect(r.response.body.errors[0]).toMatchObject({ code: 10102, meta: { id: b } });
+  });
+  it("updateFilter: refuses a body id that differs from the path", () => {
+    expect(updateFilter(base, a, { id: b, expression: "ip.src eq 9.9.9.9" }).response.status).toBe(400);
+  });
+  it("updateFilter: refuses an invalid expression", () => {
+    const r = updateFilter(base, a, { expression: INVALID });
+    expect(r.state).toBe(base);
+    expect(r.response.body.errors[0]?.code).toBe(10100);
+  });
+  it("updateFilter / deleteFilter: 404 for an unknown filter", () => {
+    expect(updateFilter(base, "f".repeat(32), { expression: VALID }).response.status).toBe(404);
+    expect(deleteFilter(base, "f".repeat(32)).response.status).toBe(404);
+  });
+  it("deleteFilter: removes an unused filter and returns its id", () => {
+    const r = deleteFilter(base, a);
+    expect(r.response.body.result).toEqual({ id: a });
+    expect(r.state.filters.map((f) => f.id)).toEqual([b]);
+  });
+  it("deleteFilter: refuses a filter a rule still uses", () => {
+    const withRule = createFirewallRules(base, [{ filter: { id: a }, action: "block" }], { idGenerator: sequentialHexIds(100) }).state;
+    const r = deleteFilter(withRule, a);
+    expect(r.response.status).toBe(409);
+    expect(r.state).toBe(withRule);
+  });
+  it("updateFilter / deleteFilter: refused for a filter created by the one-call rule POST", () => {
+    const oneCall = createFirewallRules(base, [{ filter: { expression: "ip.src eq 10.0.0.1" }, action: "block" }], {
+      idGenerator: sequentialHexIds(200),
+    });
+    const filterId = oneCall.items[0]?.filterId ?? "";
+    const put = updateFilter(oneCall.state, filterId, { expression: "ip.src eq 10.0.0.2" });
+    const del = deleteFilter(oneCall.state, filterId);
+    for (const r of [put, del]) {
+      expect(r.response.status).toBe(403);
+      expect(r.response.body.errors[0]?.code).toBe(10104);
+      expect(r.state).toBe(oneCall.state);
+    }
+  });
+});
+
+describe("listFilters", () => {
+  const state = created(EMPTY_FIREWALL_STATE, [
+    { expression: VALID, description: "Office IP", ref: "A" },
+    { expression: VALID_2, description: "Login page", paused: true },
+    { expression: "ip.src eq 9.9.9.9" },
+  ]);
+  it.each([
+    ["", 3],
+    ["paused=true", 1],
+    ["description=LOGIN", 1],
+    ["expression=IP.SRC", 2],
+    ["ref=A", 1],
+    [`id=${state.filters[2]?.id}`, 1],
+  ])("listFilters: %s matches %i", (query, count) => {
+    const r = listFilters(state, query);
+    expect(r.body.success && r.body.result_info?.total_count).toBe(count);
+  });
+  it("listFilters: pages with per_page 5–100", () => {
+    expect(listFilters(state, "per_page=5").body.result_info).toEqual({ page: 1, per_page: 5, count: 3, total_count: 3, total_pages: 1 });
+    expect(listFilters(state, "per_page=4").status).toBe(400);
+  });
+});
+
+describe("validateExpressionRequest", () => {
+  it("validateExpressionRequest: ok for a valid expression, 400 with the parser text otherwise", () => {
+    expect(validateExpressionRequest({ expression: VALID }).status).toBe(200);
+    const bad = validateExpressionRequest({ expression: "ip.src==34" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0]?.message).toContain("couldn't parse address in network: invalid IP address syntax");
+  });
+});
