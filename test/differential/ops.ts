@@ -136,6 +136,14 @@ export function createTranscriptRunner(codec: TranscriptCodec): TranscriptRunner
     }
     out.rowsRead = c.rowsRead;
     out.rowsWritten = c.rowsWritten;
+    // Drain what is left so the statement is reset: in workerd an unfinished statement (say an
+    // unread INSERT … RETURNING) makes the implicit commit fail with "cannot commit transaction -
+    // SQL statements in progress: SQLITE_BUSY" and the object breaks with an internal error.
+    try {
+      c.toArray();
+    } catch {
+      // Already reported as readError (or the cursor was canceled); nothing left to release.
+    }
     return codec.encode(out);
   }
 
