@@ -368,23 +368,32 @@ class Encoder {
   #write(value: unknown): void {
     switch (typeof value) {
       case "undefined":
-        return this.#tag(Tag.UNDEFINED);
+        this.#tag(Tag.UNDEFINED);
+        return;
       case "boolean":
-        return this.#tag(value ? Tag.TRUE : Tag.FALSE);
+        this.#tag(value ? Tag.TRUE : Tag.FALSE);
+        return;
       case "number":
-        return this.#number(value);
+        this.#number(value);
+        return;
       case "string":
-        return this.#string(value);
+        this.#string(value);
+        return;
       case "bigint":
         this.#tag(Tag.BIGINT);
-        return this.#bigint(value);
+        this.#bigint(value);
+        return;
       case "symbol":
         throw uncloneable(String(value));
       case "function":
         throw uncloneable(functionToString.call(value));
       default:
-        if (value === null) return this.#tag(Tag.NULL);
-        return this.#object(value as object);
+        if (value === null) {
+          this.#tag(Tag.NULL);
+          return;
+        }
+        this.#object(value as object);
+        return;
     }
   }
 
@@ -392,24 +401,36 @@ class Encoder {
     const seen = this.#ids.get(value);
     if (seen !== undefined) {
       this.#tag(Tag.REF);
-      return this.#varint(seen);
+      this.#varint(seen);
+      return;
     }
     this.#ids.set(value, this.#ids.size);
     const proto: unknown = Object.getPrototypeOf(value);
     // Plain objects first: the common case, and not fooled by an own Symbol.toStringTag.
-    if (proto === Object.prototype || proto === null) return this.#plainObject(value as Record<string, unknown>);
-    if (Array.isArray(value)) return this.#array(value);
-    if (ArrayBuffer.isView(value)) return this.#arrayBufferView(value);
+    if (proto === Object.prototype || proto === null) {
+      this.#plainObject(value as Record<string, unknown>);
+      return;
+    }
+    if (Array.isArray(value)) {
+      this.#array(value);
+      return;
+    }
+    if (ArrayBuffer.isView(value)) {
+      this.#arrayBufferView(value);
+      return;
+    }
     const brand = objectToString.call(value).slice(8, -1);
     switch (brand) {
       case "Date":
         this.#tag(Tag.DATE);
-        return this.#double(Date.prototype.getTime.call(value));
+        this.#double(Date.prototype.getTime.call(value));
+        return;
       case "RegExp": {
         const regexp = value as RegExp;
         this.#tag(Tag.REGEXP);
         this.#string(regexp.source);
-        return this.#string(regexp.flags);
+        this.#string(regexp.flags);
+        return;
       }
       case "Map": {
         const map = value as Map<unknown, unknown>;
@@ -430,27 +451,34 @@ class Encoder {
       }
       case "ArrayBuffer":
         this.#tag(Tag.ARRAY_BUFFER);
-        return this.#rawBytes(new Uint8Array(value as ArrayBuffer));
+        this.#rawBytes(new Uint8Array(value as ArrayBuffer));
+        return;
       case "Error":
-        return this.#error(value as Error);
+        this.#error(value as Error);
+        return;
       case "Boolean":
-        return this.#tag(Boolean.prototype.valueOf.call(value) ? Tag.BOXED_TRUE : Tag.BOXED_FALSE);
+        this.#tag(Boolean.prototype.valueOf.call(value) ? Tag.BOXED_TRUE : Tag.BOXED_FALSE);
+        return;
       case "Number":
         this.#tag(Tag.BOXED_NUMBER);
-        return this.#double(Number.prototype.valueOf.call(value));
+        this.#double(Number.prototype.valueOf.call(value));
+        return;
       case "String":
         this.#tag(Tag.BOXED_STRING);
-        return this.#string(String.prototype.valueOf.call(value));
+        this.#string(String.prototype.valueOf.call(value));
+        return;
       case "BigInt":
         this.#tag(Tag.BOXED_BIGINT);
-        return this.#bigint(BigInt.prototype.valueOf.call(value));
+        this.#bigint(BigInt.prototype.valueOf.call(value));
+        return;
       case "Symbol":
         // V8's own wording for a boxed Symbol, so both codecs throw the same text.
         throw uncloneable("[object Symbol]");
       default:
         if (UNCLONEABLE_TAGS.has(brand)) throw uncloneable(describeObject(value, brand));
         // Class instances: own enumerable properties only, as workerd's treatClassInstancesAsPlainObjects.
-        return this.#plainObject(value as Record<string, unknown>);
+        this.#plainObject(value as Record<string, unknown>);
+        return;
     }
   }
 
@@ -473,7 +501,8 @@ class Encoder {
       this.#tag(Tag.ARRAY_DENSE);
       this.#varint(length);
       for (let i = 0; i < length; i++) this.#write(value[i]);
-      return this.#varint(0);
+      this.#varint(0);
+      return;
     }
     let indexCount = 0;
     while (indexCount < keys.length && isIndexKey(keys[indexCount] as string)) indexCount++;
@@ -606,14 +635,23 @@ class Decoder {
 
   #utf8(): string {
     const length = this.#varint();
-    const bytes = this.#take(length);
+    const start = this.#pos;
+    const end = start + length;
+    if (end > this.#bytes.byteLength) this.#fail("unexpected end of data");
+    this.#pos = end;
     if (length < SHORT_STRING) {
-      // ASCII is by far the common case for keys: build it directly, no TextDecoder call.
-      let ascii = true;
-      for (let i = 0; i < length; i++) if ((bytes[i] as number) >= 0x80) ascii = false;
-      if (ascii) return String.fromCharCode.apply(null, bytes as unknown as number[]);
+      // ASCII is by far the common case for keys: build it in place, without a subarray or a
+      // TextDecoder call, which cost more than the whole loop for short strings.
+      const bytes = this.#bytes;
+      let s = "";
+      for (let i = start; i < end; i++) {
+        const b = bytes[i] as number;
+        if (b >= 0x80) return utf8Decoder.decode(bytes.subarray(start, end));
+        s += String.fromCharCode(b);
+      }
+      return s;
     }
-    return utf8Decoder.decode(bytes);
+    return utf8Decoder.decode(this.#bytes.subarray(start, end));
   }
 
   #utf16(): string {
