@@ -6,6 +6,11 @@ import { bypassesManagedRules, type MigrationState, validateZoneState, type Zone
 
 /**
  * Options for {@link checkCompatibility}.
+ *
+ * @example
+ * ```ts
+ * const o: CheckCompatibilityOptions = { phaseTwo: true };
+ * ```
  */
 export interface CheckCompatibilityOptions {
   /** `phase_two=1`: the second phase, in which all zones are eligible except those with URI-based overrides. */
@@ -27,6 +32,11 @@ export interface CompatibilityResult {
 
 /**
  * One reason a zone cannot migrate, with the step that found it.
+ *
+ * @example
+ * ```ts
+ * const r: IneligibilityReason = { step: "check-uri-overrides", message: "Delete the URI-based overrides first." };
+ * ```
  */
 export interface IneligibilityReason {
   step: string;

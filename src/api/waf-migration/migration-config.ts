@@ -39,6 +39,12 @@ export interface NotMigratedSetting {
 /**
  * The result of {@link getMigrationConfig}: the configuration (envelope `result`) and the
  * settings that were not migrated.
+ *
+ * @example
+ * ```ts
+ * const r: MigrationConfigResult = getMigrationConfig(zone);
+ * r.notMigrated.map((n) => n.message);
+ * ```
  */
 export type MigrationConfigResult = OperationResult<EntryPointRuleset> & { notMigrated: NotMigratedSetting[] };
 

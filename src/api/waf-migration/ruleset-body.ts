@@ -88,7 +88,14 @@ export const isRuleAction = oneOf(RULE_ACTIONS);
 /** The longest rule expression, in characters (rules-language limit). */
 export const MAX_RULE_EXPRESSION_LENGTH = 4096;
 
-/** A per-rule override inside an `execute` rule. */
+/**
+ * A per-rule override inside an `execute` rule.
+ *
+ * @example
+ * ```ts
+ * const o: RuleOverride = { id: "6179ae15870a4bb7b2d480d4843b323c", score_threshold: 25, action: "log" };
+ * ```
+ */
 export interface RuleOverride {
   id: string;
   action?: string;
@@ -96,14 +103,28 @@ export interface RuleOverride {
   score_threshold?: number;
   sensitivity_level?: string;
 }
-/** A per-category (tag) override inside an `execute` rule. */
+/**
+ * A per-category (tag) override inside an `execute` rule.
+ *
+ * @example
+ * ```ts
+ * const o: CategoryOverride = { category: "paranoia-level-3", enabled: false };
+ * ```
+ */
 export interface CategoryOverride {
   category: string;
   action?: string;
   enabled?: boolean;
   sensitivity_level?: string;
 }
-/** Overrides of an `execute` rule; precedence is rules > categories > ruleset level. */
+/**
+ * Overrides of an `execute` rule; precedence is rules > categories > ruleset level.
+ *
+ * @example
+ * ```ts
+ * const o: ExecuteOverrides = { categories: [{ category: "paranoia-level-4", enabled: false }] };
+ * ```
+ */
 export interface ExecuteOverrides {
   action?: string;
   enabled?: boolean;
@@ -111,14 +132,28 @@ export interface ExecuteOverrides {
   categories?: CategoryOverride[];
   rules?: RuleOverride[];
 }
-/** `action_parameters` of an `execute` rule. */
+/**
+ * `action_parameters` of an `execute` rule.
+ *
+ * @example
+ * ```ts
+ * const p: ExecuteParameters = { id: "4814384a9e5d4991b9815dcfc25d2f1f" };
+ * ```
+ */
 export interface ExecuteParameters {
   id: string;
   version?: string;
   matched_data?: { public_key: string };
   overrides?: ExecuteOverrides;
 }
-/** `action_parameters` of a `skip` rule (the exceptions the migration creates). */
+/**
+ * `action_parameters` of a `skip` rule (the exceptions the migration creates).
+ *
+ * @example
+ * ```ts
+ * const p: SkipParameters = { ruleset: "current" };
+ * ```
+ */
 export interface SkipParameters {
   ruleset?: "current";
   rulesets?: string[];
@@ -166,13 +201,26 @@ export interface EntryPointRuleset {
 
 /**
  * Options for {@link validateRulesetBody}.
+ *
+ * @example
+ * ```ts
+ * validateRulesetBody(config, { allowEmptyIds: true });
+ * ```
  */
 export interface ValidateRulesetBodyOptions {
   /** Accept (and drop) the empty `id`, `version` and `ref` that the migration config returns. */
   allowEmptyIds?: boolean;
 }
 
-/** The result of {@link validateRulesetBody}. */
+/**
+ * The result of {@link validateRulesetBody}.
+ *
+ * @example
+ * ```ts
+ * const v: RulesetBodyValidation = validateRulesetBody(body);
+ * if (!v.ok) console.log(v.errors);
+ * ```
+ */
 export type RulesetBodyValidation = { ok: true; ruleset: EntryPointRuleset } | { ok: false; errors: ApiMessage[] };
 
 const isOptionalBoolean = (v: unknown): boolean => v === undefined || typeof v === "boolean";

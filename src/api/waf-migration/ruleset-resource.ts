@@ -25,7 +25,14 @@ export interface RulesetResource {
   rules: RulesetRule[];
 }
 
-/** The result of {@link validateRulesetResource}. */
+/**
+ * The result of {@link validateRulesetResource}.
+ *
+ * @example
+ * ```ts
+ * const v: RulesetResourceValidation = validateRulesetResource(input);
+ * ```
+ */
 export type RulesetResourceValidation = { ok: true; resource: RulesetResource } | { ok: false; errors: ApiMessage[] };
 
 /**

@@ -198,6 +198,11 @@ export interface ZoneState {
 
 /**
  * Options for {@link createZoneState}: the zone id and plan, and anything else to override.
+ *
+ * @example
+ * ```ts
+ * const o: CreateZoneStateOptions = { id: "023e105f4ecef8ad9ca31a8372d0c353", plan: "pro", previousWaf: { coreRuleset: true } };
+ * ```
  */
 export type CreateZoneStateOptions = Pick<ZoneState, "id" | "plan"> &
   Partial<Omit<ZoneState, "id" | "plan" | "previousWaf">> & { previousWaf?: Partial<PreviousWafConfig> };
@@ -247,7 +252,14 @@ export function bypassesManagedRules(rule: FirewallRuleState): boolean {
   return rule.action === "bypass" && (rule.products ?? []).includes("waf");
 }
 
-/** The result of {@link validateZoneState}. */
+/**
+ * The result of {@link validateZoneState}.
+ *
+ * @example
+ * ```ts
+ * const v: ZoneStateValidation = validateZoneState(input);
+ * ```
+ */
 export type ZoneStateValidation = { ok: true; zone: ZoneState } | { ok: false; errors: ApiMessage[] };
 
 function checkOverrides(value: unknown, field: string, errors: ApiMessage[]): void {
