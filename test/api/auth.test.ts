@@ -21,7 +21,11 @@ describe("validateAuthHeaders", () => {
     ["a token with base64 padding", { Authorization: "Bearer abc+/=" }, { scheme: "api_token", token: "abc+/=" }],
     ["a Headers object", new Headers({ Authorization: `Bearer ${TOKEN}` }), { scheme: "api_token", token: TOKEN }],
     ["the legacy pair", { "X-Auth-Email": EMAIL, "X-Auth-Key": KEY }, { scheme: "api_key", email: EMAIL, key: KEY }],
-    ["the legacy pair, any case", { "x-auth-email": EMAIL, "X-AUTH-KEY": KEY }, { scheme: "api_key", email: EMAIL, key: KEY }],
+    [
+      "the legacy pair, any case",
+      { "x-auth-email": EMAIL, "X-AUTH-KEY": KEY },
+      { scheme: "api_key", email: EMAIL, key: KEY },
+    ],
     [
       "bearer wins over legacy headers",
       { Authorization: `Bearer ${TOKEN}`, "X-Auth-Email": "not an email" },
@@ -52,8 +56,8 @@ describe("validateAuthHeaders", () => {
     expect(r.response.body.success).toBe(false);
     expect(r.response.body.result).toBeNull();
     const [first] = r.response.body.errors;
-    expect(first.code).toBe(code);
-    expect((first.error_chain ?? []).map((e) => e.code)).toEqual(chain);
+    expect(first?.code).toBe(code);
+    expect((first?.error_chain ?? []).map((e) => e.code)).toEqual(chain);
   });
 });
 
@@ -71,10 +75,13 @@ describe("secrets never leak", () => {
     { Authorization: `Bearer ${SECRET}`, "Content-Type": `text/plain; ${SECRET}` },
   ];
 
-  it.each(hostile.map((h, i) => [i, h] as const))("validateAuthHeaders: failure %i does not contain the secret", (_i, headers) => {
-    const r = validateAuthHeaders(headers);
-    if (!r.ok) expect(JSON.stringify(r)).not.toContain(SECRET);
-  });
+  it.each(hostile.map((h, i) => [i, h] as const))(
+    "validateAuthHeaders: failure %i does not contain the secret",
+    (_i, headers) => {
+      const r = validateAuthHeaders(headers);
+      if (!r.ok) expect(JSON.stringify(r)).not.toContain(SECRET);
+    },
+  );
 
   it("checkJsonRequest: no failure path echoes a secret, even for invalid header bytes (property)", () => {
     fc.assert(
@@ -103,7 +110,7 @@ describe("secrets never leak", () => {
     const r = parseJsonBody({ "Content-Type": "application/json" }, `{"token": "${SECRET}"`);
     expect(r.ok).toBe(false);
     expect(JSON.stringify(r)).not.toContain(SECRET);
-    if (!r.ok) expect(r.response.body.errors[0].code).toBe(6007);
+    if (!r.ok) expect(r.response.body.errors[0]?.code).toBe(6007);
   });
 
   it("describeCredentials: never includes the token or key", () => {
@@ -135,7 +142,9 @@ describe("validateJsonContentType", () => {
       expect(r.response.body.errors[0]).toEqual({
         code: 6003,
         message: "Invalid request headers",
-        error_chain: [{ code: 6105, message: "Invalid Content-Type header, valid values are application/json,multipart/form-data" }],
+        error_chain: [
+          { code: 6105, message: "Invalid Content-Type header, valid values are application/json,multipart/form-data" },
+        ],
       });
     }
   });
@@ -144,11 +153,17 @@ describe("validateJsonContentType", () => {
 describe("checkJsonRequest", () => {
   it("checkJsonRequest: checks credentials before the body", () => {
     const r = checkJsonRequest({ "Content-Type": "text/plain" }, "{");
-    expect(r.ok === false && r.response.body.errors[0].code).toBe(10000);
+    expect(r.ok === false && r.response.body.errors[0]?.code).toBe(10000);
   });
   it("checkJsonRequest: returns credentials and the parsed body", () => {
-    const r = checkJsonRequest({ Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" }, '{"status":"accepted"}');
-    expect(r).toEqual({ ok: true, value: { credentials: { scheme: "api_token", token: TOKEN }, body: { status: "accepted" } } });
+    const r = checkJsonRequest(
+      { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
+      '{"status":"accepted"}',
+    );
+    expect(r).toEqual({
+      ok: true,
+      value: { credentials: { scheme: "api_token", token: TOKEN }, body: { status: "accepted" } },
+    });
   });
   it("checkJsonRequest: a request without a body needs no content type", () => {
     expect(checkJsonRequest({ Authorization: `Bearer ${TOKEN}` }).ok).toBe(true);

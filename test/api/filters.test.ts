@@ -19,7 +19,9 @@ const VALID_2 = 'http.request.uri.path contains "/login"';
 const INVALID = "foo eq 1";
 
 function created(state: FirewallState, body: unknown): FirewallState {
-  const r = createFilters(state, body, { idGenerator: sequentialHexIds(state.filters.length + state.rules.length + 1) });
+  const r = createFilters(state, body, {
+    idGenerator: sequentialHexIds(state.filters.length + state.rules.length + 1),
+  });
   if (!r.response.body.success) throw new Error(JSON.stringify(r.response.body.errors));
   return r.state;
 }
@@ -37,7 +39,12 @@ describe("validateFilterInput", () => {
     ["no expression", { paused: false }, "expression", 10100],
     ["blank expression", { expression: "  " }, "expression", 10100],
     ["unknown identifier", { expression: INVALID }, "expression", 10100],
-    ["expression over 4096 characters", { expression: `ip.src eq 1.2.3.4${" ".repeat(MAX_EXPRESSION_LENGTH)}` }, "expression", 10100],
+    [
+      "expression over 4096 characters",
+      { expression: `ip.src eq 1.2.3.4${" ".repeat(MAX_EXPRESSION_LENGTH)}` },
+      "expression",
+      10100,
+    ],
     ["description over 500", { expression: VALID, description: "d".repeat(501) }, "description", 10101],
     ["ref over 50", { expression: VALID, ref: "r".repeat(51) }, "ref", 10101],
     ["paused a string", { expression: VALID, paused: "false" }, "paused", 10101],
@@ -49,13 +56,18 @@ describe("validateFilterInput", () => {
   });
   it("validateFilterInput: a parse error carries wirefilter's formatted text", () => {
     const v = validateFilterInput({ expression: INVALID });
-    expect(v.ok === false && v.errors[0]?.message).toBe("Filter parsing error (1:1):\nfoo eq 1\n^^^ unknown identifier\n");
+    expect(v.ok === false && v.errors[0]?.message).toBe(
+      "Filter parsing error (1:1):\nfoo eq 1\n^^^ unknown identifier\n",
+    );
   });
 });
 
 describe("createFilters", () => {
   it("createFilters: new filters have 32-hex ids and paused false", () => {
-    const r = createFilters(EMPTY_FIREWALL_STATE, [{ expression: VALID }, { expression: VALID_2, description: "Login" }]);
+    const r = createFilters(EMPTY_FIREWALL_STATE, [
+      { expression: VALID },
+      { expression: VALID_2, description: "Login" },
+    ]);
     expect(r.response.status).toBe(200);
     const result = r.response.body.result ?? [];
     expect(result).toHaveLength(2);
@@ -97,7 +109,9 @@ describe("createFilters", () => {
     expect(r.state).toBe(EMPTY_FIREWALL_STATE);
   });
   it("createFilters: an idGenerator that returns bad ids is reported, not silently used", () => {
-    expect(() => createFilters(EMPTY_FIREWALL_STATE, [{ expression: VALID }], { idGenerator: () => "x" })).toThrow(/idGenerator/);
+    expect(() => createFilters(EMPTY_FIREWALL_STATE, [{ expression: VALID }], { idGenerator: () => "x" })).toThrow(
+      /idGenerator/,
+    );
   });
 });
 
@@ -107,7 +121,12 @@ describe("updateFilter and deleteFilter", () => {
 
   it("updateFilter: replaces the expression and keeps paused unless given", () => {
     const r = updateFilter(base, a, { id: a, expression: "ip.src eq 5.6.7.8", description: "new" });
-    expect(r.response.body.result).toEqual({ id: a, expression: "ip.src eq 5.6.7.8", paused: false, description: "new" });
+    expect(r.response.body.result).toEqual({
+      id: a,
+      expression: "ip.src eq 5.6.7.8",
+      paused: false,
+      description: "new",
+    });
     expect(getFilter(r.state, a).body.result?.expression).toBe("ip.src eq 5.6.7.8");
   });
   it("updateFilter: refuses to duplicate another filter", () => {
@@ -132,7 +151,9 @@ describe("updateFilter and deleteFilter", () => {
     expect(r.state.filters.map((f) => f.id)).toEqual([b]);
   });
   it("deleteFilter: refuses a filter a rule still uses", () => {
-    const withRule = createFirewallRules(base, [{ filter: { id: a }, action: "block" }], { idGenerator: sequentialHexIds(100) }).state;
+    const withRule = createFirewallRules(base, [{ filter: { id: a }, action: "block" }], {
+      idGenerator: sequentialHexIds(100),
+    }).state;
     const r = deleteFilter(withRule, a);
     expect(r.response.status).toBe(409);
     expect(r.state).toBe(withRule);
@@ -170,7 +191,14 @@ describe("listFilters", () => {
     expect(r.body.success && r.body.result_info?.total_count).toBe(count);
   });
   it("listFilters: pages with per_page 5–100", () => {
-    expect(listFilters(state, "per_page=5").body.result_info).toEqual({ page: 1, per_page: 5, count: 3, total_count: 3, total_pages: 1 });
+    const page = listFilters(state, "per_page=5").body;
+    expect(page.success && page.result_info).toEqual({
+      page: 1,
+      per_page: 5,
+      count: 3,
+      total_count: 3,
+      total_pages: 1,
+    });
     expect(listFilters(state, "per_page=4").status).toBe(400);
   });
 });

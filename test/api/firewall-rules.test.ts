@@ -31,10 +31,16 @@ function withFilters(...expressions: string[]): FirewallState {
 describe("validateFirewallRuleInput", () => {
   const filterId = "a".repeat(32);
   const accept: [string, unknown][] = [
-    ...FIREWALL_ACTIONS.filter((a) => a !== "bypass").map((action): [string, unknown] => [action, { filter: { id: filterId }, action }]),
+    ...FIREWALL_ACTIONS.filter((a) => a !== "bypass").map((action): [string, unknown] => [
+      action,
+      { filter: { id: filterId }, action },
+    ]),
     ["bypass with products", { filter: { id: filterId }, action: "bypass", products: ["waf", "uaBlock"] }],
     ["an inline filter", { filter: { expression: LOGIN, description: "login" }, action: "block" }],
-    ["every optional field", { filter: { id: filterId }, action: "log", priority: 0, paused: true, description: "d", ref: "r" }],
+    [
+      "every optional field",
+      { filter: { id: filterId }, action: "log", priority: 0, paused: true, description: "d", ref: "r" },
+    ],
     ["the highest priority", { filter: { id: filterId }, action: "block", priority: 2147483647 }],
     ["priority null", { filter: { id: filterId }, action: "block", priority: null }],
   ];
@@ -54,7 +60,11 @@ describe("validateFirewallRuleInput", () => {
     ["negative priority", { filter: { id: filterId }, action: "block", priority: -1 }, "priority"],
     ["priority too large", { filter: { id: filterId }, action: "block", priority: 2147483648 }, "priority"],
     ["fractional priority", { filter: { id: filterId }, action: "block", priority: 1.5 }, "priority"],
-    ["description over 500", { filter: { id: filterId }, action: "block", description: "d".repeat(501) }, "description"],
+    [
+      "description over 500",
+      { filter: { id: filterId }, action: "block", description: "d".repeat(501) },
+      "description",
+    ],
     ["ref over 50", { filter: { id: filterId }, action: "block", ref: "r".repeat(51) }, "ref"],
     ["paused a string", { filter: { id: filterId }, action: "block", paused: "no" }, "paused"],
     ["no filter", { action: "block" }, "filter"],
@@ -118,7 +128,12 @@ describe("createFirewallRules: one-call flow", () => {
       ["create_rules", "succeeded"],
     ]);
     const [rule] = r.response.body.result ?? [];
-    expect(rule).toMatchObject({ paused: false, action: "block", priority: null, filter: { expression: LOGIN, paused: false } });
+    expect(rule).toMatchObject({
+      paused: false,
+      action: "block",
+      priority: null,
+      filter: { expression: LOGIN, paused: false },
+    });
     expect(isHexId(rule?.filter.id)).toBe(true);
     expect(r.state.filters).toHaveLength(1);
     expect(r.state.rules).toHaveLength(1);
@@ -156,14 +171,25 @@ describe("createFirewallRules: one-call flow", () => {
     const r = createFirewallRules(state, seedBody, ids());
     expect(r.state).toBe(state);
     expect(r.response.body.errors).toEqual([
-      expect.objectContaining({ code: 10102, message: "config duplicates an already existing config", meta: { id: existing } }),
+      expect.objectContaining({
+        code: 10102,
+        message: "config duplicates an already existing config",
+        meta: { id: existing },
+      }),
       expect.objectContaining({ code: 10202, message: expect.stringContaining("filter at index 0") }),
     ]);
   });
 
   it("createFirewallRules: over the rule quota, the filter is created and the rule is not", () => {
-    const full = createFirewallRules(EMPTY_FIREWALL_STATE, [{ filter: { expression: OFFICE }, action: "allow" }], ids()).state;
-    const r = createFirewallRules(full, seedBody, { idGenerator: sequentialHexIds(50), limits: limits({ maxRules: 1 }) });
+    const full = createFirewallRules(
+      EMPTY_FIREWALL_STATE,
+      [{ filter: { expression: OFFICE }, action: "allow" }],
+      ids(),
+    ).state;
+    const r = createFirewallRules(full, seedBody, {
+      idGenerator: sequentialHexIds(50),
+      limits: limits({ maxRules: 1 }),
+    });
     expect(r.steps.map((s) => [s.step, s.status])).toEqual([
       ["validate", "succeeded"],
       ["create_filters", "succeeded"],
@@ -201,7 +227,10 @@ describe("createFirewallRules: one-call flow", () => {
   });
 
   it("createFirewallRules: with the feature unavailable, the filter is created and the rule is not", () => {
-    const r = createFirewallRules(EMPTY_FIREWALL_STATE, seedBody, { ...ids(), limits: limits({ firewallRulesAvailable: false }) });
+    const r = createFirewallRules(EMPTY_FIREWALL_STATE, seedBody, {
+      ...ids(),
+      limits: limits({ firewallRulesAvailable: false }),
+    });
     expect(r.response.status).toBe(403);
     expect(r.response.body.errors[0]?.code).toBe(10203);
     expect(r.steps[2]).toMatchObject({ step: "create_rules", status: "failed" });
@@ -231,7 +260,9 @@ describe("createFirewallRules: one-call flow", () => {
   it("createFirewallRules: a rule-owned filter that quota left behind can still be referenced", () => {
     const r = createFirewallRules(EMPTY_FIREWALL_STATE, seedBody, { ...ids(), limits: limits({ maxRules: 0 }) });
     const filterId = r.items[0]?.filterId;
-    const later = createFirewallRules(r.state, [{ filter: { id: filterId }, action: "block" }], { idGenerator: sequentialHexIds(9) });
+    const later = createFirewallRules(r.state, [{ filter: { id: filterId }, action: "block" }], {
+      idGenerator: sequentialHexIds(9),
+    });
     expect(later.response.status).toBe(200);
   });
 });
@@ -249,7 +280,11 @@ describe("rule reads, updates and deletes", () => {
   const [first, second] = made.items.map((i) => i.ruleId ?? "") as [string, string];
 
   it("getFirewallRule: returns the rule with its filter, 404 otherwise", () => {
-    expect(getFirewallRule(state, first).body.result).toMatchObject({ id: first, action: "block", filter: { expression: LOGIN } });
+    expect(getFirewallRule(state, first).body.result).toMatchObject({
+      id: first,
+      action: "block",
+      filter: { expression: LOGIN },
+    });
     expect(getFirewallRule(state, "f".repeat(32)).status).toBe(404);
   });
   it.each([
@@ -259,15 +294,26 @@ describe("rule reads, updates and deletes", () => {
     ["description=LOGIN", 1],
     [`id=${second}`, 1],
   ])("listFirewallRules: %s matches %i", (query, count) => {
-    expect(listFirewallRules(state, query).body.result_info?.total_count).toBe(count);
+    const body = listFirewallRules(state, query).body;
+    expect(body.success && body.result_info?.total_count).toBe(count);
   });
   it.each([["action=deny"], ["per_page=200"], ["paused=maybe"]])("listFirewallRules: rejects %s", (query) => {
     expect(listFirewallRules(state, query).status).toBe(400);
   });
   it("updateFirewallRule: changes the action and can point at another filter by id", () => {
     const filterOfSecond = made.items[1]?.filterId;
-    const r = updateFirewallRule(state, first, { id: first, filter: { id: filterOfSecond }, action: "challenge", priority: 10 });
-    expect(r.response.body.result).toMatchObject({ id: first, action: "challenge", priority: 10, filter: { id: filterOfSecond } });
+    const r = updateFirewallRule(state, first, {
+      id: first,
+      filter: { id: filterOfSecond },
+      action: "challenge",
+      priority: 10,
+    });
+    expect(r.response.body.result).toMatchObject({
+      id: first,
+      action: "challenge",
+      priority: 10,
+      filter: { id: filterOfSecond },
+    });
   });
   it("updateFirewallRule: refuses an inline expression", () => {
     const r = updateFirewallRule(state, first, { filter: { expression: "ip.src eq 4.4.4.4" }, action: "block" });
