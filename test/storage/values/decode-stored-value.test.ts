@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { ActorStoreError } from "../../../src/errors";
+import { decodeStoredValue, defaultCodec, loadV8Codec, structuredCodec } from "../../../src/storage/values/codec";
+import { expectSameValue } from "./deep-equal";
+
+const v8Codec = await loadV8Codec();
+if (v8Codec === undefined) throw new Error("node:v8 should load under Node.js");
+
+function sample(): unknown {
+  const self: Record<string, unknown> = { when: new Date(1), bytes: new Uint16Array([1, 2]), n: -0 };
+  self.self = self;
+  // biome-ignore lint/suspicious/noSparseArray: holes are the point
+  return [self, new Map([[1n, new Set(["a"])]]), [1, , 3], new TypeError("t")];
+}
+
+describe("decodeStoredValue", () => {
+  it("decodeStoredValue: reads a value written by the structured codec", () => {
+    expectSameValue(decodeStoredValue(structuredCodec.encode(sample()), {}), sample());
+  });
+
+  it("decodeStoredValue: reads a value written by the v8 codec", () => {
+    expectSameValue(decodeStoredValue(v8Codec.encode(sample()), { v8: v8Codec }), sample());
+  });
+
+  it("decodeStoredValue: both codecs read back the same value for the same input", () => {
+    const viaStructured = decodeStoredValue(structuredCodec.encode(sample()), { v8: v8Codec });
+    const viaV8 = decodeStoredValue(v8Codec.encode(sample()), { v8: v8Codec });
+    expectSameValue(viaStructured, viaV8);
+  });
+
+  it("decodeStoredValue: rejects a V8 value when node:v8 is unavailable, saying what to do", () => {
+    const bytes = v8Codec.encode({ a: 1 });
+    expect(() => decodeStoredValue(bytes, {})).toThrow(ActorStoreError);
+    expect(() => decodeStoredValue(bytes, {})).toThrow(/node:v8 is not available.*loadV8Codec/);
+    try {
+      decodeStoredValue(bytes, {});
+    } catch (error) {
+      expect((error as ActorStoreError).code).toBe("ERR_DESERIALIZATION");
+    }
+  });
+
+  it("decodeStoredValue: rejects an unknown first byte and an empty value", () => {
+    expect(() => decodeStoredValue(new Uint8Array([0x42, 1]), { v8: v8Codec })).toThrow(/unknown byte 0x42/);
+    expect(() => decodeStoredValue(new Uint8Array(0), { v8: v8Codec })).toThrow(/empty/);
+  });
+
+  it("decodeStoredValue: wraps corrupt data in ERR_DESERIALIZATION for both codecs", () => {
+    for (const bytes of [Uint8Array.of(0x01, 0xee), Uint8Array.of(0xff, 0x0f, 0xee)]) {
+      expect(() => decodeStoredValue(bytes, { v8: v8Codec })).toThrow(
+        expect.objectContaining({ code: "ERR_DESERIALIZATION" }),
+      );
+    }
+  });
+});
+
+describe("defaultCodec", () => {
+  it("defaultCodec: resolves to the same codec every time", async () => {
+    const codec = await defaultCodec();
+    expect(await defaultCodec()).toBe(codec);
+    expect(["structured", "v8"]).toContain(codec.name);
+  });
+});

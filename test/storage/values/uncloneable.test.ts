@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import type { ValueCodec } from "../../../src/storage/values/codec";
+import { loadV8Codec, structuredCodec } from "../../../src/storage/values/codec";
+
+const v8Codec = await loadV8Codec();
+if (v8Codec === undefined) throw new Error("node:v8 should load under Node.js");
+const codecs: ValueCodec[] = [structuredCodec, v8Codec];
+
+const arrow = () => 1;
+function named(a: number): number {
+  return a;
+}
+const symbol = Symbol("x");
+
+/** `[name, value, message]`: the platform's message is `String(thing) + " could not be cloned."`. */
+const cases: [string, unknown, string][] = [
+  ["a function", arrow, `${String(arrow)} could not be cloned.`],
+  ["a symbol", symbol, "Symbol(x) could not be cloned."],
+  ["a function inside an object", { deep: { f: named } }, `${String(named)} could not be cloned.`],
+  ["a symbol inside an array", [1, [symbol]], "Symbol(x) could not be cloned."],
+  ["a symbol as a Map key", new Map([[symbol, 1]]), "Symbol(x) could not be cloned."],
+  ["a function in a Set", new Set([arrow]), `${String(arrow)} could not be cloned.`],
+  ["a class (a function)", class Foo {}, `${String(class Foo {})} could not be cloned.`],
+  ["a boxed symbol", Object(symbol), "[object Symbol] could not be cloned."],
+  ["a WeakMap", new WeakMap(), "#<WeakMap> could not be cloned."],
+  ["a Promise", Promise.resolve(1), "#<Promise> could not be cloned."],
+];
+
+for (const codec of codecs) {
+  describe(`${codec.name} codec`, () => {
+    for (const [name, value, message] of cases) {
+      it(`${codec.name}: rejects ${name} with the platform's DataCloneError`, () => {
+        let thrown: unknown;
+        try {
+          codec.encode(value);
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown).toBeInstanceOf(DOMException);
+        expect((thrown as DOMException).name).toBe("DataCloneError");
+        expect((thrown as DOMException).code).toBe(25);
+        expect((thrown as DOMException).message).toBe(message);
+      });
+    }
+
+    it(`${codec.name}: skips symbol-keyed properties, as structured clone does`, () => {
+      expect(codec.decode(codec.encode({ [symbol]: 1, a: 2 }))).toEqual({ a: 2 });
+    });
+
+    it(`${codec.name}: keeps working after a rejected value (no partial state)`, () => {
+      expect(() => codec.encode({ a: new Uint8Array(10_000), b: arrow })).toThrow("could not be cloned.");
+      expect(codec.decode(codec.encode({ a: 1 }))).toEqual({ a: 1 });
+    });
+
+    it(`${codec.name}: passes through an error thrown by a getter`, () => {
+      const value = {
+        get boom(): never {
+          throw new Error("getter failed");
+        },
+      };
+      expect(() => codec.encode(value)).toThrow("getter failed");
+    });
+  });
+}
+
+it("structured: a getter that encodes re-entrantly does not corrupt the outer value", () => {
+  const inner = { x: "inner" };
+  const outer = {
+    before: "a".repeat(10),
+    get nested() {
+      return structuredCodec.encode(inner).byteLength;
+    },
+    after: "b".repeat(10),
+  };
+  const copy = structuredCodec.decode(structuredCodec.encode(outer));
+  expect(copy).toEqual({
+    before: "a".repeat(10),
+    nested: structuredCodec.encode(inner).byteLength,
+    after: "b".repeat(10),
+  });
+});
