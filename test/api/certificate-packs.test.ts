@@ -56,7 +56,11 @@ describe("validateCertificatePack", () => {
     ["created_on in milliseconds", { ...pack, created_on: "2022-12-09T23:11:05.986Z" }, "created_on"],
     ["hosts not strings", { ...pack, hosts: [1] }, "hosts"],
     ["primary not among certificates", { ...pack, primary_certificate: "nope" }, "primary_certificate"],
-    ["a bad certificate inside", { ...pack, certificates: [{ ...certificate, bundle_method: "best" }] }, "certificates[0].bundle_method"],
+    [
+      "a bad certificate inside",
+      { ...pack, certificates: [{ ...certificate, bundle_method: "best" }] },
+      "certificates[0].bundle_method",
+    ],
   ])("validateCertificatePack: rejects %s", (_n, value, path) => {
     const v = validateCertificatePack(value);
     expect(v.ok === false && v.errors.map((e) => e.path)).toEqual([path]);

@@ -9,15 +9,31 @@ describe("parseDnsRecordListQuery", () => {
     });
   });
   const accept: [string, string, object][] = [
-    ["the seed's per_page and page", "per_page=100&page=2", { listing: { page: 2, per_page: 100, order: "type", direction: "asc" } }],
+    [
+      "the seed's per_page and page",
+      "per_page=100&page=2",
+      { listing: { page: 2, per_page: 100, order: "type", direction: "asc" } },
+    ],
     ["type", "type=CNAME", { type: "CNAME" }],
-    ["name sub-filters", "name=www.example.com&name.endswith=.example.com", { name: { value: "www.example.com", endswith: ".example.com" } }],
+    [
+      "name sub-filters",
+      "name=www.example.com&name.endswith=.example.com",
+      { name: { value: "www.example.com", endswith: ".example.com" } },
+    ],
     ["content and proxied", "content=127.0.0.1&proxied=true", { content: "127.0.0.1", proxied: true }],
     ["comment presence", "comment.present=", { comment: { present: true } }],
     ["tag name:value and tag_match", "tag=team:dns&tag_match=any", { tag: { value: "team:dns" }, tagMatch: "any" }],
     ["search and match", "search=www&match=any", { search: "www", match: "any" }],
-    ["order by ttl desc", "order=ttl&direction=DESC", { listing: { page: 1, per_page: 100, order: "ttl", direction: "desc" } }],
-    ["a very large per_page", "per_page=5000", { listing: { page: 1, per_page: 5000, order: "type", direction: "asc" } }],
+    [
+      "order by ttl desc",
+      "order=ttl&direction=DESC",
+      { listing: { page: 1, per_page: 100, order: "ttl", direction: "desc" } },
+    ],
+    [
+      "a very large per_page",
+      "per_page=5000",
+      { listing: { page: 1, per_page: 5000, order: "type", direction: "asc" } },
+    ],
   ];
   it.each(accept)("parseDnsRecordListQuery: accepts %s", (_n, query, expected) => {
     const v = parseDnsRecordListQuery(query);

@@ -86,9 +86,24 @@ describe("validateEnvelope", () => {
     ["a plain success", { result: { id: "x" }, success: true, errors: [], messages: [] }],
     [
       "a list with result_info",
-      { result: [], success: true, errors: [], messages: [], result_info: { page: 1, per_page: 20, count: 0, total_count: 0, total_pages: 0 } },
+      {
+        result: [],
+        success: true,
+        errors: [],
+        messages: [],
+        result_info: { page: 1, per_page: 20, count: 0, total_count: 0, total_pages: 0 },
+      },
     ],
-    ["firewall result_info without total_pages", { result: [], success: true, errors: [], messages: [], result_info: { page: 1, per_page: 25, count: 0, total_count: 0 } }],
+    [
+      "firewall result_info without total_pages",
+      {
+        result: [],
+        success: true,
+        errors: [],
+        messages: [],
+        result_info: { page: 1, per_page: 25, count: 0, total_count: 0 },
+      },
+    ],
     [
       "validate-expr failure with messages null (the docs' example)",
       {
@@ -102,18 +117,40 @@ describe("validateEnvelope", () => {
       "6003 with error_chain",
       {
         success: false,
-        errors: [{ code: 6003, message: "Invalid request headers", error_chain: [{ code: 6103, message: "Invalid format for X-Auth-Key header" }] }],
+        errors: [
+          {
+            code: 6003,
+            message: "Invalid request headers",
+            error_chain: [{ code: 6103, message: "Invalid format for X-Auth-Key header" }],
+          },
+        ],
         messages: [],
         result: null,
       },
     ],
-    ["a failure without messages or result", { success: false, errors: [{ code: 10000, message: "Authentication error" }] }],
+    [
+      "a failure without messages or result",
+      { success: false, errors: [{ code: 10000, message: "Authentication error" }] },
+    ],
     ["unknown keys", { result: 1, success: true, errors: [], messages: [], extra: { anything: true } }],
     [
       "10102 with meta",
-      { result: null, success: false, errors: [{ code: 10102, message: "config duplicates an already existing config", meta: { id: "abc" } }], messages: [] },
+      {
+        result: null,
+        success: false,
+        errors: [{ code: 10102, message: "config duplicates an already existing config", meta: { id: "abc" } }],
+        messages: [],
+      },
     ],
-    ["token verify message", { result: { status: "active" }, success: true, errors: [], messages: [{ code: 10000, message: "This API Token is valid and active" }] }],
+    [
+      "token verify message",
+      {
+        result: { status: "active" },
+        success: true,
+        errors: [],
+        messages: [{ code: 10000, message: "This API Token is valid and active" }],
+      },
+    ],
   ];
   it.each(accept)("validateEnvelope: accepts %s", (_name, body) => {
     const v = validateEnvelope(body);
@@ -121,7 +158,12 @@ describe("validateEnvelope", () => {
   });
 
   it("validateEnvelope: normalises messages null to an empty array", () => {
-    const v = validateEnvelope({ result: null, success: false, errors: [{ code: 1000, message: "m" }], messages: null });
+    const v = validateEnvelope({
+      result: null,
+      success: false,
+      errors: [{ code: 1000, message: "m" }],
+      messages: null,
+    });
     expect(v.ok && v.value.messages).toEqual([]);
   });
 
@@ -129,15 +171,31 @@ describe("validateEnvelope", () => {
     ["not an object", [], ""],
     ["success missing", { errors: [], messages: [] }, "success"],
     ["code below 1000", { success: false, errors: [{ code: 999, message: "m" }], messages: [] }, "errors[0].code"],
-    ["code not an integer", { success: false, errors: [{ code: 1000.5, message: "m" }], messages: [] }, "errors[0].code"],
+    [
+      "code not an integer",
+      { success: false, errors: [{ code: 1000.5, message: "m" }], messages: [] },
+      "errors[0].code",
+    ],
     ["message missing", { success: false, errors: [{ code: 1000 }], messages: [] }, "errors[0].message"],
     ["failure with no errors", { success: false, errors: [], messages: [] }, "errors"],
     ["success with errors", { success: true, errors: [{ code: 1000, message: "m" }], messages: [] }, "errors"],
-    ["failure with a result", { success: false, result: {}, errors: [{ code: 1000, message: "m" }], messages: [] }, "result"],
+    [
+      "failure with a result",
+      { success: false, result: {}, errors: [{ code: 1000, message: "m" }], messages: [] },
+      "result",
+    ],
     ["errors not an array", { success: true, errors: {}, messages: [] }, "errors"],
-    ["bad nested chain", { success: false, errors: [{ code: 6003, message: "m", error_chain: [{ code: 1 }] }] }, "errors[0].error_chain[0].code"],
+    [
+      "bad nested chain",
+      { success: false, errors: [{ code: 6003, message: "m", error_chain: [{ code: 1 }] }] },
+      "errors[0].error_chain[0].code",
+    ],
     ["bad source", { success: false, errors: [{ code: 1000, message: "m", source: "x" }] }, "errors[0].source"],
-    ["negative result_info", { success: true, errors: [], messages: [], result_info: { page: -1 } }, "result_info.page"],
+    [
+      "negative result_info",
+      { success: true, errors: [], messages: [], result_info: { page: -1 } },
+      "result_info.page",
+    ],
   ];
   it.each(reject)("validateEnvelope: rejects %s", (_name, body, path) => {
     const v = validateEnvelope(body);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { formatMicrosecondTimestamp, isHexId, isMicrosecondTimestamp, randomHexId, sequentialHexIds } from "../../src/api/ids";
+import {
+  formatMicrosecondTimestamp,
+  isHexId,
+  isMicrosecondTimestamp,
+  randomHexId,
+  sequentialHexIds,
+} from "../../src/api/ids";
 
 describe("ids", () => {
   it("randomHexId: returns 32 lower-case hex characters", () => {

@@ -32,13 +32,21 @@ describe("respondToInvite", () => {
   it("respondToInvite: a pending invitation takes the answer", () => {
     const r = respondToInvite(invite, { status: "accepted" });
     expect(r.invite.status).toBe("accepted");
-    expect(r.response.body).toEqual({ result: { ...invite, status: "accepted" }, success: true, errors: [], messages: [] });
+    expect(r.response.body).toEqual({
+      result: { ...invite, status: "accepted" },
+      success: true,
+      errors: [],
+      messages: [],
+    });
   });
-  it.each(["accepted", "rejected", "expired"] as const)("respondToInvite: a %s invitation cannot be answered again", (status) => {
-    const r = respondToInvite({ ...invite, status }, { status: "rejected" });
-    expect(r.invite.status).toBe(status);
-    expect(r.response.status).toBe(400);
-  });
+  it.each(["accepted", "rejected", "expired"] as const)(
+    "respondToInvite: a %s invitation cannot be answered again",
+    (status) => {
+      const r = respondToInvite({ ...invite, status }, { status: "rejected" });
+      expect(r.invite.status).toBe(status);
+      expect(r.response.status).toBe(400);
+    },
+  );
   it("respondToInvite: a bad body leaves the invitation unchanged", () => {
     const r = respondToInvite(invite, { status: "maybe" });
     expect(r.invite).toBe(invite);

@@ -20,11 +20,31 @@ describe("parseListingParams", () => {
     ["zones upper bound", ZONES_LISTING, "per_page=50", { page: 1, per_page: 50, direction: "asc" }],
     ["filters upper bound", FILTERS_LISTING, "per_page=100", { page: 1, per_page: 100, direction: "asc" }],
     ["DNS one per page", DNS_RECORDS_LISTING, "per_page=1", { page: 1, per_page: 1, order: "type", direction: "asc" }],
-    ["upper-case DESC", ZONES_LISTING, "order=name&direction=DESC", { page: 1, per_page: 20, order: "name", direction: "desc" }],
-    ["upper-case ASC", ZONES_LISTING, "order=status&direction=ASC", { page: 1, per_page: 20, order: "status", direction: "asc" }],
-    ["lower-case desc", ZONES_LISTING, "order=account.id&direction=desc", { page: 1, per_page: 20, order: "account.id", direction: "desc" }],
+    [
+      "upper-case DESC",
+      ZONES_LISTING,
+      "order=name&direction=DESC",
+      { page: 1, per_page: 20, order: "name", direction: "desc" },
+    ],
+    [
+      "upper-case ASC",
+      ZONES_LISTING,
+      "order=status&direction=ASC",
+      { page: 1, per_page: 20, order: "status", direction: "asc" },
+    ],
+    [
+      "lower-case desc",
+      ZONES_LISTING,
+      "order=account.id&direction=desc",
+      { page: 1, per_page: 20, order: "account.id", direction: "desc" },
+    ],
     ["page 3", ZONES_LISTING, "page=3", { page: 3, per_page: 20, direction: "asc" }],
-    ["DNS order by ttl", DNS_RECORDS_LISTING, "order=ttl&direction=desc", { page: 1, per_page: 100, order: "ttl", direction: "desc" }],
+    [
+      "DNS order by ttl",
+      DNS_RECORDS_LISTING,
+      "order=ttl&direction=desc",
+      { page: 1, per_page: 100, order: "ttl", direction: "desc" },
+    ],
   ];
   it.each(accept)("parseListingParams: accepts %s", (_n, bounds, query, expected) => {
     expect(parseListingParams(query, bounds)).toEqual({ ok: true, value: expected });
@@ -89,7 +109,12 @@ describe("paginate", () => {
     expect(desc.result.map((z) => z.n)).toEqual([1, 2, 4, 3]);
   });
   it("paginate: numbers sort numerically", () => {
-    const r = paginate([{ ttl: 300 }, { ttl: 1 }, { ttl: 30 }], { page: 1, per_page: 10, order: "ttl", direction: "asc" });
+    const r = paginate([{ ttl: 300 }, { ttl: 1 }, { ttl: 30 }], {
+      page: 1,
+      per_page: 10,
+      order: "ttl",
+      direction: "asc",
+    });
     expect(r.result.map((x) => x.ttl)).toEqual([1, 30, 300]);
   });
   it("paginate: pages concatenate to the whole ordered list, with consistent result_info (property)", () => {

@@ -81,7 +81,9 @@ describe("parseNameFilter", () => {
 
 describe("parseZoneListQuery", () => {
   it("parseZoneListQuery: reads account.id, name operator, status, match and listing", () => {
-    const v = parseZoneListQuery(`account.id=${ACCOUNT}&name=contains:example&status=active&match=any&per_page=50&order=name&direction=DESC`);
+    const v = parseZoneListQuery(
+      `account.id=${ACCOUNT}&name=contains:example&status=active&match=any&per_page=50&order=name&direction=DESC`,
+    );
     expect(v).toEqual({
       ok: true,
       value: {
@@ -139,7 +141,13 @@ describe("listZones", () => {
   });
   it("handleListZones: answers with result_info, or 400 for a bad query", () => {
     const r = handleListZones(zones, "per_page=5&page=1");
-    expect(r.body.success && r.body.result_info).toEqual({ page: 1, per_page: 5, count: 3, total_count: 3, total_pages: 1 });
+    expect(r.body.success && r.body.result_info).toEqual({
+      page: 1,
+      per_page: 5,
+      count: 3,
+      total_count: 3,
+      total_pages: 1,
+    });
     const bad = handleListZones(zones, "per_page=500");
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0]).toMatchObject({ code: 1001, source: { pointer: "per_page" } });
