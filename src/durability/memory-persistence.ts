@@ -18,22 +18,11 @@ import {
   type LoadResult,
   missingSnapshot,
   type PersistenceAdapter,
+  type PersistenceStats,
   type SnapshotInfo,
 } from "./persistence";
 import { encodedRecordSize } from "./record-codec";
 import { planPrune } from "./retention";
-
-/** Sizes of what an adapter holds, in the bytes the file format would use. */
-export interface PersistenceStats {
-  /** Records in the log. */
-  records: number;
-  /** Bytes of the log (frames: length, payload, checksum). */
-  logBytes: number;
-  /** Stored snapshots. */
-  snapshots: number;
-  /** Bytes of all snapshot images. */
-  snapshotBytes: number;
-}
 
 interface StoredSnapshot {
   info: SnapshotInfo;

@@ -105,6 +105,18 @@ export interface PersistenceAdapter {
   close(): Promise<void>;
 }
 
+/** Sizes of what an adapter holds, in the bytes the file format would use. */
+export interface PersistenceStats {
+  /** Records in the log. */
+  records: number;
+  /** Bytes of the log (frames: length, payload, checksum). */
+  logBytes: number;
+  /** Stored snapshots. */
+  snapshots: number;
+  /** Bytes of all snapshot images. */
+  snapshotBytes: number;
+}
+
 /**
  * Checks that `records` continue the log at `lastSeq + 1` with no gaps and returns the new last
  * seq. Shared by the adapters so they agree on what a bad append is (a caller bug, rejected before
