@@ -186,6 +186,11 @@ const INT_FIELDS = [
 ] as const;
 
 const BOOL_FIELDS = [
+  // Cloudflare's dialect accepts the constants `true` and `false` as whole expressions: every
+  // ruleset that must match all traffic says `"expression": "true"`. Wirefilter has no boolean
+  // literal, so they are modelled as constant Bool fields (usable bare and with and/or/not).
+  "true",
+  "false",
   "ssl",
   "http.request.headers.truncated",
   "http.request.body.truncated",
