@@ -390,7 +390,7 @@ class FileAdapter implements FilePersistence {
     if (found === undefined) throw missingSnapshot(seq);
     let bytes: Uint8Array;
     try {
-      bytes = new Uint8Array(await this.#fs.readFile(this.#file(found.name)));
+      bytes = asPlainBytes(await this.#fs.readFile(this.#file(found.name)));
     } catch (error) {
       if (isErrno(error, "ENOENT")) throw missingSnapshot(seq);
       throw error;
@@ -461,7 +461,7 @@ class FileAdapter implements FilePersistence {
   async readMeta(): Promise<Uint8Array | null> {
     let bytes: Uint8Array;
     try {
-      bytes = new Uint8Array(await this.#fs.readFile(this.#file(META_NAME)));
+      bytes = asPlainBytes(await this.#fs.readFile(this.#file(META_NAME)));
     } catch (error) {
       if (isErrno(error, "ENOENT")) return null;
       throw error;
@@ -662,6 +662,11 @@ async function writeAll(handle: FileHandle, data: Uint8Array, position: number):
     const { bytesWritten } = await handle.write(data, at, data.length - at, position + at);
     at += bytesWritten;
   }
+}
+
+/** A plain `Uint8Array` view of a Node `Buffer` (no copy), so callers never get Buffer semantics. */
+function asPlainBytes(buffer: Uint8Array): Uint8Array {
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

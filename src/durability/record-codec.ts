@@ -429,10 +429,13 @@ class Reader {
     return v;
   }
 
-  /** Copies, so decoded records never pin the (possibly large) buffer they were read from. */
+  /**
+   * Copies, so decoded records never pin the (possibly large) buffer they were read from. Built
+   * with the constructor rather than `slice()`: on a Node `Buffer`, `slice()` is a view, not a copy.
+   */
   bytes(length: number): Uint8Array {
     if (length > this.#end - this.#at) throw new Malformed();
-    const out = this.#bytes.slice(this.#at, this.#at + length);
+    const out = new Uint8Array(this.#bytes.subarray(this.#at, this.#at + length));
     this.#at += length;
     return out;
   }

@@ -1,0 +1,217 @@
+/**
+ * The PersistenceAdapter contract as one suite, run against every adapter (memory, file), so the
+ * default in-memory adapter cannot drift from the durable one.
+ */
+import { describe, expect, it } from "vitest";
+import type { CommitRecord } from "../../src/durability/commit-record";
+import type { PersistenceAdapter } from "../../src/durability/persistence";
+
+/** A fresh adapter, and a way to get the adapter a restarted object would use for the same data. */
+export interface AdapterHarness {
+  adapter: PersistenceAdapter;
+  /** Closes `adapter` and returns one over the same data (the same instance for memory). */
+  reopen(): Promise<PersistenceAdapter>;
+}
+
+const T0 = 1_767_225_600_000;
+
+/** A small key-value record. */
+export function kvRecord(seq: number, extra: Partial<CommitRecord> = {}): CommitRecord {
+  return {
+    seq,
+    timeMs: T0 + seq * 1000,
+    reset: false,
+    sql: [],
+    kv: [{ key: `key:${seq}`, value: new TextEncoder().encode(`value ${seq}`) }],
+    ...extra,
+  };
+}
+
+export function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+export function describeAdapterContract(name: string, create: () => Promise<AdapterHarness>): void {
+  describe(`${name}: PersistenceAdapter contract`, () => {
+    it("load: an empty store has no snapshots, records or meta", async () => {
+      const { adapter } = await create();
+      expect(await adapter.load()).toEqual({ snapshots: [], records: [], truncatedBytes: 0, lastSeq: 0 });
+      expect(await adapter.readMeta()).toBeNull();
+    });
+
+    it("append: rejects before load()", async () => {
+      const { adapter } = await create();
+      await expect(adapter.append([kvRecord(1)])).rejects.toMatchObject({ code: "ERR_CLOSED" });
+    });
+
+    it("append: records survive a reopen, in order", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.append([kvRecord(1)]);
+      await h.adapter.append([kvRecord(2), kvRecord(3)]);
+      const again = await h.reopen();
+      const loaded = await again.load();
+      expect(loaded.records).toEqual([kvRecord(1), kvRecord(2), kvRecord(3)]);
+      expect(loaded.lastSeq).toBe(3);
+      await again.append([kvRecord(4)]);
+      expect((await again.readRecords(0, 4)).map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    });
+
+    it("append: concurrent calls keep call order", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await Promise.all(range(1, 50).map((seq) => h.adapter.append([kvRecord(seq)])));
+      const loaded = await (await h.reopen()).load();
+      expect(loaded.records.map((r) => r.seq)).toEqual(range(1, 50));
+    });
+
+    it("append: a gap or a repeat is rejected without breaking later appends", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.append([kvRecord(1)]);
+      await expect(h.adapter.append([kvRecord(3)])).rejects.toThrow(/expected the record with seq 2/);
+      await expect(h.adapter.append([kvRecord(1)])).rejects.toThrow(RangeError);
+      await h.adapter.append([kvRecord(2)]);
+      expect((await (await h.reopen()).load()).lastSeq).toBe(2);
+    });
+
+    it("append: an empty batch resolves and stores nothing", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.append([]);
+      expect((await h.adapter.load()).lastSeq).toBe(0);
+    });
+
+    it("writeSnapshot: images round-trip and load lists them oldest first", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.append(range(1, 5).map((s) => kvRecord(s)));
+      await h.adapter.writeSnapshot({ seq: 4, timeMs: T0 + 4000 }, new Uint8Array([4, 4, 4]));
+      await h.adapter.writeSnapshot({ seq: 2, timeMs: T0 + 2000 }, new Uint8Array([2, 2]));
+      const again = await h.reopen();
+      const loaded = await again.load();
+      expect(loaded.snapshots).toEqual([
+        { seq: 2, timeMs: T0 + 2000, bytes: 2 },
+        { seq: 4, timeMs: T0 + 4000, bytes: 3 },
+      ]);
+      // Records after the oldest snapshot only.
+      expect(loaded.records.map((r) => r.seq)).toEqual([3, 4, 5]);
+      expect(await again.readSnapshot(4)).toEqual(new Uint8Array([4, 4, 4]));
+      expect(await again.readSnapshot(2)).toEqual(new Uint8Array([2, 2]));
+    });
+
+    it("writeSnapshot: a second image of the same seq replaces the first", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.append([kvRecord(1)]);
+      await h.adapter.writeSnapshot({ seq: 1, timeMs: T0 }, new Uint8Array([1]));
+      await h.adapter.writeSnapshot({ seq: 1, timeMs: T0 }, new Uint8Array([9, 9]));
+      const again = await h.reopen();
+      expect((await again.load()).snapshots).toEqual([{ seq: 1, timeMs: T0, bytes: 2 }]);
+      expect(await again.readSnapshot(1)).toEqual(new Uint8Array([9, 9]));
+    });
+
+    it("writeSnapshot: the caller may reuse its buffer afterwards", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.append([kvRecord(1)]);
+      const image = new Uint8Array([1, 2, 3]);
+      await h.adapter.writeSnapshot({ seq: 1, timeMs: T0 }, image);
+      image.fill(0);
+      expect(await h.adapter.readSnapshot(1)).toEqual(new Uint8Array([1, 2, 3]));
+    });
+
+    it("writeSnapshot: rejects a seq that was never appended", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.append([kvRecord(1)]);
+      await expect(h.adapter.writeSnapshot({ seq: 2, timeMs: T0 }, new Uint8Array(1))).rejects.toThrow(
+        /log ends at seq 1/,
+      );
+    });
+
+    it("writeSnapshot: waits for appends queued before it", async () => {
+      const h = await create();
+      await h.adapter.load();
+      const appended = h.adapter.append([kvRecord(1)]);
+      await h.adapter.writeSnapshot({ seq: 1, timeMs: T0 }, new Uint8Array([1]));
+      await appended;
+    });
+
+    it("readSnapshot: a missing snapshot rejects with ERR_CORRUPT", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await expect(h.adapter.readSnapshot(7)).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+    });
+
+    it("readRecords: returns fromSeq < seq <= toSeq", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.append(range(1, 10).map((s) => kvRecord(s)));
+      expect((await h.adapter.readRecords(3, 7)).map((r) => r.seq)).toEqual([4, 5, 6, 7]);
+      expect(await h.adapter.readRecords(5, 5)).toEqual([]);
+      expect(await h.adapter.readRecords(0, 1)).toEqual([kvRecord(1)]);
+      await expect(h.adapter.readRecords(8, 11)).rejects.toMatchObject({ code: "ERR_BOOKMARK" });
+      await expect(h.adapter.readRecords(5, 3)).rejects.toThrow(RangeError);
+    });
+
+    it("prune: keeps the newest snapshot at or before keepFromSeq, later snapshots and records after it", async () => {
+      const h = await create();
+      await h.adapter.load();
+      for (const seq of range(1, 30)) {
+        await h.adapter.append([kvRecord(seq)]);
+        if (seq % 10 === 0) await h.adapter.writeSnapshot({ seq, timeMs: T0 + seq * 1000 }, new Uint8Array([seq]));
+      }
+      await h.adapter.prune(25);
+      const again = await h.reopen();
+      const loaded = await again.load();
+      expect(loaded.snapshots.map((s) => s.seq)).toEqual([20, 30]);
+      expect(loaded.records.map((r) => r.seq)).toEqual(range(21, 30));
+      expect(loaded.lastSeq).toBe(30);
+      expect((await again.readRecords(20, 30)).map((r) => r.seq)).toEqual(range(21, 30));
+      await expect(again.readSnapshot(10)).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+      await again.append([kvRecord(31)]);
+    });
+
+    it("prune: without a snapshot old enough nothing is deleted", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.append(range(1, 10).map((s) => kvRecord(s)));
+      await h.adapter.writeSnapshot({ seq: 8, timeMs: T0 }, new Uint8Array([8]));
+      await h.adapter.prune(5);
+      expect((await h.adapter.readRecords(0, 10)).length).toBe(10);
+      expect((await h.adapter.load()).snapshots.map((s) => s.seq)).toEqual([8]);
+    });
+
+    it("writeMeta: stores, replaces and deletes the metadata durably", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.writeMeta(new Uint8Array([1, 2, 3]));
+      let again = await h.reopen();
+      await again.load();
+      expect(await again.readMeta()).toEqual(new Uint8Array([1, 2, 3]));
+      await again.writeMeta(new Uint8Array([4]));
+      expect(await again.readMeta()).toEqual(new Uint8Array([4]));
+      await again.writeMeta(null);
+      again = await h.reopen();
+      await again.load();
+      expect(await again.readMeta()).toBeNull();
+    });
+
+    it("load: records of every kind round-trip (SQL, reset, restore, alarm)", async () => {
+      const h = await create();
+      await h.adapter.load();
+      const records: CommitRecord[] = [
+        kvRecord(1, { alarm: T0 + 60_000 }),
+        kvRecord(2, {
+          kv: [{ key: "gone", value: null }],
+          sql: [{ sql: "INSERT INTO t VALUES (?, ?, ?)", bindings: [1, "x", new Uint8Array([0])], nowMs: T0 + 2001 }],
+        }),
+        kvRecord(3, { reset: true, kv: [], alarm: null }),
+        kvRecord(4, { restoreToSeq: 1, kv: [] }),
+      ];
+      await h.adapter.append(records);
+      expect((await (await h.reopen()).load()).records).toEqual(records);
+    });
+  });
+}

@@ -1,0 +1,310 @@
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import type { CommitRecord } from "../../src/durability/commit-record";
+import { type FilePersistence, openFilePersistence } from "../../src/durability/file-persistence";
+import { createMemoryPersistence } from "../../src/durability/memory-persistence";
+import type { PersistenceAdapter } from "../../src/durability/persistence";
+import { encodeRecord } from "../../src/durability/record-codec";
+import { describeAdapterContract, kvRecord, range } from "./adapter-contract";
+import { commitRecord } from "./arbitraries";
+
+const root = await mkdtemp(join(tmpdir(), "actorstore-durability-"));
+let counter = 0;
+const freshDir = (): string => join(root, `object-${++counter}`);
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describeAdapterContract("file", async () => {
+  const dir = freshDir();
+  let adapter: PersistenceAdapter = await openFilePersistence(dir, { segmentBytes: 256 });
+  return {
+    adapter,
+    async reopen() {
+      await adapter.close();
+      adapter = await openFilePersistence(dir, { segmentBytes: 256 });
+      return adapter;
+    },
+  };
+});
+
+async function loaded(dir: string, segmentBytes = 1 << 20): Promise<FilePersistence> {
+  const adapter = await openFilePersistence(dir, { segmentBytes });
+  await adapter.load();
+  return adapter;
+}
+
+const segmentsOf = async (dir: string): Promise<string[]> =>
+  (await readdir(dir)).filter((n) => n.endsWith(".seg")).sort();
+
+describe("FilePersistence: segments", () => {
+  it("append: rolls to a new segment named by its first seq once the size limit is reached", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir, 100);
+    for (const seq of range(1, 20)) await adapter.append([kvRecord(seq)]);
+    const names = await segmentsOf(dir);
+    expect(names.length).toBeGreaterThan(3);
+    expect(names[0]).toBe("log-0000000000000001.seg");
+    expect(adapter.stats()).toMatchObject({ records: 20, segments: names.length });
+    await adapter.close();
+    const again = await loaded(dir, 100);
+    expect((await again.readRecords(0, 20)).map((r) => r.seq)).toEqual(range(1, 20));
+    await again.close();
+  });
+
+  it("append: concurrent appends share flushes (group commit)", async () => {
+    const adapter = await loaded(freshDir());
+    await Promise.all(range(1, 64).map((seq) => adapter.append([kvRecord(seq)])));
+    const { logFlushes, appends } = adapter.stats();
+    expect(appends).toBe(64);
+    expect(logFlushes).toBeLessThan(64);
+    await adapter.close();
+  });
+
+  it("prune: deletes whole old segments and old snapshots, never the newest segment", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir, 100);
+    for (const seq of range(1, 40)) {
+      await adapter.append([kvRecord(seq)]);
+      if (seq % 10 === 0) await adapter.writeSnapshot({ seq, timeMs: seq }, new Uint8Array([seq]));
+    }
+    const before = await segmentsOf(dir);
+    await adapter.prune(40);
+    const after = await segmentsOf(dir);
+    expect(after.length).toBeLessThan(before.length);
+    expect(after).toContain(before[before.length - 1]);
+    expect((await readdir(dir)).filter((n) => n.startsWith("snap-"))).toHaveLength(1);
+    await adapter.close();
+    const again = await loaded(dir, 100);
+    const result = await again.load();
+    expect(result.snapshots.map((s) => s.seq)).toEqual([40]);
+    expect(result.records).toEqual([]);
+    await again.append([kvRecord(41)]);
+    await again.close();
+  });
+});
+
+describe("FilePersistence: torn and corrupt tails", () => {
+  it("load: a log cut inside its last frame loses only that frame, and the cut is made durable", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir);
+    await adapter.append(range(1, 3).map((s) => kvRecord(s)));
+    await adapter.close();
+    const seg = join(dir, "log-0000000000000001.seg");
+    const full = (await stat(seg)).size;
+    const lastFrame = encodeRecord(kvRecord(3)).length;
+    for (const cut of [1, 2, lastFrame - 1]) {
+      const copy = freshDir();
+      await loaded(copy).then((a) => a.close());
+      await writeFile(join(copy, "log-0000000000000001.seg"), (await readFile(seg)).subarray(0, full - cut));
+      const again = await openFilePersistence(copy);
+      const result = await again.load();
+      expect(result.records.map((r) => r.seq)).toEqual([1, 2]);
+      expect(result.truncatedBytes).toBe(lastFrame - cut);
+      expect((await stat(join(copy, "log-0000000000000001.seg"))).size).toBe(full - lastFrame);
+      // The next append continues at seq 3, after the valid data, and survives another reopen.
+      await again.append([kvRecord(3, { kv: [] })]);
+      await again.close();
+      const third = await openFilePersistence(copy);
+      expect((await third.load()).records.map((r) => r.seq)).toEqual([1, 2, 3]);
+      await third.close();
+    }
+  });
+
+  it("load: garbage after the last frame is cut off", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir);
+    await adapter.append([kvRecord(1)]);
+    await adapter.close();
+    await appendFile(join(dir, "log-0000000000000001.seg"), new Uint8Array([7, 1, 2, 3]));
+    const again = await openFilePersistence(dir);
+    const result = await again.load();
+    expect(result).toMatchObject({ truncatedBytes: 4, lastSeq: 1 });
+    await again.close();
+  });
+
+  it("load: random damage to the newest segment never yields a half record", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(commitRecord(1), { minLength: 1, maxLength: 5 }),
+        fc.nat(),
+        fc.nat(7),
+        async (raw, at, bit) => {
+          const records: CommitRecord[] = raw.map((r, i) => ({ ...r, seq: i + 1, restoreToSeq: undefined }));
+          for (const r of records) delete r.restoreToSeq;
+          const dir = freshDir();
+          const adapter = await loaded(dir);
+          await adapter.append(records);
+          await adapter.close();
+          const seg = join(dir, "log-0000000000000001.seg");
+          const bytes = await readFile(seg);
+          const i = at % bytes.length;
+          bytes[i] = (bytes[i] as number) ^ (1 << bit);
+          await writeFile(seg, bytes);
+          const again = await openFilePersistence(dir);
+          const result = await again.load();
+          await again.close();
+          // Exactly the records in frames before the damaged byte.
+          let end = 0;
+          let whole = 0;
+          for (const r of records) {
+            end += encodeRecord(r).length;
+            if (end > i) break;
+            whole++;
+          }
+          expect(result.records).toEqual(records.slice(0, whole));
+          expect(result.truncatedBytes).toBeGreaterThan(0);
+          await rm(dir, { recursive: true, force: true });
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it("load: damage in an older segment followed by newer segments is ERR_CORRUPT, not silent loss", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir, 50);
+    for (const seq of range(1, 10)) await adapter.append([kvRecord(seq)]);
+    await adapter.close();
+    const first = join(dir, (await segmentsOf(dir))[0] as string);
+    const bytes = await readFile(first);
+    bytes[3] = (bytes[3] as number) ^ 0xff;
+    await writeFile(first, bytes);
+    await expect((await openFilePersistence(dir)).load()).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+  });
+
+  it("load: an empty newest segment (crash right after creating it) is removed", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir);
+    await adapter.append([kvRecord(1)]);
+    await adapter.close();
+    await writeFile(join(dir, "log-0000000000000002.seg"), new Uint8Array(0));
+    const again = await openFilePersistence(dir);
+    expect((await again.load()).lastSeq).toBe(1);
+    expect(await segmentsOf(dir)).toEqual(["log-0000000000000001.seg"]);
+    await again.append([kvRecord(2)]);
+    await again.close();
+  });
+});
+
+describe("FilePersistence: snapshots and metadata", () => {
+  it("load: a leftover temp file from an interrupted snapshot is ignored and removed", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir);
+    await adapter.append([kvRecord(1)]);
+    await adapter.writeSnapshot({ seq: 1, timeMs: 5 }, new Uint8Array([1]));
+    await adapter.close();
+    const tmp = "snap-0000000000000001-0000000000000009-00000000.sqlite.tmp";
+    await writeFile(join(dir, tmp), new Uint8Array([9, 9, 9]));
+    await writeFile(join(dir, "meta.tmp"), new Uint8Array([1]));
+    const again = await openFilePersistence(dir);
+    const result = await again.load();
+    expect(result.snapshots).toEqual([{ seq: 1, timeMs: 5, bytes: 1 }]);
+    expect(await again.readMeta()).toBeNull();
+    expect((await readdir(dir)).some((n) => n.endsWith(".tmp"))).toBe(false);
+    await again.close();
+  });
+
+  it("readSnapshot: a damaged image is ERR_CORRUPT", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir);
+    await adapter.append([kvRecord(1)]);
+    await adapter.writeSnapshot({ seq: 1, timeMs: 5 }, new Uint8Array([1, 2, 3, 4]));
+    const name = (await readdir(dir)).find((n) => n.startsWith("snap-")) as string;
+    await truncate(join(dir, name), 2);
+    await expect(adapter.readSnapshot(1)).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+    await adapter.close();
+  });
+
+  it("readMeta: a damaged meta file is ERR_CORRUPT", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir);
+    await adapter.writeMeta(new TextEncoder().encode('{"restoreToSeq":3}'));
+    await appendFile(join(dir, "meta"), "x");
+    await expect(adapter.readMeta()).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+    await adapter.close();
+  });
+});
+
+describe("FilePersistence: ownership", () => {
+  it("load: a second adapter on the same directory fences off the first", async () => {
+    const dir = freshDir();
+    const first = await loaded(dir);
+    await first.append([kvRecord(1)]);
+    const second = await loaded(dir);
+    await expect(first.append([kvRecord(2)])).rejects.toMatchObject({ code: "ERR_CLOSED" });
+    await second.append([kvRecord(2)]);
+    await second.close();
+    await first.close();
+  });
+
+  it("openFilePersistence: rejects a bad segment size", async () => {
+    await expect(openFilePersistence(freshDir(), { segmentBytes: 0 })).rejects.toMatchObject({
+      code: "ERR_INVALID_OPTION",
+    });
+  });
+});
+
+describe("FilePersistence: parity with MemoryPersistence", () => {
+  type Op =
+    | { kind: "append"; count: number }
+    | { kind: "snapshot" }
+    | { kind: "prune"; back: number }
+    | { kind: "reopen" }
+    | { kind: "read"; from: number; to: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    { weight: 5, arbitrary: fc.integer({ min: 1, max: 4 }).map((count) => ({ kind: "append" as const, count })) },
+    { weight: 1, arbitrary: fc.constant({ kind: "snapshot" as const }) },
+    { weight: 1, arbitrary: fc.nat(10).map((back) => ({ kind: "prune" as const, back })) },
+    { weight: 1, arbitrary: fc.constant({ kind: "reopen" as const }) },
+    { weight: 2, arbitrary: fc.tuple(fc.nat(), fc.nat()).map(([from, to]) => ({ kind: "read" as const, from, to })) },
+  );
+
+  it("random histories: load() and readRecords() agree", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
+        const dir = freshDir();
+        const memory = createMemoryPersistence();
+        let file: FilePersistence = await openFilePersistence(dir, { segmentBytes: 120 });
+        let seq = 0;
+        let base = 0;
+        expect(await file.load()).toEqual(await memory.load());
+        for (const o of ops) {
+          if (o.kind === "append") {
+            const batch = range(seq + 1, seq + o.count).map((s) => kvRecord(s));
+            seq += o.count;
+            await Promise.all([memory.append(batch), file.append(batch)]);
+          } else if (o.kind === "snapshot") {
+            const image = new Uint8Array([seq & 0xff, 1]);
+            await Promise.all([
+              memory.writeSnapshot({ seq, timeMs: seq }, image),
+              file.writeSnapshot({ seq, timeMs: seq }, image),
+            ]);
+          } else if (o.kind === "prune") {
+            const keep = Math.max(0, seq - o.back);
+            await Promise.all([memory.prune(keep), file.prune(keep)]);
+            const m = await memory.load();
+            base = Math.max(base, m.snapshots[0]?.seq ?? 0);
+          } else if (o.kind === "reopen") {
+            await file.close();
+            file = await openFilePersistence(dir, { segmentBytes: 120 });
+            expect(await file.load()).toEqual({ ...(await memory.load()), truncatedBytes: 0 });
+          } else if (seq > base) {
+            // Reads inside what both must keep (the file adapter may keep more: whole segments).
+            const from = base + (o.from % (seq - base));
+            const to = from + (o.to % (seq - from + 1));
+            expect(await file.readRecords(from, to)).toEqual(await memory.readRecords(from, to));
+          }
+        }
+        expect(await file.load()).toEqual(await memory.load());
+        await file.close();
+        await rm(dir, { recursive: true, force: true });
+      }),
+      { numRuns: 30 },
+    );
+  });
+});
