@@ -1,0 +1,92 @@
+/**
+ * Opening storages for the key-value tests, and a recording persistence adapter that shows what
+ * reached the commit log (one `append` per committed batch) and can hold appends back on demand.
+ */
+import type { CommitRecord } from "../../../src/durability/commit-record";
+import { createMemoryPersistence, type MemoryPersistence } from "../../../src/durability/memory-persistence";
+import type { LoadResult, PersistenceAdapter } from "../../../src/durability/persistence";
+import { ObjectStorage, type ObjectStorageOptions } from "../../../src/storage/object-storage";
+import { type Trigger, triggerPromise } from "./helpers";
+
+/** A persistence adapter that records every append and can delay them. */
+export class RecordingPersistence implements PersistenceAdapter {
+  readonly inner: MemoryPersistence = createMemoryPersistence();
+  /** The records of each append call, in call order. */
+  readonly appends: CommitRecord[][] = [];
+  /** Appends that have resolved (are durable), in order. */
+  durableAppends = 0;
+  #gate: Trigger | undefined;
+
+  /** Holds every later append until the returned trigger is resolved. */
+  hold(): Trigger {
+    const gate = triggerPromise();
+    this.#gate = gate;
+    return gate;
+  }
+
+  /** Stops holding appends (appends already waiting still wait for their trigger). */
+  release(): void {
+    this.#gate = undefined;
+  }
+
+  /** Every key-value write that reached the log, per append. */
+  get kvWrites(): Array<Array<[string, boolean]>> {
+    return this.appends.map((records) =>
+      records.flatMap((r) => r.kv.map((w): [string, boolean] => [w.key, w.value !== null])),
+    );
+  }
+
+  load(): Promise<LoadResult> {
+    return this.inner.load();
+  }
+  async append(records: readonly CommitRecord[]): Promise<void> {
+    this.appends.push([...records]);
+    const gate = this.#gate;
+    if (gate !== undefined) await gate.promise;
+    await this.inner.append(records);
+    this.durableAppends++;
+  }
+  writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
+    return this.inner.writeSnapshot(info, image);
+  }
+  readSnapshot(seq: number): Promise<Uint8Array> {
+    return this.inner.readSnapshot(seq);
+  }
+  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
+    return this.inner.readRecords(fromSeq, toSeq);
+  }
+  prune(keepFromSeq: number): Promise<void> {
+    return this.inner.prune(keepFromSeq);
+  }
+  readMeta(): Promise<Uint8Array | null> {
+    return this.inner.readMeta();
+  }
+  writeMeta(bytes: Uint8Array | null): Promise<void> {
+    return this.inner.writeMeta(bytes);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/** The backends every behaviour is checked on. */
+export const BACKENDS = ["sqlite", "kv"] as const;
+
+/** Opens an in-memory storage (sqlite backend unless told otherwise). */
+export function openStorage(options: ObjectStorageOptions = {}): Promise<ObjectStorage> {
+  return ObjectStorage.open({ backend: "sqlite", ...options });
+}
+
+/** Opens a storage over a fresh {@link RecordingPersistence}. */
+export async function openRecorded(
+  options: ObjectStorageOptions = {},
+): Promise<{ storage: ObjectStorage; log: RecordingPersistence }> {
+  const log = new RecordingPersistence();
+  const storage = await openStorage({ ...options, persistence: log });
+  return { storage, log };
+}
+
+/** Keys of a Map, in iteration order. */
+export function keysOf(map: Map<string, unknown>): string[] {
+  return [...map.keys()];
+}
