@@ -1,0 +1,369 @@
+/**
+ * The object context: hosts one stateful object. It owns the object's storage (across resets, via
+ * one persistence adapter), delivers events (requests, RPC calls, alarms) through the input gate,
+ * releases results and outgoing messages through the output gate, and resets the object when a
+ * write fails, `abort()` is called, or `blockConcurrencyWhile` fails.
+ *
+ * A *session* is one instance of the object's class over one opened storage. A reset ends the
+ * session; the next event starts a new one over the last confirmed state.
+ */
+import { type AlarmInvocationInfo, AlarmScheduler } from "../alarms/alarm-scheduler";
+import { openFilePersistence } from "../durability/file-persistence";
+import { createMemoryPersistence } from "../durability/memory-persistence";
+import type { PersistenceAdapter } from "../durability/persistence";
+import { ActorStoreError, toError } from "../errors";
+import { ObjectStorage, type ObjectStorageOptions } from "../storage/object-storage";
+import type { StorageHost } from "../storage/storage-host";
+import { type Clock, systemClock } from "../util/clock";
+import { InputGate } from "./input-gate";
+import { ObjectId } from "./object-id";
+import { ObjectState } from "./object-state";
+import { OutputGate } from "./output-gate";
+
+/** An instance of an object class: any methods, optionally `fetch` and `alarm`. */
+export interface ObjectInstance {
+  fetch?(request: Request): Response | Promise<Response>;
+  alarm?(info: AlarmInvocationInfo): unknown;
+}
+
+/** A class written for the platform: `constructor(ctx, env)`. */
+export type ObjectClass<Env = unknown, I extends object = object> = new (ctx: ObjectState, env: Env) => I;
+
+/** Options of {@link ObjectContext.create}. */
+export interface ObjectContextOptions<Env> {
+  /** The `env` passed to the constructor. */
+  env?: Env;
+  /** The object's id (or a name to derive it from). Default: a random id. */
+  id?: ObjectId | string;
+  /** Storage options; `persistence`/`directory` is shared by every session of this object. */
+  storage?: ObjectStorageOptions;
+  /** The clock for alarms, retries and timeouts. Default: the system clock. */
+  clock?: Clock;
+  /** Random source in [0, 1) for alarm retry jitter. Default: Math.random. */
+  random?: () => number;
+  /** How long `blockConcurrencyWhile` may run before the object resets. Default 30,000 ms. */
+  blockConcurrencyTimeoutMs?: number;
+  /** `ctx.props`. */
+  props?: unknown;
+  /** Start the alarm scheduler (default true). */
+  alarms?: boolean;
+}
+
+interface Session<I extends object> {
+  storage: ObjectStorage;
+  state: ObjectState;
+  instance: I | undefined;
+  outputGate: OutputGate;
+  broken: Error | null;
+  constructing: boolean;
+  /** blockConcurrencyWhile calls made by the constructor: the first event waits for them. */
+  init: Array<Promise<unknown>>;
+}
+
+/** The default reason of `abort()`. */
+export const ABORT_MESSAGE = "Application called abort() to reset Durable Object.";
+/** The message when blockConcurrencyWhile exceeds its timeout. */
+export const BLOCK_CONCURRENCY_TIMEOUT_MESSAGE =
+  "A call to blockConcurrencyWhile() in a Durable Object waited for too long. The call was canceled and the Durable Object was reset.";
+
+/**
+ * Hosts one object: create it, send it events, and it behaves like the platform's Durable Object.
+ *
+ * @example
+ * ```ts
+ * class Counter {
+ *   constructor(private ctx: ObjectState) {}
+ *   async fetch() {
+ *     const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + 1;
+ *     await this.ctx.storage.put("n", n);
+ *     return new Response(String(n));
+ *   }
+ * }
+ * const counter = await ObjectContext.create(Counter, { id: "counter-1" });
+ * const res = await counter.fetch(new Request("http://do/"));
+ * ```
+ */
+export class ObjectContext<Env = unknown, I extends object = object> {
+  readonly id: ObjectId;
+  readonly clock: Clock;
+  readonly alarms: AlarmScheduler;
+  readonly #class: ObjectClass<Env, I>;
+  readonly #env: Env;
+  readonly #props: unknown;
+  readonly #storageOptions: ObjectStorageOptions;
+  readonly #persistence: PersistenceAdapter;
+  readonly #inputGate = new InputGate();
+  readonly #bcwTimeoutMs: number;
+  readonly #waitUntil = new Set<Promise<unknown>>();
+  #session: Session<I> | null = null;
+  #opening: Promise<Session<I>> | null = null;
+  #closed = false;
+  #resets = 0;
+  #previousStorage: ObjectStorage | undefined;
+
+  private constructor(
+    objectClass: ObjectClass<Env, I>,
+    options: ObjectContextOptions<Env>,
+    persistence: PersistenceAdapter,
+  ) {
+    this.#class = objectClass;
+    this.#env = options.env as Env;
+    this.#props = options.props;
+    this.id =
+      options.id instanceof ObjectId
+        ? options.id
+        : options.id !== undefined
+          ? ObjectId.fromName(options.id)
+          : ObjectId.unique();
+    this.clock = options.clock ?? options.storage?.clock ?? systemClock;
+    this.#storageOptions = { ...options.storage, clock: this.clock, persistence };
+    this.#persistence = persistence;
+    this.#bcwTimeoutMs = options.blockConcurrencyTimeoutMs ?? 30_000;
+    this.alarms = new AlarmScheduler({
+      clock: this.clock,
+      random: options.random ?? Math.random,
+      deliver: (info) => this.#deliverAlarm(info),
+      enabled: options.alarms ?? true,
+    });
+    this.alarms.connect(async () => {
+      const core = (await this.storage()).core;
+      return {
+        currentAlarm: () => core.currentAlarm(),
+        committedAlarm: () => core.committedAlarm,
+        clearAlarm: async () => {
+          core.writeAlarm(null, false);
+          await core.sync();
+        },
+      };
+    });
+  }
+
+  /** Creates the context and opens the object's storage (the instance is built on the first event). */
+  static async create<Env = unknown, I extends object = object>(
+    objectClass: ObjectClass<Env, I>,
+    options: ObjectContextOptions<Env> = {},
+  ): Promise<ObjectContext<Env, I>> {
+    const s = options.storage ?? {};
+    const persistence =
+      s.persistence ?? (s.directory !== undefined ? await openFilePersistence(s.directory) : createMemoryPersistence());
+    const context = new ObjectContext(objectClass, options, persistence);
+    const session = await context.#ensureSession();
+    // A pending alarm (also one whose time passed while the object was down) is armed at start-up.
+    context.alarms.onAlarmCommitted(session.storage.core.committedAlarm);
+    return context;
+  }
+
+  // ------------------------------------------------------------------ host-facing API
+
+  /** Delivers an HTTP request to the object's `fetch()`. */
+  fetch(request: Request): Promise<Response> {
+    return this.deliver((instance) => {
+      const handler = (instance as ObjectInstance).fetch;
+      if (typeof handler !== "function") throw new TypeError("Handler does not export a fetch() function.");
+      return handler.call(instance, request);
+    });
+  }
+
+  /** Calls a method of the object (an RPC call), through the gates. */
+  call<R = unknown>(method: string, ...args: unknown[]): Promise<R> {
+    return this.deliver((instance) => {
+      const fn = (instance as Record<string, unknown>)[method];
+      if (typeof fn !== "function") throw new TypeError(`The object has no method named "${method}".`);
+      return (fn as (...a: unknown[]) => unknown).apply(instance, args) as R;
+    });
+  }
+
+  /**
+   * Delivers one event: waits for the input gate, runs `handler` on the instance, and releases its
+   * result only after every write issued before the result is confirmed. If the object resets
+   * meanwhile, the result is discarded and the promise rejects with the reset's error.
+   */
+  async deliver<R>(handler: (instance: I, state: ObjectState) => R | Promise<R>): Promise<Awaited<R>> {
+    if (this.#closed) throw new ActorStoreError("ERR_CLOSED", "This object context was closed; create a new one.");
+    await this.#inputGate.enter();
+    const session = await this.#ensureSession();
+    await Promise.all(session.init);
+    let result: Awaited<R>;
+    try {
+      if (session.broken) throw session.broken;
+      result = await handler(session.instance as I, session.state);
+    } catch (e) {
+      // An uncaught exception does not reset the object, but it is an outgoing message too.
+      if (session.broken) throw session.broken;
+      await session.outputGate.wait().catch(() => {});
+      if (session.broken) throw session.broken;
+      throw e;
+    }
+    await session.outputGate.wait();
+    if (session.broken) throw session.broken;
+    return result;
+  }
+
+  /** The current storage (opens a session if none is live). */
+  async storage(): Promise<ObjectStorage> {
+    return (await this.#ensureSession()).storage;
+  }
+
+  /** The current instance (built if needed). */
+  async instance(): Promise<I> {
+    const session = await this.#ensureSession();
+    await Promise.all(session.init);
+    return session.instance as I;
+  }
+
+  /** Resets the object from outside (like the platform when it evicts an object): see `ctx.abort()`. */
+  abort(reason: string = ABORT_MESSAGE): void {
+    if (this.#session) this.#reset(this.#session, new Error(reason));
+  }
+
+  /** How many times the object has been reset. */
+  get resets(): number {
+    return this.#resets;
+  }
+
+  /** Resolves when every promise passed to `waitUntil` has settled. */
+  async waitUntilSettled(): Promise<void> {
+    while (this.#waitUntil.size > 0) await Promise.allSettled([...this.#waitUntil]);
+  }
+
+  /** Stops alarms, commits pending writes and closes the storage. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.alarms.stop();
+    const session = this.#session;
+    this.#session = null;
+    if (session && !session.broken) await session.storage.close();
+    else await this.#persistence.close();
+  }
+
+  /** The persistence adapter shared by every session. */
+  get persistence(): PersistenceAdapter {
+    return this.#persistence;
+  }
+
+  // ------------------------------------------------------------------ sessions
+
+  #ensureSession(): Promise<Session<I>> {
+    if (this.#session && !this.#session.broken) return Promise.resolve(this.#session);
+    this.#opening ??= this.#openSession().finally(() => {
+      this.#opening = null;
+    });
+    return this.#opening;
+  }
+
+  async #openSession(): Promise<Session<I>> {
+    // Appends of the previous session must settle before the adapter reloads what is durable.
+    await this.#previousStorage?.core.settled();
+    const storage = await ObjectStorage.open(this.#storageOptions);
+    this.#previousStorage = storage;
+    const session: Session<I> = {
+      storage,
+      state: undefined as unknown as ObjectState,
+      instance: undefined,
+      outputGate: new OutputGate(),
+      broken: null,
+      constructing: true,
+      init: [],
+    };
+    const host: StorageHost = {
+      holdOutput: (confirmation) => session.outputGate.hold(confirmation),
+      criticalSection: (fn) => this.#inputGate.runCritical(fn),
+      onBroken: (error) => this.#reset(session, error),
+      hasAlarmHandler: () =>
+        session.constructing || typeof (session.instance as ObjectInstance | undefined)?.alarm === "function",
+      onAlarmCommitted: (timeMs) => {
+        if (this.#session === session) this.alarms.onAlarmCommitted(timeMs);
+      },
+    };
+    storage.attach(host);
+    session.state = new ObjectState(
+      this.id,
+      storage,
+      {
+        blockConcurrencyWhile: (fn) => {
+          const p = this.#blockConcurrencyWhile(session, fn);
+          if (session.constructing) session.init.push(p.catch(() => {}));
+          return p;
+        },
+        waitUntil: (promise) => {
+          const tracked = Promise.resolve(promise).finally(() => this.#waitUntil.delete(tracked));
+          tracked.catch(() => {});
+          this.#waitUntil.add(tracked);
+        },
+        abort: (reason) => this.#reset(session, new Error(reason ?? ABORT_MESSAGE)),
+        sendOutgoing: async (message) => {
+          await session.outputGate.wait();
+          if (session.broken) throw session.broken;
+          return message();
+        },
+      },
+      this.#props,
+    );
+    this.#session = session;
+    try {
+      session.instance = new this.#class(session.state, this.#env);
+    } finally {
+      session.constructing = false;
+    }
+    return session;
+  }
+
+  #blockConcurrencyWhile<T>(session: Session<I>, fn: () => Promise<T>): Promise<T> {
+    return this.#inputGate.runCritical(async () => {
+      let timer: ReturnType<Clock["setTimer"]> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = this.clock.setTimer(() => {
+          const error = new Error(BLOCK_CONCURRENCY_TIMEOUT_MESSAGE);
+          this.#reset(session, error);
+          reject(error);
+        }, this.#bcwTimeoutMs);
+      });
+      try {
+        return await Promise.race([Promise.resolve().then(fn), timeout]);
+      } catch (e) {
+        this.#reset(session, toError(e));
+        throw e;
+      } finally {
+        if (timer !== undefined) this.clock.clearTimer(timer);
+      }
+    });
+  }
+
+  /**
+   * Ends a session: held outgoing messages are discarded (their senders get `error`), uncommitted
+   * writes are dropped, and the storage closes. The next event opens a fresh session over the
+   * confirmed state (and applies a pending point-in-time restore).
+   */
+  #reset(session: Session<I>, error: Error): void {
+    if (session.broken) return;
+    session.broken = error;
+    session.outputGate.break(error);
+    session.storage.abort(error);
+    if (this.#session === session) {
+      this.#session = null;
+      this.#resets++;
+    }
+  }
+
+  async #deliverAlarm(info: AlarmInvocationInfo): Promise<void> {
+    await this.deliver(async (instance, state) => {
+      const handler = (instance as ObjectInstance).alarm;
+      if (typeof handler !== "function") return;
+      const core = state.storage.core;
+      const scheduled = info.scheduledTime;
+      // While the handler runs the alarm looks deleted, unless the handler sets a new one.
+      core.alarmViewOverride = (current) => (current === scheduled ? null : current);
+      try {
+        await handler.call(instance, info);
+      } finally {
+        core.alarmViewOverride = undefined;
+      }
+    });
+  }
+
+  /** @internal The storage core of the live session, if any (for the alarm scheduler). */
+  get liveStorage(): ObjectStorage | undefined {
+    return this.#session?.broken ? undefined : this.#session?.storage;
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * `ctx`: what the object's own code sees, shaped like the platform's `DurableObjectState`
+ * (`id`, `storage`, `blockConcurrencyWhile`, `waitUntil`, `abort`), plus the two ways to send an
+ * outgoing message through the output gate (`sendOutgoing`, `fetch`).
+ */
+import type { ObjectStorage } from "../storage/object-storage";
+import type { ObjectId } from "./object-id";
+
+/** The parts of a session the state needs; implemented by the object context. */
+export interface StateHost {
+  blockConcurrencyWhile<T>(fn: () => Promise<T>): Promise<T>;
+  waitUntil(promise: Promise<unknown>): void;
+  abort(reason?: string): void;
+  sendOutgoing<T>(message: () => T | Promise<T>): Promise<T>;
+}
+
+/**
+ * The state object passed to an object's constructor as `ctx` (`state` in older code).
+ *
+ * @example
+ * ```ts
+ * class Counter {
+ *   constructor(private ctx: ObjectState) {}
+ *   async fetch() {
+ *     const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + 1;
+ *     await this.ctx.storage.put("n", n);
+ *     return new Response(String(n));
+ *   }
+ * }
+ * ```
+ */
+export class ObjectState {
+  /** The object's id. */
+  readonly id: ObjectId;
+  /** The object's private storage. */
+  readonly storage: ObjectStorage;
+  /** Properties passed by the host (the platform's `ctx.props`). */
+  readonly props: unknown;
+  readonly #host: StateHost;
+
+  /** @internal */
+  constructor(id: ObjectId, storage: ObjectStorage, host: StateHost, props: unknown) {
+    this.id = id;
+    this.storage = storage;
+    this.#host = host;
+    this.props = props;
+  }
+
+  /**
+   * Runs `callback` while no other event is delivered; returns its value. If it throws, or runs
+   * longer than the timeout (30 s by default, on the injected clock), the object is reset.
+   */
+  blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T> {
+    return this.#host.blockConcurrencyWhile(callback);
+  }
+
+  /** Keeps the object alive until `promise` settles (tracked; the test kit can await it). */
+  waitUntil(promise: Promise<unknown>): void {
+    this.#host.waitUntil(promise);
+  }
+
+  /**
+   * Resets the object: uncommitted writes are discarded, held outgoing messages dropped, and the
+   * next event starts a fresh instance over the committed state.
+   */
+  abort(reason?: string): void {
+    this.#host.abort(reason);
+  }
+
+  /**
+   * Sends an outgoing message through the output gate: `message` runs only once every write issued
+   * before this call is confirmed; if one fails, it never runs and the promise rejects.
+   *
+   * @example
+   * ```ts
+   * await this.ctx.storage.put("order", order);
+   * await this.ctx.sendOutgoing(() => webhook.notify(order)); // never announces a lost write
+   * ```
+   */
+  sendOutgoing<T>(message: () => T | Promise<T>): Promise<T> {
+    return this.#host.sendOutgoing(message);
+  }
+
+  /** `fetch()` through the output gate (a subrequest waits for earlier writes, as on the platform). */
+  fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+    return this.#host.sendOutgoing(() => globalThis.fetch(input, init));
+  }
+}

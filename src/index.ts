@@ -1,0 +1,35 @@
+/**
+ * actorstore: private, transactional, strongly consistent storage for a stateful object
+ * (Durable Object style), on WASM SQLite (sql.js), running anywhere JavaScript runs.
+ *
+ * @packageDocumentation
+ */
+
+export type { CommitRecord, KvWrite, SqlWrite } from "./durability/commit-record";
+export { openFilePersistence } from "./durability/file-persistence";
+export { createMemoryPersistence, MemoryPersistence } from "./durability/memory-persistence";
+export type { LoadResult, PersistenceAdapter, SnapshotInfo } from "./durability/persistence";
+export type { EngineStatement, EngineValue, SqlEngine, SqlEngineFactory } from "./engine/engine";
+export type { SqlJsLoadOptions } from "./engine/sqljs";
+export { loadSqlJsEngine } from "./engine/sqljs";
+export type { ActorStoreErrorCode } from "./errors";
+export { ACTOR_STORE_ERROR_CODES, ActorStoreError } from "./errors";
+export type { StorageLimits } from "./limits";
+export { DEFAULT_LIMITS } from "./limits";
+export type { ObjectStorageOptions } from "./storage/object-storage";
+export { DEFAULT_RETENTION_MS, ObjectStorage } from "./storage/object-storage";
+export type {
+  Backend,
+  GetAlarmOptions,
+  GetOptions,
+  ListOptions,
+  PutOptions,
+  SetAlarmOptions,
+  SyncKvListOptions,
+} from "./storage/options";
+export { SqlStorage } from "./storage/sql/sql-storage";
+export type { StorageHost } from "./storage/storage-host";
+export { SyncKvStorage } from "./storage/sync-kv";
+export { ObjectTransaction } from "./storage/transaction";
+export type { Clock, TimerHandle } from "./util/clock";
+export { FakeClock, systemClock } from "./util/clock";

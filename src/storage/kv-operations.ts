@@ -1,0 +1,133 @@
+/**
+ * The key-value operations shared by `ObjectStorage`, its transactions and the synchronous `kv`
+ * API: argument conversion and validation in the platform's order, then the core.
+ * Everything here is synchronous; the async API wraps it so that errors become rejections.
+ */
+import type { StorageLimits } from "../limits";
+import { checkKeyCount, checkKeySize, compareKeys, compileListOptions, toKey } from "./keys";
+import type { ListOptions } from "./options";
+import type { StorageCore } from "./storage-core";
+import { type Codecs, decodeValue, encodeValue, isPrimitive } from "./value-io";
+
+/** Key-value operations over one core. */
+export class KvOperations {
+  readonly #core: StorageCore;
+  readonly #codecs: Codecs;
+  readonly #limits: StorageLimits;
+
+  constructor(core: StorageCore, codecs: Codecs, limits: StorageLimits) {
+    this.#core = core;
+    this.#codecs = codecs;
+    this.#limits = limits;
+  }
+
+  /** get(key) */
+  getOne(rawKey: unknown, noCache: boolean): unknown {
+    const key = toKey(rawKey);
+    checkKeySize(key, this.#limits);
+    this.#core.assertUsable();
+    return this.#value(key, noCache);
+  }
+
+  /** get(keys[]): a Map in UTF-8 key order, missing keys omitted, duplicates collapsed. */
+  getMany(rawKeys: readonly unknown[], noCache: boolean): Map<string, unknown> {
+    checkKeyCount(rawKeys.length, this.#limits);
+    const keys = rawKeys.map(toKey);
+    for (const k of keys) checkKeySize(k, this.#limits);
+    this.#core.assertUsable();
+    const unique = [...new Set(keys)].sort(compareKeys);
+    const out = new Map<string, unknown>();
+    for (const k of unique) {
+      const v = this.#value(k, noCache);
+      if (v !== undefined) out.set(k, v);
+    }
+    return out;
+  }
+
+  #value(key: string, noCache: boolean): unknown {
+    const primitive = this.#core.cachedPrimitive(key);
+    if (primitive !== undefined) return primitive.value;
+    const bytes = this.#core.read(key, noCache);
+    if (bytes === null) return undefined;
+    const value = decodeValue(bytes, this.#codecs);
+    if (!noCache && isPrimitive(value)) this.#core.rememberPrimitive(key, bytes, value);
+    return value;
+  }
+
+  /** put(key, value) */
+  putOne(rawKey: unknown, value: unknown, allowUnconfirmed: boolean, method = "put()"): void {
+    if (value === undefined) throw new TypeError(`${method} called with undefined value.`);
+    const bytes = encodeValue(value, this.#codecs, this.#limits);
+    const key = toKey(rawKey);
+    checkKeySize(key, this.#limits);
+    this.#core.write(key, bytes, allowUnconfirmed);
+  }
+
+  /** Stores `undefined` as a value (the synchronous kv API accepts it). */
+  putAnything(rawKey: unknown, value: unknown): void {
+    const bytes = encodeValue(value, this.#codecs, this.#limits);
+    const key = toKey(rawKey);
+    checkKeySize(key, this.#limits);
+    this.#core.write(key, bytes, false);
+  }
+
+  /** put(entries): all validated before any is written, so a bad entry writes nothing. */
+  putMany(entries: Record<string, unknown>, allowUnconfirmed: boolean): void {
+    const pairs: Array<[string, Uint8Array]> = [];
+    // The platform silently drops fields whose value is undefined.
+    const keys = Object.keys(entries).filter((k) => entries[k] !== undefined);
+    checkKeyCount(keys.length, this.#limits);
+    for (const k of keys) {
+      const bytes = encodeValue(entries[k], this.#codecs, this.#limits);
+      checkKeySize(k, this.#limits);
+      pairs.push([k, bytes]);
+    }
+    this.#core.assertUsable();
+    for (const [k, bytes] of pairs) this.#core.write(k, bytes, allowUnconfirmed);
+  }
+
+  /** delete(key) → whether it existed. */
+  deleteOne(rawKey: unknown, allowUnconfirmed: boolean): boolean {
+    const key = toKey(rawKey);
+    checkKeySize(key, this.#limits);
+    this.#core.assertUsable();
+    const existed = this.#core.read(key) !== null;
+    if (existed) this.#core.write(key, null, allowUnconfirmed);
+    return existed;
+  }
+
+  /** delete(keys[]) → how many existed (duplicates once). */
+  deleteMany(rawKeys: readonly unknown[], allowUnconfirmed: boolean): number {
+    checkKeyCount(rawKeys.length, this.#limits);
+    const keys = [...new Set(rawKeys.map(toKey))];
+    for (const k of keys) checkKeySize(k, this.#limits);
+    this.#core.assertUsable();
+    let count = 0;
+    for (const k of keys) {
+      if (this.#core.read(k) !== null) {
+        count++;
+        this.#core.write(k, null, allowUnconfirmed);
+      }
+    }
+    return count;
+  }
+
+  /** list(options) as raw entries (values decoded lazily by the caller). */
+  listEntries(options: ListOptions | undefined): Array<[string, Uint8Array]> {
+    const range = compileListOptions(options);
+    this.#core.assertUsable();
+    return this.#core.list(range, Boolean(options?.noCache));
+  }
+
+  /** list(options) → Map in order. */
+  list(options: ListOptions | undefined): Map<string, unknown> {
+    const out = new Map<string, unknown>();
+    for (const [k, bytes] of this.listEntries(options)) out.set(k, decodeValue(bytes, this.#codecs));
+    return out;
+  }
+
+  /** Decodes stored bytes. */
+  decode(bytes: Uint8Array): unknown {
+    return decodeValue(bytes, this.#codecs);
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The hidden tables, as one schema constant plus a table of named prepared statements
+ * (the Miniflare 4 `keyvalue.worker.ts` shape). Key-value data lives in `_cf_KV`, exactly as on the
+ * platform, so SQL's BINARY collation gives the UTF-8 key order; the alarm lives in `_cf_METADATA`.
+ */
+import type { EngineStatement, EngineValue, SqlEngine } from "../engine/engine";
+
+/** The platform's hidden tables. `WITHOUT ROWID` keeps `_cf_KV` a clustered B-tree on the key. */
+export const KV_SCHEMA = `
+CREATE TABLE IF NOT EXISTS _cf_KV (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS _cf_METADATA (key INTEGER PRIMARY KEY, value BLOB);
+`;
+
+/** `_cf_METADATA` key of the alarm time, stored in nanoseconds like the platform (NULL = none). */
+export const METADATA_ALARM = 1;
+
+const NS_PER_MS = 1_000_000;
+
+/** Named statements over the hidden tables of one engine. */
+export class KvTable {
+  readonly #engine: SqlEngine;
+  #ready = false;
+  readonly #statements = new Map<string, EngineStatement>();
+
+  constructor(engine: SqlEngine) {
+    this.#engine = engine;
+  }
+
+  /** Whether the hidden tables exist yet (the platform creates them lazily, on the first write). */
+  exists(): boolean {
+    if (this.#ready) return true;
+    const rows = this.#engine.query("SELECT 1 FROM sqlite_schema WHERE name = '_cf_KV'");
+    this.#ready = rows.length > 0;
+    return this.#ready;
+  }
+
+  /** Creates the hidden tables if needed; call inside the batch's transaction. */
+  ensure(): void {
+    if (this.#ready) return;
+    this.#engine.exec(KV_SCHEMA);
+    this.#ready = true;
+  }
+
+  /** The stored bytes of `key`, or `undefined`. */
+  get(key: string): Uint8Array | undefined {
+    if (!this.exists()) return undefined;
+    const s = this.#stmt("get", "SELECT value FROM _cf_KV WHERE key = ?");
+    s.bind([key], "integer");
+    try {
+      return s.step() ? toBytes(s.row()[0] ?? null) : undefined;
+    } finally {
+      s.reset();
+    }
+  }
+
+  /** Writes or deletes one key (`null` deletes). */
+  write(key: string, value: Uint8Array | null): void {
+    this.ensure();
+    if (value === null) {
+      const s = this.#stmt("delete", "DELETE FROM _cf_KV WHERE key = ?");
+      s.bind([key], "integer");
+      s.step();
+      s.reset();
+    } else {
+      const s = this.#stmt("put", "INSERT INTO _cf_KV VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value");
+      s.bind([key, value], "integer");
+      s.step();
+      s.reset();
+    }
+  }
+
+  /**
+   * Keys and values in `[start, end)`, ascending or descending, at most `limit` rows.
+   * `visit` returns false to stop early.
+   */
+  scan(
+    start: string,
+    end: string | undefined,
+    reverse: boolean,
+    limit: number | undefined,
+    visit: (key: string, value: Uint8Array) => boolean | undefined,
+  ): void {
+    if (!this.exists()) return;
+    const order = reverse ? "DESC" : "ASC";
+    const name = `scan:${end === undefined ? "open" : "closed"}:${order}`;
+    const sql = `SELECT key, value FROM _cf_KV WHERE key >= ?${end === undefined ? "" : " AND key < ?"} ORDER BY key ${order} LIMIT ?`;
+    const s = this.#stmt(name, sql);
+    const params: EngineValue[] = end === undefined ? [start] : [start, end];
+    params.push(limit ?? -1);
+    s.bind(params, "integer");
+    try {
+      while (s.step()) {
+        const row = s.row();
+        if (visit(row[0] as string, toBytes(row[1] ?? null)) === false) break;
+      }
+    } finally {
+      s.reset();
+    }
+  }
+
+  /** The alarm time in ms, or null. */
+  getAlarm(): number | null {
+    if (!this.exists()) return null;
+    const s = this.#stmt("alarm:get", "SELECT value FROM _cf_METADATA WHERE key = ?");
+    s.bind([METADATA_ALARM], "integer");
+    try {
+      if (!s.step()) return null;
+      const v = s.row()[0];
+      // Stored as nanoseconds; a double holds them to ±128 ns, so round back to whole ms.
+      return typeof v === "number" ? Math.round(v / NS_PER_MS) : null;
+    } finally {
+      s.reset();
+    }
+  }
+
+  /** Stores the alarm time (ms) or clears it. */
+  setAlarm(timeMs: number | null): void {
+    this.ensure();
+    const s = this.#stmt(
+      "alarm:set",
+      "INSERT INTO _cf_METADATA VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value",
+    );
+    s.bind([METADATA_ALARM, timeMs === null ? null : timeMs * NS_PER_MS], "integer");
+    s.step();
+    s.reset();
+  }
+
+  /** Frees the prepared statements (the engine is being replaced or closed). */
+  dispose(): void {
+    for (const s of this.#statements.values()) s.free();
+    this.#statements.clear();
+  }
+
+  #stmt(name: string, sql: string): EngineStatement {
+    let s = this.#statements.get(name);
+    if (s === undefined || s.freed) {
+      s = this.#engine.prepare(sql);
+      this.#statements.set(name, s);
+    }
+    return s;
+  }
+}
+
+function toBytes(v: EngineValue): Uint8Array {
+  if (v instanceof Uint8Array) return v;
+  if (v === null) return new Uint8Array(0);
+  // A value written by other tools as TEXT: hand back its UTF-8 bytes.
+  return new TextEncoder().encode(String(v));
+}

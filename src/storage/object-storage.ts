@@ -1,0 +1,408 @@
+/**
+ * `ObjectStorage`: the private, transactional, strongly consistent storage of one stateful object,
+ * with the platform's `DurableObjectStorage` API.
+ */
+
+import { openFilePersistence } from "../durability/file-persistence";
+import { createMemoryPersistence } from "../durability/memory-persistence";
+import type { PersistenceAdapter } from "../durability/persistence";
+import type { SqlEngineFactory } from "../engine/engine";
+import { loadSqlJsEngine, type SqlJsLoadOptions } from "../engine/sqljs";
+import { ActorStoreError } from "../errors";
+import { resolveLimits, type StorageLimits } from "../limits";
+import { type Clock, systemClock } from "../util/clock";
+import { toAlarmTime } from "./alarm-time";
+import { KvOperations } from "./kv-operations";
+import type { Backend, GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
+import { BACKENDS } from "./options";
+import { PointInTimeRecovery } from "./point-in-time-recovery";
+import { SqlStorage } from "./sql/sql-storage";
+import { StorageCore } from "./storage-core";
+import type { StorageHost } from "./storage-host";
+import { SyncKvStorage } from "./sync-kv";
+import { ObjectTransaction, type TransactionTarget } from "./transaction";
+import type { Codecs } from "./value-io";
+import { loadV8Codec, structuredCodec, type ValueCodec } from "./values/codec";
+
+/** Options of {@link ObjectStorage.open}. */
+export interface ObjectStorageOptions {
+  /** `"sqlite"` (default): key-value, SQL and point-in-time recovery. `"kv"`: key-value only. */
+  backend?: Backend;
+  /**
+   * Where the commit log and snapshots go. Default: in memory (survives `abort()` and resets within
+   * the process, not a process exit). See also {@link ObjectStorageOptions.directory}.
+   */
+  persistence?: PersistenceAdapter;
+  /** Shortcut for file persistence in this directory (Node only): survives crashes. */
+  directory?: string;
+  /** The clock (inject a `FakeClock` in tests). Default: the system clock. */
+  clock?: Clock;
+  /** Limits; default the seed's (2,048-byte keys, 131,072-byte values, 128 keys per call). */
+  limits?: Partial<StorageLimits>;
+  /**
+   * The codec new values are written with: `"v8"` (default under Node: byte-compatible with
+   * workerd, fastest there) or `"structured"` (portable). Values always say which codec wrote them.
+   */
+  codec?: "v8" | "structured";
+  /** Soft limit of the read cache in bytes (clean entries are evicted above it). Default 16 MiB. */
+  cacheSoftLimitBytes?: number;
+  /**
+   * `deleteAll()` also deletes the alarm (the platform's newer behaviour, compat flag
+   * `delete_all_deletes_alarm`). Default `false`: the alarm survives, as the seed says.
+   */
+  deleteAllDeletesAlarm?: boolean;
+  /** Point-in-time recovery window in ms. Default 30 days. */
+  retentionMs?: number;
+  /** Snapshot after this many commits since the last snapshot. Default 1,000. */
+  snapshotEveryRecords?: number;
+  /** How to load sql.js (browsers: `locateFile` for the WASM file). */
+  sqlJs?: SqlJsLoadOptions;
+  /** A ready engine factory (advanced: tests, custom builds). */
+  engineFactory?: SqlEngineFactory;
+}
+
+/** 30 days, the seed's point-in-time recovery window. */
+export const DEFAULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * The storage of one stateful object: key-value API, SQL API (`backend: "sqlite"`), point-in-time
+ * recovery and a single alarm, type-compatible with the platform's `DurableObjectStorage`.
+ *
+ * @example
+ * ```ts
+ * import { ObjectStorage } from "actorstore";
+ * const storage = await ObjectStorage.open();          // in memory, SQLite backend
+ * await storage.put("count", 1);
+ * storage.sql.exec("CREATE TABLE IF NOT EXISTS t(x)");
+ * console.log(await storage.get("count"));           // 1
+ * ```
+ */
+export class ObjectStorage {
+  readonly #core: StorageCore;
+  readonly #ops: KvOperations;
+  readonly #backend: Backend;
+  readonly #codecs: Codecs;
+  readonly #pitr: PointInTimeRecovery;
+  #sql: SqlStorage | undefined;
+  #kv: SyncKvStorage | undefined;
+
+  private constructor(core: StorageCore, backend: Backend, codecs: Codecs, retentionMs: number) {
+    this.#core = core;
+    this.#backend = backend;
+    this.#codecs = codecs;
+    this.#ops = new KvOperations(core, codecs, core.settings.limits);
+    this.#pitr = new PointInTimeRecovery(core, retentionMs);
+  }
+
+  /**
+   * Opens (or recovers) an object's storage.
+   *
+   * @example
+   * ```ts
+   * const storage = await ObjectStorage.open({ backend: "sqlite", directory: "./data/room-1" });
+   * ```
+   */
+  static async open(options: ObjectStorageOptions = {}): Promise<ObjectStorage> {
+    const backend = options.backend ?? "sqlite";
+    if (!BACKENDS.includes(backend)) {
+      throw new ActorStoreError("ERR_INVALID_OPTION", `backend must be "sqlite" or "kv" (got ${String(backend)}).`);
+    }
+    const [engineFactory, v8] = await Promise.all([
+      options.engineFactory ?? loadSqlJsEngine(options.sqlJs),
+      loadV8Codec(),
+    ]);
+    const write: ValueCodec = options.codec === "structured" ? structuredCodec : (v8 ?? structuredCodec);
+    if (options.codec === "v8" && v8 === undefined) {
+      throw new ActorStoreError(
+        "ERR_INVALID_OPTION",
+        'codec "v8" needs node:v8, which this runtime does not have; use codec: "structured".',
+      );
+    }
+    const persistence =
+      options.persistence ??
+      (options.directory !== undefined ? await openFilePersistence(options.directory) : createMemoryPersistence());
+    const core = await StorageCore.open({
+      engineFactory,
+      persistence,
+      clock: options.clock ?? systemClock,
+      limits: resolveLimits(options.limits),
+      cacheSoftLimitBytes: options.cacheSoftLimitBytes ?? 16 * 1024 * 1024,
+      deleteAllDeletesAlarm: options.deleteAllDeletesAlarm ?? false,
+      snapshotEveryRecords: options.snapshotEveryRecords ?? 1000,
+      snapshotEveryBytes: 8 * 1024 * 1024,
+    });
+    const storage = new ObjectStorage(core, backend, { write, v8 }, options.retentionMs ?? DEFAULT_RETENTION_MS);
+    if (backend === "sqlite") await storage.#pitr.applyPendingRestore();
+    return storage;
+  }
+
+  // ------------------------------------------------------------------ key-value
+
+  /** Reads a key (or several keys, as a Map in UTF-8 key order). */
+  get<T = unknown>(key: string, options?: GetOptions): Promise<T | undefined>;
+  get<T = unknown>(keys: string[], options?: GetOptions): Promise<Map<string, T>>;
+  get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
+    return attempt(() => this.#get(keyOrKeys, options));
+  }
+
+  /** Writes a key (or up to 128 entries at once). */
+  put<T>(key: string, value: T, options?: PutOptions): Promise<void>;
+  put<T>(entries: Record<string, T>, options?: PutOptions): Promise<void>;
+  put(keyOrEntries: unknown, valueOrOptions?: unknown, options?: PutOptions): Promise<void> {
+    return attempt(() => this.#put(keyOrEntries, valueOrOptions, options));
+  }
+
+  /** Deletes a key (→ whether it existed) or several (→ how many existed). */
+  delete(key: string, options?: PutOptions): Promise<boolean>;
+  delete(keys: string[], options?: PutOptions): Promise<number>;
+  delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
+    return attempt(() => this.#delete(keyOrKeys, options));
+  }
+
+  /**
+   * Deletes all key-value data; on `"sqlite"` the whole database, SQL tables included. The alarm
+   * survives unless `deleteAllDeletesAlarm` was set.
+   */
+  deleteAll(_options?: PutOptions): Promise<void> {
+    return attempt(() => this.#core.deleteAll());
+  }
+
+  /** Lists entries in UTF-8 key order (see {@link ListOptions}). */
+  list<T = unknown>(options?: ListOptions): Promise<Map<string, T>> {
+    return attempt(() => this.#ops.list(options)) as Promise<Map<string, T>>;
+  }
+
+  /**
+   * Runs `closure` as one serializable transaction: its reads see its writes, a throw or rejection
+   * rolls everything back (key-value, SQL and alarm) and is rethrown.
+   */
+  transaction<T>(closure: (txn: ObjectTransaction) => Promise<T>): Promise<T> {
+    const run = () => this.#transaction(closure);
+    const host = this.#core.host;
+    return host !== undefined ? host.criticalSection(run) : run();
+  }
+
+  /** Resolves when every write issued so far (including `allowUnconfirmed` ones) is durable. */
+  sync(): Promise<void> {
+    return this.#core.sync();
+  }
+
+  // ------------------------------------------------------------------ alarm
+
+  /** The alarm time in ms since the epoch, or `null`. */
+  getAlarm(_options?: GetAlarmOptions): Promise<number | null> {
+    return attempt(() => this.#getAlarm());
+  }
+
+  /** Sets the object's single alarm (ms granularity; a past time means "as soon as possible"). */
+  setAlarm(scheduledTime: number | Date, options?: SetAlarmOptions): Promise<void> {
+    return attempt(() => this.#setAlarm(scheduledTime, options));
+  }
+
+  /** Deletes the alarm, if any. */
+  deleteAlarm(options?: SetAlarmOptions): Promise<void> {
+    return attempt(() => {
+      this.#core.assertUsable();
+      this.#core.writeAlarm(null, Boolean(options?.allowUnconfirmed));
+    });
+  }
+
+  // ------------------------------------------------------------------ SQL
+
+  /** The SQL API (`backend: "sqlite"` only; on `"kv"` its calls throw an error naming the option). */
+  get sql(): SqlStorage {
+    this.#sql ??= new SqlStorage(this.#sqlHost(), { enabled: this.#backend === "sqlite" });
+    return this.#sql;
+  }
+
+  /** The synchronous key-value API (`backend: "sqlite"` only). */
+  get kv(): SyncKvStorage {
+    this.#kv ??= new SyncKvStorage(this.#ops, this.#core, this.#backend === "sqlite");
+    return this.#kv;
+  }
+
+  /** Runs `closure` synchronously in a savepoint: returns its value, or rolls back and rethrows. */
+  transactionSync<T>(closure: () => T): T {
+    this.#requireSqlite("transactionSync()");
+    return this.#core.transactionSync(closure);
+  }
+
+  // ------------------------------------------------------------------ point-in-time recovery
+
+  /** A bookmark naming the current state (after the writes issued before this call commit). */
+  getCurrentBookmark(): Promise<string> {
+    return attempt(() => {
+      this.#requireSqlite("getCurrentBookmark()");
+      return this.#pitr.currentBookmark();
+    });
+  }
+
+  /** The bookmark of the state at (approximately) `timestamp`, within the retention window. */
+  getBookmarkForTime(timestamp: number | Date): Promise<string> {
+    return attempt(() => {
+      this.#requireSqlite("getBookmarkForTime()");
+      return this.#pitr.bookmarkForTime(timestamp);
+    });
+  }
+
+  /**
+   * Asks for the whole database to be restored to `bookmark` when the object next starts
+   * (after `abort()` or a restart). Returns a bookmark that undoes the restore.
+   */
+  onNextSessionRestoreBookmark(bookmark: string): Promise<string> {
+    return attempt(() => {
+      this.#requireSqlite("onNextSessionRestoreBookmark()");
+      return this.#pitr.requestRestore(bookmark);
+    });
+  }
+
+  // ------------------------------------------------------------------ lifecycle (actorstore)
+
+  /** Commits what is pending, waits for it to be durable, and releases the database. */
+  close(): Promise<void> {
+    return this.#core.close();
+  }
+
+  /**
+   * Drops everything not yet committed and stops this storage (what `abort()` and a reset do).
+   * Reopen with the same persistence to continue from the last confirmed state.
+   */
+  abort(reason: Error = new Error("Application called abort() to reset Durable Object.")): void {
+    this.#core.abort(reason);
+  }
+
+  /** @internal The core, for the object context, the alarm scheduler and the test kit. */
+  get core(): StorageCore {
+    return this.#core;
+  }
+
+  /** @internal Attaches the object context. */
+  attach(host: StorageHost | undefined): void {
+    this.#core.attach(host);
+  }
+
+  /** The backend this storage was opened with. */
+  get backend(): Backend {
+    return this.#backend;
+  }
+
+  /** The codec new values are written with. */
+  get codec(): "v8" | "structured" {
+    return this.#codecs.write.name;
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  #get(keyOrKeys: unknown, options: GetOptions | undefined): unknown {
+    const noCache = Boolean(options?.noCache);
+    return Array.isArray(keyOrKeys) ? this.#ops.getMany(keyOrKeys, noCache) : this.#ops.getOne(keyOrKeys, noCache);
+  }
+
+  #put(keyOrEntries: unknown, valueOrOptions: unknown, options: PutOptions | undefined): void {
+    if (typeof keyOrEntries === "object" && keyOrEntries !== null && !Array.isArray(keyOrEntries)) {
+      if (valueOrOptions !== undefined && (typeof valueOrOptions !== "object" || valueOrOptions === null)) {
+        throw new TypeError(
+          "put() may only be called with a single key-value pair and optional options as put(key, value, options) or with multiple key-value pairs and optional options as put(entries, options)",
+        );
+      }
+      const o = valueOrOptions as PutOptions | undefined;
+      this.#ops.putMany(keyOrEntries as Record<string, unknown>, Boolean(o?.allowUnconfirmed));
+      return;
+    }
+    this.#ops.putOne(keyOrEntries, valueOrOptions, Boolean(options?.allowUnconfirmed));
+  }
+
+  #delete(keyOrKeys: unknown, options: PutOptions | undefined): boolean | number {
+    const allowUnconfirmed = Boolean(options?.allowUnconfirmed);
+    return Array.isArray(keyOrKeys)
+      ? this.#ops.deleteMany(keyOrKeys, allowUnconfirmed)
+      : this.#ops.deleteOne(keyOrKeys, allowUnconfirmed);
+  }
+
+  #getAlarm(): number | null {
+    this.#core.assertUsable();
+    return this.#core.alarmView();
+  }
+
+  #setAlarm(scheduledTime: unknown, options: SetAlarmOptions | undefined): void {
+    let ms = toAlarmTime(scheduledTime);
+    const host = this.#core.host;
+    if (host !== undefined && !host.hasAlarmHandler()) {
+      throw new TypeError("Your Durable Object class must have an alarm() handler in order to call setAlarm()");
+    }
+    this.#core.assertUsable();
+    // A time in the past means "as soon as possible": the platform clamps it to now.
+    ms = Math.max(ms, this.#core.now());
+    this.#core.writeAlarm(ms, Boolean(options?.allowUnconfirmed));
+  }
+
+  async #transaction<T>(closure: (txn: ObjectTransaction) => Promise<T>): Promise<T> {
+    this.#core.assertUsable();
+    // An open implicit batch commits first, so the transaction's own commit contains only it.
+    this.#core.commitNow();
+    const layer = this.#core.openSavepoint("_cf_savepoint");
+    let closed = false;
+    const target: TransactionTarget = {
+      get: (k, o) => this.#get(k, o),
+      put: (k, v, o) => this.#put(k, v, o),
+      delete: (k, o) => this.#delete(k, o),
+      list: (o) => this.#ops.list(o),
+      getAlarm: () => this.#getAlarm(),
+      setAlarm: (t, o) => this.#setAlarm(t, o),
+      deleteAlarm: (o) => this.#core.writeAlarm(null, Boolean(o?.allowUnconfirmed)),
+      rollback: () => {
+        this.#core.rollbackSavepoint(layer);
+        closed = true;
+      },
+    };
+    const txn = new ObjectTransaction(target);
+    try {
+      const result = await closure(txn);
+      if (!closed) this.#core.releaseSavepoint(layer);
+      closed = true;
+      return result;
+    } catch (e) {
+      if (!closed) this.#core.rollbackSavepoint(layer);
+      closed = true;
+      throw e;
+    } finally {
+      txn.finish();
+      // The transaction commits on its own, now.
+      if (!this.#core.inTransaction) this.#core.commitNow();
+    }
+  }
+
+  #requireSqlite(what: string): void {
+    if (this.#backend !== "sqlite") {
+      throw new ActorStoreError(
+        "ERR_BACKEND_UNSUPPORTED",
+        `${what} is only available on the SQLite backend. Open the storage with ObjectStorage.open({ backend: "sqlite" }).`,
+      );
+    }
+  }
+
+  #sqlHost() {
+    const core = this.#core;
+    return {
+      get engine() {
+        return core.engine;
+      },
+      get generation() {
+        return core.generation;
+      },
+      beforeWrite: core.beforeWrite.bind(core),
+      now: core.now.bind(core),
+      transactionSync: core.transactionSync.bind(core),
+      assertUsable: core.assertUsable.bind(core),
+    };
+  }
+}
+
+/** Runs `fn` and turns its result or its throw into a promise: validation never throws synchronously. */
+function attempt<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}

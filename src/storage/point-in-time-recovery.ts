@@ -1,0 +1,108 @@
+/**
+ * Point-in-time recovery over the commit log: bookmarks name commits, `getBookmarkForTime` finds
+ * the commit in force at a time, and a restore request is kept durably until the next session
+ * starts, which rebuilds the named state and commits it as a new commit (so it can be undone).
+ */
+import { formatBookmark, parseBookmark } from "../durability/bookmarks";
+import { RetentionPolicy } from "../durability/retention";
+import { ActorStoreError } from "../errors";
+import { buildState, type StorageCore } from "./storage-core";
+
+const META_VERSION = 1;
+
+/** The PITR calls of one storage. */
+export class PointInTimeRecovery {
+  readonly #core: StorageCore;
+  readonly #retention: RetentionPolicy;
+
+  constructor(core: StorageCore, retentionMs: number) {
+    this.#core = core;
+    this.#retention = new RetentionPolicy({ clock: core.settings.clock, windowMs: retentionMs });
+    core.onSnapshot = () => {
+      void this.prune();
+    };
+  }
+
+  /** The retention window in ms. */
+  get retentionMs(): number {
+    return this.#retention.windowMs;
+  }
+
+  /** The bookmark of the state after every write issued so far. Adds no write. */
+  async currentBookmark(): Promise<string> {
+    await this.#core.sync();
+    return this.#bookmarkOf(this.#core.lastSeq);
+  }
+
+  /** The bookmark of the state in force at `timestamp`. */
+  async bookmarkForTime(timestamp: number | Date): Promise<string> {
+    const ms = timestamp instanceof Date ? timestamp.getTime() : Number(timestamp);
+    if ((typeof timestamp !== "number" && !(timestamp instanceof Date)) || !Number.isFinite(ms)) {
+      throw new TypeError("The value cannot be converted because it is not a valid Date.");
+    }
+    await this.#core.sync();
+    const seq = this.#retention.seqForTime(this.#core.timeline, Math.trunc(ms));
+    return this.#bookmarkOf(seq);
+  }
+
+  /**
+   * Records durably that the next session must restore `bookmark`; returns the bookmark of the
+   * current state, which undoes the restore when restored in turn.
+   */
+  async requestRestore(bookmark: string): Promise<string> {
+    if (typeof bookmark !== "string") throw new TypeError("onNextSessionRestoreBookmark() requires a bookmark string.");
+    const { seq } = parseBookmark(bookmark);
+    await this.#core.sync();
+    const timeline = this.#core.timeline;
+    if (seq > this.#core.lastSeq) {
+      throw new ActorStoreError(
+        "ERR_BOOKMARK",
+        `Bookmark ${bookmark} names a state this object has not reached yet (its latest commit is ${this.#core.lastSeq}); use a bookmark returned by this object.`,
+      );
+    }
+    if (seq < timeline.firstSeq) {
+      throw new ActorStoreError(
+        "ERR_BOOKMARK",
+        `Bookmark ${bookmark} is older than the history this object keeps (the retention window is ${Math.round(this.#retention.windowMs / 86_400_000)} days); choose a newer bookmark.`,
+      );
+    }
+    const undo = this.#bookmarkOf(this.#core.lastSeq);
+    const meta = new TextEncoder().encode(JSON.stringify({ v: META_VERSION, restoreToSeq: seq }));
+    await this.#core.settings.persistence.writeMeta(meta);
+    return undo;
+  }
+
+  /** Applies a restore requested by the previous session, if any (called when the storage opens). */
+  async applyPendingRestore(): Promise<void> {
+    const persistence = this.#core.settings.persistence;
+    const meta = await persistence.readMeta();
+    if (meta === null) return;
+    let parsed: { v?: number; restoreToSeq?: unknown };
+    try {
+      parsed = JSON.parse(new TextDecoder().decode(meta)) as typeof parsed;
+    } catch {
+      throw new ActorStoreError(
+        "ERR_CORRUPT",
+        "The pending restore request is unreadable; delete the object's meta file.",
+      );
+    }
+    const seq = parsed.restoreToSeq;
+    if (typeof seq === "number") {
+      const loaded = await persistence.load();
+      const { engine } = await buildState(this.#core.settings, loaded, seq);
+      await this.#core.replaceWith(engine, seq);
+    }
+    await persistence.writeMeta(null);
+  }
+
+  /** Drops history older than the retention window (keeping what any bookmark inside it needs). */
+  async prune(): Promise<void> {
+    const keepFrom = this.#retention.keepFromSeq(this.#core.timeline);
+    await this.#core.settings.persistence.prune(keepFrom);
+  }
+
+  #bookmarkOf(seq: number): string {
+    const timeMs = this.#core.timeline.timeOf(seq) ?? this.#core.lastCommitTimeMs;
+    return formatBookmark({ seq, timeMs: Number.isFinite(timeMs) ? timeMs : 0 });
+  }
+}

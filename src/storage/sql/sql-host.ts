@@ -1,0 +1,45 @@
+/**
+ * What the SQL facade (`storage.sql`) needs from the storage core. The core owns the engine, the
+ * implicit transaction of the current batch, the commit log and savepoints; the facade owns
+ * statement compilation, the restriction checks and cursors.
+ */
+import type { EngineValue, SqlEngine } from "../../engine/engine";
+
+/** Returned by {@link SqlHost.beforeWrite}; lets the facade undo its log entry. */
+export interface WriteTicket {
+  /** The time the statement must see as 'now' (pass it to `engine.withNow`). */
+  readonly nowMs: number;
+  /** Removes the logged statement again (use only after rolling back its effects yourself). */
+  cancel(): void;
+}
+
+/** The storage core, as the SQL facade sees it. */
+export interface SqlHost {
+  /** The engine that holds the data now. `deleteAll()` and resets replace it. */
+  readonly engine: SqlEngine;
+  /** Changes whenever {@link SqlHost.engine} is replaced (cursors of an older generation are canceled). */
+  readonly generation: number;
+  /**
+   * Optional. Changes whenever the core rolls back (savepoint or transaction) or changes the
+   * schema itself. The facade caches restriction verdicts per statement text until the schema
+   * changes; it sees its own DDL, but a rollback can silently restore an older schema (say, a
+   * trigger that was dropped), so a host that rolls back should bump this. Without it the facade
+   * falls back to comparing SQLite's schema cookie on every `exec`.
+   */
+  readonly schemaEpoch?: number;
+  /**
+   * Must be called right before running a statement that may write (anything the restriction
+   * check did not prove read-only). Opens the batch's implicit transaction if needed, logs the
+   * statement for durability, and seeds `random()` so that replay is exact.
+   */
+  beforeWrite(sql: string, bindings: readonly EngineValue[]): WriteTicket;
+  /** The current time for read-only statements (ms since epoch). */
+  now(): number;
+  /**
+   * Runs `fn` inside a savepoint that covers SQL and key-value writes (transactionSync):
+   * released on return, rolled back and rethrown on throw. Nesting works.
+   */
+  transactionSync<T>(fn: () => T): T;
+  /** Throws if the storage was closed or reset (the platform's error for a broken object). */
+  assertUsable(): void;
+}

@@ -1,0 +1,682 @@
+/**
+ * The storage core: one database, one write buffer, one commit stream.
+ *
+ * How a write travels (docs/architecture.md has the diagram):
+ * 1. `put()` encodes the value and sets it in the top layer of the write buffer, synchronously.
+ *    SQL writes run in the engine at once, inside the batch's implicit transaction (BEGIN on the
+ *    first one), and are logged as statements.
+ * 2. A commit is scheduled for a later macrotask, so every write issued in the same turn (even
+ *    across awaits of already-resolved storage promises) lands in one atomic batch, as on the
+ *    platform. While an explicit transaction is open the commit waits for it.
+ * 3. The commit writes the buffered key-value entries and the alarm into the engine, COMMITs, turns
+ *    the batch into one {@link CommitRecord} and appends it to the persistence adapter. The batch's
+ *    confirmation settles when the append is durable; the output gate waits on it.
+ * 4. If the COMMIT or the append fails, the core breaks: nothing more is accepted, and the host
+ *    resets the object, which reopens from what the adapter holds (the last confirmed state).
+ */
+import type { CommitRecord, KvWrite, SqlWrite } from "../durability/commit-record";
+import { CommitTimeline } from "../durability/commit-timeline";
+import type { LoadResult, PersistenceAdapter } from "../durability/persistence";
+import type { EngineValue, SqlEngine, SqlEngineFactory } from "../engine/engine";
+import { ActorStoreError } from "../errors";
+import type { StorageLimits } from "../limits";
+import type { Clock } from "../util/clock";
+import { scheduleMacrotask } from "../util/clock";
+import { type Deferred, deferred } from "../util/deferred";
+import { SplitMix64 } from "../util/prng";
+import { compareKeys, type KeyRange } from "./keys";
+import { KvCache } from "./kv-cache";
+import { KvTable } from "./kv-table";
+import { applyRecord, ReplayStatements } from "./replay";
+import type { WriteTicket } from "./sql/sql-host";
+import type { StorageHost } from "./storage-host";
+
+/** A layer of buffered writes: key → bytes, or `null` for a deletion. */
+interface WriteLayer {
+  kv: Map<string, Uint8Array | null>;
+  /** Pending alarm change in this layer (`undefined` = none). */
+  alarm?: number | null;
+  /** Length of the batch's SQL log when the layer opened (rolled back to on rollback). */
+  sqlMark: number;
+  /** The savepoint that backs this layer in the engine, if any. */
+  savepoint?: string;
+}
+
+/** The batch being built: everything written since the last commit. */
+interface Batch {
+  /** The engine has an open implicit transaction (BEGIN ran). */
+  began: boolean;
+  /** The batch started with deleteAll(): the database was replaced. */
+  reset: boolean;
+  sql: SqlWrite[];
+  done: Deferred<void>;
+}
+
+/** Settings of the core, resolved by `ObjectStorage.open`. */
+export interface CoreSettings {
+  engineFactory: SqlEngineFactory;
+  persistence: PersistenceAdapter;
+  clock: Clock;
+  limits: StorageLimits;
+  cacheSoftLimitBytes: number;
+  deleteAllDeletesAlarm: boolean;
+  /** Take a snapshot after this many records since the last one. */
+  snapshotEveryRecords: number;
+  /** Also after this many logged bytes (approximate: changed data) since the last one. */
+  snapshotEveryBytes: number;
+}
+
+/** The platform's message when a write failure reset the object. */
+export const WRITE_FAILED_MESSAGE = "Internal error in Durable Object storage write caused object to be reset.";
+
+/** The storage core. See the module comment for the write path. */
+export class StorageCore {
+  readonly settings: CoreSettings;
+  #engine: SqlEngine;
+  #generation = 0;
+  #kv: KvTable;
+  readonly #prng = new SplitMix64();
+  readonly cache: KvCache;
+  #layers: WriteLayer[] = [{ kv: new Map(), sqlMark: 0 }];
+  #batch: Batch;
+  #commitScheduled = false;
+  #savepointDepth = 0;
+  #lastSeq: number;
+  #lastCommitTimeMs: number;
+  /** The committed alarm (what the engine holds outside any open batch). */
+  #committedAlarm: number | null;
+  #lastConfirmation: Promise<void> = Promise.resolve();
+  #broken: Error | null = null;
+  #closed = false;
+  #host: StorageHost | undefined;
+  #recordsSinceSnapshot = 0;
+  #bytesSinceSnapshot = 0;
+  #snapshotInFlight: Promise<void> | null = null;
+  /** Commit times by seq, for bookmarks and retention. */
+  readonly timeline: CommitTimeline;
+  /** Called after each snapshot is durable (retention pruning hooks in here). */
+  onSnapshot: ((seq: number) => void) | undefined;
+
+  private constructor(
+    settings: CoreSettings,
+    engine: SqlEngine,
+    lastSeq: number,
+    lastTimeMs: number,
+    timeline: CommitTimeline,
+  ) {
+    this.settings = settings;
+    this.timeline = timeline;
+    this.#engine = engine;
+    this.#prepareEngine(engine);
+    this.#kv = new KvTable(engine);
+    this.cache = new KvCache(settings.cacheSoftLimitBytes);
+    this.#lastSeq = lastSeq;
+    this.#lastCommitTimeMs = lastTimeMs;
+    this.#committedAlarm = this.#kv.getAlarm();
+    this.#batch = this.#newBatch();
+  }
+
+  /**
+   * Opens the core over what the persistence adapter holds: the newest snapshot plus the log after
+   * it. A torn tail was already cut off by the adapter.
+   */
+  static async open(settings: CoreSettings): Promise<StorageCore> {
+    const loaded = await settings.persistence.load();
+    const { engine, lastSeq, lastTimeMs } = await buildState(settings, loaded, undefined);
+    const core = new StorageCore(settings, engine, lastSeq, lastTimeMs, CommitTimeline.fromLoad(loaded));
+    const newest = loaded.snapshots[loaded.snapshots.length - 1];
+    core.#recordsSinceSnapshot = loaded.records.filter((r) => r.seq > (newest?.seq ?? 0)).length;
+    return core;
+  }
+
+  // ---------------------------------------------------------------- state
+
+  /** The engine that holds the data now. */
+  get engine(): SqlEngine {
+    return this.#engine;
+  }
+
+  /** Changes whenever the engine is replaced. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** The sequence number of the last committed batch (0 = nothing yet). */
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  /** When the last batch committed. */
+  get lastCommitTimeMs(): number {
+    return this.#lastCommitTimeMs;
+  }
+
+  /** The error that broke the core, if any. */
+  get broken(): Error | null {
+    return this.#broken;
+  }
+
+  /** Attaches the object context's hooks. */
+  attach(host: StorageHost | undefined): void {
+    this.#host = host;
+  }
+
+  /** The attached host, if any. */
+  get host(): StorageHost | undefined {
+    return this.#host;
+  }
+
+  /** Throws if the core can no longer be used. */
+  assertUsable(): void {
+    if (this.#broken) throw this.#broken;
+    if (this.#closed) throw new ActorStoreError("ERR_CLOSED", "This storage was closed. Open it again to continue.");
+  }
+
+  /** Whether an explicit transaction (or transactionSync) is open. */
+  get inTransaction(): boolean {
+    return this.#savepointDepth > 0;
+  }
+
+  // ---------------------------------------------------------------- key-value reads
+
+  /** The current bytes of `key` (buffered writes first), or `null` when absent. */
+  read(key: string, noCache = false): Uint8Array | null {
+    for (let i = this.#layers.length - 1; i >= 0; i--) {
+      const layer = this.#layers[i] as WriteLayer;
+      const v = layer.kv.get(key);
+      if (v !== undefined) return v;
+    }
+    const cached = this.cache.get(key);
+    if (cached !== undefined) return cached.bytes;
+    const bytes = this.#kv.get(key) ?? null;
+    if (!noCache) this.cache.set(key, bytes);
+    return bytes;
+  }
+
+  /** The cached decoded primitive for `key`, when the cache has one and no write shadows it. */
+  cachedPrimitive(key: string): { value: unknown } | undefined {
+    for (const layer of this.#layers) if (layer.kv.has(key)) return undefined;
+    return this.cache.get(key)?.primitive;
+  }
+
+  /** Remembers the decoded primitive of a clean cached key. */
+  rememberPrimitive(key: string, bytes: Uint8Array, value: unknown): void {
+    const entry = this.cache.get(key);
+    if (entry !== undefined && entry.bytes === bytes) entry.primitive = { value };
+  }
+
+  /** Entries in `range` (buffered writes merged over committed data), in order, limited. */
+  list(range: KeyRange, noCache = false): Array<[string, Uint8Array]> {
+    if (range.empty) return [];
+    const overlay = new Map<string, Uint8Array | null>();
+    for (const layer of this.#layers) {
+      for (const [k, v] of layer.kv) if (inRange(k, range)) overlay.set(k, v);
+    }
+    const out: Array<[string, Uint8Array]> = [];
+    if (overlay.size === 0) {
+      this.#kv.scan(range.start, range.end, range.reverse, range.limit, (k, v) => {
+        out.push([k, v]);
+        if (!noCache) this.cache.set(k, v);
+        return true;
+      });
+      return out;
+    }
+    // Each buffered key can hide at most one stored row, so over-fetch by the overlay size.
+    const fetchLimit = range.limit === undefined ? undefined : range.limit + overlay.size;
+    const merged = new Map<string, Uint8Array>();
+    this.#kv.scan(range.start, range.end, range.reverse, fetchLimit, (k, v) => {
+      if (!overlay.has(k)) merged.set(k, v);
+      return true;
+    });
+    for (const [k, v] of overlay) if (v !== null) merged.set(k, v);
+    const keys = [...merged.keys()].sort(compareKeys);
+    if (range.reverse) keys.reverse();
+    const n = range.limit === undefined ? keys.length : Math.min(range.limit, keys.length);
+    for (let i = 0; i < n; i++) {
+      const k = keys[i] as string;
+      out.push([k, merged.get(k) as Uint8Array]);
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /** Buffers a write (`null` deletes) and returns the confirmation of its batch. */
+  write(key: string, bytes: Uint8Array | null, allowUnconfirmed: boolean): void {
+    this.assertUsable();
+    (this.#layers[this.#layers.length - 1] as WriteLayer).kv.set(key, bytes);
+    this.#afterWrite(allowUnconfirmed);
+  }
+
+  /** The alarm as of now (buffered changes first). */
+  currentAlarm(): number | null {
+    for (let i = this.#layers.length - 1; i >= 0; i--) {
+      const a = (this.#layers[i] as WriteLayer).alarm;
+      if (a !== undefined) return a;
+    }
+    return this.#committedAlarm;
+  }
+
+  /**
+   * What `getAlarm()` answers. The alarm scheduler overrides it while a handler runs (the platform
+   * shows no alarm then, unless the handler set a new one).
+   */
+  alarmView(): number | null {
+    return this.alarmViewOverride ? this.alarmViewOverride(this.currentAlarm()) : this.currentAlarm();
+  }
+
+  /** Set by the alarm scheduler while a handler runs. */
+  alarmViewOverride: ((current: number | null) => number | null) | undefined;
+
+  /** The committed alarm (ignores buffered changes). */
+  get committedAlarm(): number | null {
+    return this.#committedAlarm;
+  }
+
+  /** Buffers an alarm change. */
+  writeAlarm(timeMs: number | null, allowUnconfirmed: boolean): void {
+    this.assertUsable();
+    if (this.currentAlarm() === timeMs) return; // setting the same alarm is a no-op, as on the platform
+    (this.#layers[this.#layers.length - 1] as WriteLayer).alarm = timeMs;
+    this.#afterWrite(allowUnconfirmed);
+  }
+
+  /**
+   * deleteAll(): drops everything pending, replaces the database with an empty one, and keeps the
+   * alarm unless configured otherwise. Takes effect at once; commits with the batch.
+   */
+  deleteAll(): void {
+    this.assertUsable();
+    if (this.#savepointDepth > 0) throw new Error("Cannot call deleteAll() within a transaction");
+    const keepAlarm = this.settings.deleteAllDeletesAlarm ? null : this.currentAlarm();
+    if (this.#batch.began) this.#engine.exec("ROLLBACK");
+    this.#replaceEngine(this.settings.engineFactory.open());
+    this.cache.clear();
+    const base = this.#layers[0] as WriteLayer;
+    base.kv.clear();
+    // The fresh database has no alarm; write the kept one back (or record the deletion).
+    base.alarm = keepAlarm ?? (this.#committedAlarm === null ? undefined : null);
+    this.#batch.began = false;
+    this.#batch.reset = true;
+    this.#batch.sql = [];
+    // The platform disables allowUnconfirmed for deleteAll.
+    this.#afterWrite(false);
+  }
+
+  // ---------------------------------------------------------------- SQL host
+
+  /** Opens the implicit transaction if needed and logs a SQL write (see SqlHost.beforeWrite). */
+  beforeWrite(sql: string, bindings: readonly EngineValue[]): WriteTicket {
+    this.assertUsable();
+    this.#begin();
+    const nowMs = this.settings.clock.now();
+    const entry: SqlWrite = { sql, bindings: [...bindings], nowMs };
+    const index = this.#batch.sql.length;
+    this.#batch.sql.push(entry);
+    this.#prng.reseed(this.#lastSeq + 1, index);
+    this.#afterWrite(false);
+    const batch = this.#batch;
+    return {
+      nowMs,
+      cancel: () => {
+        const i = batch.sql.indexOf(entry);
+        if (i >= 0) batch.sql.splice(i, 1);
+      },
+    };
+  }
+
+  /** The current time. */
+  now(): number {
+    return this.settings.clock.now();
+  }
+
+  /** transactionSync: a savepoint covering SQL, key-value and alarm writes. */
+  transactionSync<T>(fn: () => T): T {
+    this.assertUsable();
+    const layer = this.openSavepoint("_cf_sync_savepoint");
+    let result: T;
+    try {
+      result = fn();
+    } catch (e) {
+      this.rollbackSavepoint(layer);
+      throw e;
+    }
+    this.releaseSavepoint(layer);
+    return result;
+  }
+
+  /** Opens a savepoint and a write layer for it. */
+  openSavepoint(prefix: string): object {
+    this.#begin();
+    const name = `${prefix}_${this.#savepointDepth}`;
+    this.#engine.exec(`SAVEPOINT ${name}`);
+    this.#savepointDepth++;
+    const layer: WriteLayer = { kv: new Map(), sqlMark: this.#batch.sql.length, savepoint: name };
+    this.#layers.push(layer);
+    return layer;
+  }
+
+  /** Releases a savepoint: its writes join the enclosing layer. */
+  releaseSavepoint(handle: object): void {
+    const layer = this.#popLayer(handle);
+    if (this.#broken) return;
+    this.#engine.exec(`RELEASE ${layer.savepoint}`);
+    const parent = this.#layers[this.#layers.length - 1] as WriteLayer;
+    for (const [k, v] of layer.kv) parent.kv.set(k, v);
+    if (layer.alarm !== undefined) parent.alarm = layer.alarm;
+    if (this.#savepointDepth === 0) this.#scheduleCommit();
+  }
+
+  /** Rolls back a savepoint: its SQL, key-value and alarm writes are gone. */
+  rollbackSavepoint(handle: object): void {
+    const layer = this.#popLayer(handle);
+    if (this.#broken) return;
+    this.#engine.exec(`ROLLBACK TO ${layer.savepoint}; RELEASE ${layer.savepoint}`);
+    this.#batch.sql.length = layer.sqlMark;
+    if (this.#savepointDepth === 0) this.#scheduleCommit();
+  }
+
+  #popLayer(handle: object): WriteLayer {
+    const top = this.#layers[this.#layers.length - 1];
+    if (top !== handle)
+      throw new Error("Cannot roll back an outer transaction while a nested transaction is still running.");
+    this.#layers.pop();
+    this.#savepointDepth--;
+    return top as WriteLayer;
+  }
+
+  // ---------------------------------------------------------------- commit
+
+  /** Resolves when every write issued so far is confirmed (durable). */
+  sync(): Promise<void> {
+    if (this.#broken) return Promise.reject(this.#broken);
+    if (this.#hasPending()) return this.#batch.done.promise;
+    return this.#lastConfirmation;
+  }
+
+  /** The confirmation of the current batch (what the output gate waits for). */
+  get pendingConfirmation(): Promise<void> {
+    return this.#hasPending() ? this.#batch.done.promise : this.#lastConfirmation;
+  }
+
+  /** Commits the current batch now, if nothing (an explicit transaction) holds it open. */
+  commitNow(): void {
+    this.#commitScheduled = false;
+    if (this.#savepointDepth > 0 || this.#broken || this.#closed) return;
+    const batch = this.#batch;
+    const base = this.#layers[0] as WriteLayer;
+    if (!this.#hasPending()) {
+      if (batch.began) this.#engine.exec("COMMIT");
+      batch.began = false;
+      return;
+    }
+    const kv: KvWrite[] = [];
+    let changedBytes = 0;
+    try {
+      this.#begin();
+      for (const [key, value] of base.kv) {
+        this.#kv.write(key, value);
+        kv.push({ key, value });
+        changedBytes += key.length + (value?.byteLength ?? 0);
+      }
+      if (base.alarm !== undefined) this.#kv.setAlarm(base.alarm);
+      this.#engine.exec("COMMIT");
+    } catch (e) {
+      this.#failCommit(e);
+      return;
+    }
+    const seq = ++this.#lastSeq;
+    const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
+    this.#lastCommitTimeMs = timeMs;
+    const record: CommitRecord = { seq, timeMs, reset: batch.reset, sql: batch.sql, kv };
+    if (base.alarm !== undefined) record.alarm = base.alarm;
+    for (const op of batch.sql) changedBytes += op.sql.length + 16;
+    this.timeline.append(seq, timeMs);
+    // The batch is now clean: its entries move to the read cache.
+    for (const w of kv) this.cache.set(w.key, w.value);
+    const alarmChanged = base.alarm !== undefined && base.alarm !== this.#committedAlarm;
+    if (base.alarm !== undefined) this.#committedAlarm = base.alarm;
+    this.#layers = [{ kv: new Map(), sqlMark: 0 }];
+    this.#batch = this.#newBatch();
+    this.#recordsSinceSnapshot++;
+    this.#bytesSinceSnapshot += changedBytes;
+    const append = this.settings.persistence.append([record]);
+    this.#lastConfirmation = append;
+    append.then(
+      () => {
+        batch.done.resolve();
+        if (alarmChanged) this.#host?.onAlarmCommitted(this.#committedAlarm);
+      },
+      (e: unknown) => {
+        const error = new Error(WRITE_FAILED_MESSAGE, { cause: e });
+        batch.done.reject(error);
+        this.#break(error);
+      },
+    );
+    this.#maybeSnapshot(seq, timeMs);
+  }
+
+  #hasPending(): boolean {
+    const base = this.#layers[0] as WriteLayer;
+    const b = this.#batch;
+    return b.reset || b.sql.length > 0 || base.kv.size > 0 || base.alarm !== undefined || this.#layers.length > 1;
+  }
+
+  #afterWrite(allowUnconfirmed: boolean): void {
+    if (!allowUnconfirmed) this.#host?.holdOutput(this.#batch.done.promise);
+    this.#scheduleCommit();
+  }
+
+  #scheduleCommit(): void {
+    if (this.#commitScheduled || this.#savepointDepth > 0) return;
+    this.#commitScheduled = true;
+    // A later macrotask: writes issued in this turn, and in microtasks after it, share the batch.
+    scheduleMacrotask(() => this.commitNow());
+  }
+
+  #begin(): void {
+    if (this.#batch.began) return;
+    this.#engine.exec("BEGIN");
+    this.#batch.began = true;
+  }
+
+  #newBatch(): Batch {
+    return { began: false, reset: false, sql: [], done: deferred<void>() };
+  }
+
+  #failCommit(e: unknown): void {
+    try {
+      this.#engine.exec("ROLLBACK");
+    } catch {
+      // already rolled back by SQLite
+    }
+    const detail = e instanceof Error ? e.message : String(e);
+    const error = /constraint/i.test(detail)
+      ? new Error(
+          `Durable Object was reset and rolled back to its last known good state because the application left the database in a state where constraints were violated: ${formatConstraint(e)}`,
+        )
+      : new Error(WRITE_FAILED_MESSAGE, { cause: e });
+    this.#batch.done.reject(error);
+    this.#break(error);
+  }
+
+  #break(error: Error): void {
+    if (this.#broken) return;
+    this.#broken = error;
+    this.#host?.onBroken(error);
+  }
+
+  #maybeSnapshot(seq: number, timeMs: number): void {
+    const s = this.settings;
+    if (this.#snapshotInFlight) return;
+    if (this.#recordsSinceSnapshot < s.snapshotEveryRecords && this.#bytesSinceSnapshot < s.snapshotEveryBytes) return;
+    this.snapshot(seq, timeMs);
+  }
+
+  /** Writes a snapshot of the committed state (right after a commit, before new writes begin). */
+  snapshot(seq = this.#lastSeq, timeMs = this.#lastCommitTimeMs): Promise<void> {
+    const image = this.#engine.exportBytes();
+    this.#recordsSinceSnapshot = 0;
+    this.#bytesSinceSnapshot = 0;
+    const p = this.settings.persistence.writeSnapshot({ seq, timeMs }, image).then(
+      () => {
+        this.#snapshotInFlight = null;
+        this.onSnapshot?.(seq);
+      },
+      () => {
+        // A failed snapshot loses nothing (the log still has every record); try again later.
+        this.#snapshotInFlight = null;
+      },
+    );
+    this.#snapshotInFlight = p;
+    return p;
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /**
+   * Discards everything not yet committed and stops accepting work (abort, reset).
+   * The engine is closed; reopen the storage to continue from the confirmed state.
+   */
+  abort(reason: Error): void {
+    if (!this.#broken) this.#broken = reason;
+    this.#batch.done.reject(reason);
+    this.#shutdown();
+  }
+
+  /** Resolves when no append or snapshot of this core is still in flight (success or not). */
+  async settled(): Promise<void> {
+    await this.#lastConfirmation.catch(() => {});
+    await this.#snapshotInFlight;
+  }
+
+  /** Closes after committing what is pending. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    if (!this.#broken) {
+      this.commitNow();
+      await this.#lastConfirmation.catch(() => {});
+      await this.#snapshotInFlight;
+    }
+    this.#shutdown();
+  }
+
+  #shutdown(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#kv.dispose();
+    this.#engine.close();
+  }
+
+  #prepareEngine(engine: SqlEngine): void {
+    engine.setRandomSource(this.#prng);
+  }
+
+  #replaceEngine(engine: SqlEngine): void {
+    this.#kv.dispose();
+    this.#engine.close();
+    this.#engine = engine;
+    this.#prepareEngine(engine);
+    this.#kv = new KvTable(engine);
+    this.#generation++;
+  }
+
+  /** Replaces the database with `engine` (a restored state), as a new commit. */
+  replaceWith(engine: SqlEngine, restoreToSeq: number): Promise<void> {
+    this.assertUsable();
+    this.commitNow();
+    this.#replaceEngine(engine);
+    this.cache.clear();
+    this.#committedAlarm = this.#kv.getAlarm();
+    const seq = ++this.#lastSeq;
+    const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
+    this.#lastCommitTimeMs = timeMs;
+    this.timeline.append(seq, timeMs);
+    const record: CommitRecord = { seq, timeMs, reset: false, restoreToSeq, sql: [], kv: [] };
+    const append = this.settings.persistence.append([record]);
+    this.#lastConfirmation = append;
+    append.catch((e: unknown) => this.#break(new Error(WRITE_FAILED_MESSAGE, { cause: e })));
+    // Snapshot the restored state so that later opens need not rebuild it from older history.
+    void this.snapshot(seq, timeMs);
+    return append;
+  }
+}
+
+function inRange(key: string, range: KeyRange): boolean {
+  return compareKeys(key, range.start) >= 0 && (range.end === undefined || compareKeys(key, range.end) < 0);
+}
+
+function formatConstraint(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  if (/FOREIGN KEY/i.test(message)) return `${message}: SQLITE_CONSTRAINT (extended: SQLITE_CONSTRAINT_FOREIGNKEY)`;
+  return `${message}: SQLITE_CONSTRAINT`;
+}
+
+type Loaded = Pick<LoadResult, "snapshots" | "records">;
+
+/**
+ * Rebuilds the database as of `targetSeq` (or the newest state): the newest snapshot at or before
+ * it, then the records after that snapshot, in order. A record that is itself a restore is applied
+ * by rebuilding the state it names (recursively) and continuing from there.
+ */
+export async function buildState(
+  settings: CoreSettings,
+  loaded: Loaded,
+  targetSeq: number | undefined,
+): Promise<{ engine: SqlEngine; lastSeq: number; lastTimeMs: number }> {
+  const snapshots = loaded.snapshots.filter((s) => targetSeq === undefined || s.seq <= targetSeq);
+  const base = snapshots[snapshots.length - 1];
+  let engine: SqlEngine;
+  let lastSeq = 0;
+  let lastTimeMs = 0;
+  if (base !== undefined) {
+    engine = settings.engineFactory.open(await settings.persistence.readSnapshot(base.seq));
+    lastSeq = base.seq;
+    lastTimeMs = base.timeMs;
+  } else {
+    engine = settings.engineFactory.open();
+  }
+  let records = loaded.records.filter((r) => r.seq > lastSeq && (targetSeq === undefined || r.seq <= targetSeq));
+  if (records.length > 0 && (records[0] as CommitRecord).seq !== lastSeq + 1) {
+    // The loaded window does not reach back far enough: read the gap from the adapter.
+    const upTo = targetSeq ?? (loaded.records[loaded.records.length - 1] as CommitRecord).seq;
+    records = await settings.persistence.readRecords(lastSeq, upTo);
+  }
+  const prng = new SplitMix64();
+  engine.setRandomSource(prng);
+  let kv = new KvTable(engine);
+  let statements = new ReplayStatements(engine);
+  for (const record of records) {
+    if (record.restoreToSeq !== undefined) {
+      statements.dispose();
+      kv.dispose();
+      engine.close();
+      const all = await settings.persistence.readRecords(0, record.restoreToSeq);
+      const older = await buildState(
+        settings,
+        { ...loaded, records: all.length > 0 ? all : loaded.records },
+        record.restoreToSeq,
+      );
+      engine = older.engine;
+      engine.setRandomSource(prng);
+      kv = new KvTable(engine);
+      statements = new ReplayStatements(engine);
+    } else {
+      if (record.reset) {
+        statements.dispose();
+        kv.dispose();
+        engine.close();
+        engine = settings.engineFactory.open();
+        engine.setRandomSource(prng);
+        kv = new KvTable(engine);
+        statements = new ReplayStatements(engine);
+      }
+      applyRecord(engine, kv, prng, statements, record);
+    }
+    lastSeq = record.seq;
+    lastTimeMs = record.timeMs;
+  }
+  statements.dispose();
+  kv.dispose();
+  return { engine, lastSeq, lastTimeMs };
+}

@@ -1,0 +1,122 @@
+/**
+ * The `txn` object of `storage.transaction(closure)`. Its operations run against the transaction's
+ * savepoint in the core; misuse after rollback or after the closure ends fails with the platform's
+ * messages, which name the fix.
+ */
+import type { GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
+
+/** What a transaction delegates to (implemented by ObjectStorage's internals). */
+export interface TransactionTarget {
+  get(keyOrKeys: unknown, options: GetOptions | undefined): unknown;
+  put(keyOrEntries: unknown, valueOrOptions: unknown, options: PutOptions | undefined): void;
+  delete(keyOrKeys: unknown, options: PutOptions | undefined): boolean | number;
+  list(options: ListOptions | undefined): Map<string, unknown>;
+  getAlarm(): number | null;
+  setAlarm(scheduledTime: unknown, options: SetAlarmOptions | undefined): void;
+  deleteAlarm(options: SetAlarmOptions | undefined): void;
+  /** Rolls the savepoint back now. */
+  rollback(): void;
+}
+
+type State = "active" | "rolledBack" | "committed";
+
+/**
+ * A transaction handle, type-compatible with the platform's `DurableObjectTransaction`.
+ *
+ * @example
+ * ```ts
+ * await storage.transaction(async (txn) => {
+ *   const n = (await txn.get<number>("n")) ?? 0;
+ *   await txn.put("n", n + 1);
+ * });
+ * ```
+ */
+export class ObjectTransaction {
+  readonly #target: TransactionTarget;
+  #state: State = "active";
+
+  /** @internal */
+  constructor(target: TransactionTarget) {
+    this.#target = target;
+  }
+
+  /** @internal Marks the closure as finished. */
+  finish(): void {
+    if (this.#state === "active") this.#state = "committed";
+  }
+
+  /** @internal Whether `rollback()` was called. */
+  get rolledBack(): boolean {
+    return this.#state === "rolledBack";
+  }
+
+  /** Reads one key (or several, as a Map) as the transaction sees it. */
+  get<T = unknown>(key: string, options?: GetOptions): Promise<T | undefined>;
+  get<T = unknown>(keys: string[], options?: GetOptions): Promise<Map<string, T>>;
+  get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
+    return this.#run("get", () => this.#target.get(keyOrKeys, options));
+  }
+
+  /** Lists keys as the transaction sees them. */
+  list<T = unknown>(options?: ListOptions): Promise<Map<string, T>> {
+    return this.#run("list", () => this.#target.list(options)) as Promise<Map<string, T>>;
+  }
+
+  /** Writes one key, or several. */
+  put<T>(key: string, value: T, options?: PutOptions): Promise<void>;
+  put<T>(entries: Record<string, T>, options?: PutOptions): Promise<void>;
+  put(keyOrEntries: unknown, valueOrOptions?: unknown, options?: PutOptions): Promise<void> {
+    return this.#run("put", () => this.#target.put(keyOrEntries, valueOrOptions, options)) as Promise<void>;
+  }
+
+  /** Deletes one key (→ whether it existed) or several (→ how many existed). */
+  delete(key: string, options?: PutOptions): Promise<boolean>;
+  delete(keys: string[], options?: PutOptions): Promise<number>;
+  delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
+    return this.#run("delete", () => this.#target.delete(keyOrKeys, options)) as Promise<boolean | number>;
+  }
+
+  /** Always fails: deleteAll() cannot run inside a transaction. */
+  deleteAll(_options?: PutOptions): Promise<void> {
+    return Promise.reject(new Error("Cannot call deleteAll() within a transaction"));
+  }
+
+  /** The alarm as the transaction sees it. */
+  getAlarm(_options?: GetAlarmOptions): Promise<number | null> {
+    return this.#run("getAlarm", () => this.#target.getAlarm()) as Promise<number | null>;
+  }
+
+  /** Sets the alarm; rolled back with the transaction. */
+  setAlarm(scheduledTime: number | Date, options?: SetAlarmOptions): Promise<void> {
+    return this.#run("setAlarm", () => this.#target.setAlarm(scheduledTime, options)) as Promise<void>;
+  }
+
+  /** Deletes the alarm; rolled back with the transaction. */
+  deleteAlarm(options?: SetAlarmOptions): Promise<void> {
+    return this.#run("deleteAlarm", () => this.#target.deleteAlarm(options)) as Promise<void>;
+  }
+
+  /** Rolls the transaction back. Idempotent; every later call on `txn` fails. */
+  rollback(): void {
+    if (this.#state === "rolledBack") return;
+    if (this.#state === "committed") throw committedError("rollback");
+    this.#target.rollback();
+    this.#state = "rolledBack";
+  }
+
+  #run(name: string, fn: () => unknown): Promise<unknown> {
+    try {
+      if (this.#state === "rolledBack") throw new Error(`Cannot ${name}() on rolled back transaction`);
+      if (this.#state === "committed") throw committedError(name);
+      return Promise.resolve(fn());
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+}
+
+function committedError(name: string): Error {
+  return new Error(
+    `Cannot call ${name}() on transaction that has already committed: did you move \`txn\` outside of the closure?`,
+  );
+}

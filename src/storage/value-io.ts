@@ -1,0 +1,35 @@
+/**
+ * Values on their way in and out: serialize with the chosen codec and check the size limit on put;
+ * read back whichever codec wrote the bytes, as a fresh copy on get.
+ */
+import { type StorageLimits, VALUE_SIZE_SLACK_BYTES } from "../limits";
+import { decodeStoredValue, type ValueCodec } from "./values/codec";
+
+/** The codecs a storage writes and reads with. */
+export interface Codecs {
+  /** The codec new values are written with. */
+  write: ValueCodec;
+  /** The V8 codec when available (to read values written in V8's format). */
+  v8: ValueCodec | undefined;
+}
+
+/** Serializes a value for storage and enforces the value size limit (the platform's RangeError). */
+export function encodeValue(value: unknown, codecs: Codecs, limits: StorageLimits): Uint8Array {
+  const bytes = codecs.write.encode(value);
+  if (bytes.byteLength > limits.maxValueBytes + VALUE_SIZE_SLACK_BYTES) {
+    throw new RangeError(
+      `Values cannot be larger than ${limits.maxValueBytes} bytes. A value of size ${bytes.byteLength} was provided.`,
+    );
+  }
+  return bytes;
+}
+
+/** Reads stored bytes back into a fresh value. */
+export function decodeValue(bytes: Uint8Array, codecs: Codecs): unknown {
+  return decodeStoredValue(bytes, { v8: codecs.v8 });
+}
+
+/** Whether a decoded value is immutable and so may be shared between reads. */
+export function isPrimitive(value: unknown): boolean {
+  return value === null || (typeof value !== "object" && typeof value !== "function");
+}
