@@ -1,0 +1,301 @@
+/**
+ * The cursor `sql.exec()` returns, behaving like the platform's `SqlStorage.Cursor`:
+ *
+ * - The first step runs inside `exec()`, so a write without RETURNING is applied even if the
+ *   cursor is never read. A statement that may write is stepped to the end inside `exec()` and
+ *   its rows (RETURNING) are buffered, so nothing of it is left running when the batch commits.
+ * - Like workerd's `iteratorImpl`, every read steps one row ahead: when the last row is handed
+ *   out the statement is already finished and goes back to the statement cache, even if the
+ *   caller never asks for `{done: true}` (the common `exec(…).one()` / `.next()` case).
+ * - `raw()` and `[Symbol.iterator]()` return new iterators over the same position.
+ * - After `deleteAll()` an unfinished cursor fails with the platform's "canceled" error.
+ */
+import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
+import { QUERY_CANCELED_MESSAGE } from "./sql-errors";
+import type { StatementVerdict } from "./sql-guard";
+import { checkValueSize, type SqlLimits } from "./sql-limits";
+
+/** A value in a result row: INTEGER/REAL → number, TEXT → string, BLOB → ArrayBuffer, NULL → null. */
+export type SqlStorageValue = ArrayBuffer | string | number | null;
+
+/** A result row as an object keyed by column name. */
+export type SqlStorageRow = Record<string, SqlStorageValue>;
+
+/**
+ * What a cursor reads from; built by {@link SqlStorage}. Not part of the public API.
+ * @internal
+ */
+export interface CursorSource {
+  /** The engine the statement belongs to. */
+  readonly engine: SqlEngine;
+  /** The bound statement, not yet stepped. */
+  readonly statement: EngineStatement;
+  /** The statement's restriction verdict (kind, writes, counters). */
+  readonly verdict: StatementVerdict;
+  /** Result column names. */
+  readonly columnNames: string[];
+  /** The 'now' the statement's steps must see, or `undefined` when it reads no time. */
+  readonly nowMs: number | undefined;
+  /** The limits (values in rows are checked against them). */
+  readonly limits: SqlLimits;
+  /** Whether the database the statement belongs to is still the current one. */
+  isCurrent(): boolean;
+  /** Returns the statement (reset) to the cache, or frees a one-off copy. */
+  release(): void;
+  /** Turns an engine error into the platform's error. */
+  translate(error: unknown): unknown;
+  /** Rows in `table` (for `count(*)`, which the platform counts as rows read). */
+  countRows(table: string): number;
+}
+
+/** A raw iterator: rows as arrays, sharing the cursor's position. */
+export interface SqlStorageRawIterator<U extends SqlStorageValue[]> extends IterableIterator<U> {
+  /** The remaining rows. */
+  toArray(): U[];
+  /** The one remaining row; throws when there are none or several. */
+  one(): U;
+}
+
+const DONE = Object.freeze({ done: true }) as IteratorReturnResult<undefined>;
+
+/**
+ * The result of `sql.exec()`: an iterable, an iterator of row objects, and the rows-read and
+ * rows-written counters. Constructed only by `SqlStorage.exec` (`new` throws, as on the platform).
+ *
+ * @example
+ * ```ts
+ * const cursor = storage.sql.exec("SELECT id, name FROM users WHERE id > ?", 10);
+ * for (const row of cursor) console.log(row.id, row.name);
+ * cursor.rowsRead; // grows while iterating
+ * ```
+ */
+export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlStorageRow> {
+  /** The result column names (all of them, duplicates included), also when there are no rows. */
+  readonly columnNames: string[];
+  #source: CursorSource | undefined;
+  /** The statement is unfinished or buffered rows remain: `deleteAll()` cancels it. */
+  #active = true;
+  #pending: SqlStorageValue[] | undefined;
+  #buffer: SqlStorageValue[][] | undefined;
+  #bufferIndex = 0;
+  #returned = 0;
+  #changes = 0;
+  #countedRows = 0;
+  #finalRead = 0;
+  #finalWritten = 0;
+  #statementDone = false;
+
+  /** @internal Use `sql.exec()`. */
+  constructor(source?: CursorSource) {
+    if (source === undefined) throw new TypeError("Illegal constructor");
+    this.#source = source;
+    this.columnNames = source.columnNames;
+    this.#start(source);
+  }
+
+  /** Rows read so far, by the platform's counting rules as far as sql.js shows them (docs/sql.md). */
+  get rowsRead(): number {
+    return this.#counters()[0];
+  }
+
+  /** Rows written so far, table and index entries (docs/sql.md). */
+  get rowsWritten(): number {
+    return this.#counters()[1];
+  }
+
+  /** The next row, or `{done: true}` (repeatably) after the last. */
+  next(): IteratorResult<T, undefined> {
+    const row = this.#nextRaw();
+    return row === undefined ? DONE : { done: false, value: this.#toObject(row) as T };
+  }
+
+  /** The remaining rows. */
+  toArray(): T[] {
+    const rows: T[] = [];
+    for (let row = this.#nextRaw(); row !== undefined; row = this.#nextRaw()) rows.push(this.#toObject(row) as T);
+    return rows;
+  }
+
+  /** The one remaining row. Throws the platform's errors for none and for several (ending the query). */
+  one(): T {
+    return this.#toObject(this.#oneRaw()) as T;
+  }
+
+  /** An iterator of rows as arrays of column values, sharing this cursor's position. */
+  raw<U extends SqlStorageValue[]>(): SqlStorageRawIterator<U> {
+    const iterator: SqlStorageRawIterator<U> = {
+      next: () => {
+        const row = this.#nextRaw();
+        return row === undefined ? DONE : { done: false, value: row as U };
+      },
+      toArray: () => {
+        const rows: U[] = [];
+        for (let row = this.#nextRaw(); row !== undefined; row = this.#nextRaw()) rows.push(row as U);
+        return rows;
+      },
+      one: () => this.#oneRaw() as U,
+      [Symbol.iterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  /** A new iterator of row objects over the same position (not the cursor itself, as on the platform). */
+  [Symbol.iterator](): IterableIterator<T> {
+    const iterator: IterableIterator<T> = {
+      next: () => this.next(),
+      [Symbol.iterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  #start(source: CursorSource): void {
+    const { verdict } = source;
+    if (verdict.mayWrite) {
+      // Run writes to completion now: the batch may commit before the caller reads, and replay
+      // reseeds random() per statement, so no statement may stay half-run.
+      const rows: SqlStorageValue[][] = [];
+      while (this.#step(source)) rows.push(this.#readRow(source));
+      this.#changes = isDml(verdict) ? source.engine.changes() : 0;
+      this.#buffer = rows;
+      this.#finishStatement();
+      this.#advanceBuffer();
+    } else {
+      if (verdict.countTable !== undefined) this.#countedRows = source.countRows(verdict.countTable);
+      this.#advanceStatement(source);
+    }
+  }
+
+  #nextRaw(): SqlStorageValue[] | undefined {
+    this.#assertNotCanceled();
+    const row = this.#pending;
+    if (row === undefined) return undefined;
+    this.#returned++;
+    if (this.#buffer !== undefined) this.#advanceBuffer();
+    else if (this.#source !== undefined) this.#advanceStatement(this.#source);
+    return row;
+  }
+
+  #oneRaw(): SqlStorageValue[] {
+    const row = this.#nextRaw();
+    if (row === undefined) throw new Error("Expected exactly one result from SQL query, but got no results.");
+    if (this.#pending !== undefined) {
+      this.#pending = undefined;
+      this.#buffer = undefined;
+      this.#finishStatement();
+      throw new Error("Expected exactly one result from SQL query, but got multiple results.");
+    }
+    return row;
+  }
+
+  /** Steps one row ahead (see the module comment). */
+  #advanceStatement(source: CursorSource): void {
+    this.#pending = this.#step(source) ? this.#readRow(source) : undefined;
+    if (this.#pending === undefined) this.#finishStatement();
+  }
+
+  #advanceBuffer(): void {
+    const buffer = this.#buffer as SqlStorageValue[][];
+    this.#pending = buffer[this.#bufferIndex++];
+    if (this.#pending === undefined) {
+      this.#buffer = undefined;
+      this.#finish();
+    }
+  }
+
+  #step(source: CursorSource): boolean {
+    try {
+      const { statement, nowMs } = source;
+      return nowMs === undefined ? statement.step() : source.engine.withNow(nowMs, () => statement.step());
+    } catch (e) {
+      this.#pending = undefined;
+      this.#buffer = undefined;
+      this.#finishStatement();
+      throw source.translate(e);
+    }
+  }
+
+  #readRow(source: CursorSource): SqlStorageValue[] {
+    const values = source.statement.row() as (EngineValue | ArrayBuffer)[];
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (typeof v === "string") {
+        if (v.length * 3 > source.limits.maxValueBytes) this.#checkValue(source, v);
+      } else if (v instanceof Uint8Array) {
+        this.#checkValue(source, v);
+        // sql.js hands out a fresh copy of the blob; reuse its buffer when it is exactly the blob.
+        values[i] =
+          v.byteOffset === 0 && v.byteLength === v.buffer.byteLength ? (v.buffer as ArrayBuffer) : v.slice().buffer;
+      }
+    }
+    return values as SqlStorageValue[];
+  }
+
+  #checkValue(source: CursorSource, value: string | Uint8Array): void {
+    try {
+      checkValueSize(value, source.limits);
+    } catch (e) {
+      this.#finishStatement();
+      throw e;
+    }
+  }
+
+  /** The statement has no more rows: hand it back; counters freeze when nothing is pending. */
+  #finishStatement(): void {
+    if (!this.#statementDone) {
+      this.#statementDone = true;
+      const source = this.#source;
+      if (source?.isCurrent()) source.release();
+    }
+    if (this.#pending === undefined && this.#buffer === undefined) this.#finish();
+  }
+
+  #finish(): void {
+    if (!this.#active) return;
+    [this.#finalRead, this.#finalWritten] = this.#liveCounters();
+    this.#active = false;
+    this.#source = undefined;
+  }
+
+  #assertNotCanceled(): void {
+    if (this.#active && this.#source !== undefined && !this.#source.isCurrent()) {
+      throw new Error(QUERY_CANCELED_MESSAGE);
+    }
+  }
+
+  #counters(): [number, number] {
+    if (!this.#active) return [this.#finalRead, this.#finalWritten];
+    this.#assertNotCanceled();
+    return this.#liveCounters();
+  }
+
+  /**
+   * The platform counts B-tree cursor moves (libSQL's counters patch). sql.js has no counters,
+   * so we count what we can see: rows handed out or stepped to (one ahead), rows changed by DML
+   * times the table and index entries each change writes, and `count(*)`'s table size.
+   */
+  #liveCounters(): [number, number] {
+    const source = this.#source;
+    if (source === undefined) return [this.#finalRead, this.#finalWritten];
+    const v = source.verdict;
+    if (v.countTable !== undefined) return [this.#countedRows, 0];
+    if (v.kind === "create" && v.mayWrite) return [1, 2];
+    const visible = this.#returned + (this.#pending === undefined ? 0 : 1);
+    const dml = isDml(v);
+    const base = dml && (v.kind !== "insert" || v.returning) ? this.#changes : 0;
+    const read = base + (v.readsTables || v.returning ? visible : 0);
+    const written = dml ? this.#changes * Math.max(1, v.writesPerRow) : 0;
+    return [read, written];
+  }
+
+  #toObject(row: SqlStorageValue[]): SqlStorageRow {
+    const names = this.columnNames;
+    const object: SqlStorageRow = {};
+    // Plain assignment in column order: with duplicate names the last column wins.
+    for (let i = 0; i < names.length; i++) object[names[i] as string] = row[i] as SqlStorageValue;
+    return object;
+  }
+}
+
+function isDml(verdict: StatementVerdict): boolean {
+  return verdict.kind === "insert" || verdict.kind === "update" || verdict.kind === "delete";
+}

@@ -1,0 +1,585 @@
+/**
+ * The platform's restrictions on user SQL, without an authorizer hook.
+ *
+ * workerd installs an SQLite authorizer that SQLite consults while compiling. sql.js offers none,
+ * so each statement is judged twice over, once per statement text and schema version (the facade
+ * caches the verdict, so repeated SQL costs nothing):
+ *
+ * 1. by its text ({@link tokenize}): the statement kind (transaction statements, ATTACH/DETACH,
+ *    TEMP objects, schemas), the names a CREATE/DROP/ALTER/REINDEX names, pragma names and their
+ *    arguments, and function calls written in definitions (CHECK, DEFAULT, index expressions)
+ *    that only run later;
+ * 2. by its compiled program (`EXPLAIN`): every B-tree the program opens (`OpenRead`/`OpenWrite`
+ *    root pages, named through {@link SqlCatalog}), every function it calls (`Function`,
+ *    `AggStep`… operands), every virtual table it opens (`VOpen`), and whatever writes or changes
+ *    the schema. The program includes what the text hides: views, triggers (their sub-programs),
+ *    CTEs, subqueries and foreign-key actions. This is what makes the `_cf_` protection sound.
+ */
+import type { SqlEngine } from "../../engine/engine";
+import { ALLOWED_SQL_FUNCTIONS, PLATFORM_DENIED_FUNCTIONS, TIME_FUNCTIONS } from "./allowed-functions";
+import { ALLOWED_PRAGMAS, isInt32, isPragmaBoolean, isUint32 } from "./allowed-pragmas";
+import type { SchemaObject, SqlCatalog } from "./sql-catalog";
+import { SQLITE_AUTH, SQLITE_ERROR, sqliteError, TRANSACTION_STATEMENT_MESSAGE } from "./sql-errors";
+import { checkProgramSize, checkStatementText, checkTableColumns, type SqlLimits } from "./sql-limits";
+import { byteOffset, isKeyword, type SqlToken, tokenize } from "./sql-tokenizer";
+
+/** Statement kinds the facade distinguishes. */
+export const STATEMENT_KINDS = [
+  "select",
+  "insert",
+  "update",
+  "delete",
+  "create",
+  "drop",
+  "alter",
+  "pragma",
+  "analyze",
+  "reindex",
+  "vacuum",
+  "explain",
+  "other",
+] as const;
+
+/** One of {@link STATEMENT_KINDS}. */
+export type StatementKind = (typeof STATEMENT_KINDS)[number];
+
+/** What the guard concluded about an allowed statement. */
+export interface StatementVerdict {
+  /** The statement kind. */
+  readonly kind: StatementKind;
+  /** Not proven read-only: the facade calls `host.beforeWrite` and runs it to completion in `exec`. */
+  readonly mayWrite: boolean;
+  /** Changes the schema or compilation-affecting state: cached verdicts must be recomputed. */
+  readonly changesSchema: boolean;
+  /** Calls a date/time function, so its steps must see the host's 'now'. */
+  readonly usesTime: boolean;
+  /** An INSERT/UPDATE/DELETE with RETURNING. */
+  readonly returning: boolean;
+  /** The main program opens a table, index or virtual table (row counters start counting). */
+  readsTables: boolean;
+  /** B-tree entries written per changed row (table plus index entries), for `rowsWritten`. */
+  readonly writesPerRow: number;
+  /** The table whose rows `count(*)` counts without visiting them (`Count` opcode), if any. */
+  readonly countTable: string | undefined;
+  /** Parameter numbers used as LIKE/GLOB patterns (their length is checked at bind time). */
+  readonly likeParameters: readonly number[];
+}
+
+/** Whether user SQL may touch an object called `name` (case-sensitive `_cf_`, as in v1.20260426). */
+export function isAllowedName(name: string): boolean {
+  return !name.startsWith("_cf_");
+}
+
+const notAuthorized = () => sqliteError("not authorized", SQLITE_AUTH);
+
+const SCHEMA_OPCODES = new Set([
+  "SetCookie",
+  "CreateBtree",
+  "Destroy",
+  "ParseSchema",
+  "DropTable",
+  "DropIndex",
+  "DropTrigger",
+  "VCreate",
+  "VDestroy",
+  "Expire",
+  "RenameTable",
+]);
+const WRITE_OPCODES = new Set(["Vacuum", "IncrVacuum", "VUpdate", "JournalMode", "Clear", "ResetSorter"]);
+const FUNCTION_OPCODES = new Set([
+  "Function",
+  "PureFunc",
+  "Function0",
+  "PureFunc0",
+  "AggStep",
+  "AggStep1",
+  "AggFinal",
+  "AggValue",
+  "AggInverse",
+]);
+const ROW_WRITE_OPCODES = new Set(["Insert", "IdxInsert", "Delete", "IdxDelete"]);
+/** `OPFLAG_P2ISREG`: P2 of an `Open*` opcode is a register, not a root page. */
+const OPFLAG_P2ISREG = 0x10;
+
+interface OpenCursor {
+  readonly object: SchemaObject | undefined;
+  readonly write: boolean;
+}
+
+interface ProtectedRead {
+  readonly object: SchemaObject;
+  readonly columns: Set<number>;
+}
+
+/**
+ * Judges statements. Stateless apart from its limits; schema facts come from the catalog.
+ *
+ * @example
+ * ```ts
+ * const verdict = new SqlGuard(DEFAULT_SQL_LIMITS).check(engine, catalog, "SELECT * FROM t");
+ * verdict.mayWrite; // false
+ * ```
+ */
+export class SqlGuard {
+  readonly #limits: SqlLimits;
+
+  constructor(limits: SqlLimits) {
+    this.#limits = limits;
+  }
+
+  /**
+   * Judges one compiled statement (`sql` is its text). Throws the platform's error when the
+   * platform would refuse it; returns the verdict otherwise.
+   */
+  check(engine: SqlEngine, catalog: SqlCatalog, sql: string): StatementVerdict {
+    const tokens = tokenize(sql);
+    if (isKeyword(tokens[0], "EXPLAIN")) {
+      const at = isKeyword(tokens[1], "QUERY") && isKeyword(tokens[2], "PLAN") ? 3 : 1;
+      const inner = this.check(engine, catalog, sql.slice(tokens[at]?.start ?? sql.length));
+      return { ...inner, kind: "explain", mayWrite: false, changesSchema: false, usesTime: false, returning: false };
+    }
+    const facts = checkStatementText(sql, tokens, catalog.functionNames, this.#limits);
+    const first = tokens[0];
+    const word = first?.kind === "identifier" && !first.quoted ? first.text.toUpperCase() : "";
+    switch (word) {
+      case "BEGIN":
+      case "COMMIT":
+      case "END":
+      case "ROLLBACK":
+      case "SAVEPOINT":
+      case "RELEASE":
+        throw new Error(TRANSACTION_STATEMENT_MESSAGE);
+      case "ATTACH":
+      case "DETACH":
+        throw notAuthorized();
+      case "PRAGMA":
+        return checkPragma(tokens, facts.likeParameters);
+      case "CREATE":
+        checkCreate(sql, tokens, catalog, this.#limits);
+        break;
+      case "DROP":
+        checkDrop(tokens, catalog);
+        break;
+      case "ALTER":
+        checkAlter(tokens, catalog, this.#limits);
+        break;
+      case "REINDEX": {
+        const target = qualifiedName(tokens, 1);
+        if (target !== undefined && !isAllowedName(target.name)) throw notAuthorized();
+        break;
+      }
+    }
+    const kind = statementKind(tokens, word);
+    const program = analyseProgram(engine, catalog, sql, tokens, kind !== "analyze");
+    checkProgramSize(program.mainOps, this.#limits);
+    return {
+      kind,
+      mayWrite: program.mayWrite,
+      changesSchema: program.changesSchema,
+      usesTime: program.usesTime,
+      returning: (kind === "insert" || kind === "update" || kind === "delete") && hasTopLevel(tokens, "RETURNING"),
+      readsTables: program.readsTables,
+      writesPerRow: program.writesPerRow,
+      countTable: program.countTable,
+      likeParameters: facts.likeParameters,
+    };
+  }
+}
+
+/** The statement kind from its first keyword (for WITH, the first top-level DML keyword). */
+function statementKind(tokens: readonly SqlToken[], word: string): StatementKind {
+  switch (word) {
+    case "SELECT":
+    case "VALUES":
+      return "select";
+    case "INSERT":
+    case "REPLACE":
+      return "insert";
+    case "UPDATE":
+      return "update";
+    case "DELETE":
+      return "delete";
+    case "CREATE":
+      return "create";
+    case "DROP":
+      return "drop";
+    case "ALTER":
+      return "alter";
+    case "ANALYZE":
+      return "analyze";
+    case "REINDEX":
+      return "reindex";
+    case "VACUUM":
+      return "vacuum";
+    case "WITH": {
+      let depth = 0;
+      for (const t of tokens) {
+        if (t.text === "(") depth++;
+        else if (t.text === ")") depth--;
+        else if (depth === 0 && t.kind === "identifier" && !t.quoted) {
+          const w = t.text.toUpperCase();
+          if (w === "SELECT" || w === "VALUES") return "select";
+          if (w === "INSERT" || w === "REPLACE") return "insert";
+          if (w === "UPDATE") return "update";
+          if (w === "DELETE") return "delete";
+        }
+      }
+      return "select";
+    }
+    default:
+      return "other";
+  }
+}
+
+function hasTopLevel(tokens: readonly SqlToken[], word: string): boolean {
+  let depth = 0;
+  for (const t of tokens) {
+    if (t.text === "(") depth++;
+    else if (t.text === ")") depth--;
+    else if (depth === 0 && isKeyword(t, word)) return true;
+  }
+  return false;
+}
+
+/** `[schema.]name` starting at `i`. */
+function qualifiedName(
+  tokens: readonly SqlToken[],
+  i: number,
+): { schema: string | undefined; name: string; next: number } | undefined {
+  const a = tokens[i];
+  if (a === undefined || (a.kind !== "identifier" && a.kind !== "string")) return undefined;
+  if (tokens[i + 1]?.text === ".") {
+    const b = tokens[i + 2];
+    if (b === undefined) return undefined;
+    return { schema: a.value, name: b.value, next: i + 3 };
+  }
+  return { schema: undefined, name: a.value, next: i + 1 };
+}
+
+function skipIfExists(tokens: readonly SqlToken[], i: number): number {
+  if (isKeyword(tokens[i], "IF")) {
+    if (isKeyword(tokens[i + 1], "NOT")) return i + 3;
+    return i + 2;
+  }
+  return i;
+}
+
+/** TEMP objects and objects in another schema are refused, as are `_cf_` names. */
+function checkSchemaAndName(target: { schema: string | undefined; name: string } | undefined): void {
+  if (target === undefined) return;
+  if (target.schema !== undefined && target.schema.toLowerCase() !== "main") throw notAuthorized();
+  if (!isAllowedName(target.name)) throw notAuthorized();
+}
+
+function checkCreate(sql: string, tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
+  let i = 1;
+  if (isKeyword(tokens[i], "TEMP") || isKeyword(tokens[i], "TEMPORARY")) throw notAuthorized();
+  if (isKeyword(tokens[i], "UNIQUE")) i++;
+  const virtual = isKeyword(tokens[i], "VIRTUAL");
+  if (virtual) i++;
+  const objectType = tokens[i]?.text.toUpperCase();
+  const target = qualifiedName(tokens, skipIfExists(tokens, i + 1));
+  checkSchemaAndName(target);
+  if (target === undefined) return;
+  if (objectType === "INDEX" && isKeyword(tokens[target.next], "ON")) {
+    checkSchemaAndName(qualifiedName(tokens, target.next + 1));
+  }
+  if (objectType === "TRIGGER") {
+    const on = tokens.findIndex((t, k) => k >= target.next && isKeyword(t, "ON"));
+    if (on >= 0) checkSchemaAndName(qualifiedName(tokens, on + 1));
+  }
+  if (virtual) {
+    const module = tokens[target.next + 1];
+    const name = module?.value.toLowerCase();
+    if (!isKeyword(tokens[target.next], "USING") || (name !== "fts5" && name !== "fts5vocab")) throw notAuthorized();
+  }
+  if (objectType === "TABLE" && tokens[target.next]?.text === "(") {
+    checkTableColumns(target.name, countColumnDefinitions(tokens, target.next), limits);
+  }
+  checkWrittenFunctionCalls(sql, tokens, catalog, target.next);
+}
+
+/** Column definitions in `( … )` starting at `open`, stopping at the first table constraint. */
+function countColumnDefinitions(tokens: readonly SqlToken[], open: number): number {
+  let depth = 0;
+  let count = 0;
+  let atItemStart = true;
+  for (let k = open + 1; k < tokens.length; k++) {
+    const t = tokens[k] as SqlToken;
+    if (t.text === "(") depth++;
+    else if (t.text === ")") {
+      if (depth === 0) break;
+      depth--;
+    } else if (t.text === "," && depth === 0) {
+      atItemStart = true;
+      continue;
+    }
+    if (atItemStart) {
+      atItemStart = false;
+      if (["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"].some((w) => isKeyword(t, w))) break;
+      count++;
+    }
+  }
+  return count;
+}
+
+function checkDrop(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
+  const objectType = tokens[1]?.text.toUpperCase();
+  const target = qualifiedName(tokens, skipIfExists(tokens, 2));
+  checkSchemaAndName(target);
+  if (target !== undefined && (objectType === "INDEX" || objectType === "TRIGGER")) {
+    const object = catalog.byName(target.name);
+    if (object !== undefined && !isAllowedName(object.table)) throw notAuthorized();
+  }
+}
+
+function checkAlter(tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
+  const target = qualifiedName(tokens, 2);
+  checkSchemaAndName(target);
+  if (target === undefined) return;
+  if (isKeyword(tokens[target.next], "ADD")) {
+    const object = catalog.byName(target.name);
+    // SQLite checks the column count on its working copy, named sqlite_altertab_<table>.
+    if (object !== undefined)
+      checkTableColumns(`sqlite_altertab_${object.name}`, catalog.columns(object).length + 1, limits);
+  }
+}
+
+/**
+ * Functions written in a definition (CHECK, DEFAULT, generated columns, index expressions, view
+ * and trigger bodies) must be allowed too: the platform's authorizer sees them while the
+ * definition is compiled, but they may not appear in this statement's program.
+ */
+function checkWrittenFunctionCalls(sql: string, tokens: readonly SqlToken[], catalog: SqlCatalog, from: number): void {
+  for (let k = from; k + 1 < tokens.length; k++) {
+    const t = tokens[k] as SqlToken;
+    if (t.kind !== "identifier" || tokens[k + 1]?.text !== "(") continue;
+    const prev = tokens[k - 1];
+    if (prev !== undefined && (prev.text === "." || isKeyword(prev, "REFERENCES") || isKeyword(prev, "ON"))) continue;
+    const name = t.value.toLowerCase();
+    if (catalog.functionNames.has(name) && !ALLOWED_SQL_FUNCTIONS.has(name)) {
+      throw deniedFunction(name, sql, byteOffset(sql, t.start));
+    }
+  }
+}
+
+function deniedFunction(name: string, sql: string, offset?: number): Error {
+  const at = offset ?? locateCall(sql, name);
+  const opts = at === undefined ? {} : { offset: at };
+  if (PLATFORM_DENIED_FUNCTIONS.has(name))
+    return sqliteError(`not authorized to use function: ${name}`, SQLITE_ERROR, opts);
+  // The platform's SQLite does not have sql.js's extension functions at all.
+  return sqliteError(`no such function: ${name}`, SQLITE_ERROR, opts);
+}
+
+function locateCall(sql: string, name: string): number | undefined {
+  const tokens = tokenize(sql);
+  const k = tokens.findIndex(
+    (t, j) => t.kind === "identifier" && t.value.toLowerCase() === name && tokens[j + 1]?.text === "(",
+  );
+  const t = tokens[k];
+  return t === undefined ? undefined : byteOffset(sql, t.start);
+}
+
+/** The pragma rules. Pragmas are judged by name and argument alone, as the platform does. */
+function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly number[]): StatementVerdict {
+  const target = qualifiedName(tokens, 1);
+  if (target === undefined) throw notAuthorized();
+  if (target.schema !== undefined && target.schema.toLowerCase() !== "main") throw notAuthorized();
+  let k = target.next;
+  let argument: string | undefined;
+  const open = tokens[k]?.text;
+  if (open === "=" || open === "(") {
+    k++;
+    let sign = "";
+    if (tokens[k]?.text === "-" || tokens[k]?.text === "+") {
+      sign = tokens[k]?.text === "-" ? "-" : "";
+      k++;
+    }
+    const value = tokens[k];
+    if (value !== undefined) argument = sign + value.value;
+  }
+  const name = target.name;
+  let allowed: boolean;
+  if (name === "table_list") allowed = true;
+  else if (name === "table_info" || name === "table_xinfo") allowed = argument !== undefined && isAllowedName(argument);
+  else {
+    switch (ALLOWED_PRAGMAS.get(name)) {
+      case "none":
+        allowed = argument === undefined;
+        break;
+      case "boolean":
+        allowed = argument === undefined || isPragmaBoolean(argument);
+        break;
+      case "object-name":
+        allowed = argument !== undefined && isAllowedName(argument);
+        break;
+      case "optional-object-name":
+        allowed = argument === undefined || isAllowedName(argument);
+        break;
+      case "null-or-number":
+        allowed = argument === undefined || isInt32(argument);
+        break;
+      case "null-number-or-object-name":
+        allowed = argument === undefined || isUint32(argument) || isAllowedName(argument);
+        break;
+      default:
+        allowed = false;
+    }
+  }
+  if (!allowed) throw notAuthorized();
+  const boolean = ALLOWED_PRAGMAS.get(name) === "boolean";
+  // A boolean pragma with an argument changes connection state that compiled programs depend on
+  // (foreign keys, recursive triggers…); `optimize` runs ANALYZE. Both are writes to replay.
+  const writes = (boolean && argument !== undefined) || name === "optimize";
+  return {
+    kind: "pragma",
+    mayWrite: writes,
+    changesSchema: writes,
+    usesTime: false,
+    returning: false,
+    readsTables: false,
+    writesPerRow: 0,
+    countTable: undefined,
+    likeParameters,
+  };
+}
+
+interface ProgramFacts {
+  mainOps: number;
+  mayWrite: boolean;
+  changesSchema: boolean;
+  usesTime: boolean;
+  readsTables: boolean;
+  writesPerRow: number;
+  countTable: string | undefined;
+}
+
+/** Walks the compiled program (main program, then trigger sub-programs) and applies the rules. */
+function analyseProgram(
+  engine: SqlEngine,
+  catalog: SqlCatalog,
+  sql: string,
+  tokens: readonly SqlToken[],
+  checkReads: boolean,
+): ProgramFacts {
+  const rows = engine.query(`EXPLAIN ${sql}`);
+  const facts: ProgramFacts = {
+    mainOps: 0,
+    mayWrite: false,
+    changesSchema: false,
+    usesTime: false,
+    readsTables: false,
+    writesPerRow: 0,
+    countTable: undefined,
+  };
+  let segment = 0;
+  let previousAddress = -1;
+  let cursors = new Map<number, OpenCursor>();
+  let protectedWrite = false;
+  let deniedFunctionName: string | undefined;
+  const protectedReads: ProtectedRead[] = [];
+  for (const row of rows) {
+    const address = Number(row[0]);
+    const opcode = String(row[1]);
+    const p1 = Number(row[2]);
+    const p2 = Number(row[3]);
+    const p3 = Number(row[4]);
+    const p4 = row[5];
+    const p5 = Number(row[6]);
+    // Sub-programs (triggers, foreign-key actions) are listed after the main program, each
+    // starting again at address 0, with their own cursor numbers.
+    if (address <= previousAddress) {
+      segment++;
+      cursors = new Map();
+    }
+    previousAddress = address;
+    const main = segment === 0;
+    if (main) facts.mainOps++;
+    switch (opcode) {
+      case "OpenRead":
+      case "ReopenIdx":
+      case "OpenWrite": {
+        const write = opcode === "OpenWrite";
+        if (p3 !== 0) {
+          // The temp database may only be read; there is no other database.
+          if (write || p3 !== 1) throw notAuthorized();
+          break;
+        }
+        const object = (p5 & OPFLAG_P2ISREG) !== 0 ? undefined : catalog.byRoot(p2);
+        cursors.set(p1, { object, write });
+        if (object !== undefined && (!isAllowedName(object.name) || !isAllowedName(object.table))) {
+          if (write) protectedWrite = true;
+          else protectedReads.push({ object, columns: new Set() });
+        }
+        if (main && !write && object !== undefined && object.table !== "sqlite_schema") facts.readsTables = true;
+        if (main && write && object !== undefined && object.table !== "sqlite_schema") facts.readsTables = true;
+        break;
+      }
+      case "Column": {
+        const cursor = cursors.get(p1);
+        const read = protectedReads.find((r) => r.object === cursor?.object);
+        read?.columns.add(p2);
+        break;
+      }
+      case "VOpen":
+        if (!catalog.allowedVirtualTables.has(String(p4))) throw notAuthorized();
+        if (main) facts.readsTables = true;
+        break;
+      case "Transaction":
+        if (p2 !== 0) facts.mayWrite = true;
+        break;
+      case "AutoCommit":
+      case "Savepoint":
+        throw new Error(TRANSACTION_STATEMENT_MESSAGE);
+      case "Count":
+        if (main) facts.countTable = cursors.get(p1)?.object?.table;
+        break;
+      default:
+        if (FUNCTION_OPCODES.has(opcode)) {
+          const name = String(p4).replace(/\(.*$/, "").toLowerCase();
+          if (!ALLOWED_SQL_FUNCTIONS.has(name)) deniedFunctionName ??= name;
+          if (TIME_FUNCTIONS.has(name)) facts.usesTime = true;
+        } else if (SCHEMA_OPCODES.has(opcode)) {
+          facts.changesSchema = true;
+          facts.mayWrite = true;
+        } else if (WRITE_OPCODES.has(opcode)) {
+          if (opcode !== "Clear" && opcode !== "ResetSorter") facts.mayWrite = true;
+        } else if (main && ROW_WRITE_OPCODES.has(opcode)) {
+          const cursor = cursors.get(p1);
+          if (cursor?.write && cursor.object !== undefined && cursor.object.table !== "sqlite_schema") {
+            facts.writesPerRow++;
+          }
+        }
+    }
+  }
+  if (protectedWrite) throw notAuthorized();
+  if (deniedFunctionName !== undefined) throw deniedFunction(deniedFunctionName, sql);
+  if (checkReads && protectedReads.length > 0) throw readDenied(catalog, tokens, protectedReads);
+  return facts;
+}
+
+/**
+ * SQLite's authorizer names the first column it resolves: `access to T.C is prohibited`. Which
+ * column that is depends on resolution order; we pick the first column of the protected table
+ * that the statement text names and the program reads, else the first column the program reads
+ * (for `SELECT *`, the table's first column, as on the platform). A read that touches no column
+ * (`count(*)`) is refused as `not authorized`, as there.
+ */
+function readDenied(catalog: SqlCatalog, tokens: readonly SqlToken[], reads: readonly ProtectedRead[]): Error {
+  for (const read of reads) {
+    if (read.columns.size === 0) continue;
+    const names = catalog.columns(read.object);
+    const table = read.object.table;
+    const tableColumns = catalog.columns(catalog.byName(table) ?? read.object);
+    const readNames = [...read.columns].map((c) => names[c]).filter((n): n is string => n !== undefined);
+    const written = tokens.find(
+      (t) => t.kind === "identifier" && readNames.some((n) => n.toLowerCase() === t.value.toLowerCase()),
+    );
+    const byTableOrder = [...readNames].sort((a, b) => tableColumns.indexOf(a) - tableColumns.indexOf(b));
+    const column =
+      written !== undefined ? readNames.find((n) => n.toLowerCase() === written.value.toLowerCase()) : byTableOrder[0];
+    if (column !== undefined) return sqliteError(`access to ${table}.${column} is prohibited`, SQLITE_AUTH);
+  }
+  return notAuthorized();
+}

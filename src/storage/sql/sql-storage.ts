@@ -1,0 +1,388 @@
+/**
+ * `storage.sql`: the platform's SQL API over the storage core's engine.
+ *
+ * The facade owns compilation (a statement cache keyed by query text), the restriction checks
+ * ({@link SqlGuard}, cached per statement and schema version), the limits and the cursors. The
+ * core ({@link SqlHost}) owns the engine, the implicit transaction, the commit log and time:
+ * before anything that may write runs, the facade calls `host.beforeWrite`, exactly once per
+ * statement. The facade never issues BEGIN/COMMIT itself.
+ */
+import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
+import { ActorStoreError } from "../../errors";
+import { type CursorSource, SqlStorageCursor, type SqlStorageRow, type SqlStorageValue } from "./cursor";
+import { toEngineValues } from "./sql-bindings";
+import { SqlCatalog } from "./sql-catalog";
+import { type ErrorContext, translateEngineError } from "./sql-errors";
+import { SqlGuard, type StatementVerdict } from "./sql-guard";
+import type { SqlHost } from "./sql-host";
+import {
+  checkLikePattern,
+  checkResultColumns,
+  checkSqlLength,
+  checkStatementText,
+  checkValueSize,
+  DEFAULT_SQL_LIMITS,
+  type SqlLimits,
+} from "./sql-limits";
+import { SqlStorageStatement } from "./sql-statement";
+import { tokenize } from "./sql-tokenizer";
+import { type CachedStatement, STATEMENT_CACHE_MAX_BYTES, StatementCache } from "./statement-cache";
+
+/** Options for {@link SqlStorage}. */
+export interface SqlStorageOptions {
+  /** Overrides of the platform's limits (for tests; the defaults are the platform's). */
+  limits?: Partial<SqlLimits>;
+  /** Bound on the cached SQL text, in UTF-16 code units (default 1 MiB, as on the platform). */
+  statementCacheSize?: number;
+  /**
+   * `false` on storage without SQL (`backend: "kv"`): every call then throws an
+   * `ERR_BACKEND_UNSUPPORTED` error that names the option to change. Default `true`.
+   */
+  enabled?: boolean;
+}
+
+/** Everything that belongs to one engine (one `host.generation`). */
+interface EngineState {
+  readonly generation: number;
+  readonly engine: SqlEngine;
+  readonly catalog: SqlCatalog;
+  readonly cache: StatementCache;
+  /** Bumped by every schema-changing statement and by host epoch / cookie changes. */
+  schemaVersion: number;
+  /** The host's epoch (or SQLite's schema cookie) last seen. */
+  epoch: number;
+  cookieStatement: EngineStatement | undefined;
+}
+
+const MULTI_PARAMETERS_MESSAGE =
+  "When executing multiple SQL statements in a single call, only the last statement can have parameters.";
+
+/**
+ * The SQL API of one object's storage (`storage.sql`), behaving like the platform's `SqlStorage`.
+ *
+ * @example
+ * ```ts
+ * sql.exec("CREATE TABLE IF NOT EXISTS users (id INTEGER PRIMARY KEY, name TEXT)");
+ * sql.exec("INSERT INTO users (name) VALUES (?)", "Ada");
+ * const { n } = sql.exec<{ n: number }>("SELECT count(*) AS n FROM users").one();
+ * ```
+ */
+export class SqlStorage {
+  /** The cursor class (`sql.Cursor`), as on the platform. */
+  static readonly Cursor = SqlStorageCursor;
+  /** The prepared-statement class (`sql.Statement`), as on the platform. */
+  static readonly Statement = SqlStorageStatement;
+  /** The cursor class, also reachable from an instance as on the platform. */
+  readonly Cursor = SqlStorageCursor;
+  /** The prepared-statement class, also reachable from an instance. */
+  readonly Statement = SqlStorageStatement;
+
+  readonly #host: SqlHost;
+  readonly #limits: SqlLimits;
+  readonly #guard: SqlGuard;
+  readonly #cacheSize: number;
+  readonly #enabled: boolean;
+  #state: EngineState | undefined;
+
+  constructor(host: SqlHost, options: SqlStorageOptions = {}) {
+    this.#host = host;
+    this.#limits = Object.freeze({ ...DEFAULT_SQL_LIMITS, ...options.limits });
+    this.#guard = new SqlGuard(this.#limits);
+    this.#cacheSize = options.statementCacheSize ?? STATEMENT_CACHE_MAX_BYTES;
+    this.#enabled = options.enabled ?? true;
+  }
+
+  /**
+   * Runs `query` (one or more statements; only the last may take `bindings`) and returns a cursor
+   * over the last statement's rows. The first step runs now: a write is applied even if the
+   * cursor is never read.
+   */
+  exec<T extends Record<string, SqlStorageValue> = SqlStorageRow>(
+    query: string,
+    ...bindings: unknown[]
+  ): SqlStorageCursor<T> {
+    if (typeof query !== "string") {
+      throw new TypeError("Failed to execute 'exec' on 'SqlStorage': parameter 1 is not of type 'JsString'.");
+    }
+    const values = toEngineValues(bindings);
+    this.#assertEnabled("sql.exec()");
+    this.#host.assertUsable();
+    const state = this.#current();
+    checkSqlLength(query, this.#limits);
+    const cached = state.cache.get(query);
+    if (cached !== undefined) {
+      const statements = cached.statements;
+      const last = statements.length - 1;
+      for (let i = 0; i < last; i++) this.#runPrelude(state, statements[i] as CachedStatement);
+      return this.#open<T>(state, statements[last] as CachedStatement, values);
+    }
+    return this.#compileAndOpen<T>(state, query, values);
+  }
+
+  /** The database size in bytes: `(page_count - freelist_count) * page_size`. */
+  get databaseSize(): number {
+    this.#assertEnabled("sql.databaseSize");
+    this.#host.assertUsable();
+    const { engine } = this.#current();
+    const [row] = engine.query(
+      "SELECT (SELECT * FROM pragma_page_count) - (SELECT * FROM pragma_freelist_count), (SELECT * FROM pragma_page_size)",
+    );
+    // A database the platform has opened always has its first page; sql.js allocates it lazily.
+    return Math.max(1, Number(row?.[0] ?? 0)) * Number(row?.[1] ?? 4096);
+  }
+
+  #assertEnabled(what: string): void {
+    if (!this.#enabled) {
+      throw new ActorStoreError(
+        "ERR_BACKEND_UNSUPPORTED",
+        `${what} is only available on the SQLite backend. Open the storage with ObjectStorage.open({ backend: "sqlite" }).`,
+      );
+    }
+  }
+
+  /** The state of the current engine, rebuilt when the host replaced it (deleteAll, reset). */
+  #current(): EngineState {
+    const host = this.#host;
+    let state = this.#state;
+    if (state === undefined || state.generation !== host.generation || state.engine !== host.engine) {
+      state?.cache.clear();
+      state = {
+        generation: host.generation,
+        engine: host.engine,
+        catalog: new SqlCatalog(host.engine),
+        cache: new StatementCache(this.#cacheSize),
+        schemaVersion: 0,
+        epoch: Number.NaN,
+        cookieStatement: undefined,
+      };
+      this.#state = state;
+    }
+    const epoch = host.schemaEpoch ?? this.#schemaCookie(state);
+    if (epoch !== state.epoch) {
+      state.epoch = epoch;
+      this.#schemaChanged(state);
+    }
+    return state;
+  }
+
+  /** SQLite's schema cookie, for hosts that do not report rollbacks through `schemaEpoch`. */
+  #schemaCookie(state: EngineState): number {
+    if (state.cookieStatement === undefined || state.cookieStatement.freed) {
+      state.cookieStatement = state.engine.prepare("PRAGMA schema_version");
+    }
+    const s = state.cookieStatement;
+    try {
+      return s.step() ? Number(s.row()[0]) : 0;
+    } finally {
+      s.reset();
+    }
+  }
+
+  #schemaChanged(state: EngineState): void {
+    state.schemaVersion++;
+    state.catalog.invalidate();
+  }
+
+  /** First use of `query`: compile statement by statement, running all but the last. */
+  #compileAndOpen<T extends Record<string, SqlStorageValue>>(
+    state: EngineState,
+    query: string,
+    values: EngineValue[],
+  ): SqlStorageCursor<T> {
+    const compiled: CachedStatement[] = [];
+    let cachedNow = false;
+    let rest = query;
+    try {
+      for (;;) {
+        const head = this.#prepareHead(state, rest);
+        if (head.statement === null) throw new Error("SQL code did not contain a statement.");
+        const entry: CachedStatement = {
+          statement: head.statement,
+          verdict: undefined as unknown as StatementVerdict,
+          verdictVersion: -1,
+          busy: false,
+          evicted: false,
+        };
+        compiled.push(entry);
+        checkResultColumns(head.statement.columnNames().length, this.#limits);
+        // Like workerd: skip whitespace (not comments) after the statement; anything left is
+        // another statement, and this one runs now.
+        const tail = head.tail.replace(/^[ \t\n\r\v\f]+/, "");
+        if (tail.length === 0) {
+          this.#ensureVerdict(state, entry);
+          state.cache.set({ sql: query, statements: compiled });
+          cachedNow = true;
+          return this.#open<T>(state, entry, values);
+        }
+        if (head.statement.parameterCount() > 0) throw new Error(MULTI_PARAMETERS_MESSAGE);
+        this.#runPrelude(state, entry);
+        rest = tail;
+      }
+    } catch (e) {
+      if (!cachedNow) for (const s of compiled) s.statement.free();
+      throw e;
+    }
+  }
+
+  #prepareHead(state: EngineState, sql: string): { statement: EngineStatement | null; tail: string } {
+    try {
+      return state.engine.prepareHead(sql);
+    } catch (e) {
+      // sql.js's own (much larger) limits may fire first; report the platform's limit instead.
+      const first = sql.slice(0, firstStatementEnd(sql));
+      checkStatementText(first, tokenize(first), state.catalog.functionNames, this.#limits);
+      throw translateEngineError(e, errorContextFor(state, sql));
+    }
+  }
+
+  /** (Re)computes the verdict when the schema changed since it was computed. */
+  #ensureVerdict(state: EngineState, entry: CachedStatement): StatementVerdict {
+    if (entry.verdictVersion !== state.schemaVersion) {
+      entry.verdict = this.#guard.check(state.engine, state.catalog, entry.statement.sql);
+      entry.verdictVersion = state.schemaVersion;
+    }
+    return entry.verdict;
+  }
+
+  /** Runs a statement that is not the last of its query: one step, rows discarded (as workerd). */
+  #runPrelude(state: EngineState, entry: CachedStatement): void {
+    const verdict = this.#ensureVerdict(state, entry);
+    const { statement } = entry;
+    const nowMs = verdict.mayWrite
+      ? this.#host.beforeWrite(statement.sql, []).nowMs
+      : verdict.usesTime
+        ? this.#host.now()
+        : undefined;
+    try {
+      statement.bind([], "real");
+      if (nowMs === undefined) statement.step();
+      else state.engine.withNow(nowMs, () => statement.step());
+    } catch (e) {
+      throw translateEngineError(e, errorContextFor(state, statement.sql));
+    } finally {
+      statement.reset();
+      if (verdict.changesSchema) this.#schemaChanged(state);
+    }
+  }
+
+  /** Binds and starts the last statement of a query; the cursor takes the first step. */
+  #open<T extends Record<string, SqlStorageValue>>(
+    state: EngineState,
+    entry: CachedStatement,
+    values: EngineValue[],
+  ): SqlStorageCursor<T> {
+    const verdict = this.#ensureVerdict(state, entry);
+    let statement = entry.statement;
+    let owner: CachedStatement | undefined = entry;
+    if (entry.busy) {
+      // An earlier cursor over the same SQL is still reading: run a one-off copy, as workerd does.
+      statement = state.engine.prepare(statement.sql);
+      owner = undefined;
+    }
+    try {
+      if (values.length !== statement.parameterCount()) {
+        throw new Error("Wrong number of parameter bindings for SQL query.");
+      }
+      for (const v of values) checkValueSize(v, this.#limits);
+      for (const n of verdict.likeParameters) checkLikePattern(values[n - 1], this.#limits);
+    } catch (e) {
+      if (owner === undefined) statement.free();
+      throw e;
+    }
+    const host = this.#host;
+    const nowMs = verdict.mayWrite
+      ? host.beforeWrite(statement.sql, values).nowMs
+      : verdict.usesTime
+        ? host.now()
+        : undefined;
+    const source = new StatementRun(host, state, statement, owner, verdict, nowMs, this.#limits);
+    try {
+      try {
+        statement.bind(values, "real");
+      } catch (e) {
+        source.release();
+        throw source.translate(e);
+      }
+      if (owner !== undefined) owner.busy = true;
+      return new SqlStorageCursor<T>(source);
+    } finally {
+      if (verdict.changesSchema) this.#schemaChanged(state);
+    }
+  }
+}
+
+/** What error translation may ask the engine (see {@link ErrorContext}). */
+function errorContextFor(state: EngineState, sql: string): ErrorContext {
+  return {
+    statementSql: sql,
+    primaryKeyColumns: (table) => state.catalog.primaryKey(table),
+    compileError: (text) => {
+      try {
+        state.engine.prepare(text).free();
+        return undefined;
+      } catch (e) {
+        return e instanceof Error ? ((e as { sqliteMessage?: string }).sqliteMessage ?? e.message) : String(e);
+      }
+    },
+  };
+}
+
+/** One run of a statement, as its cursor sees it. */
+class StatementRun implements CursorSource {
+  readonly engine: SqlEngine;
+  readonly columnNames: string[];
+  readonly limits: SqlLimits;
+  readonly #host: SqlHost;
+  readonly #state: EngineState;
+  readonly #owner: CachedStatement | undefined;
+  #released = false;
+
+  constructor(
+    host: SqlHost,
+    state: EngineState,
+    readonly statement: EngineStatement,
+    owner: CachedStatement | undefined,
+    readonly verdict: StatementVerdict,
+    readonly nowMs: number | undefined,
+    limits: SqlLimits,
+  ) {
+    this.#host = host;
+    this.#state = state;
+    this.#owner = owner;
+    this.engine = state.engine;
+    this.limits = limits;
+    this.columnNames = statement.columnNames();
+  }
+
+  isCurrent(): boolean {
+    return this.#host.generation === this.#state.generation && this.#host.engine === this.#state.engine;
+  }
+
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    const owner = this.#owner;
+    if (owner === undefined) {
+      this.statement.free();
+      return;
+    }
+    owner.busy = false;
+    if (owner.evicted) this.statement.free();
+    else this.statement.reset();
+  }
+
+  translate(error: unknown): unknown {
+    return translateEngineError(error, errorContextFor(this.#state, this.statement.sql));
+  }
+
+  countRows(table: string): number {
+    const [row] = this.engine.query(`SELECT count(*) FROM "${table.replaceAll('"', '""')}"`);
+    return Number(row?.[0] ?? 0);
+  }
+}
+
+/** Where the first statement of `sql` ends (its first top-level `;`), for error reporting only. */
+function firstStatementEnd(sql: string): number {
+  const semicolon = tokenize(sql).find((t) => t.text === ";");
+  return semicolon === undefined ? sql.length : semicolon.end;
+}

@@ -1,0 +1,86 @@
+/**
+ * Compiled statements keyed by query text, as on the platform (an LRU bounded by the total size of
+ * the cached SQL text, 1 MiB there). An entry keeps every statement of a multi-statement query so
+ * that repeating the query compiles nothing, plus each statement's restriction verdict and the
+ * schema version the verdict was computed at.
+ */
+import type { EngineStatement } from "../../engine/engine";
+import type { StatementVerdict } from "./sql-guard";
+
+/** One compiled statement of a cached query. */
+export interface CachedStatement {
+  /** The compiled statement. */
+  readonly statement: EngineStatement;
+  /** The restriction verdict. */
+  verdict: StatementVerdict;
+  /** The schema version {@link CachedStatement.verdict} belongs to. */
+  verdictVersion: number;
+  /** A cursor is still reading it: a second `exec` of the same SQL compiles a one-off copy. */
+  busy: boolean;
+  /** Evicted while busy: free it when the cursor lets go. */
+  evicted: boolean;
+}
+
+/** The statements of one query text, in order; the last one yields the cursor. */
+export interface CachedQuery {
+  /** The query text (the cache key). */
+  readonly sql: string;
+  /** Its statements. */
+  readonly statements: readonly CachedStatement[];
+}
+
+/** Default bound on the cached SQL text (the platform's `SQL_STATEMENT_CACHE_MAX_SIZE`). */
+export const STATEMENT_CACHE_MAX_BYTES = 1024 * 1024;
+
+/** An LRU of compiled queries. */
+export class StatementCache {
+  readonly #maxSize: number;
+  // A Map iterates in insertion order; re-inserting on use keeps the least recently used first.
+  readonly #entries = new Map<string, CachedQuery>();
+  #size = 0;
+
+  constructor(maxSize = STATEMENT_CACHE_MAX_BYTES) {
+    this.#maxSize = maxSize;
+  }
+
+  /** The number of cached queries. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The cached query for `sql`, marked most recently used. */
+  get(sql: string): CachedQuery | undefined {
+    const entry = this.#entries.get(sql);
+    if (entry !== undefined) {
+      this.#entries.delete(sql);
+      this.#entries.set(sql, entry);
+    }
+    return entry;
+  }
+
+  /** Caches `entry`, evicting least recently used queries beyond the size bound. */
+  set(entry: CachedQuery): void {
+    const old = this.#entries.get(entry.sql);
+    if (old !== undefined) this.#drop(old);
+    this.#entries.set(entry.sql, entry);
+    this.#size += entry.sql.length;
+    for (const [, lru] of this.#entries) {
+      if (this.#size <= this.#maxSize || lru === entry) break;
+      this.#drop(lru);
+    }
+  }
+
+  /** Frees every statement that is not in use and forgets everything. */
+  clear(): void {
+    for (const entry of [...this.#entries.values()]) this.#drop(entry);
+  }
+
+  #drop(entry: CachedQuery): void {
+    this.#entries.delete(entry.sql);
+    this.#size -= entry.sql.length;
+    for (const s of entry.statements) {
+      if (s.busy) s.evicted = true;
+      else s.statement.free();
+    }
+  }
+}
