@@ -1,0 +1,235 @@
+import { describe, expect, test } from "vitest";
+import { SqlStorage } from "../../../src/storage/sql/sql-storage";
+import { errorOf, RecordingEngine, setup } from "./helpers";
+
+describe("exec: values and bindings", () => {
+  test("types: INTEGER/REAL → number, TEXT → string, BLOB → ArrayBuffer, NULL → null", async () => {
+    const { sql } = await setup();
+    const row = sql.exec("SELECT 1 AS i, 1.5 AS r, 'x' AS t, x'0102' AS b, NULL AS n, 9007199254740993 AS big").one();
+    expect(row.i).toBe(1);
+    expect(row.r).toBe(1.5);
+    expect(row.t).toBe("x");
+    expect(row.b).toBeInstanceOf(ArrayBuffer);
+    expect([...new Uint8Array(row.b as ArrayBuffer)]).toEqual([1, 2]);
+    expect(row.n).toBeNull();
+    expect(row.big).toBe(9007199254740992);
+  });
+
+  test("bindings: numbers bind as REAL, NaN as NULL, booleans and objects as their string form", async () => {
+    const { sql } = await setup();
+    const types = sql
+      .exec(
+        "SELECT typeof(?) AS a, typeof(?) AS b, ? AS c, ? AS d, ? AS e, ? AS f, typeof(?) AS g",
+        5,
+        Number.NaN,
+        true,
+        { x: 1 },
+        [1, 2],
+        undefined,
+        null,
+      )
+      .one();
+    expect(types).toEqual({ a: "real", b: "null", c: "true", d: "[object Object]", e: "1,2", f: null, g: "null" });
+    sql.exec("CREATE TABLE t(i INTEGER, s TEXT)");
+    sql.exec("INSERT INTO t VALUES (?, ?)", 5, 5);
+    expect(sql.exec("SELECT i, s, typeof(i) AS ti FROM t").one()).toEqual({ i: 5, s: "5.0", ti: "integer" });
+    expect(sql.exec("SELECT ? AS inf", Number.POSITIVE_INFINITY).one().inf).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  test("bindings: ArrayBuffer, TypedArray and DataView bind as BLOB (copied)", async () => {
+    const { sql } = await setup();
+    const bytes = new Uint8Array([1, 2, 3, 4]);
+    const row = sql
+      .exec(
+        "SELECT typeof(?) AS a, hex(?) AS b, hex(?) AS c",
+        bytes.buffer,
+        new Uint8Array(bytes.buffer, 1, 2),
+        new DataView(bytes.buffer, 2),
+      )
+      .one();
+    expect(row).toEqual({ a: "blob", b: "0203", c: "0304" });
+  });
+
+  test("bindings: BigInt and Symbol are refused with the platform's TypeErrors", async () => {
+    const { sql } = await setup();
+    expect(errorOf(() => sql.exec("SELECT ?", 1n))).toBe("TypeError: Cannot convert a BigInt value to a number");
+    expect(errorOf(() => sql.exec("SELECT ?", Symbol("s")))).toBe(
+      "TypeError: Cannot convert a Symbol value to a string",
+    );
+  });
+
+  test("bindings: a wrong count fails; ?NNN and :name bind positionally", async () => {
+    const { sql } = await setup();
+    expect(errorOf(() => sql.exec("SELECT ?, ?", 1))).toBe("Error: Wrong number of parameter bindings for SQL query.");
+    expect(errorOf(() => sql.exec("SELECT 1", 1))).toBe("Error: Wrong number of parameter bindings for SQL query.");
+    expect(sql.exec("SELECT ?2 AS b, ?1 AS a", "x", "y").one()).toEqual({ b: "y", a: "x" });
+    expect(sql.exec("SELECT :a AS a, :b AS b, :a AS c", 1, 2).one()).toEqual({ a: 1, b: 2, c: 1 });
+  });
+
+  test("exec: a non-string query is refused like the platform's JSG type check", async () => {
+    const { sql } = await setup();
+    expect(errorOf(() => (sql.exec as (q?: unknown) => unknown)())).toBe(
+      "TypeError: Failed to execute 'exec' on 'SqlStorage': parameter 1 is not of type 'JsString'.",
+    );
+  });
+});
+
+describe("exec: multiple statements", () => {
+  test("all run; the cursor covers the last", async () => {
+    const { sql } = await setup();
+    const c = sql.exec(
+      "CREATE TABLE t(x); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2); SELECT x FROM t ORDER BY x",
+    );
+    expect(c.toArray()).toEqual([{ x: 1 }, { x: 2 }]);
+    expect(sql.exec("SELECT 1 AS a; SELECT 2 AS b;  \n").one()).toEqual({ b: 2 });
+  });
+
+  test("only the last may take bindings; statements before the error stay applied", async () => {
+    const { sql } = await setup();
+    sql.exec("CREATE TABLE t(x)");
+    expect(errorOf(() => sql.exec("INSERT INTO t VALUES (1); INSERT INTO t VALUES (?); SELECT ?", 1, 2))).toBe(
+      "Error: When executing multiple SQL statements in a single call, only the last statement can have parameters.",
+    );
+    expect(sql.exec("SELECT count(*) AS n FROM t").one().n).toBe(1);
+    expect(sql.exec("INSERT INTO t VALUES (5); SELECT ? AS v", 7).one()).toEqual({ v: 7 });
+  });
+
+  test.each([
+    [""],
+    [";"],
+    [";;"],
+    ["  "],
+    ["-- just a comment"],
+    ["/* c */"],
+    ["SELECT 1;;"],
+    ["SELECT 1; -- trailing"],
+  ])("no statement: %j → SQL code did not contain a statement.", async (q) => {
+    const { sql } = await setup();
+    expect(errorOf(() => sql.exec(q))).toBe("Error: SQL code did not contain a statement.");
+  });
+});
+
+describe("exec: writes reach the host exactly once, for statements not proven read-only", () => {
+  test("beforeWrite: called for DML, DDL and pragma writes; not for reads", async () => {
+    const { host, sql } = await setup();
+    sql.exec("CREATE TABLE t(x)");
+    sql.exec("INSERT INTO t VALUES (?)", 1);
+    sql.exec("SELECT * FROM t");
+    sql.exec("PRAGMA foreign_keys");
+    sql.exec("PRAGMA foreign_keys = ON");
+    sql.exec("WITH c AS (SELECT 1) SELECT * FROM c");
+    sql.exec("UPDATE t SET x = 2 WHERE 0");
+    expect(host.writes.map((w) => [w.sql, w.bindings])).toEqual([
+      ["CREATE TABLE t(x)", []],
+      ["INSERT INTO t VALUES (?)", [1]],
+      ["PRAGMA foreign_keys = ON", []],
+      ["UPDATE t SET x = 2 WHERE 0", []],
+    ]);
+  });
+
+  test("a script logs each statement separately", async () => {
+    const { host, sql } = await setup();
+    sql.exec("CREATE TABLE t(x); INSERT INTO t VALUES (1); SELECT * FROM t");
+    expect(host.writes.map((w) => w.sql)).toEqual(["CREATE TABLE t(x);", "INSERT INTO t VALUES (1);"]);
+  });
+
+  test("time: statements see the host's now", async () => {
+    const { host, sql } = await setup();
+    host.nowMs = Date.UTC(2030, 0, 2, 3, 4, 5);
+    expect(sql.exec("SELECT datetime('now') AS d").one().d).toBe("2030-01-02 03:04:05");
+    sql.exec("CREATE TABLE t(d DEFAULT CURRENT_TIMESTAMP, x)");
+    sql.exec("INSERT INTO t(x) VALUES (1)");
+    expect(sql.exec("SELECT d FROM t").one().d).toBe("2030-01-02 03:04:05");
+  });
+
+  test("transactionSync: the host's savepoint rolls SQL back, and cached verdicts see the old schema", async () => {
+    const { host, sql } = await setup();
+    sql.exec("CREATE TABLE u(x); CREATE TRIGGER tr AFTER INSERT ON u BEGIN INSERT INTO _cf_KV VALUES ('k', 1); END");
+    expect(errorOf(() => sql.exec("INSERT INTO u VALUES (1)"))).toBe("Error: not authorized: SQLITE_AUTH");
+    expect(() =>
+      host.transactionSync(() => {
+        sql.exec("DROP TRIGGER tr");
+        sql.exec("INSERT INTO u VALUES (1)");
+        throw new Error("undo");
+      }),
+    ).toThrow("undo");
+    // the trigger is back: the verdict cached while it was gone must not be reused
+    expect(errorOf(() => sql.exec("INSERT INTO u VALUES (1)"))).toBe("Error: not authorized: SQLITE_AUTH");
+    expect(sql.exec("SELECT count(*) AS n FROM u").one().n).toBe(0);
+  });
+});
+
+describe("exec: statement cache", () => {
+  const recorded = async () => {
+    const { host } = await setup();
+    const engine = new RecordingEngine(host.engine);
+    host.engine = engine;
+    return { host, engine, sql: new SqlStorage(host) };
+  };
+
+  test("repeated SQL neither recompiles nor re-checks (no second EXPLAIN)", async () => {
+    const { engine, sql } = await recorded();
+    sql.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
+    sql.exec("INSERT INTO t VALUES (1, 'a')");
+    const q = "SELECT v FROM t WHERE id = ?";
+    sql.exec(q, 1).one();
+    const prepared = engine.prepared.length;
+    const explains = engine.explains;
+    for (let i = 0; i < 100; i++) sql.exec(q, 1).one();
+    expect(engine.prepared.length).toBe(prepared);
+    expect(engine.explains).toBe(explains);
+  });
+
+  test("a schema change re-checks (once), without recompiling", async () => {
+    const { engine, sql } = await recorded();
+    sql.exec("CREATE TABLE t(x)");
+    const q = "SELECT * FROM t";
+    sql.exec(q).toArray();
+    const explains = engine.explains;
+    sql.exec("CREATE TABLE u(y)");
+    sql.exec(q).toArray();
+    sql.exec(q).toArray();
+    expect(engine.explains).toBe(explains + 2); // one for CREATE TABLE u, one for the re-check
+  });
+
+  test("multi-statement queries are cached whole", async () => {
+    const { engine, sql } = await recorded();
+    sql.exec("CREATE TABLE t(x)");
+    const q = "INSERT INTO t VALUES (1); SELECT count(*) AS n FROM t";
+    sql.exec(q).one();
+    const prepared = engine.prepared.length;
+    expect(sql.exec(q).one().n).toBe(2);
+    expect(engine.prepared.length).toBe(prepared);
+  });
+
+  test("the cache is bounded by the size of its SQL text", async () => {
+    const { host } = await setup();
+    const engine = new RecordingEngine(host.engine);
+    host.engine = engine;
+    const sql = new SqlStorage(host, { statementCacheSize: 40 });
+    const a = "SELECT 1 AS aaaaaaaaaaaaaaa";
+    const b = "SELECT 2 AS bbbbbbbbbbbbbbb";
+    sql.exec(a).toArray();
+    sql.exec(b).toArray(); // evicts a
+    const before = engine.prepared.length;
+    sql.exec(b).toArray();
+    expect(engine.prepared.length).toBe(before);
+    sql.exec(a).toArray();
+    expect(engine.prepared.length).toBe(before + 1);
+  });
+});
+
+describe("databaseSize", () => {
+  test("(page_count - freelist_count) * page_size", async () => {
+    const { sql } = await setup();
+    const before = sql.databaseSize;
+    expect(before % 4096).toBe(0);
+    sql.exec("CREATE TABLE t(x)");
+    expect(sql.databaseSize).toBe(before + 4096);
+  });
+
+  test("enabled: false names the option to change", async () => {
+    const { sql } = await setup({ enabled: false });
+    expect(errorOf(() => sql.exec("SELECT 1"))).toMatch(/only available on the SQLite backend.*backend: "sqlite"/);
+  });
+});
