@@ -77,8 +77,8 @@ let chosen: Promise<ValueCodec> | undefined;
  *
  * | value              | structured / v8 | bytes (structured, v8) |
  * | ------------------ | --------------- | ---------------------- |
- * | small object       | 1.5×–2.9×       | 42, 44                 |
- * | 40-char string     | 1.3×–2.8×       | 42, 43                 |
+ * | small object       | 1.5×–3.1×       | 42, 44                 |
+ * | 40-char string     | 0.5×–2.8×, mostly ≥ 1.3× | 42, 43                 |
  * | 1 KB object        | 0.7×–1.0×       | 619, 674               |
  * | 100 KB Uint8Array  | 0.9×–1.6×       | 100,011, 100,013       |
  *

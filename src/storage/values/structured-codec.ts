@@ -574,13 +574,13 @@ class Encoder {
 
 class Decoder {
   readonly #bytes: Uint8Array;
-  readonly #view: DataView;
+  /** Created on the first float read: most small values have none, and the allocation shows. */
+  #view: DataView | undefined;
   #pos: number;
   readonly #objects: unknown[] = [];
 
   constructor(bytes: Uint8Array) {
     this.#bytes = bytes;
-    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.#pos = 1;
   }
 
@@ -614,6 +614,7 @@ class Decoder {
 
   #double(): number {
     if (this.#pos + 8 > this.#bytes.byteLength) this.#fail("unexpected end of data");
+    this.#view ??= new DataView(this.#bytes.buffer, this.#bytes.byteOffset, this.#bytes.byteLength);
     const n = this.#view.getFloat64(this.#pos, true);
     this.#pos += 8;
     return n;
