@@ -17,8 +17,8 @@
  * - invalid dates (`toISOString()` throws), and boxed Symbols silently become `{}`.
  * Fixing those around it needs a pre-pass and a post-pass over the whole graph, each as costly as
  * the walk itself, followed by a third pass to turn its records into bytes. One walk that writes
- * bytes directly is simpler and several times faster, so this module implements the walk itself and
- * keeps structured-clone-es as the reference it is tested against for the types it carries exactly.
+ * bytes directly is simpler and faster, so this module implements the walk itself and does not import
+ * structured-clone-es at run time.
  *
  * ## Format (after the {@link STRUCTURED_CODEC_TAG} byte): one value, written as
  * - a one-byte tag ({@link Tag}) followed by the tag's payload;
