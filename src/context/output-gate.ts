@@ -8,6 +8,20 @@
 export class OutputGate {
   #held: Promise<void> = Promise.resolve();
   #broken: Error | null = null;
+  /**
+   * Rejects when the gate breaks. Waiters race it against the held writes: a message waiting on a
+   * write that is still in flight (or never settles) is discarded at once when the object resets,
+   * as on the platform, instead of when that write finally settles.
+   */
+  readonly #onBroken: Promise<never>;
+  #rejectOnBroken!: (error: Error) => void;
+
+  constructor() {
+    this.#onBroken = new Promise<never>((_, reject) => {
+      this.#rejectOnBroken = reject;
+    });
+    this.#onBroken.catch(() => {});
+  }
 
   /** Holds later outgoing messages until `confirmation` settles. */
   hold(confirmation: Promise<void>): void {
@@ -19,13 +33,15 @@ export class OutputGate {
   /** Resolves when everything held so far is confirmed; rejects if the gate broke. */
   async wait(): Promise<void> {
     if (this.#broken) throw this.#broken;
-    await this.#held;
+    await Promise.race([this.#held, this.#onBroken]);
     if (this.#broken) throw this.#broken;
   }
 
   /** Breaks the gate: every waiting and later message is discarded with `error`. */
   break(error: Error): void {
-    this.#broken ??= error;
+    if (this.#broken) return;
+    this.#broken = error;
+    this.#rejectOnBroken(error);
   }
 
   /** Whether the gate is broken. */
