@@ -12,7 +12,7 @@ export default defineConfig({
   target: "es2022",
   platform: "neutral",
   // node: builtins are loaded lazily and only where they exist (file adapter, v8 codec).
-  external: ["sql.js", "structured-clone-es", /^node:/],
+  external: ["sql.js", /^node:/],
   splitting: false,
   treeshake: true,
 });

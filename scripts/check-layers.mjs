@@ -27,7 +27,10 @@ const importRe = /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*[
 
 for (const file of walk(src)) {
   const rel = relative(src, file).split("\\").join("/");
-  const text = readFileSync(file, "utf8");
+  // Strip comments first: doc examples mention imports that the module does not make.
+  const text = readFileSync(file, "utf8")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
   for (const m of text.matchAll(importRe)) {
     const spec = m[1] ?? m[2];
     if (spec === undefined) continue;

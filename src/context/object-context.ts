@@ -147,9 +147,9 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     const persistence =
       s.persistence ?? (s.directory !== undefined ? await openFilePersistence(s.directory) : createMemoryPersistence());
     const context = new ObjectContext(objectClass, options, persistence);
-    const session = await context.#ensureSession();
-    // A pending alarm (also one whose time passed while the object was down) is armed at start-up.
-    context.alarms.onAlarmCommitted(session.storage.core.committedAlarm);
+    // Opening the first session arms a pending alarm (also one whose time passed while the object
+    // was down, which then fires once, as soon as possible).
+    await context.#ensureSession();
     return context;
   }
 
@@ -306,6 +306,8 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     } finally {
       session.constructing = false;
     }
+    // After a reset or a restore the stored alarm may differ from what the scheduler planned.
+    this.alarms.onAlarmCommitted(storage.core.committedAlarm);
     return session;
   }
 

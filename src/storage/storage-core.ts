@@ -92,6 +92,7 @@ export class StorageCore {
   #recordsSinceSnapshot = 0;
   #bytesSinceSnapshot = 0;
   #snapshotInFlight: Promise<void> | null = null;
+  #lastImageBytes = 0;
   /** Commit times by seq, for bookmarks and retention. */
   readonly timeline: CommitTimeline;
   /** Called after each snapshot is durable (retention pruning hooks in here). */
@@ -509,13 +510,19 @@ export class StorageCore {
   #maybeSnapshot(seq: number, timeMs: number): void {
     const s = this.settings;
     if (this.#snapshotInFlight) return;
-    if (this.#recordsSinceSnapshot < s.snapshotEveryRecords && this.#bytesSinceSnapshot < s.snapshotEveryBytes) return;
+    // Snapshots bound recovery time, but each is a full image: take one only after the log has
+    // grown by a good fraction of the database (or by many records), so snapshots never cost
+    // much more than the log they save replaying.
+    const byBytes = this.#bytesSinceSnapshot >= Math.max(s.snapshotEveryBytes, this.#lastImageBytes / 2);
+    const byRecords = this.#recordsSinceSnapshot >= s.snapshotEveryRecords;
+    if (!byBytes && !byRecords) return;
     this.snapshot(seq, timeMs);
   }
 
   /** Writes a snapshot of the committed state (right after a commit, before new writes begin). */
   snapshot(seq = this.#lastSeq, timeMs = this.#lastCommitTimeMs): Promise<void> {
     const image = this.#engine.exportBytes();
+    this.#lastImageBytes = image.byteLength;
     this.#recordsSinceSnapshot = 0;
     this.#bytesSinceSnapshot = 0;
     const p = this.settings.persistence.writeSnapshot({ seq, timeMs }, image).then(
