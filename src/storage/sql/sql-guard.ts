@@ -98,6 +98,8 @@ const FUNCTION_OPCODES = new Set([
   "AggInverse",
 ]);
 const ROW_WRITE_OPCODES = new Set(["Insert", "IdxInsert", "Delete", "IdxDelete"]);
+/** Marks a read of the row key (`Rowid` opcode) among a cursor's column numbers. */
+const ROWID_COLUMN = -1;
 /** `OPFLAG_P2ISREG`: P2 of an `Open*` opcode is a register, not a root page. */
 const OPFLAG_P2ISREG = 0x10;
 
@@ -170,7 +172,7 @@ export class SqlGuard {
       }
     }
     const kind = statementKind(tokens, word);
-    const program = analyseProgram(engine, catalog, sql, tokens, kind !== "analyze");
+    const program = analyseProgram(engine, catalog, sql, tokens, kind);
     checkProgramSize(program.mainOps, this.#limits);
     return {
       kind,
@@ -296,7 +298,10 @@ function checkCreate(sql: string, tokens: readonly SqlToken[], catalog: SqlCatal
   if (objectType === "TABLE" && tokens[target.next]?.text === "(") {
     checkTableColumns(target.name, countColumnDefinitions(tokens, target.next), limits);
   }
-  checkWrittenFunctionCalls(sql, tokens, catalog, target.next);
+  // CHECK constraints, generated columns and index expressions are resolved (and authorized)
+  // while the definition compiles; view and trigger bodies and DEFAULTs only when used, which
+  // the program analysis of the using statement covers.
+  if (objectType === "TABLE" || objectType === "INDEX") checkWrittenFunctionCalls(sql, tokens, catalog, target.next);
 }
 
 /** Column definitions in `( … )` starting at `open`, stopping at the first table constraint. */
@@ -353,6 +358,10 @@ function checkAlter(tokens: readonly SqlToken[], catalog: SqlCatalog, limits: Sq
 function checkWrittenFunctionCalls(sql: string, tokens: readonly SqlToken[], catalog: SqlCatalog, from: number): void {
   for (let k = from; k + 1 < tokens.length; k++) {
     const t = tokens[k] as SqlToken;
+    if (isKeyword(t, "DEFAULT") && tokens[k + 1]?.text === "(") {
+      k = matchingParen(tokens, k + 1);
+      continue;
+    }
     if (t.kind !== "identifier" || tokens[k + 1]?.text !== "(") continue;
     const prev = tokens[k - 1];
     if (prev !== undefined && (prev.text === "." || isKeyword(prev, "REFERENCES") || isKeyword(prev, "ON"))) continue;
@@ -361,6 +370,16 @@ function checkWrittenFunctionCalls(sql: string, tokens: readonly SqlToken[], cat
       throw deniedFunction(name, sql, byteOffset(sql, t.start));
     }
   }
+}
+
+/** The index of the `)` closing the `(` at `open`. */
+function matchingParen(tokens: readonly SqlToken[], open: number): number {
+  let depth = 0;
+  for (let k = open; k < tokens.length; k++) {
+    if (tokens[k]?.text === "(") depth++;
+    else if (tokens[k]?.text === ")" && --depth === 0) return k;
+  }
+  return tokens.length;
 }
 
 function deniedFunction(name: string, sql: string, offset?: number): Error {
@@ -461,8 +480,12 @@ function analyseProgram(
   catalog: SqlCatalog,
   sql: string,
   tokens: readonly SqlToken[],
-  checkReads: boolean,
+  kind: StatementKind,
 ): ProgramFacts {
+  // ANALYZE's program calls SQLite's internal stat_* functions and reads every table; neither goes
+  // through the platform's authorizer.
+  const checkReads = kind !== "analyze";
+  const checkFunctions = kind !== "analyze";
   const rows = engine.query(`EXPLAIN ${sql}`);
   const facts: ProgramFacts = {
     mainOps: 0,
@@ -502,8 +525,10 @@ function analyseProgram(
       case "OpenWrite": {
         const write = opcode === "OpenWrite";
         if (p3 !== 0) {
-          // The temp database may only be read; there is no other database.
-          if (write || p3 !== 1) throw notAuthorized();
+          // There is no database but main and temp. User SQL cannot create temp objects, so the
+          // temp database holds only its schema table, which SQLite itself protects; ALTER TABLE
+          // updates it (the platform allows UPDATE in temp).
+          if (p3 !== 1) throw notAuthorized();
           break;
         }
         const object = (p5 & OPFLAG_P2ISREG) !== 0 ? undefined : catalog.byRoot(p2);
@@ -516,10 +541,18 @@ function analyseProgram(
         if (main && write && object !== undefined && object.table !== "sqlite_schema") facts.readsTables = true;
         break;
       }
-      case "Column": {
+      case "Column":
+      case "Rowid": {
         const cursor = cursors.get(p1);
         const read = protectedReads.find((r) => r.object === cursor?.object);
-        read?.columns.add(p2);
+        read?.columns.add(opcode === "Rowid" ? ROWID_COLUMN : p2);
+        break;
+      }
+      case "Clear": {
+        // DELETE without WHERE empties the B-tree by root page, without opening a cursor.
+        const object = p2 === 0 ? catalog.byRoot(p1) : undefined;
+        if (object !== undefined && (!isAllowedName(object.name) || !isAllowedName(object.table)))
+          protectedWrite = true;
         break;
       }
       case "VOpen":
@@ -536,7 +569,7 @@ function analyseProgram(
         if (main) facts.countTable = cursors.get(p1)?.object?.table;
         break;
       default:
-        if (FUNCTION_OPCODES.has(opcode)) {
+        if (FUNCTION_OPCODES.has(opcode) && checkFunctions) {
           const name = String(p4).replace(/\(.*$/, "").toLowerCase();
           if (!ALLOWED_SQL_FUNCTIONS.has(name)) deniedFunctionName ??= name;
           if (TIME_FUNCTIONS.has(name)) facts.usesTime = true;
@@ -555,7 +588,7 @@ function analyseProgram(
   }
   if (protectedWrite) throw notAuthorized();
   if (deniedFunctionName !== undefined) throw deniedFunction(deniedFunctionName, sql);
-  if (checkReads && protectedReads.length > 0) throw readDenied(catalog, tokens, protectedReads);
+  if (checkReads && protectedReads.length > 0) throw readDenied(catalog, tokens, protectedReads, kind);
   return facts;
 }
 
@@ -566,13 +599,39 @@ function analyseProgram(
  * (for `SELECT *`, the table's first column, as on the platform). A read that touches no column
  * (`count(*)`) is refused as `not authorized`, as there.
  */
-function readDenied(catalog: SqlCatalog, tokens: readonly SqlToken[], reads: readonly ProtectedRead[]): Error {
+function readDenied(
+  catalog: SqlCatalog,
+  tokens: readonly SqlToken[],
+  reads: readonly ProtectedRead[],
+  kind: StatementKind,
+): Error {
   for (const read of reads) {
-    if (read.columns.size === 0) continue;
-    const names = catalog.columns(read.object);
     const table = read.object.table;
-    const tableColumns = catalog.columns(catalog.byName(table) ?? read.object);
-    const readNames = [...read.columns].map((c) => names[c]).filter((n): n is string => n !== undefined);
+    const tableObject = catalog.byName(table) ?? read.object;
+    const tableColumns = catalog.columns(tableObject);
+    const primaryKey = catalog.primaryKey(table);
+    // The row key is the INTEGER PRIMARY KEY column when there is one (SQLite names that).
+    const rowidName = primaryKey.length === 1 ? (primaryKey[0] as string) : "ROWID";
+    const names = catalog.columns(read.object);
+    const readNames = [...read.columns]
+      .map((c) => (c === ROWID_COLUMN ? rowidName : names[c]))
+      .filter((n): n is string => n !== undefined);
+    if (readNames.length === 0) {
+      // Key columns compared inside an index seek are never loaded with `Column`; SQLite still
+      // authorizes them as reads while resolving the text, so name the first one the text uses.
+      const named = tokens.find(
+        (t) => t.kind === "identifier" && tableColumns.some((n) => n.toLowerCase() === t.value.toLowerCase()),
+      );
+      const namedColumn = tableColumns.find((n) => n.toLowerCase() === named?.value.toLowerCase());
+      if (namedColumn !== undefined) return sqliteError(`access to ${table}.${namedColumn} is prohibited`, SQLITE_AUTH);
+      // A DML statement that reads a protected table without reading a column is a foreign-key
+      // check on the parent key, which SQLite authorizes as a read of the key column.
+      if (kind === "insert" || kind === "update" || kind === "delete") {
+        const parentKey = primaryKey[0] ?? tableColumns[0];
+        if (parentKey !== undefined) return sqliteError(`access to ${table}.${parentKey} is prohibited`, SQLITE_AUTH);
+      }
+      continue;
+    }
     const written = tokens.find(
       (t) => t.kind === "identifier" && readNames.some((n) => n.toLowerCase() === t.value.toLowerCase()),
     );
