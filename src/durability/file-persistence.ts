@@ -33,6 +33,7 @@ import {
   type PersistenceAdapter,
   type PersistenceStats,
   type SnapshotInfo,
+  snapshotTimeMs,
 } from "./persistence";
 import { decodeRecords, encodeRecords } from "./record-codec";
 import { planPrune } from "./retention";
@@ -164,7 +165,9 @@ class FileAdapter implements FilePersistence {
     // After a failed append, cut the active segment back to what was confirmed, so a batch whose
     // append rejected is never resurrected by an in-process reload (a crash may still keep it; the
     // contract allows both, this makes the common case deterministic).
-    if (this.#failure !== null && this.#loaded) {
+    // Only while this adapter still owns the directory: if another adapter loaded it since, the
+    // bytes after our confirmed end are that adapter's confirmed commits.
+    if (this.#failure !== null && this.#loaded && owners.get(this.directory) === this) {
       const last = this.#segments[this.#segments.length - 1];
       if (last !== undefined) await this.#truncate(last.name, last.bytes).catch(() => undefined);
     }
@@ -373,14 +376,15 @@ class FileAdapter implements FilePersistence {
       await this.#idle();
       checkSnapshotSeq(info.seq, this.#durableSeq);
       const crc = crc32(image);
-      const name = snapshotName(info.seq, Math.max(0, Math.floor(info.timeMs)), crc);
+      const timeMs = snapshotTimeMs(info.timeMs);
+      const name = snapshotName(info.seq, timeMs, crc);
       // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
       // partial image under a real snapshot name. The directory fsync makes the rename durable.
       await this.#writeFileAtomic(name, image);
       const replaced = this.#snapshots.filter((s) => s.seq === info.seq && s.name !== name);
       for (const s of replaced) await this.#fs.rm(this.#file(s.name), { force: true });
       this.#snapshots = this.#snapshots.filter((s) => s.seq !== info.seq);
-      this.#snapshots.push({ name, seq: info.seq, timeMs: info.timeMs, bytes: image.length, crc });
+      this.#snapshots.push({ name, seq: info.seq, timeMs, bytes: image.length, crc });
       this.#snapshots.sort((a, b) => a.seq - b.seq);
     });
   }

@@ -20,6 +20,7 @@ import {
   type PersistenceAdapter,
   type PersistenceStats,
   type SnapshotInfo,
+  snapshotTimeMs,
 } from "./persistence";
 import { encodedRecordSize } from "./record-codec";
 import { planPrune } from "./retention";
@@ -83,7 +84,7 @@ export class MemoryPersistence implements PersistenceAdapter {
     checkSnapshotSeq(info.seq, this.#lastSeq);
     // Copy: the caller's buffer may be reused, and a snapshot must not change after it is taken.
     const stored: StoredSnapshot = {
-      info: { seq: info.seq, timeMs: info.timeMs, bytes: image.length },
+      info: { seq: info.seq, timeMs: snapshotTimeMs(info.timeMs), bytes: image.length },
       image: image.slice(),
     };
     this.#snapshots = this.#snapshots.filter((s) => s.info.seq !== info.seq);

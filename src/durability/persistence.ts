@@ -16,7 +16,10 @@ import type { CommitRecord } from "./commit-record";
 export interface SnapshotInfo {
   /** The image is the state right after commit `seq` (0 = the empty database). */
   seq: number;
-  /** The commit time of `seq` (ms since epoch), so retention can reason about snapshots. */
+  /**
+   * The commit time of `seq` (ms since epoch), so retention can reason about snapshots. Stored as
+   * whole, non-negative ms (see {@link snapshotTimeMs}).
+   */
   timeMs: number;
   /** Size of the image in bytes. */
   bytes: number;
@@ -165,4 +168,12 @@ export function checkRange(fromSeq: number, toSeq: number, firstSeq: number, las
       "ERR_BOOKMARK",
       `Cannot read records from seq ${fromSeq + 1}: records before seq ${firstSeq} were pruned (outside the retention window).`,
     );
+}
+
+/**
+ * The time adapters store for a snapshot: whole, non-negative ms (the file adapter writes it into a
+ * file name), so every adapter reports the same value after a reload. @internal
+ */
+export function snapshotTimeMs(timeMs: number): number {
+  return Number.isFinite(timeMs) ? Math.max(0, Math.floor(timeMs)) : 0;
 }
