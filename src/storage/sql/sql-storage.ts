@@ -204,12 +204,13 @@ export class SqlStorage {
           evicted: false,
         };
         compiled.push(entry);
+        // Parse-time checks (the guard's text limits) come before the result-set check, as in SQLite.
+        this.#ensureVerdict(state, entry);
         checkResultColumns(head.statement.columnNames().length, this.#limits);
         // Like workerd: skip whitespace (not comments) after the statement; anything left is
         // another statement, and this one runs now.
         const tail = head.tail.replace(/^[ \t\n\r\v\f]+/, "");
         if (tail.length === 0) {
-          this.#ensureVerdict(state, entry);
           state.cache.set({ sql: query, statements: compiled });
           cachedNow = true;
           return this.#open<T>(state, entry, values);
