@@ -12,12 +12,31 @@ export interface CacheEntry {
   size: number;
 }
 
+import { compareKeys } from "./keys";
+
 /** Per-entry bookkeeping overhead we charge, so many tiny entries still count against the limit. */
 const ENTRY_OVERHEAD_BYTES = 64;
 
-/** The LRU cache. Map insertion order is the recency order (oldest first). */
+/** A key range `[start, end)` whose every stored key is in the cache (`end` undefined = unbounded). */
+interface CompleteRange {
+  start: string;
+  end: string | undefined;
+}
+
+/** How many complete ranges we remember (each lookup scans them). */
+const MAX_COMPLETE_RANGES = 16;
+
+/**
+ * The LRU cache. Map insertion order is the recency order (oldest first).
+ *
+ * Besides entries, it remembers ranges that a `list()` read completely: a get of a key inside such
+ * a range that is not cached is known to be absent without asking SQLite. Evicting or forgetting
+ * any key inside a range forgets the range, so the promise "every stored key is cached" holds.
+ */
 export class KvCache {
   readonly #entries = new Map<string, CacheEntry>();
+  #complete: CompleteRange[] = [];
+  #evictions = 0;
   #bytes = 0;
   #softLimitBytes: number;
 
@@ -66,6 +85,29 @@ export class KvCache {
     if (old === undefined) return;
     this.#bytes -= old.size;
     this.#entries.delete(key);
+    this.#forgetRangesWith(key);
+  }
+
+  /** How many entries were evicted so far (callers compare before and after a bulk insert). */
+  get evictions(): number {
+    return this.#evictions;
+  }
+
+  /** Records that every stored key in `[start, end)` is now cached. */
+  markComplete(start: string, end: string | undefined): void {
+    if (this.#complete.length >= MAX_COMPLETE_RANGES) this.#complete.shift();
+    this.#complete.push({ start, end });
+  }
+
+  /** Whether `key` is in a completely cached range (so, if not cached itself, it is absent). */
+  knownAbsent(key: string): boolean {
+    for (const r of this.#complete) if (inRange(key, r)) return true;
+    return false;
+  }
+
+  #forgetRangesWith(key: string): void {
+    if (this.#complete.length === 0) return;
+    this.#complete = this.#complete.filter((r) => !inRange(key, r));
   }
 
   /** Evicts least recently used entries until the cache is within `targetBytes`. */
@@ -74,12 +116,15 @@ export class KvCache {
       if (this.#bytes <= targetBytes) break;
       this.#entries.delete(key);
       this.#bytes -= e.size;
+      this.#evictions++;
+      this.#forgetRangesWith(key);
     }
   }
 
   /** Drops everything (deleteAll, reset, restore). */
   clear(): void {
     this.#entries.clear();
+    this.#complete = [];
     this.#bytes = 0;
   }
 
@@ -88,4 +133,8 @@ export class KvCache {
     this.#softLimitBytes = bytes;
     this.trim();
   }
+}
+
+function inRange(key: string, r: CompleteRange): boolean {
+  return compareKeys(key, r.start) >= 0 && (r.end === undefined || compareKeys(key, r.end) < 0);
 }

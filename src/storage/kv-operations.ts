@@ -55,12 +55,12 @@ export class KvOperations {
   }
 
   /** put(key, value) */
-  putOne(rawKey: unknown, value: unknown, allowUnconfirmed: boolean, method = "put()"): void {
-    if (value === undefined) throw new TypeError(`${method} called with undefined value.`);
+  putOne(rawKey: unknown, value: unknown, allowUnconfirmed: boolean, noCache = false): void {
+    if (value === undefined) throw new TypeError("put() called with undefined value.");
     const bytes = encodeValue(value, this.#codecs, this.#limits);
     const key = toKey(rawKey);
     checkKeySize(key, this.#limits);
-    this.#core.write(key, bytes, allowUnconfirmed);
+    this.#core.write(key, bytes, allowUnconfirmed, noCache);
   }
 
   /** Stores `undefined` as a value (the synchronous kv API accepts it). */
@@ -72,7 +72,7 @@ export class KvOperations {
   }
 
   /** put(entries): all validated before any is written, so a bad entry writes nothing. */
-  putMany(entries: Record<string, unknown>, allowUnconfirmed: boolean): void {
+  putMany(entries: Record<string, unknown>, allowUnconfirmed: boolean, noCache = false): void {
     const pairs: Array<[string, Uint8Array]> = [];
     // The platform silently drops fields whose value is undefined.
     const keys = Object.keys(entries).filter((k) => entries[k] !== undefined);
@@ -83,7 +83,7 @@ export class KvOperations {
       pairs.push([k, bytes]);
     }
     this.#core.assertUsable();
-    for (const [k, bytes] of pairs) this.#core.write(k, bytes, allowUnconfirmed);
+    for (const [k, bytes] of pairs) this.#core.write(k, bytes, allowUnconfirmed, noCache);
   }
 
   /** delete(key) → whether it existed. */

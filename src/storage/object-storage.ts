@@ -10,7 +10,9 @@ import type { SqlEngineFactory } from "../engine/engine";
 import { loadSqlJsEngine, type SqlJsLoadOptions } from "../engine/sqljs";
 import { ActorStoreError } from "../errors";
 import { resolveLimits, type StorageLimits } from "../limits";
+import { type AsyncScope, loadAsyncScope } from "../util/async-scope";
 import { type Clock, systemClock } from "../util/clock";
+import { Mutex } from "../util/mutex";
 import { toAlarmTime } from "./alarm-time";
 import { KvOperations } from "./kv-operations";
 import type { Backend, GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
@@ -89,8 +91,20 @@ export class ObjectStorage {
   readonly #pitr: PointInTimeRecovery;
   #sql: SqlStorage | undefined;
   #kv: SyncKvStorage | undefined;
+  /** Serializes transactions: concurrent ones never interleave. */
+  readonly #transactions = new Mutex();
+  /** Marks the async context of a running transaction closure (nested calls skip the queue). */
+  readonly #scope: AsyncScope<ObjectStorage> | undefined;
+  #activeTransactions = 0;
 
-  private constructor(core: StorageCore, backend: Backend, codecs: Codecs, retentionMs: number) {
+  private constructor(
+    core: StorageCore,
+    backend: Backend,
+    codecs: Codecs,
+    retentionMs: number,
+    scope: AsyncScope<ObjectStorage> | undefined,
+  ) {
+    this.#scope = scope;
     this.#core = core;
     this.#backend = backend;
     this.#codecs = codecs;
@@ -111,9 +125,10 @@ export class ObjectStorage {
     if (!BACKENDS.includes(backend)) {
       throw new ActorStoreError("ERR_INVALID_OPTION", `backend must be "sqlite" or "kv" (got ${String(backend)}).`);
     }
-    const [engineFactory, v8] = await Promise.all([
+    const [engineFactory, v8, scope] = await Promise.all([
       options.engineFactory ?? loadSqlJsEngine(options.sqlJs),
       loadV8Codec(),
+      loadAsyncScope<ObjectStorage>(),
     ]);
     // The portable structured codec is the default: measured faster than V8's serializer on the
     // small values most objects store (docs/values.md); "v8" writes workerd's byte format.
@@ -137,7 +152,7 @@ export class ObjectStorage {
       snapshotEveryRecords: options.snapshotEveryRecords ?? 10_000,
       snapshotEveryBytes: 8 * 1024 * 1024,
     });
-    const storage = new ObjectStorage(core, backend, { write, v8 }, options.retentionMs ?? DEFAULT_RETENTION_MS);
+    const storage = new ObjectStorage(core, backend, { write, v8 }, options.retentionMs ?? DEFAULT_RETENTION_MS, scope);
     if (backend === "sqlite") await storage.#pitr.applyPendingRestore();
     return storage;
   }
@@ -183,9 +198,23 @@ export class ObjectStorage {
    * rolls everything back (key-value, SQL and alarm) and is rethrown.
    */
   transaction<T>(closure: (txn: ObjectTransaction) => Promise<T>): Promise<T> {
-    const run = () => this.#transaction(closure);
+    const run = async () => {
+      this.#activeTransactions++;
+      try {
+        return await (this.#scope
+          ? this.#scope.run(this, () => this.#transaction(closure))
+          : this.#transaction(closure));
+      } finally {
+        this.#activeTransactions--;
+      }
+    };
+    // A transaction started inside another's closure is nested: it runs at once, as a savepoint.
+    // Without async context tracking (browsers) any transaction started while one runs is
+    // treated as nested.
+    const nested = this.#activeTransactions > 0 && (this.#scope === undefined || this.#scope.get() === this);
+    const queued = nested ? run : () => this.#transactions.run(run);
     const host = this.#core.host;
-    return host !== undefined ? host.criticalSection(run) : run();
+    return host !== undefined ? host.criticalSection(queued) : queued();
   }
 
   /** Resolves when every write issued so far (including `allowUnconfirmed` ones) is durable. */
@@ -312,10 +341,10 @@ export class ObjectStorage {
         );
       }
       const o = valueOrOptions as PutOptions | undefined;
-      this.#ops.putMany(keyOrEntries as Record<string, unknown>, Boolean(o?.allowUnconfirmed));
+      this.#ops.putMany(keyOrEntries as Record<string, unknown>, Boolean(o?.allowUnconfirmed), Boolean(o?.noCache));
       return;
     }
-    this.#ops.putOne(keyOrEntries, valueOrOptions, Boolean(options?.allowUnconfirmed));
+    this.#ops.putOne(keyOrEntries, valueOrOptions, Boolean(options?.allowUnconfirmed), Boolean(options?.noCache));
   }
 
   #delete(keyOrKeys: unknown, options: PutOptions | undefined): boolean | number {

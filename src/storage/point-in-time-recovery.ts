@@ -4,7 +4,7 @@
  * starts, which rebuilds the named state and commits it as a new commit (so it can be undone).
  */
 import { formatBookmark, parseBookmark } from "../durability/bookmarks";
-import { RetentionPolicy } from "../durability/retention";
+import { planPrune, RetentionPolicy } from "../durability/retention";
 import { ActorStoreError } from "../errors";
 import { buildState, type StorageCore } from "./storage-core";
 
@@ -87,18 +87,35 @@ export class PointInTimeRecovery {
       );
     }
     const seq = parsed.restoreToSeq;
-    if (typeof seq === "number") {
-      const loaded = await persistence.load();
-      const { engine } = await buildState(this.#core.settings, loaded, seq);
-      await this.#core.replaceWith(engine, seq);
+    try {
+      if (typeof seq === "number") {
+        const loaded = await persistence.load();
+        const { engine } = await buildState(this.#core.settings, loaded, seq);
+        await this.#core.replaceWith(engine, seq);
+      }
+    } catch (e) {
+      // Never leave a request that can't be applied in place: it would stop every later open.
+      await persistence.writeMeta(null);
+      throw new ActorStoreError(
+        "ERR_BOOKMARK",
+        `The point-in-time restore requested by the previous session could not be applied and was cancelled: ${e instanceof Error ? e.message : String(e)} Open the storage again to continue from its latest state.`,
+        { cause: e },
+      );
     }
     await persistence.writeMeta(null);
   }
 
   /** Drops history older than the retention window (keeping what any bookmark inside it needs). */
   async prune(): Promise<void> {
-    const keepFrom = this.#retention.keepFromSeq(this.#core.timeline);
-    await this.#core.settings.persistence.prune(keepFrom);
+    const core = this.#core;
+    const keepFrom = this.#retention.keepFromSeq(core.timeline);
+    const plan = planPrune(core.snapshots, keepFrom);
+    if (plan.baseSeq === null) return;
+    await core.settings.persistence.prune(keepFrom);
+    // What is left starts at the base snapshot: bookmarks before it can no longer be restored.
+    const dropped = new Set(plan.deleteSnapshots);
+    core.snapshots = core.snapshots.filter((x) => !dropped.has(x.seq));
+    core.timeline.rebase(plan.baseSeq);
   }
 
   #bookmarkOf(seq: number): string {

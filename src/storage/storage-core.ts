@@ -16,7 +16,7 @@
  */
 import type { CommitRecord, KvWrite, SqlWrite } from "../durability/commit-record";
 import { CommitTimeline } from "../durability/commit-timeline";
-import type { LoadResult, PersistenceAdapter } from "../durability/persistence";
+import type { LoadResult, PersistenceAdapter, SnapshotInfo } from "../durability/persistence";
 import type { EngineValue, SqlEngine, SqlEngineFactory } from "../engine/engine";
 import { ActorStoreError } from "../errors";
 import type { StorageLimits } from "../limits";
@@ -93,10 +93,14 @@ export class StorageCore {
   #bytesSinceSnapshot = 0;
   #snapshotInFlight: Promise<void> | null = null;
   #lastImageBytes = 0;
+  /** Keys written with `noCache` in the current batch. */
+  readonly #noCacheKeys = new Set<string>();
   /** Commit times by seq, for bookmarks and retention. */
   readonly timeline: CommitTimeline;
   /** Called after each snapshot is durable (retention pruning hooks in here). */
   onSnapshot: ((seq: number) => void) | undefined;
+  /** The snapshots the adapter holds (as far as this core knows), oldest first. */
+  snapshots: SnapshotInfo[] = [];
 
   private constructor(
     settings: CoreSettings,
@@ -125,6 +129,7 @@ export class StorageCore {
     const loaded = await settings.persistence.load();
     const { engine, lastSeq, lastTimeMs } = await buildState(settings, loaded, undefined);
     const core = new StorageCore(settings, engine, lastSeq, lastTimeMs, CommitTimeline.fromLoad(loaded));
+    core.snapshots = loaded.snapshots.map((x) => ({ ...x }));
     const newest = loaded.snapshots[loaded.snapshots.length - 1];
     core.#recordsSinceSnapshot = loaded.records.filter((r) => r.seq > (newest?.seq ?? 0)).length;
     return core;
@@ -189,6 +194,7 @@ export class StorageCore {
     }
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached.bytes;
+    if (this.cache.knownAbsent(key)) return null;
     const bytes = this.#kv.get(key) ?? null;
     if (!noCache) this.cache.set(key, bytes);
     return bytes;
@@ -215,11 +221,15 @@ export class StorageCore {
     }
     const out: Array<[string, Uint8Array]> = [];
     if (overlay.size === 0) {
+      const evictionsBefore = this.cache.evictions;
       this.#kv.scan(range.start, range.end, range.reverse, range.limit, (k, v) => {
         out.push([k, v]);
         if (!noCache) this.cache.set(k, v);
         return true;
       });
+      // Every stored key of the part of the range we read is now cached (unless the cache had to
+      // evict meanwhile): later gets of absent keys in it need no SQLite lookup.
+      if (!noCache && this.cache.evictions === evictionsBefore) this.#markListed(range, out);
       return out;
     }
     // Each buffered key can hide at most one stored row, so over-fetch by the overlay size.
@@ -240,11 +250,24 @@ export class StorageCore {
     return out;
   }
 
+  #markListed(range: KeyRange, out: Array<[string, Uint8Array]>): void {
+    const last = out[out.length - 1];
+    const truncated = range.limit !== undefined && out.length >= range.limit && last !== undefined;
+    if (!truncated) this.cache.markComplete(range.start, range.end);
+    else if (range.reverse) this.cache.markComplete(last[0], range.end);
+    else this.cache.markComplete(range.start, `${last[0]}\u0000`);
+  }
+
   // ---------------------------------------------------------------- writes
 
-  /** Buffers a write (`null` deletes) and returns the confirmation of its batch. */
-  write(key: string, bytes: Uint8Array | null, allowUnconfirmed: boolean): void {
+  /**
+   * Buffers a write (`null` deletes). With `noCache`, the entry leaves memory once its batch is
+   * committed.
+   */
+  write(key: string, bytes: Uint8Array | null, allowUnconfirmed: boolean, noCache = false): void {
     this.assertUsable();
+    if (noCache) this.#noCacheKeys.add(key);
+    else if (this.#noCacheKeys.size > 0) this.#noCacheKeys.delete(key);
     (this.#layers[this.#layers.length - 1] as WriteLayer).kv.set(key, bytes);
     this.#afterWrite(allowUnconfirmed);
   }
@@ -293,6 +316,8 @@ export class StorageCore {
     if (this.#batch.began) this.#engine.exec("ROLLBACK");
     this.#replaceEngine(this.settings.engineFactory.open());
     this.cache.clear();
+    // The new database is empty: every key is known to be absent until something is written.
+    this.cache.markComplete("", undefined);
     const base = this.#layers[0] as WriteLayer;
     base.kv.clear();
     // The fresh database has no alarm; write the kept one back (or record the deletion).
@@ -434,7 +459,11 @@ export class StorageCore {
     for (const op of batch.sql) changedBytes += op.sql.length + 16;
     this.timeline.append(seq, timeMs);
     // The batch is now clean: its entries move to the read cache.
-    for (const w of kv) this.cache.set(w.key, w.value);
+    for (const w of kv) {
+      if (this.#noCacheKeys.has(w.key)) this.cache.delete(w.key);
+      else this.cache.set(w.key, w.value);
+    }
+    this.#noCacheKeys.clear();
     const alarmChanged = base.alarm !== undefined && base.alarm !== this.#committedAlarm;
     if (base.alarm !== undefined) this.#committedAlarm = base.alarm;
     this.#layers = [{ kv: new Map(), sqlMark: 0 }];
@@ -528,6 +557,8 @@ export class StorageCore {
     const p = this.settings.persistence.writeSnapshot({ seq, timeMs }, image).then(
       () => {
         this.#snapshotInFlight = null;
+        this.snapshots = this.snapshots.filter((x) => x.seq !== seq);
+        this.snapshots.push({ seq, timeMs, bytes: image.byteLength });
         this.onSnapshot?.(seq);
       },
       () => {
