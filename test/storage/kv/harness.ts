@@ -16,6 +16,7 @@ export class RecordingPersistence implements PersistenceAdapter {
   /** Appends that have resolved (are durable), in order. */
   durableAppends = 0;
   #gate: Trigger | undefined;
+  #tail: Promise<void> = Promise.resolve();
 
   /** Holds every later append until the returned trigger is resolved. */
   hold(): Trigger {
@@ -39,12 +40,17 @@ export class RecordingPersistence implements PersistenceAdapter {
   load(): Promise<LoadResult> {
     return this.inner.load();
   }
-  async append(records: readonly CommitRecord[]): Promise<void> {
+  append(records: readonly CommitRecord[]): Promise<void> {
     this.appends.push([...records]);
     const gate = this.#gate;
-    if (gate !== undefined) await gate.promise;
-    await this.inner.append(records);
-    this.durableAppends++;
+    // Appends stay queued in call order, as the adapter contract requires, even while one is held.
+    const done = this.#tail.then(async () => {
+      if (gate !== undefined) await gate.promise;
+      await this.inner.append(records);
+      this.durableAppends++;
+    });
+    this.#tail = done.catch(() => {});
+    return done;
   }
   writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
     return this.inner.writeSnapshot(info, image);
