@@ -198,6 +198,7 @@ export class SqlStorage {
         if (head.statement === null) throw new Error("SQL code did not contain a statement.");
         const entry: CachedStatement = {
           statement: head.statement,
+          columnNames: head.statement.columnNames(),
           verdict: undefined as unknown as StatementVerdict,
           verdictVersion: -1,
           busy: false,
@@ -206,7 +207,7 @@ export class SqlStorage {
         compiled.push(entry);
         // Parse-time checks (the guard's text limits) come before the result-set check, as in SQLite.
         this.#ensureVerdict(state, entry);
-        checkResultColumns(head.statement.columnNames().length, this.#limits);
+        checkResultColumns(entry.columnNames.length, this.#limits);
         // Like workerd: skip whitespace (not comments) after the statement; anything left is
         // another statement, and this one runs now.
         const tail = head.tail.replace(/^[ \t\n\r\v\f]+/, "");
@@ -296,7 +297,7 @@ export class SqlStorage {
       : verdict.usesTime
         ? host.now()
         : undefined;
-    const source = new StatementRun(host, state, statement, owner, verdict, nowMs, this.#limits);
+    const source = new StatementRun(host, state, statement, entry.columnNames, owner, verdict, nowMs, this.#limits);
     try {
       try {
         statement.bind(values, "real");
@@ -342,6 +343,7 @@ class StatementRun implements CursorSource {
     host: SqlHost,
     state: EngineState,
     readonly statement: EngineStatement,
+    columnNames: string[],
     owner: CachedStatement | undefined,
     readonly verdict: StatementVerdict,
     readonly nowMs: number | undefined,
@@ -352,7 +354,8 @@ class StatementRun implements CursorSource {
     this.#owner = owner;
     this.engine = state.engine;
     this.limits = limits;
-    this.columnNames = statement.columnNames();
+    // Each cursor gets its own array: callers may mutate `cursor.columnNames`.
+    this.columnNames = columnNames.slice();
   }
 
   isCurrent(): boolean {

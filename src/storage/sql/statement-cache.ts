@@ -11,6 +11,8 @@ import type { StatementVerdict } from "./sql-guard";
 export interface CachedStatement {
   /** The compiled statement. */
   readonly statement: EngineStatement;
+  /** Result column names (sql.js asks SQLite for them on every call, so keep them). */
+  readonly columnNames: string[];
   /** The restriction verdict. */
   verdict: StatementVerdict;
   /** The schema version {@link CachedStatement.verdict} belongs to. */
