@@ -300,6 +300,33 @@ describe.each(BACKENDS)("cache and implicit batches (%s backend)", (backend) => 
     expect(storage.core.cache.size).toBe(1);
   });
 
+  it("noCache: a noCache put is dropped from memory once written, and reads before that see it", async () => {
+    await open();
+    void storage.put("k", { v: 1 }, { noCache: true });
+    void storage.put({ m: 2 }, { noCache: true });
+    expect(await storage.get("k")).toEqual({ v: 1 });
+    await storage.sync();
+    expect(storage.core.cache.get("k")).toBeUndefined();
+    expect(storage.core.cache.get("m")).toBeUndefined();
+    expect(await storage.get(["k", "m"])).toEqual(
+      new Map<string, unknown>([
+        ["k", { v: 1 }],
+        ["m", 2],
+      ]),
+    );
+  });
+
+  it("list: fills the cache with the listed entries, so later reads of them are served from memory", async () => {
+    await open();
+    await storage.put({ a: 1, b: 2, c: 3 });
+    await storage.sync();
+    storage.core.cache.clear();
+    await storage.list({ start: "b" });
+    expect(storage.core.cache.get("a")).toBeUndefined();
+    expect(storage.core.cache.get("b")).toBeDefined();
+    expect(storage.core.cache.get("c")).toBeDefined();
+  });
+
   it("transaction: commits on its own, separately from writes issued before it", async () => {
     await open();
     void storage.put("before", 1);

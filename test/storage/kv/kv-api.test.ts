@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { createMemoryPersistence } from "../../../src/durability/memory-persistence";
 import type { ObjectStorage } from "../../../src/storage/object-storage";
 import { BACKENDS, keysOf, openStorage } from "./harness";
 import { PLATFORM_ORDER } from "./helpers";
@@ -306,6 +307,32 @@ describe.each(BACKENDS)("key-value API (%s backend)", (backend) => {
     });
   });
 
+  describe("closed storage", () => {
+    it("close: every later call rejects (never throws) with ERR_CLOSED", async () => {
+      await open();
+      await storage.put("a", 1);
+      await storage.close();
+      const calls: Array<() => Promise<unknown>> = [
+        () => storage.get("a"),
+        () => storage.get(["a"]),
+        () => storage.put("a", 2),
+        () => storage.put({ a: 2 }),
+        () => storage.delete("a"),
+        () => storage.delete(["a"]),
+        () => storage.list(),
+        () => storage.deleteAll(),
+        () => storage.transaction(async () => 1),
+      ];
+      for (const call of calls) {
+        let p: Promise<unknown> | undefined;
+        expect(() => {
+          p = call();
+        }, String(call)).not.toThrow();
+        await expect(p, String(call)).rejects.toMatchObject({ code: "ERR_CLOSED" });
+      }
+    });
+  });
+
   describe("validation", () => {
     it("validation: every failing call rejects instead of throwing, and leaves the data as it was", async () => {
       await open();
@@ -377,6 +404,24 @@ describe.each(BACKENDS)("key-value API (%s backend)", (backend) => {
       expect(await storage.getAlarm()).toBeNull();
       await storage.sync();
       expect(await storage.getAlarm()).toBeNull();
+    });
+
+    it("deleteAll: what survives (later writes, the alarm unless configured) survives a reopen too", async () => {
+      for (const deleteAllDeletesAlarm of [false, true]) {
+        const persistence = createMemoryPersistence();
+        const first = await openStorage({ backend, persistence, deleteAllDeletesAlarm });
+        const at = Date.now() + 3_600_000;
+        await first.setAlarm(at);
+        await first.put("a", 1);
+        await first.sync();
+        void first.deleteAll();
+        void first.put("b", 2);
+        await first.close();
+        storage = await openStorage({ backend, persistence, deleteAllDeletesAlarm });
+        expect([...(await storage.list())]).toEqual([["b", 2]]);
+        expect(await storage.getAlarm()).toBe(deleteAllDeletesAlarm ? null : at);
+        await storage.close();
+      }
     });
 
     it("deleteAll: on an empty storage is a no-op that still resolves", async () => {

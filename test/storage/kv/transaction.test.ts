@@ -167,6 +167,22 @@ describe.each(BACKENDS)("transaction (%s backend)", (backend) => {
     },
   );
 
+  it("rollback: a throw after rollback() still rejects with the thrown error, and nothing is written", async () => {
+    await open();
+    const error = new Error("after rollback");
+    await expect(
+      storage.transaction(async (txn) => {
+        await txn.put("a", 1);
+        txn.rollback();
+        throw error;
+      }),
+    ).rejects.toBe(error);
+    expect(await storage.get("a")).toBeUndefined();
+    await storage.put("b", 1);
+    await storage.sync();
+    expect(keysOf(await storage.list())).toEqual(["b"]);
+  });
+
   it("rollback: is idempotent", async () => {
     await open();
     await storage.transaction(async (txn) => {
