@@ -96,7 +96,7 @@ describe("alarm model", () => {
         const env: Env = { clock, failures: 0, attempts: [] };
         const persistence = createMemoryPersistence();
         let context = await open(env, persistence);
-        let slot: Slot | null = null;
+        let slot = null as Slot | null;
         let failures = 0;
         const expected: Attempt[] = [];
 
