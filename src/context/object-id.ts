@@ -57,7 +57,8 @@ function hashToHex(name: string): string {
     h ^= h >>> 16;
     h = Math.imul(h, 0x85ebca6b) >>> 0;
     h ^= h >>> 13;
-    out += h.toString(16).padStart(8, "0");
+    // `^` yields a signed 32-bit integer: back to unsigned, or toString(16) prints a minus sign.
+    out += (h >>> 0).toString(16).padStart(8, "0");
   }
   return out;
 }
