@@ -1,0 +1,303 @@
+/**
+ * The commands of `actorstore-inspect`, as a function from arguments to output lines and an exit
+ * code, so that tests run them in-process. `inspect.ts` is the executable around it.
+ */
+import { stat, writeFile } from "node:fs/promises";
+import { inspect } from "node:util";
+import { formatBookmark } from "../durability/bookmarks";
+import { openFilePersistence } from "../durability/file-persistence";
+import type { EngineValue } from "../engine/engine";
+import { loadSqlJsEngine } from "../engine/sqljs";
+import { ObjectStorage } from "../storage/object-storage";
+import { ReadOnlyPersistence } from "./read-only-persistence";
+
+/** Where the inspector writes. */
+export interface InspectIo {
+  /** A line of results. */
+  out(line: string): void;
+  /** A line of diagnostics. */
+  err(line: string): void;
+}
+
+/** The usage text (`--help`). */
+export const INSPECT_USAGE = `Usage: actorstore-inspect <directory> <command> [arguments]
+
+Inspects the persisted storage of one object: a directory written by
+ObjectStorage.open({ directory }) or ObjectContext's storage.directory.
+Stop the process that owns the directory first.
+
+Commands:
+  keys [--prefix <p>] [--limit <n>]  list keys in UTF-8 order
+  get <key>                          print a key's value
+  sql "<read-only SQL>"              run one read-only statement (hidden _cf_ tables are readable)
+  bookmarks [--all]                  commits with their times and bookmarks, snapshots, a pending restore
+  restore <bookmark>                 restore the object to a bookmark now; prints how to undo it
+  export <file.sqlite>               write the database as a standard SQLite file
+
+Every command but restore opens the directory read-only.`;
+
+/** Most commits `bookmarks` prints without `--all`. */
+const DEFAULT_BOOKMARK_LINES = 50;
+
+/** A failure the user can fix by changing the command line: exit code 2 with the message. */
+class UsageError extends Error {}
+
+/**
+ * Runs one inspector command. Resolves with the exit code: 0 on success, 1 when the command failed,
+ * 2 for a malformed command line.
+ *
+ * @example
+ * ```ts
+ * const lines: string[] = [];
+ * const code = await runInspect(["./data/room-1", "keys", "--prefix", "user:"], {
+ *   out: (l) => lines.push(l),
+ *   err: (l) => console.error(l),
+ * });
+ * ```
+ */
+export async function runInspect(argv: readonly string[], io: InspectIo): Promise<number> {
+  if (argv.length === 0 || argv.includes("--help") || argv.includes("-h")) {
+    (argv.length === 0 ? io.err : io.out)(INSPECT_USAGE);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const [directory, command, ...rest] = argv;
+  try {
+    if (directory === undefined || command === undefined) throw new UsageError("Missing the command.");
+    await requireDirectory(directory);
+    switch (command) {
+      case "keys":
+        await keys(directory, rest, io);
+        return 0;
+      case "get":
+        return await get(directory, rest, io);
+      case "sql":
+        await sql(directory, rest, io);
+        return 0;
+      case "bookmarks":
+        await bookmarks(directory, rest, io);
+        return 0;
+      case "restore":
+        await restore(directory, rest, io);
+        return 0;
+      case "export":
+        await exportDatabase(directory, rest, io);
+        return 0;
+      default:
+        throw new UsageError(`Unknown command "${command}".`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`${e.message} Run actorstore-inspect --help for usage.`);
+      return 2;
+    }
+    io.err(`error: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+}
+
+// ------------------------------------------------------------------ commands
+
+async function keys(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
+  const { flags } = parseArgs(args, ["prefix", "limit"], 0);
+  const limit = flags.limit === undefined ? undefined : Number(flags.limit);
+  if (limit !== undefined && !(Number.isInteger(limit) && limit > 0))
+    throw new UsageError("--limit must be a positive integer.");
+  await withReadOnly(directory, async (storage) => {
+    const listed = await storage.list({
+      ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
+      ...(limit === undefined ? {} : { limit }),
+    });
+    for (const key of listed.keys()) io.out(key);
+    io.err(`(${listed.size} key${listed.size === 1 ? "" : "s"})`);
+  });
+}
+
+async function get(directory: string, args: readonly string[], io: InspectIo): Promise<number> {
+  const { positional } = parseArgs(args, [], 1);
+  const key = positional[0] as string;
+  return withReadOnly(directory, async (storage) => {
+    const value = await storage.get(key);
+    if (value === undefined && !(await storage.list({ start: key, limit: 1 })).has(key)) {
+      io.err(`No key ${JSON.stringify(key)} in this object.`);
+      return 1;
+    }
+    io.out(inspect(value, { depth: null, colors: false, maxArrayLength: 100, maxStringLength: 10_000 }));
+    return 0;
+  });
+}
+
+async function sql(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
+  const { positional } = parseArgs(args, [], 1);
+  const query = positional[0] as string;
+  const image = await withReadOnly(directory, async (storage) => storage.core.engine.exportBytes());
+  // The query runs on a scratch copy of the database with query_only on: SQLite itself refuses
+  // every write, and even a statement that turned it off again could not reach the object's log.
+  const engine = (await loadSqlJsEngine()).open(image);
+  try {
+    engine.exec("PRAGMA query_only = ON");
+    const { statement, tail } = engine.prepareHead(query);
+    if (statement === null) throw new UsageError("The SQL contains no statement.");
+    try {
+      if (tail.replace(/;/g, "").trim() !== "") {
+        throw new UsageError("Run one statement at a time.");
+      }
+      const columns = statement.columnNames();
+      const rows: EngineValue[][] = [];
+      try {
+        while (statement.step()) rows.push(statement.row());
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        throw new Error(
+          /readonly|query_only/i.test(message)
+            ? `The inspector only runs read-only SQL (${message}). Change data through the object, or use restore.`
+            : message,
+        );
+      }
+      if (columns.length > 0) io.out(columns.join("\t"));
+      for (const row of rows) io.out(row.map(formatSqlValue).join("\t"));
+      io.err(`(${rows.length} row${rows.length === 1 ? "" : "s"})`);
+    } finally {
+      statement.free();
+    }
+  } finally {
+    engine.close();
+  }
+}
+
+async function bookmarks(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
+  const { flags } = parseArgs(args, ["all"], 0);
+  const persistence = new ReadOnlyPersistence(await openFilePersistence(directory));
+  try {
+    const loaded = await persistence.load();
+    const oldestSnapshot = loaded.snapshots[0];
+    io.out("seq\ttime\tbookmark\tchange");
+    if (oldestSnapshot !== undefined) {
+      io.out(
+        `${oldestSnapshot.seq}\t${iso(oldestSnapshot.timeMs)}\t${formatBookmark(oldestSnapshot)}\tsnapshot (earlier history pruned or compacted)`,
+      );
+    } else if (loaded.records.length === 0 || loaded.records[0]?.seq === 1) {
+      io.out(`0\t-\t${formatBookmark({ seq: 0, timeMs: 0 })}\tthe empty database`);
+    }
+    const shown = flags.all === "true" ? loaded.records : loaded.records.slice(-DEFAULT_BOOKMARK_LINES);
+    if (shown.length < loaded.records.length) {
+      io.out(`…\t\t\t${loaded.records.length - shown.length} earlier commits (--all shows them)`);
+    }
+    for (const r of shown) {
+      const parts = [
+        r.restoreToSeq !== undefined ? `restore to seq ${r.restoreToSeq}` : undefined,
+        r.reset ? "deleteAll" : undefined,
+        r.kv.length > 0 ? `${r.kv.length} key${r.kv.length === 1 ? "" : "s"}` : undefined,
+        r.sql.length > 0 ? `${r.sql.length} SQL write${r.sql.length === 1 ? "" : "s"}` : undefined,
+        r.alarm !== undefined ? (r.alarm === null ? "alarm deleted" : `alarm ${iso(r.alarm)}`) : undefined,
+      ].filter((p) => p !== undefined);
+      io.out(`${r.seq}\t${iso(r.timeMs)}\t${formatBookmark(r)}\t${parts.join(", ") || "-"}`);
+    }
+    for (const s of loaded.snapshots) {
+      io.err(`snapshot at seq ${s.seq} (${iso(s.timeMs)}), ${s.bytes} bytes`);
+    }
+    const meta = persistence.pendingRestoreMeta;
+    if (meta !== null) {
+      const pending = JSON.parse(new TextDecoder().decode(meta)) as { restoreToSeq?: number };
+      io.err(`pending restore: to seq ${String(pending.restoreToSeq)}, applied when the object next starts`);
+    }
+  } finally {
+    await persistence.close();
+  }
+}
+
+async function restore(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
+  const { positional } = parseArgs(args, [], 1);
+  const bookmark = positional[0] as string;
+  const storage = await ObjectStorage.open({ directory });
+  let undo: string;
+  try {
+    undo = await storage.onNextSessionRestoreBookmark(bookmark);
+  } finally {
+    await storage.close();
+  }
+  // Opening the next session is what applies a requested restore.
+  const reopened = await ObjectStorage.open({ directory });
+  try {
+    const now = await reopened.getCurrentBookmark();
+    io.out(`restored to ${bookmark}`);
+    io.out(`current bookmark ${now}`);
+    io.out(`undo with: actorstore-inspect ${directory} restore ${undo}`);
+  } finally {
+    await reopened.close();
+  }
+}
+
+async function exportDatabase(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
+  const { positional } = parseArgs(args, [], 1);
+  const file = positional[0] as string;
+  const image = await withReadOnly(directory, async (storage) => storage.core.engine.exportBytes());
+  await writeFile(file, image);
+  io.out(`wrote ${image.byteLength} bytes to ${file} (a standard SQLite database; key-value data is in _cf_KV)`);
+}
+
+// ------------------------------------------------------------------ helpers
+
+async function requireDirectory(directory: string): Promise<void> {
+  const info = await stat(directory).catch(() => undefined);
+  if (info === undefined || !info.isDirectory())
+    throw new Error(`${directory} is not a directory: pass the directory given to ObjectStorage.open({ directory }).`);
+}
+
+async function withReadOnly<T>(directory: string, fn: (storage: ObjectStorage) => Promise<T>): Promise<T> {
+  const storage = await ObjectStorage.open({
+    persistence: new ReadOnlyPersistence(await openFilePersistence(directory)),
+  });
+  try {
+    return await fn(storage);
+  } finally {
+    // Nothing was written, so closing commits nothing.
+    await storage.close();
+  }
+}
+
+/** Splits `--name value` / `--name=value` flags (a flag without a value reads `"true"`) from positionals. */
+function parseArgs(
+  args: readonly string[],
+  known: readonly string[],
+  positionals: number,
+): { flags: Record<string, string | undefined>; positional: string[] } {
+  const flags: Record<string, string | undefined> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg.startsWith("--") && arg.length > 2) {
+      const eq = arg.indexOf("=");
+      const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
+      if (!known.includes(name)) throw new UsageError(`Unknown option --${name}.`);
+      if (eq >= 0) flags[name] = arg.slice(eq + 1);
+      else if (name === "all") flags[name] = "true";
+      else {
+        const value = args[++i];
+        if (value === undefined) throw new UsageError(`--${name} needs a value.`);
+        flags[name] = value;
+      }
+    } else {
+      positional.push(arg);
+    }
+  }
+  if (positional.length !== positionals)
+    throw new UsageError(
+      positionals === 0
+        ? `Unexpected argument "${positional[0]}".`
+        : `Expected ${positionals} argument${positionals === 1 ? "" : "s"}, got ${positional.length}.`,
+    );
+  return { flags, positional };
+}
+
+function formatSqlValue(value: EngineValue): string {
+  if (value === null) return "NULL";
+  if (value instanceof Uint8Array) {
+    const hex = Array.from(value.subarray(0, 32), (b) => b.toString(16).padStart(2, "0")).join("");
+    return `x'${hex}${value.byteLength > 32 ? "…" : ""}' (${value.byteLength} bytes)`;
+  }
+  return String(value);
+}
+
+function iso(ms: number): string {
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : "-";
+}

@@ -1,0 +1,79 @@
+/**
+ * A read-only view of a persistence adapter, so that `actorstore-inspect keys|get|sql|bookmarks|export`
+ * can open an object's directory without ever changing it.
+ */
+import type { CommitRecord } from "../durability/commit-record";
+import type { LoadResult, PersistenceAdapter } from "../durability/persistence";
+import { ActorStoreError } from "../errors";
+
+/**
+ * Wraps `inner`: reads pass through, every write rejects. A pending restore request is hidden
+ * (reported by {@link ReadOnlyPersistence.pendingRestoreMeta} instead), because opening storage
+ * would otherwise apply it, which is a write.
+ *
+ * The inner adapter's `load()` may still cut off a torn log tail: that is recovery of bytes that
+ * were never confirmed, and every later open would do the same.
+ *
+ * @example
+ * ```ts
+ * const storage = await ObjectStorage.open({ persistence: new ReadOnlyPersistence(await openFilePersistence(dir)) });
+ * ```
+ */
+export class ReadOnlyPersistence implements PersistenceAdapter {
+  readonly #inner: PersistenceAdapter;
+  #meta: Uint8Array | null = null;
+
+  constructor(inner: PersistenceAdapter) {
+    this.#inner = inner;
+  }
+
+  /** The restore request a live session left for the next one, if any (raw metadata bytes). */
+  get pendingRestoreMeta(): Uint8Array | null {
+    return this.#meta;
+  }
+
+  async load(): Promise<LoadResult> {
+    const result = await this.#inner.load();
+    this.#meta = await this.#inner.readMeta();
+    return result;
+  }
+
+  append(_records: readonly CommitRecord[]): Promise<void> {
+    return Promise.reject(readOnly("append a commit"));
+  }
+
+  writeSnapshot(_info: { seq: number; timeMs: number }, _image: Uint8Array): Promise<void> {
+    return Promise.reject(readOnly("write a snapshot"));
+  }
+
+  readSnapshot(seq: number): Promise<Uint8Array> {
+    return this.#inner.readSnapshot(seq);
+  }
+
+  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
+    return this.#inner.readRecords(fromSeq, toSeq);
+  }
+
+  async prune(_keepFromSeq: number): Promise<void> {
+    // Retention is the live object's business; the inspector keeps everything.
+  }
+
+  async readMeta(): Promise<Uint8Array | null> {
+    return null;
+  }
+
+  writeMeta(_bytes: Uint8Array | null): Promise<void> {
+    return Promise.reject(readOnly("write metadata"));
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}
+
+function readOnly(what: string): ActorStoreError {
+  return new ActorStoreError(
+    "ERR_INVALID_OPTION",
+    `The inspector opened this directory read-only and cannot ${what}; use the restore command to change it.`,
+  );
+}

@@ -1,0 +1,176 @@
+/**
+ * actorstore-inspect against a real persisted directory: every command in-process, the export
+ * opened by a second, independent sql.js database, and the executable once as a child process.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import initSqlJs from "sql.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runInspect } from "../../src/cli/inspect-commands";
+import { ObjectStorage } from "../../src/index";
+
+interface Run {
+  code: number;
+  out: string[];
+  err: string[];
+}
+
+async function inspectCli(...argv: string[]): Promise<Run> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runInspect(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out, err };
+}
+
+describe("actorstore-inspect", () => {
+  let dir: string;
+  let bookmarkBeforeDelete: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "actorstore-inspect-"));
+    const storage = await ObjectStorage.open({ directory: dir });
+    await storage.put({ "user:1": { name: "Ada" }, "user:2": { name: "Lin" }, config: new Map([["theme", "dark"]]) });
+    storage.sql.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, total REAL, note TEXT)");
+    storage.sql.exec("INSERT INTO orders (total, note) VALUES (9.5, 'first'), (20, NULL)");
+    bookmarkBeforeDelete = await storage.getCurrentBookmark();
+    storage.sql.exec("DELETE FROM orders WHERE id = 1");
+    await storage.delete("user:2");
+    await storage.close();
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("keys: lists keys in order, with --prefix and --limit", async () => {
+    expect((await inspectCli(dir, "keys")).out).toEqual(["config", "user:1"]);
+    expect((await inspectCli(dir, "keys", "--prefix", "user:")).out).toEqual(["user:1"]);
+    expect((await inspectCli(dir, "keys", "--limit=1")).out).toEqual(["config"]);
+    expect((await inspectCli(dir, "keys", "--limit", "0")).code).toBe(2);
+  });
+
+  it("get: prints a value as Node inspects it; a missing key is exit code 1", async () => {
+    expect((await inspectCli(dir, "get", "config")).out).toEqual(["Map(1) { 'theme' => 'dark' }"]);
+    expect((await inspectCli(dir, "get", "user:1")).out).toEqual(["{ name: 'Ada' }"]);
+    const missing = await inspectCli(dir, "get", "user:2");
+    expect(missing.code).toBe(1);
+    expect(missing.err.join("\n")).toContain('No key "user:2"');
+  });
+
+  it("sql: runs read-only SQL, hidden tables included", async () => {
+    const run = await inspectCli(dir, "sql", "SELECT id, total, note FROM orders ORDER BY id");
+    expect(run.code).toBe(0);
+    expect(run.out).toEqual(["id\ttotal\tnote", "2\t20\tNULL"]);
+    expect((await inspectCli(dir, "sql", "SELECT key FROM _cf_KV ORDER BY key")).out).toEqual([
+      "key",
+      "config",
+      "user:1",
+    ]);
+  });
+
+  it("sql: rejects writes, and they never reach the directory", async () => {
+    for (const write of [
+      "DELETE FROM orders",
+      "INSERT INTO orders (total) VALUES (1)",
+      "DROP TABLE orders",
+      "CREATE TABLE t (x)",
+    ]) {
+      const run = await inspectCli(dir, "sql", write);
+      expect(run.code, write).toBe(1);
+      expect(run.err.join("\n"), write).toContain("only runs read-only SQL");
+    }
+    expect((await inspectCli(dir, "sql", "SELECT 1; DELETE FROM orders")).code).toBe(2);
+    const storage = await ObjectStorage.open({ directory: dir });
+    expect(storage.sql.exec("SELECT count(*) AS n FROM orders").one()).toEqual({ n: 1 });
+    await storage.close();
+  });
+
+  it("bookmarks: one line per commit with its time and bookmark", async () => {
+    const run = await inspectCli(dir, "bookmarks");
+    expect(run.code).toBe(0);
+    expect(run.out[0]).toBe("seq\ttime\tbookmark\tchange");
+    expect(run.out[1]).toMatch(/^0\t-\t0{8}-0{8}-0{8}-[0-9a-f]{32}\tthe empty database$/);
+    const lines = run.out.slice(2);
+    expect(lines.length).toBe(2); // the puts and the SQL of one turn are one commit
+    for (const line of lines) expect(line).toMatch(/^\d+\t\d{4}-\d\d-\d\dT[\d:.]+Z\t[0-9a-f-]{59}\t.+$/);
+    expect(run.out.some((l) => l.includes(bookmarkBeforeDelete))).toBe(true);
+    expect(run.out.join("\n")).toMatch(/3 keys, 2 SQL writes/);
+  });
+
+  it("restore: applies a bookmark and prints how to undo it", async () => {
+    const run = await inspectCli(dir, "restore", bookmarkBeforeDelete);
+    expect(run.err).toEqual([]);
+    expect(run.code).toBe(0);
+    expect(run.out[0]).toBe(`restored to ${bookmarkBeforeDelete}`);
+    const undo = run.out[2]?.split(" ").pop() as string;
+    expect(undo).toMatch(/^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/);
+
+    const storage = await ObjectStorage.open({ directory: dir });
+    expect(storage.sql.exec("SELECT count(*) AS n FROM orders").one()).toEqual({ n: 2 });
+    expect(await storage.get("user:2")).toEqual({ name: "Lin" });
+    await storage.close();
+  });
+
+  // Known durability bug (reported, not ours to fix here): the restore snapshots the restored state,
+  // and when no older snapshot exists the next open's history starts at that snapshot, so the undo
+  // bookmark is refused as "older than the history this object keeps" although its records are
+  // still stored and inside the retention window. When this starts passing, drop `.fails`.
+  it.fails("restore: the printed undo bookmark undoes the restore in a later run", async () => {
+    const run = await inspectCli(dir, "restore", bookmarkBeforeDelete);
+    const undo = run.out[2]?.split(" ").pop() as string;
+    const again = await inspectCli(dir, "restore", undo);
+    expect(again.err).toEqual([]);
+    expect((await inspectCli(dir, "keys")).out).toEqual(["config", "user:1"]);
+  });
+
+  it("restore: a malformed bookmark fails without changing anything", async () => {
+    const run = await inspectCli(dir, "restore", "not-a-bookmark");
+    expect(run.code).toBe(1);
+    expect((await inspectCli(dir, "keys")).out).toEqual(["config", "user:1"]);
+  });
+
+  it("export: writes a standard SQLite file that another sql.js database opens", async () => {
+    const file = join(dir, "..", `${dir.split("/").pop()}-export.sqlite`);
+    try {
+      const run = await inspectCli(dir, "export", file);
+      expect(run.code).toBe(0);
+      const SQL = await initSqlJs();
+      const db = new SQL.Database(await readFile(file));
+      expect(db.exec("SELECT id, total FROM orders")[0]?.values).toEqual([[2, 20]]);
+      expect(db.exec("SELECT key FROM _cf_KV ORDER BY key")[0]?.values).toEqual([["config"], ["user:1"]]);
+      expect(db.exec("PRAGMA integrity_check")[0]?.values).toEqual([["ok"]]);
+      db.close();
+    } finally {
+      await rm(file, { force: true });
+    }
+  });
+
+  it("usage: no arguments, unknown commands and a missing directory", async () => {
+    expect((await inspectCli()).code).toBe(2);
+    expect((await inspectCli("--help")).out.join("\n")).toContain("Usage: actorstore-inspect");
+    expect((await inspectCli(dir, "frobnicate")).code).toBe(2);
+    const missing = await inspectCli(join(dir, "nope"), "keys");
+    expect(missing.code).toBe(1);
+    expect(missing.err.join("\n")).toContain("is not a directory");
+  });
+
+  it("the executable: runs as a process and sets its exit code", async () => {
+    const root = resolve(import.meta.dirname, "../..");
+    const tsx = pathToFileURL(join(root, "node_modules/tsx/dist/loader.mjs")).href;
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      "--import",
+      tsx,
+      join(root, "src/cli/inspect.ts"),
+      dir,
+      "keys",
+    ]);
+    expect(stdout).toBe("config\nuser:1\n");
+    await expect(
+      promisify(execFile)(process.execPath, ["--import", tsx, join(root, "src/cli/inspect.ts"), dir, "nope"]),
+    ).rejects.toMatchObject({ code: 2 });
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * The built package as a user gets it: plain Node (no vitest transforms) imports each entry point by
+ * the package's own name, so the exports map is exercised, and does one real operation with each.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ensureDist, ROOT } from "./ensure-dist";
+
+/** Runs an ES module in a fresh Node process at the repository root and returns its stdout. */
+async function node(source: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", source], {
+    cwd: ROOT,
+    timeout: 60_000,
+  });
+  return stdout.trim();
+}
+
+describe("dist/", () => {
+  beforeAll(async () => {
+    await ensureDist();
+  }, 300_000);
+
+  it('"actorstore": opens storage and runs KV, SQL and a transaction', async () => {
+    const out = await node(`
+      import { ObjectStorage, FakeClock, ActorStoreError } from "actorstore";
+      const storage = await ObjectStorage.open({ clock: new FakeClock() });
+      await storage.put("k", new Map([["a", 1n]]));
+      storage.sql.exec("CREATE TABLE t (x)");
+      await storage.transaction(async (txn) => { await txn.put("n", 1); storage.sql.exec("INSERT INTO t VALUES (?)", 2); });
+      const row = storage.sql.exec("SELECT x FROM t").one();
+      console.log(JSON.stringify({ k: String((await storage.get("k")).get("a")), n: await storage.get("n"), x: row.x,
+        err: typeof ActorStoreError, codec: storage.codec }));
+    `);
+    expect(JSON.parse(out)).toEqual({ k: "1", n: 1, x: 2, err: "function", codec: "structured" });
+  });
+
+  it('"actorstore/api": a pure model function', async () => {
+    const out = await node(`
+      import { parseExpression, successEnvelope } from "actorstore/api";
+      console.log(JSON.stringify([parseExpression('http.host eq "a.com"').ok, successEnvelope(1).success]));
+    `);
+    expect(out).toBe("[true,true]");
+  });
+
+  it('"actorstore/testkit": an object on a fake clock', async () => {
+    const out = await node(`
+      import { createTestObject } from "actorstore/testkit";
+      class Counter {
+        constructor(ctx) { this.ctx = ctx; }
+        async increment() { const n = ((await this.ctx.storage.get("n")) ?? 0) + 1; await this.ctx.storage.put("n", n); return n; }
+      }
+      const c = await createTestObject(Counter);
+      await c.call("increment");
+      console.log(await c.call("increment"), await c.get("n"));
+    `);
+    expect(out).toBe("2 2");
+  });
+
+  it("actorstore-inspect: the bin file runs and prints usage", async () => {
+    const run = promisify(execFile)(process.execPath, ["dist/cli/inspect.js", "--help"], { cwd: ROOT });
+    await expect(run).resolves.toMatchObject({ stdout: expect.stringContaining("Usage: actorstore-inspect") });
+  });
+});
