@@ -9,7 +9,7 @@ import type { ObjectState } from "../../src/context/object-state";
 import { FaultyPersistence } from "../../src/durability/faulty-persistence";
 import { createMemoryPersistence } from "../../src/durability/memory-persistence";
 import { WRITE_FAILED_MESSAGE } from "../../src/storage/storage-core";
-import { ManualPersistence, rejectionOf, track, turns } from "./helpers";
+import { ManualPersistence, rejectionOf, track, triggerPromise, turns } from "./helpers";
 
 let constructed = 0;
 
@@ -147,6 +147,58 @@ describe("reset on write failure", () => {
     }
     expect(context.resets).toBe(5);
     expect(await context.call("dump")).toEqual({ ok0: 0, ok1: 1, ok2: 2, ok3: 3, ok4: 4 });
+  });
+});
+
+describe("events around a reset", () => {
+  test("reset: events queued behind the failed one all run on one fresh instance", async () => {
+    const { context, persistence } = await ledger();
+    await context.call("putAll", { a: 1 });
+    persistence.failNextAppend();
+    const failed = context.call("putAll", { a: 2 });
+    failed.catch(() => {});
+    const queued = Array.from({ length: 5 }, () => context.call<{ instanceNo: number; seen: string[] }>("instance"));
+    const seen = await Promise.allSettled(queued);
+    await rejectionOf(failed);
+    const instances = new Set(
+      seen
+        .filter((r) => r.status === "fulfilled")
+        .map((r) => (r as PromiseFulfilledResult<{ instanceNo: number }>).value.instanceNo),
+    );
+    // Events that ran before the failure surfaced belong to the old instance; the rest share one new one.
+    expect(instances.size).toBeLessThanOrEqual(2);
+    const after = await context.call<{ instanceNo: number; seen: string[] }>("instance");
+    expect(await context.call<{ instanceNo: number; seen: string[] }>("instance")).toEqual(after);
+    expect(context.resets).toBe(1);
+    expect(await context.call("dump")).toEqual({ a: 1 });
+  });
+
+  test("reset: an event of the old instance still in flight gets the reset's error, not its result", async () => {
+    class Slow {
+      constructor(readonly ctx: ObjectState) {}
+      async slow(gate: Promise<void>): Promise<string> {
+        await gate;
+        await this.ctx.storage.put("late", 1);
+        return "late result";
+      }
+      async fail(): Promise<void> {
+        await this.ctx.storage.put("x", 1);
+      }
+      async dump(): Promise<Record<string, unknown>> {
+        return Object.fromEntries(await this.ctx.storage.list());
+      }
+    }
+    const persistence = new FaultyPersistence(createMemoryPersistence());
+    const context = await ObjectContext.create(Slow, { storage: { persistence } });
+    const gate = triggerPromise();
+    const slow = track(context.call<string>("slow", gate.promise));
+    slow.promise.catch(() => {});
+    await turns(5);
+    persistence.failNextAppend();
+    expect((await rejectionOf(context.call("fail"))).message).toBe(WRITE_FAILED_MESSAGE);
+    gate.resolve();
+    expect((await rejectionOf(slow.promise)).message).toBe(WRITE_FAILED_MESSAGE);
+    expect(await context.call("dump")).toEqual({});
   });
 });
 
