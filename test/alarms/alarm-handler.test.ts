@@ -496,6 +496,51 @@ describe("interactions", () => {
   });
 });
 
+describe("failure modes", () => {
+  test("alarm: a handler that calls abort() fails the attempt and is retried on a fresh instance", async () => {
+    let aborted = false;
+    const { context, clock, env } = await scheduled({
+      behaviour: {
+        failures: 0,
+        during: async (ctx) => {
+          if (!aborted) {
+            aborted = true;
+            ctx.abort();
+          }
+        },
+      },
+    });
+    await context.call("set", T0 + 1_000);
+    await advanceStepwise(context, clock, 10_000);
+    expect(env.runs.map((r) => [r.info.retryCount, r.atMs])).toEqual([
+      [0, T0 + 1_000],
+      [1, T0 + 3_000],
+    ]);
+    expect((env.runs[1] as Run).instanceNo).toBeGreaterThan((env.runs[0] as Run).instanceNo);
+    expect(context.resets).toBe(1);
+    expect(await context.call("get")).toBeNull();
+  });
+
+  test("alarm: a stored alarm on a class without alarm() runs nothing and is not retried", async () => {
+    class Plain {
+      constructor(readonly ctx: ObjectState) {}
+      get(): Promise<number | null> {
+        return this.ctx.storage.getAlarm();
+      }
+    }
+    const persistence = createMemoryPersistence();
+    const clock = new FakeClock(T0);
+    const bare = await ObjectStorage.open({ persistence, clock });
+    await bare.setAlarm(T0 + 1_000);
+    await bare.close();
+    const context = await ObjectContext.create(Plain, { clock, storage: { persistence } });
+    await clock.advance(1_000_000);
+    await context.alarms.idle();
+    expect(context.alarms.history.length).toBeLessThanOrEqual(1);
+    expect(context.alarms.next()).toBeNull();
+  });
+});
+
 describe("testing surface", () => {
   test("runDue: false when nothing is due; force runs a future alarm now", async () => {
     const { context, clock, env } = await scheduled({ alarms: false });
