@@ -352,7 +352,7 @@ function statementArb(table: Table): fc.Arbitrary<SyncOp> {
     {
       weight: 2,
       arbitrary: readArb.map((read) =>
-        sqlOp(`SELECT count(*) AS n, sum(length(${names[0]})) FROM ${table.name}`, [], read),
+        sqlOp(`SELECT count(*) AS n, count(${names[0]}) AS nonNull FROM ${table.name}`, [], read),
       ),
     },
     {

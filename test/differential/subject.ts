@@ -1,5 +1,5 @@
 /**
- * The implementation under test: a fresh `ObjectStorage` per transcript.
+ * The implementation under test: a fresh in-memory `ObjectStorage` per transcript.
  *
  * @example
  * ```ts
@@ -7,53 +7,39 @@
  * ```
  */
 import type { DurableObjectStorage } from "@cloudflare/workers-types";
+import { ObjectStorage, type ObjectStorageOptions } from "../../src/index";
 import { type Op, type OpResult, runOnStorage } from "./ops";
 
-/** Options passed through to `ObjectStorage.open`. */
-export type SubjectOptions = Readonly<Record<string, unknown>>;
-
-interface ObjectStorageModule {
-  ObjectStorage?: { open(options: SubjectOptions): Promise<unknown> };
-}
-
-// The specifier is a variable so that this file type-checks while src/index.ts is still being
-// written by the storage engineers; switch to a static import once it exports ObjectStorage.
-const ENTRY = "../../src/index";
-
 /** Opens a fresh in-memory ObjectStorage (`backend: "sqlite"` unless overridden). */
-export async function openObjectStorage(options: SubjectOptions = {}): Promise<DurableObjectStorage> {
-  let entry: ObjectStorageModule;
-  try {
-    entry = (await import(/* @vite-ignore */ ENTRY)) as ObjectStorageModule;
-  } catch (error) {
-    throw new Error(`src/index.ts could not be loaded, so there is no ObjectStorage to compare: ${String(error)}`);
-  }
-  if (entry.ObjectStorage === undefined) throw new Error("src/index.ts does not export ObjectStorage yet.");
-  const storage = await entry.ObjectStorage.open({ backend: "sqlite", ...options });
-  return storage as DurableObjectStorage;
+export async function openObjectStorage(options: ObjectStorageOptions = {}): Promise<ObjectStorage> {
+  return ObjectStorage.open({ backend: "sqlite", ...options });
 }
 
-/** Runs a transcript on a fresh ObjectStorage and closes it afterwards (when it can be closed). */
-export async function runOnSubject(ops: readonly Op[], options: SubjectOptions = {}): Promise<OpResult[]> {
+/** Runs a transcript on a fresh ObjectStorage and closes it afterwards. */
+export async function runOnSubject(ops: readonly Op[], options: ObjectStorageOptions = {}): Promise<OpResult[]> {
   const storage = await openObjectStorage(options);
   try {
-    return await runOnStorage(storage, ops);
+    // The assignment doubles as a compile-time check that ObjectStorage is a DurableObjectStorage.
+    const platformShaped: DurableObjectStorage = storage;
+    return await runOnStorage(platformShaped, ops);
   } finally {
-    const closable = storage as unknown as { close?: () => unknown };
-    if (typeof closable.close === "function") await closable.close();
+    await storage.close();
   }
 }
 
 /**
- * Whether the subject offers the SQL API. Checked at runtime (not `.skip`) so that the SQL suite
- * starts comparing the moment `storage.sql.exec` exists.
+ * Whether the subject offers the SQL API (`typeof storage.sql?.exec === "function"`), checked at
+ * runtime rather than with `.skip`, so the SQL suite compares as soon as the API exists and a
+ * storage that lacks it reports the SQL comparisons as skipped instead of passing vacuously.
  */
 export async function sqlAvailable(): Promise<boolean> {
+  const storage = await openObjectStorage();
   try {
-    const storage = await openObjectStorage();
     const sql = (storage as unknown as { sql?: { exec?: unknown } }).sql;
     return typeof sql?.exec === "function";
   } catch {
     return false;
+  } finally {
+    await storage.close();
   }
 }

@@ -1,0 +1,186 @@
+/**
+ * Mismatches between ObjectStorage and workerd that the differential suites found and that are
+ * NOT intended (unlike `known-deviations.ts`): bugs or engine limitations waiting for a fix.
+ *
+ * Each entry has a minimal transcript (run by an `it.fails` test, so the test turns red the day
+ * the bug is fixed: then delete the entry) and a narrow `masks` predicate or `normalize` rewrite that lets the random
+ * suites look past exactly this difference, so that one known bug does not hide new ones.
+ */
+import type { Op, OpResult } from "./ops";
+import { createTranscriptCodec } from "./transcript-codec";
+import type { WorkerdBackend } from "./workerd";
+
+const enc = createTranscriptCodec().encode;
+
+/** One pending mismatch. */
+export interface PendingMismatch {
+  readonly id: string;
+  /** What differs, and what workerd does. */
+  readonly description: string;
+  /** A minimal transcript that shows it. */
+  readonly ops: readonly Op[];
+  /** The workerd backend to compare with (default `"sqlite"`). */
+  readonly backend?: WorkerdBackend;
+  /**
+   * Whether the difference between workerd's `expected` and our `actual` for `op` is (only) this
+   * mismatch. Must be narrow: anything else must still fail the comparison.
+   */
+  masks?(op: Op, expected: OpResult, actual: OpResult): boolean;
+  /**
+   * For differences that can co-occur in one result (counters, number formatting, cursor shape):
+   * rewrites the JSON of one side so this difference disappears. All normalizers are applied
+   * together before the two sides are compared.
+   */
+  normalize?(op: Op, side: "workerd" | "ours", resultJson: string): string;
+}
+
+const json = (value: unknown): string => JSON.stringify(value);
+const errorMessage = (result: OpResult): string | undefined => (result.ok ? undefined : result.error.message);
+
+/** Removes the rowsRead/rowsWritten counters from the JSON of an encoded SQL result. */
+function withoutRowCounters(text: string): string {
+  return text.replace(/,?\["rows(Read|Written)(AfterExec)?",-?\d+\]/g, "");
+}
+
+/**
+ * Rewrites float-looking TEXT values to 12 significant digits. Not 15: workerd's SQLite prints with
+ * its own rounding (`4.5107810592983251e+268` → `4.51078105929832e+268`, where exact rounding gives
+ * …833), so only a coarser precision compares both formats reliably.
+ */
+function withCoarseReals(text: string): string {
+  return text.replace(/"(-?\d+\.\d+(?:e[+-]\d+)?|-?\d(?:\.\d+)?e[+-]\d+)"/g, (_, n: string) => {
+    return `"${Number(n).toPrecision(12)}"`;
+  });
+}
+
+/** The list. Keep each `masks`/`normalize` as narrow as the bug. */
+export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
+  {
+    id: "txn-validates-arguments-before-rolled-back-check",
+    description:
+      "On a rolled-back txn, workerd still validates arguments first: list() options (and an empty range " +
+      "resolves to an empty Map), put(k, undefined) → `TypeError: put() called with undefined value.`, " +
+      "setAlarm(0|NaN) → its TypeError. ObjectStorage rejects with `Cannot <op>() on rolled back transaction` first.",
+    ops: [
+      {
+        op: "transaction",
+        ops: [
+          { op: "rollback" },
+          { op: "list", options: enc({ end: "" }) },
+          { op: "put", key: "a", value: enc(undefined) },
+          { op: "setAlarm", time: 0 },
+        ],
+      },
+    ],
+    masks: (op, expected, actual) =>
+      /^Cannot \w+\(\) on rolled back transaction$/.test(errorMessage(actual) ?? "") &&
+      ((!expected.ok && expected.error.name === "TypeError") ||
+        (op.op === "list" && json(expected) === json({ ok: true, value: enc(new Map()) }))),
+  },
+  {
+    id: "list-limit-range-checked-before-start-startAfter",
+    description:
+      "workerd converts `limit` to int32 while unwrapping the options (so `Value out of range. Must be between " +
+      "-2147483648 and 2147483647 (inclusive).` wins), before compileListOptions checks start+startAfter.",
+    ops: [{ op: "list", options: enc({ start: "a", startAfter: "a", limit: 2 ** 31 }) }],
+    masks: (op, expected, actual) =>
+      op.op === "list" &&
+      (errorMessage(expected) ?? "").startsWith("Value out of range.") &&
+      errorMessage(actual) === "list() cannot be called with both start and startAfter values.",
+  },
+  {
+    id: "value-size-reported-one-byte-short",
+    description:
+      "The value-size RangeError reports the serialized size one byte smaller than the platform: a 131200-char " +
+      "ASCII string is `131206` bytes in workerd (V8 header FF 0F, tag, 3-byte varint length, data) but " +
+      "ObjectStorage says `131205`. The limit itself (131072 + 34) is applied at the same place.",
+    ops: [{ op: "put", key: "big", value: "x".repeat(131_200) }],
+    backend: "cache",
+    masks: (_op, expected, actual) => {
+      const sizeMessage = /^Values cannot be larger than 131072 bytes\. A value of size \d+ was provided\.$/;
+      return sizeMessage.test(errorMessage(expected) ?? "") && sizeMessage.test(errorMessage(actual) ?? "");
+    },
+  },
+  {
+    id: "cursor-next-done-shape",
+    description:
+      "A finished cursor's next() in workerd returns a new `{ done: true, value: undefined }` each time (the " +
+      "`value` key is present). ObjectStorage returns `{ done: true }` without `value`, and the same object again.",
+    ops: [
+      { op: "sql", query: "SELECT 1 WHERE 0", read: "next" },
+      { op: "sql", query: "SELECT 1", read: "next" },
+    ],
+    normalize: (_op, side, text) =>
+      side === "workerd"
+        ? text.replace(/\["done",true\],\["value",\{"\$":"undef"\}\]/g, '["done",true]')
+        : text.replace(/\{"\$":"ref","v":\d+\}/g, json(enc({ done: true }))),
+  },
+  {
+    id: "real-to-text-formatting",
+    description:
+      "A REAL stored into a TEXT column (numbers bind as REAL) is rendered by workerd's SQLite with 15 " +
+      "significant digits (`9.00719925474099e+15`); sql.js's newer SQLite writes the shortest round-trip form " +
+      "(`9007199254740992.0`).",
+    ops: [
+      { op: "sql", query: "CREATE TABLE t (c TEXT)" },
+      { op: "sql", query: "INSERT INTO t VALUES (?), (?)", bindings: [2 ** 53, 0.1 + 0.2] },
+      { op: "sql", query: "SELECT c FROM t", read: "raw" },
+    ],
+    normalize: (_op, _side, text) => withCoarseReals(text),
+  },
+  {
+    id: "row-counters",
+    description:
+      "rowsRead/rowsWritten differ: workerd counts with libSQL's counter patch (+1 per B-tree positioning incl. " +
+      "sorter/ephemeral steps, index and schema rows written); ObjectStorage approximates from sql.js.",
+    ops: [
+      { op: "sql", query: "CREATE TABLE m (x UNIQUE)" },
+      { op: "sql", query: "INSERT INTO m VALUES (2), (1)" },
+      { op: "sql", query: "SELECT x FROM m ORDER BY x", read: "toArray" },
+      { op: "sql", query: "SELECT x FROM m WHERE x > 100", read: "one" },
+    ],
+    normalize: (_op, _side, text) => withoutRowCounters(text),
+  },
+  {
+    id: "cf-kv-not-visible-to-sql-after-put",
+    description:
+      "After an async put(), workerd's `_cf_KV` exists, so user SQL on it is denied by the authorizer " +
+      "(`access to _cf_KV.key is prohibited: SQLITE_AUTH`, `not authorized: SQLITE_AUTH` for count(*)). " +
+      "ObjectStorage answers `no such table: _cf_KV: SQLITE_ERROR`: the table is missing when SQL runs.",
+    ops: [
+      { op: "put", key: "k", value: 1 },
+      { op: "sql", query: "SELECT * FROM _cf_KV" },
+      { op: "sql", query: "SELECT count(*) FROM _cf_KV" },
+    ],
+  },
+  {
+    id: "foreign-keys-default-on",
+    description: "workerd enables foreign keys by default (`PRAGMA foreign_keys` → 1); ObjectStorage returns 0.",
+    ops: [{ op: "sql", query: "PRAGMA foreign_keys" }],
+  },
+];
+
+/**
+ * Replaces each of our results that differs from workerd's only by a pending mismatch with
+ * workerd's, recursing into transaction results, so the remaining comparison shows new bugs only.
+ */
+export function maskPendingMismatches(
+  ops: readonly Op[],
+  expected: readonly OpResult[],
+  actual: readonly OpResult[],
+): OpResult[] {
+  return actual.map((result, i) => {
+    const op = ops[i];
+    const want = expected[i];
+    if (op === undefined || want === undefined || json(result) === json(want)) return result;
+    const normalized = (side: "workerd" | "ours", r: OpResult) =>
+      PENDING_MISMATCHES.reduce((text, m) => (m.normalize ? m.normalize(op, side, text) : text), json(r));
+    if (normalized("workerd", want) === normalized("ours", result)) return want;
+    if (PENDING_MISMATCHES.some((m) => m.masks?.(op, want, result))) return want;
+    if ((op.op === "transaction" || op.op === "transactionSync") && result.inner && want.inner) {
+      const inner = maskPendingMismatches(op.ops, want.inner, result.inner);
+      return { ...result, inner };
+    }
+    return result;
+  });
+}
