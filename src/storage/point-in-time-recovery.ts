@@ -90,7 +90,15 @@ export class PointInTimeRecovery {
     try {
       if (typeof seq === "number") {
         const loaded = await persistence.load();
-        const { engine } = await buildState(this.#core.settings, loaded, seq);
+        // load() returns only the records after the oldest snapshot. A target older than every
+        // snapshot is rebuilt from the empty database, which needs the records from seq 1: read
+        // them (buildState would otherwise find none to replay and silently return an empty
+        // database). readRecords rejects with ERR_BOOKMARK if they were pruned.
+        const base = loaded.snapshots.filter((s) => s.seq <= seq).at(-1)?.seq ?? 0;
+        const first = loaded.records[0]?.seq;
+        const covered = seq === base || (first !== undefined && first <= base + 1);
+        const records = covered ? loaded.records : await persistence.readRecords(base, seq);
+        const { engine } = await buildState(this.#core.settings, { snapshots: loaded.snapshots, records }, seq);
         await this.#core.replaceWith(engine, seq);
       }
     } catch (e) {
