@@ -136,6 +136,18 @@ describe.each(BACKENDS)("cache and implicit batches (%s backend)", (backend) => 
     ]);
   });
 
+  it("getAlarm: reports the alarm at the time of the call, not a later setAlarm", async () => {
+    await open();
+    const at = Date.now() + 60_000;
+    const before = storage.getAlarm();
+    void storage.setAlarm(at);
+    const after = storage.getAlarm();
+    void storage.deleteAlarm();
+    expect(await before).toBeNull();
+    expect(await after).toBe(at);
+    expect(await storage.getAlarm()).toBeNull();
+  });
+
   it("delete: the count it reports is the state at the time of the call", async () => {
     await open();
     await storage.put("a", 1);
@@ -200,13 +212,48 @@ describe.each(BACKENDS)("cache and implicit batches (%s backend)", (backend) => 
     expect(log.durableAppends).toBe(2);
   });
 
+  it("sync: rejects when the batch cannot be made durable, and the storage then refuses work", async () => {
+    await open();
+    await storage.put("kept", 1);
+    await storage.sync();
+    log.failNext(new Error("disk on fire"));
+    void storage.put("lost", 1);
+    const sync = storage.sync();
+    await expect(sync).rejects.toThrow("Internal error in Durable Object storage write caused object to be reset.");
+    await expect(storage.get("kept")).rejects.toThrow(
+      "Internal error in Durable Object storage write caused object to be reset.",
+    );
+    await expect(storage.put("more", 1)).rejects.toThrow(/caused object to be reset/);
+    await storage.close();
+    storage = await openStorage({ backend, persistence: log });
+    expect(keysOf(await storage.list())).toEqual(["kept"]);
+  });
+
+  it("sync: after a transaction resolves, waits until its commit is durable", async () => {
+    await open();
+    const gate = log.hold();
+    await storage.transaction(async (txn) => {
+      await txn.put("t", 1, { allowUnconfirmed: true });
+    });
+    let synced = false;
+    const sync = storage.sync().then(() => {
+      synced = true;
+    });
+    await macrotask();
+    expect(log.appends).toHaveLength(1);
+    expect(synced).toBe(false);
+    gate.resolve();
+    await sync;
+    expect(log.durableAppends).toBe(1);
+  });
+
   it("sync: resolves to undefined when nothing is pending", async () => {
     await open();
     expect(await storage.sync()).toBeUndefined();
     expect(log.appends).toEqual([]);
   });
 
-  it("sync: waits for deleteAll, alarm changes and deletes", async () => {
+  it("sync: waits for deletes, deleteAll, alarm changes and unconfirmed writes", async () => {
     await open();
     await storage.put("a", 1);
     await storage.sync();
@@ -215,6 +262,8 @@ describe.each(BACKENDS)("cache and implicit batches (%s backend)", (backend) => 
       () => storage.deleteAll(),
       () => storage.setAlarm(Date.now() + 60_000),
       () => storage.deleteAlarm(),
+      () => storage.put("u", 1, { allowUnconfirmed: true }),
+      () => storage.delete("u", { allowUnconfirmed: true }),
     ]) {
       const before = log.durableAppends;
       const gate = log.hold();

@@ -17,12 +17,18 @@ export class RecordingPersistence implements PersistenceAdapter {
   durableAppends = 0;
   #gate: Trigger | undefined;
   #tail: Promise<void> = Promise.resolve();
+  #failure: Error | undefined;
 
   /** Holds every later append until the returned trigger is resolved. */
   hold(): Trigger {
     const gate = triggerPromise();
     this.#gate = gate;
     return gate;
+  }
+
+  /** Makes the next append fail with `error` (after recording it). */
+  failNext(error: Error): void {
+    this.#failure = error;
   }
 
   /** Stops holding appends (appends already waiting still wait for their trigger). */
@@ -43,9 +49,12 @@ export class RecordingPersistence implements PersistenceAdapter {
   append(records: readonly CommitRecord[]): Promise<void> {
     this.appends.push([...records]);
     const gate = this.#gate;
+    const failure = this.#failure;
+    this.#failure = undefined;
     // Appends stay queued in call order, as the adapter contract requires, even while one is held.
     const done = this.#tail.then(async () => {
       if (gate !== undefined) await gate.promise;
+      if (failure !== undefined) throw failure;
       await this.inner.append(records);
       this.durableAppends++;
     });
