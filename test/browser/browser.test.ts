@@ -1,0 +1,175 @@
+/**
+ * actorstore outside Node: headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core)
+ * loads the built ESM bundle from a local HTTP server, opens an in-memory ObjectStorage with sql.js
+ * pointed at its WASM file by `sqlJs.locateFile`, and runs KV, SQL and a transaction.
+ *
+ * Without Chromium this test fails (it never skips): the browser is part of what `npm test` proves.
+ */
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { extname, join, normalize } from "node:path";
+import { chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureDist, ROOT } from "../package/ensure-dist";
+
+const CHROMIUM = "/usr/bin/chromium";
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** What the page reports back. */
+interface PageResult {
+  error?: string;
+  user?: unknown;
+  listed?: string[];
+  rows?: unknown[];
+  afterRollback?: { n: unknown; rows: number };
+  afterCommit?: { n: unknown; rows: number };
+  codec?: string;
+  bookmark?: string;
+}
+
+// The page: an import map resolves the bundle's bare "sql.js" import to an ESM shim of sql.js's
+// browser build; the WASM file is found through sqlJs.locateFile, as the README tells users.
+const PAGE = `<!doctype html>
+<html><head><meta charset="utf-8">
+<script type="importmap">{ "imports": { "sql.js": "/shim/sql.js" } }</script>
+</head><body>
+<script type="module">
+import { ObjectStorage } from "/dist/index.js";
+try {
+  const storage = await ObjectStorage.open({ sqlJs: { locateFile: (file) => "/wasm/" + file } });
+  await storage.put("user:1", { name: "Ada", tags: new Set(["a"]), at: new Date(0) });
+  await storage.put({ "user:2": { name: "Lin" }, "other": 1 });
+  const user = await storage.get("user:1");
+  const listed = [...(await storage.list({ prefix: "user:" })).keys()];
+  storage.sql.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, total REAL)");
+  storage.sql.exec("INSERT INTO orders (total) VALUES (?), (?)", 9.5, 20);
+  const rows = storage.sql.exec("SELECT id, total FROM orders ORDER BY id").toArray();
+  await storage.transaction(async (txn) => {
+    await txn.put("n", 1);
+    storage.sql.exec("INSERT INTO orders (total) VALUES (1)");
+    txn.rollback();
+  });
+  const afterRollback = { n: await storage.get("n") ?? null,
+    rows: storage.sql.exec("SELECT count(*) AS c FROM orders").one().c };
+  await storage.transaction(async (txn) => {
+    await txn.put("n", 2);
+    storage.sql.exec("INSERT INTO orders (total) VALUES (2)");
+  });
+  const afterCommit = { n: await storage.get("n"), rows: storage.sql.exec("SELECT count(*) AS c FROM orders").one().c };
+  const bookmark = await storage.getCurrentBookmark();
+  window.__result = { user: { name: user.name, tags: [...user.tags], at: user.at.toISOString() },
+    listed, rows, afterRollback, afterCommit, codec: storage.codec, bookmark };
+} catch (e) {
+  window.__result = { error: String(e && e.stack || e) };
+}
+</script></body></html>`;
+
+const TYPES: Record<string, string> = {
+  ".js": "text/javascript",
+  ".wasm": "application/wasm",
+  ".map": "application/json",
+  ".html": "text/html",
+};
+
+/** Serves the page, dist/, an ESM shim of sql.js and its WASM files; nothing else. */
+async function startServer(): Promise<Server> {
+  const sqlJsDist = join(ROOT, "node_modules/sql.js/dist");
+  // `var`, not `const`: sql.js assigns to `module.exports` and may reassign `exports`.
+  const shim = `var module = { exports: {} };\nvar exports = module.exports;\n${await readFile(
+    join(sqlJsDist, "sql-wasm-browser.js"),
+    "utf8",
+  )}\nexport default module.exports;\n`;
+  const server = createServer(async (req, res) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    const send = (status: number, type: string, body: string | Buffer) => {
+      res.writeHead(status, { "content-type": type, "cache-control": "no-store" });
+      res.end(body);
+    };
+    try {
+      if (path === "/") return send(200, TYPES[".html"] as string, PAGE);
+      if (path === "/shim/sql.js") return send(200, TYPES[".js"] as string, shim);
+      const [root, rest] = path.startsWith("/dist/")
+        ? [join(ROOT, "dist"), path.slice("/dist/".length)]
+        : path.startsWith("/wasm/") && path.endsWith(".wasm")
+          ? [sqlJsDist, path.slice("/wasm/".length)]
+          : [undefined, ""];
+      const file = root === undefined ? undefined : normalize(join(root, rest));
+      if (file === undefined || root === undefined || !file.startsWith(root))
+        return send(404, "text/plain", "not found");
+      return send(200, TYPES[extname(file)] ?? "application/octet-stream", await readFile(file));
+    } catch {
+      return send(404, "text/plain", "not found");
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server;
+}
+
+describe("in a browser (headless Chromium)", () => {
+  let server: Server;
+  let userDataDir: string;
+
+  beforeAll(async () => {
+    await ensureDist();
+    server = await startServer();
+    userDataDir = await mkdtemp(join(tmpdir(), "actorstore-chromium-"));
+  }, 300_000);
+
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  });
+
+  it("the built bundle: opens in-memory storage and runs KV, SQL and a transaction", async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `Chromium is not installed at ${CHROMIUM}; the browser test needs it. Install it with: apt-get update && apt-get install -y chromium`,
+      );
+    }
+    const context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+    });
+    const problems: string[] = [];
+    try {
+      const page = await context.newPage();
+      page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+      page.on("console", (m) => {
+        if (m.type() === "error") problems.push(`console: ${m.text()}`);
+      });
+      const { port } = server.address() as AddressInfo;
+      await page.goto(`http://127.0.0.1:${port}/`);
+      await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result !== undefined, null, {
+        timeout: 30_000,
+      });
+      const result = (await page.evaluate(() => (window as unknown as { __result: unknown }).__result)) as PageResult;
+      expect(result.error, problems.join("\n")).toBeUndefined();
+      expect(result.user).toEqual({ name: "Ada", tags: ["a"], at: "1970-01-01T00:00:00.000Z" });
+      expect(result.listed).toEqual(["user:1", "user:2"]);
+      expect(result.rows).toEqual([
+        { id: 1, total: 9.5 },
+        { id: 2, total: 20 },
+      ]);
+      expect(result.afterRollback).toEqual({ n: null, rows: 2 });
+      expect(result.afterCommit).toEqual({ n: 2, rows: 3 });
+      // No node:v8 in a browser: values are written by the portable codec.
+      expect(result.codec).toBe("structured");
+      expect(result.bookmark).toMatch(/^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+});
