@@ -142,18 +142,6 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
     normalize: (_op, _side, text) => withoutRowCounters(text),
   },
   {
-    id: "cf-kv-not-visible-to-sql-after-put",
-    description:
-      "After an async put(), workerd's `_cf_KV` exists, so user SQL on it is denied by the authorizer " +
-      "(`access to _cf_KV.key is prohibited: SQLITE_AUTH`, `not authorized: SQLITE_AUTH` for count(*)). " +
-      "ObjectStorage answers `no such table: _cf_KV: SQLITE_ERROR`: the table is missing when SQL runs.",
-    ops: [
-      { op: "put", key: "k", value: 1 },
-      { op: "sql", query: "SELECT * FROM _cf_KV" },
-      { op: "sql", query: "SELECT count(*) FROM _cf_KV" },
-    ],
-  },
-  {
     id: "foreign-keys-default-on",
     description: "workerd enables foreign keys by default (`PRAGMA foreign_keys` → 1); ObjectStorage returns 0.",
     ops: [{ op: "sql", query: "PRAGMA foreign_keys" }],

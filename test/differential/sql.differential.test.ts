@@ -101,6 +101,9 @@ describe.skipIf(!hasSql)("sql differential (gated by sqlAvailable())", () => {
   it("exec: the platform's restrictions and error texts", async () => {
     await expectSameAsWorkerd([
       { op: "sql", query: "SELECT * FROM _cf_KV" },
+      { op: "put", key: "k", value: 1 },
+      { op: "sql", query: "SELECT * FROM _cf_KV" },
+      { op: "sql", query: "SELECT count(*) FROM _cf_KV" },
       { op: "sql", query: "CREATE TABLE _cf_x (a)" },
       { op: "sql", query: "CREATE TABLE _CF_x (a)" },
       { op: "sql", query: "BEGIN" },
