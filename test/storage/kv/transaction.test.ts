@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ObjectStorage } from "../../../src/storage/object-storage";
 import type { ObjectTransaction } from "../../../src/storage/transaction";
-import { BACKENDS, keysOf, openRecorded, type RecordingPersistence } from "./harness";
+import { BACKENDS, keysOf, openRecorded, openStorage, type RecordingPersistence } from "./harness";
 import { macrotask } from "./helpers";
 
 const committed = (name: string) =>
@@ -364,6 +364,34 @@ describe.each(BACKENDS)("transaction (%s backend)", (backend) => {
       ),
     );
     expect(await storage.get("n")).toBe(5);
+  });
+
+  it("rollback: rolling back the outer transaction while a nested one runs fails without wedging the storage", async () => {
+    await open();
+    let innerStarted!: () => void;
+    const started = new Promise<void>((resolve) => {
+      innerStarted = resolve;
+    });
+    const outer = storage.transaction(async (txn) => {
+      const inner = storage.transaction(async (t) => {
+        innerStarted();
+        await macrotask();
+        await t.put("inner", 1);
+      });
+      await started;
+      expect(() => txn.rollback()).toThrow(
+        "Cannot roll back an outer transaction while a nested transaction is still running.",
+      );
+      await inner;
+    });
+    await outer.catch(() => {});
+    await macrotask();
+    expect(storage.core.inTransaction).toBe(false);
+    await storage.put("z", 1);
+    await storage.sync();
+    await storage.close();
+    storage = await openStorage({ backend, persistence: log });
+    expect(await storage.get("z")).toBe(1);
   });
 
   it("txn alarms: setAlarm/getAlarm/deleteAlarm see the transaction's own changes and commit", async () => {
