@@ -80,7 +80,7 @@ export class KvOperations {
     for (const k of keys) {
       const bytes = encodeValue(entries[k], this.#codecs, this.#limits);
       checkKeySize(k, this.#limits);
-      pairs.push([k, bytes]);
+      pairs.push([toKey(k), bytes]); // keys from Object.keys can hold lone surrogates too
     }
     this.#core.assertUsable();
     for (const [k, bytes] of pairs) this.#core.write(k, bytes, allowUnconfirmed, noCache);
