@@ -5,7 +5,16 @@
  * @packageDocumentation
  */
 
+export type { AlarmInvocationInfo, PlannedAlarm } from "./alarms/alarm-scheduler";
+export { AlarmScheduler } from "./alarms/alarm-scheduler";
+export { DurableObject } from "./context/durable-object";
+export type { ObjectClass, ObjectContextOptions, ObjectInstance } from "./context/object-context";
+export { ABORT_MESSAGE, BLOCK_CONCURRENCY_TIMEOUT_MESSAGE, ObjectContext } from "./context/object-context";
+export { ObjectId } from "./context/object-id";
+export { ObjectState } from "./context/object-state";
+export { formatBookmark, isBookmark, parseBookmark } from "./durability/bookmarks";
 export type { CommitRecord, KvWrite, SqlWrite } from "./durability/commit-record";
+export { FaultyPersistence } from "./durability/faulty-persistence";
 export { openFilePersistence } from "./durability/file-persistence";
 export { createMemoryPersistence, MemoryPersistence } from "./durability/memory-persistence";
 export type { LoadResult, PersistenceAdapter, SnapshotInfo } from "./durability/persistence";

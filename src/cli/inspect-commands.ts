@@ -172,9 +172,9 @@ async function bookmarks(directory: string, args: readonly string[], io: Inspect
     const oldestSnapshot = loaded.snapshots[0];
     io.out("seq\ttime\tbookmark\tchange");
     if (oldestSnapshot !== undefined) {
-      io.out(
-        `${oldestSnapshot.seq}\t${iso(oldestSnapshot.timeMs)}\t${formatBookmark(oldestSnapshot)}\tsnapshot (earlier history pruned or compacted)`,
-      );
+      // Snapshot 0 is the empty database every object starts from.
+      const what = oldestSnapshot.seq === 0 ? "the empty database" : "snapshot (earlier history pruned or compacted)";
+      io.out(`${oldestSnapshot.seq}\t${iso(oldestSnapshot.timeMs)}\t${formatBookmark(oldestSnapshot)}\t${what}`);
     } else if (loaded.records.length === 0 || loaded.records[0]?.seq === 1) {
       io.out(`0\t-\t${formatBookmark({ seq: 0, timeMs: 0 })}\tthe empty database`);
     }

@@ -45,9 +45,24 @@ export function compareKeys(a: string, b: string): number {
   return a.length - b.length;
 }
 
-/** Converts a key the way the platform does (`String(key)`). */
+/**
+ * Converts a key the way the platform does: `String(key)`, then to well-formed Unicode (the
+ * platform stores keys as UTF-8, which cannot hold a lone surrogate: it becomes U+FFFD).
+ */
 export function toKey(key: unknown): string {
-  return typeof key === "string" ? key : String(key);
+  const s = typeof key === "string" ? key : String(key);
+  return isWellFormed(s) ? s : s.replace(LONE_SURROGATE, "\uFFFD");
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+type WellFormedString = string & { isWellFormed?: () => boolean };
+
+function isWellFormed(s: string): boolean {
+  const native = (s as WellFormedString).isWellFormed;
+  if (native !== undefined) return native.call(s);
+  LONE_SURROGATE.lastIndex = 0;
+  return !LONE_SURROGATE.test(s);
 }
 
 /** Throws the platform's RangeError when a key is over the limit. */
@@ -106,6 +121,8 @@ function toInt32(value: unknown): number {
  */
 export function compileListOptions(options: ListRangeOptions | undefined): KeyRange {
   const o = options ?? {};
+  // WebIDL converts `limit` to a 32-bit int while reading the options, before any other check.
+  const limitInt = o.limit === undefined ? undefined : toInt32(o.limit);
   if (o.start !== undefined && o.startAfter !== undefined) {
     throw new TypeError("list() cannot be called with both start and startAfter values.");
   }
@@ -114,8 +131,8 @@ export function compileListOptions(options: ListRangeOptions | undefined): KeyRa
   if (o.startAfter !== undefined) start = `${toKey(o.startAfter)}\u0000`;
   let end = o.end !== undefined ? toKey(o.end) : undefined;
   let limit: number | undefined;
-  if (o.limit !== undefined) {
-    const n = toInt32(o.limit);
+  if (limitInt !== undefined) {
+    const n = limitInt;
     if (!(n > 0) || n === Number.POSITIVE_INFINITY) throw new TypeError("List limit must be positive.");
     limit = n;
   }

@@ -22,8 +22,12 @@ export class KvTable {
   #ready = false;
   readonly #statements = new Map<string, EngineStatement>();
 
-  constructor(engine: SqlEngine) {
+  readonly #onCreate: (() => void) | undefined;
+
+  /** `onCreate` runs when this creates the hidden tables (a schema change SQL caches must see). */
+  constructor(engine: SqlEngine, onCreate?: () => void) {
     this.#engine = engine;
+    this.#onCreate = onCreate;
   }
 
   /** Whether the hidden tables exist yet (the platform creates them lazily, on the first write). */
@@ -34,11 +38,17 @@ export class KvTable {
     return this.#ready;
   }
 
+  /** Forgets whether the tables exist (after a rollback that may have undone their creation). */
+  invalidate(): void {
+    this.#ready = false;
+  }
+
   /** Creates the hidden tables if needed; call inside the batch's transaction. */
   ensure(): void {
     if (this.#ready) return;
     this.#engine.exec(KV_SCHEMA);
     this.#ready = true;
+    this.#onCreate?.();
   }
 
   /** The stored bytes of `key`, or `undefined`. */

@@ -386,9 +386,10 @@ export class ObjectStorage {
       setAlarm: (t, o) => this.#setAlarm(t, o),
       deleteAlarm: (o) => this.#core.writeAlarm(null, Boolean(o?.allowUnconfirmed)),
       rollback: () => {
-        this.#core.rollbackSavepoint(layer);
+        this.#core.rollbackSavepoint(layer, true);
         closed = true;
       },
+      alive: () => closed || this.#core.isSavepointOpen(layer),
     };
     const txn = new ObjectTransaction(target);
     try {
@@ -424,6 +425,9 @@ export class ObjectStorage {
       },
       get generation() {
         return core.generation;
+      },
+      get schemaEpoch() {
+        return core.schemaEpoch;
       },
       beforeWrite: core.beforeWrite.bind(core),
       now: core.now.bind(core),

@@ -24,6 +24,7 @@ import type { Clock } from "../util/clock";
 import { scheduleMacrotask } from "../util/clock";
 import { type Deferred, deferred } from "../util/deferred";
 import { SplitMix64 } from "../util/prng";
+import { applyConnectionDefaults, CONNECTION_DEFAULTS } from "./connection-defaults";
 import { compareKeys, type KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
 import { KvTable } from "./kv-table";
@@ -66,6 +67,14 @@ export interface CoreSettings {
   snapshotEveryBytes: number;
 }
 
+/** Why a transaction whose outer transaction already ended cannot continue. */
+export const ORPHANED_TRANSACTION_MESSAGE =
+  "This transaction was rolled back because its outer transaction's closure returned before it finished. Await nested transactions inside the closure.";
+
+/** Why an outer transaction failed while a nested one still ran. */
+export const NESTED_STILL_RUNNING_MESSAGE =
+  "A nested transaction was still running when its outer transaction's closure returned, so both were rolled back. Await nested transactions inside the closure.";
+
 /** The platform's message when a write failure reset the object. */
 export const WRITE_FAILED_MESSAGE = "Internal error in Durable Object storage write caused object to be reset.";
 
@@ -74,6 +83,7 @@ export class StorageCore {
   readonly settings: CoreSettings;
   #engine: SqlEngine;
   #generation = 0;
+  #schemaEpoch = 0;
   #kv: KvTable;
   readonly #prng = new SplitMix64();
   readonly cache: KvCache;
@@ -93,6 +103,8 @@ export class StorageCore {
   #bytesSinceSnapshot = 0;
   #snapshotInFlight: Promise<void> | null = null;
   #lastImageBytes = 0;
+  /** The next commit is this session's first: it carries the connection defaults. */
+  #sessionStartPending = true;
   /** Keys written with `noCache` in the current batch. */
   readonly #noCacheKeys = new Set<string>();
   /** Commit times by seq, for bookmarks and retention. */
@@ -113,7 +125,7 @@ export class StorageCore {
     this.timeline = timeline;
     this.#engine = engine;
     this.#prepareEngine(engine);
-    this.#kv = new KvTable(engine);
+    this.#kv = new KvTable(engine, this.#bumpSchemaEpoch);
     this.cache = new KvCache(settings.cacheSoftLimitBytes);
     this.#lastSeq = lastSeq;
     this.#lastCommitTimeMs = lastTimeMs;
@@ -127,6 +139,17 @@ export class StorageCore {
    */
   static async open(settings: CoreSettings): Promise<StorageCore> {
     const loaded = await settings.persistence.load();
+    if (loaded.snapshots.length === 0 && loaded.lastSeq === 0) {
+      // A new object: store its empty database as snapshot 0, so that the whole history stays
+      // reachable (load() returns every record after the oldest snapshot) even after later
+      // snapshots, until retention prunes it.
+      const empty = settings.engineFactory.open();
+      const image = empty.exportBytes();
+      empty.close();
+      const timeMs = settings.clock.now();
+      await settings.persistence.writeSnapshot({ seq: 0, timeMs }, image);
+      loaded.snapshots.push({ seq: 0, timeMs, bytes: image.byteLength });
+    }
     const { engine, lastSeq, lastTimeMs } = await buildState(settings, loaded, undefined);
     const core = new StorageCore(settings, engine, lastSeq, lastTimeMs, CommitTimeline.fromLoad(loaded));
     core.snapshots = loaded.snapshots.map((x) => ({ ...x }));
@@ -146,6 +169,19 @@ export class StorageCore {
   get generation(): number {
     return this.#generation;
   }
+
+  /**
+   * Changes whenever the schema may have changed behind the SQL facade's back: a savepoint or a
+   * batch rolled back (which can bring back dropped objects), the hidden tables being created, the
+   * database being replaced. The facade's cached verdicts are keyed by it.
+   */
+  get schemaEpoch(): number {
+    return this.#schemaEpoch;
+  }
+
+  readonly #bumpSchemaEpoch = (): void => {
+    this.#schemaEpoch++;
+  };
 
   /** The sequence number of the last committed batch (0 = nothing yet). */
   get lastSeq(): number {
@@ -266,6 +302,12 @@ export class StorageCore {
    */
   write(key: string, bytes: Uint8Array | null, allowUnconfirmed: boolean, noCache = false): void {
     this.assertUsable();
+    // The platform creates the hidden table with the first write, so SQL sees it (and is refused
+    // access to it) from then on, not only after the batch commits.
+    if (!this.#kv.exists()) {
+      this.#begin();
+      this.#kv.ensure();
+    }
     if (noCache) this.#noCacheKeys.add(key);
     else if (this.#noCacheKeys.size > 0) this.#noCacheKeys.delete(key);
     (this.#layers[this.#layers.length - 1] as WriteLayer).kv.set(key, bytes);
@@ -337,7 +379,9 @@ export class StorageCore {
     this.#begin();
     const nowMs = this.settings.clock.now();
     const entry: SqlWrite = { sql, bindings: [...bindings], nowMs };
-    const index = this.#batch.sql.length;
+    // The first commit of a session carries the connection defaults ahead of its SQL (see
+    // connection-defaults.ts), so this statement's index in the record is shifted by them.
+    const index = this.#batch.sql.length + (this.#sessionStartPending ? CONNECTION_DEFAULTS.length : 0);
     this.#batch.sql.push(entry);
     this.#prng.reseed(this.#lastSeq + 1, index);
     this.#afterWrite(false);
@@ -382,10 +426,21 @@ export class StorageCore {
     return layer;
   }
 
-  /** Releases a savepoint: its writes join the enclosing layer. */
+  /**
+   * Releases a savepoint: its writes join the enclosing layer. If nested savepoints are still open
+   * (a nested transaction left running when its outer closure returned), everything from this
+   * savepoint up is rolled back instead and an error says why.
+   */
   releaseSavepoint(handle: object): void {
-    const layer = this.#popLayer(handle);
     if (this.#broken) return;
+    const layer = this.#layerOf(handle);
+    if (layer === undefined) throw new Error(ORPHANED_TRANSACTION_MESSAGE);
+    if (this.#layers[this.#layers.length - 1] !== layer) {
+      this.#unwind(layer);
+      throw new Error(NESTED_STILL_RUNNING_MESSAGE);
+    }
+    this.#layers.pop();
+    this.#savepointDepth--;
     this.#engine.exec(`RELEASE ${layer.savepoint}`);
     const parent = this.#layers[this.#layers.length - 1] as WriteLayer;
     for (const [k, v] of layer.kv) parent.kv.set(k, v);
@@ -393,22 +448,42 @@ export class StorageCore {
     if (this.#savepointDepth === 0) this.#scheduleCommit();
   }
 
-  /** Rolls back a savepoint: its SQL, key-value and alarm writes are gone. */
-  rollbackSavepoint(handle: object): void {
-    const layer = this.#popLayer(handle);
+  /**
+   * Rolls back a savepoint: its SQL, key-value and alarm writes are gone. An explicit `rollback()`
+   * of an outer transaction while a nested one runs is refused, as on the platform; an outer
+   * closure that failed takes its nested savepoints down with it.
+   */
+  rollbackSavepoint(handle: object, explicit = false): void {
     if (this.#broken) return;
-    this.#engine.exec(`ROLLBACK TO ${layer.savepoint}; RELEASE ${layer.savepoint}`);
-    this.#batch.sql.length = layer.sqlMark;
-    if (this.#savepointDepth === 0) this.#scheduleCommit();
+    const layer = this.#layerOf(handle);
+    if (layer === undefined) return; // already undone with an outer transaction
+    if (explicit && this.#layers[this.#layers.length - 1] !== layer) {
+      throw new Error("Cannot roll back an outer transaction while a nested transaction is still running.");
+    }
+    this.#unwind(layer);
   }
 
-  #popLayer(handle: object): WriteLayer {
-    const top = this.#layers[this.#layers.length - 1];
-    if (top !== handle)
-      throw new Error("Cannot roll back an outer transaction while a nested transaction is still running.");
-    this.#layers.pop();
-    this.#savepointDepth--;
-    return top as WriteLayer;
+  /** Whether a savepoint is still open. */
+  isSavepointOpen(handle: object): boolean {
+    return this.#layerOf(handle) !== undefined;
+  }
+
+  #layerOf(handle: object): WriteLayer | undefined {
+    const i = this.#layers.indexOf(handle as WriteLayer);
+    return i > 0 ? (this.#layers[i] as WriteLayer) : undefined;
+  }
+
+  /** Rolls back `layer`'s savepoint and every savepoint opened after it. */
+  #unwind(layer: WriteLayer): void {
+    const index = this.#layers.indexOf(layer);
+    const closed = this.#layers.length - index;
+    this.#engine.exec(`ROLLBACK TO ${layer.savepoint}; RELEASE ${layer.savepoint}`);
+    this.#layers.length = index;
+    this.#savepointDepth -= closed;
+    this.#schemaEpoch++;
+    this.#kv.invalidate();
+    this.#batch.sql.length = layer.sqlMark;
+    if (this.#savepointDepth === 0) this.#scheduleCommit();
   }
 
   // ---------------------------------------------------------------- commit
@@ -416,6 +491,9 @@ export class StorageCore {
   /** Resolves when every write issued so far is confirmed (durable). */
   sync(): Promise<void> {
     if (this.#broken) return Promise.reject(this.#broken);
+    // Inside a transaction the current batch is the transaction itself, which cannot commit
+    // before the closure ends: sync() there waits for what was committed before it began.
+    if (this.#savepointDepth > 0) return this.#lastConfirmation;
     if (this.#hasPending()) return this.#batch.done.promise;
     return this.#lastConfirmation;
   }
@@ -433,7 +511,9 @@ export class StorageCore {
     const base = this.#layers[0] as WriteLayer;
     if (!this.#hasPending()) {
       if (batch.began) this.#engine.exec("COMMIT");
-      batch.began = false;
+      // Nothing to confirm (everything was rolled back): whoever waits on this batch goes on.
+      batch.done.resolve();
+      this.#batch = this.#newBatch();
       return;
     }
     const kv: KvWrite[] = [];
@@ -454,7 +534,12 @@ export class StorageCore {
     const seq = ++this.#lastSeq;
     const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
     this.#lastCommitTimeMs = timeMs;
-    const record: CommitRecord = { seq, timeMs, reset: batch.reset, sql: batch.sql, kv };
+    let sql = batch.sql;
+    if (this.#sessionStartPending) {
+      sql = [...CONNECTION_DEFAULTS.map((text) => ({ sql: text, bindings: [], nowMs: timeMs })), ...sql];
+      this.#sessionStartPending = false;
+    }
+    const record: CommitRecord = { seq, timeMs, reset: batch.reset, sql, kv };
     if (base.alarm !== undefined) record.alarm = base.alarm;
     for (const op of batch.sql) changedBytes += op.sql.length + 16;
     this.timeline.append(seq, timeMs);
@@ -520,6 +605,8 @@ export class StorageCore {
     } catch {
       // already rolled back by SQLite
     }
+    this.#schemaEpoch++;
+    this.#kv.invalidate();
     const detail = e instanceof Error ? e.message : String(e);
     const error = /constraint/i.test(detail)
       ? new Error(
@@ -608,6 +695,7 @@ export class StorageCore {
 
   #prepareEngine(engine: SqlEngine): void {
     engine.setRandomSource(this.#prng);
+    applyConnectionDefaults(engine);
   }
 
   #replaceEngine(engine: SqlEngine): void {
@@ -615,8 +703,9 @@ export class StorageCore {
     this.#engine.close();
     this.#engine = engine;
     this.#prepareEngine(engine);
-    this.#kv = new KvTable(engine);
+    this.#kv = new KvTable(engine, this.#bumpSchemaEpoch);
     this.#generation++;
+    this.#schemaEpoch++;
   }
 
   /** Replaces the database with `engine` (a restored state), as a new commit. */
@@ -674,6 +763,7 @@ export async function buildState(
   } else {
     engine = settings.engineFactory.open();
   }
+  applyConnectionDefaults(engine);
   let records = loaded.records.filter((r) => r.seq > lastSeq && (targetSeq === undefined || r.seq <= targetSeq));
   if (records.length > 0 && (records[0] as CommitRecord).seq !== lastSeq + 1) {
     // The loaded window does not reach back far enough: read the gap from the adapter.
@@ -697,6 +787,7 @@ export async function buildState(
       );
       engine = older.engine;
       engine.setRandomSource(prng);
+      applyConnectionDefaults(engine);
       kv = new KvTable(engine);
       statements = new ReplayStatements(engine);
     } else {
@@ -706,6 +797,7 @@ export async function buildState(
         engine.close();
         engine = settings.engineFactory.open();
         engine.setRandomSource(prng);
+        applyConnectionDefaults(engine);
         kv = new KvTable(engine);
         statements = new ReplayStatements(engine);
       }

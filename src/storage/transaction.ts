@@ -3,7 +3,10 @@
  * savepoint in the core; misuse after rollback or after the closure ends fails with the platform's
  * messages, which name the fix.
  */
+import { toAlarmTime } from "./alarm-time";
+import { compileListOptions } from "./keys";
 import type { GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
+import { ORPHANED_TRANSACTION_MESSAGE } from "./storage-core";
 
 /** What a transaction delegates to (implemented by ObjectStorage's internals). */
 export interface TransactionTarget {
@@ -16,6 +19,8 @@ export interface TransactionTarget {
   deleteAlarm(options: SetAlarmOptions | undefined): void;
   /** Rolls the savepoint back now. */
   rollback(): void;
+  /** Whether the transaction's savepoint is still open (false once an outer one took it down). */
+  alive(): boolean;
 }
 
 type State = "active" | "rolledBack" | "committed";
@@ -59,14 +64,30 @@ export class ObjectTransaction {
 
   /** Lists keys as the transaction sees them. */
   list<T = unknown>(options?: ListOptions): Promise<Map<string, T>> {
-    return this.#run("list", () => this.#target.list(options)) as Promise<Map<string, T>>;
+    // The platform converts and checks the options first; an empty range never reaches storage.
+    let empty = false;
+    return this.#run(
+      "list",
+      () => (empty ? new Map() : this.#target.list(options)),
+      () => {
+        empty = compileListOptions(options).empty;
+      },
+      () => empty,
+    ) as Promise<Map<string, T>>;
   }
 
   /** Writes one key, or several. */
   put<T>(key: string, value: T, options?: PutOptions): Promise<void>;
   put<T>(entries: Record<string, T>, options?: PutOptions): Promise<void>;
   put(keyOrEntries: unknown, valueOrOptions?: unknown, options?: PutOptions): Promise<void> {
-    return this.#run("put", () => this.#target.put(keyOrEntries, valueOrOptions, options)) as Promise<void>;
+    return this.#run(
+      "put",
+      () => this.#target.put(keyOrEntries, valueOrOptions, options),
+      () => {
+        const single = typeof keyOrEntries !== "object" || keyOrEntries === null || Array.isArray(keyOrEntries);
+        if (single && valueOrOptions === undefined) throw new TypeError("put() called with undefined value.");
+      },
+    ) as Promise<void>;
   }
 
   /** Deletes one key (→ whether it existed) or several (→ how many existed). */
@@ -88,7 +109,11 @@ export class ObjectTransaction {
 
   /** Sets the alarm; rolled back with the transaction. */
   setAlarm(scheduledTime: number | Date, options?: SetAlarmOptions): Promise<void> {
-    return this.#run("setAlarm", () => this.#target.setAlarm(scheduledTime, options)) as Promise<void>;
+    return this.#run(
+      "setAlarm",
+      () => this.#target.setAlarm(scheduledTime, options),
+      () => toAlarmTime(scheduledTime),
+    ) as Promise<void>;
   }
 
   /** Deletes the alarm; rolled back with the transaction. */
@@ -104,10 +129,18 @@ export class ObjectTransaction {
     this.#state = "rolledBack";
   }
 
-  #run(name: string, fn: () => unknown): Promise<unknown> {
+  /**
+   * Runs an operation: arguments are checked first (the platform converts them before it looks at
+   * the transaction), then the transaction's state. `bypass` lets an operation that needs no
+   * storage (an empty list range) answer whatever the state.
+   */
+  #run(name: string, fn: () => unknown, validate?: () => unknown, bypass?: () => boolean): Promise<unknown> {
     try {
+      validate?.();
+      if (bypass?.()) return Promise.resolve(fn());
       if (this.#state === "rolledBack") throw new Error(`Cannot ${name}() on rolled back transaction`);
       if (this.#state === "committed") throw committedError(name);
+      if (!this.#target.alive()) throw new Error(ORPHANED_TRANSACTION_MESSAGE);
       return Promise.resolve(fn());
     } catch (e) {
       return Promise.reject(e);

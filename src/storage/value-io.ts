@@ -5,6 +5,9 @@
 import { type StorageLimits, VALUE_SIZE_SLACK_BYTES } from "../limits";
 import { decodeStoredValue, type ValueCodec } from "./values/codec";
 
+/** Within this many bytes of the limit, sizes are measured the platform's way. */
+const NEAR_LIMIT_BYTES = 64;
+
 /** The codecs a storage writes and reads with. */
 export interface Codecs {
   /** The codec new values are written with. */
@@ -16,9 +19,15 @@ export interface Codecs {
 /** Serializes a value for storage and enforces the value size limit (the platform's RangeError). */
 export function encodeValue(value: unknown, codecs: Codecs, limits: StorageLimits): Uint8Array {
   const bytes = codecs.write.encode(value);
-  if (bytes.byteLength > limits.maxValueBytes + VALUE_SIZE_SLACK_BYTES) {
+  const max = limits.maxValueBytes + VALUE_SIZE_SLACK_BYTES;
+  if (bytes.byteLength <= max - NEAR_LIMIT_BYTES) return bytes;
+  // Near or over the limit, decide (and report) by the size the platform measures: V8's
+  // serialized size, which can differ from our codec's by a few bytes.
+  const size =
+    codecs.v8 !== undefined && codecs.v8 !== codecs.write ? codecs.v8.encode(value).byteLength : bytes.byteLength;
+  if (size > max) {
     throw new RangeError(
-      `Values cannot be larger than ${limits.maxValueBytes} bytes. A value of size ${bytes.byteLength} was provided.`,
+      `Values cannot be larger than ${limits.maxValueBytes} bytes. A value of size ${size} was provided.`,
     );
   }
   return bytes;

@@ -259,11 +259,17 @@ describe("kv differential: known deviations (limits)", () => {
   }
 });
 
-describe("kv differential: pending mismatches (bugs; these turn red when fixed, then delete the entry)", () => {
-  for (const mismatch of PENDING_MISMATCHES.filter((m) => !m.ops.some((op) => op.op === "sql"))) {
-    it.fails(`${mismatch.id}: ${mismatch.description}`, async () => {
-      const expected = await workerd.run(mismatch.ops, { backend: mismatch.backend ?? "sqlite" });
-      await expectSubjectMatches(mismatch.ops, expected);
-    });
-  }
-});
+const KV_PENDING = PENDING_MISMATCHES.filter((m) => !m.ops.some((op) => op.op === "sql"));
+
+// Only while there are pending KV mismatches (an empty describe block fails in vitest).
+(KV_PENDING.length > 0 ? describe : () => {})(
+  "kv differential: pending mismatches (bugs; these turn red when fixed, then delete the entry)",
+  () => {
+    for (const mismatch of KV_PENDING) {
+      it.fails(`${mismatch.id}: ${mismatch.description}`, async () => {
+        const expected = await workerd.run(mismatch.ops, { backend: mismatch.backend ?? "sqlite" });
+        await expectSubjectMatches(mismatch.ops, expected);
+      });
+    }
+  },
+);

@@ -7,10 +7,7 @@
  * suites look past exactly this difference, so that one known bug does not hide new ones.
  */
 import type { Op, OpResult } from "./ops";
-import { createTranscriptCodec } from "./transcript-codec";
 import type { WorkerdBackend } from "./workerd";
-
-const enc = createTranscriptCodec().encode;
 
 /** One pending mismatch. */
 export interface PendingMismatch {
@@ -35,7 +32,6 @@ export interface PendingMismatch {
 }
 
 const json = (value: unknown): string => JSON.stringify(value);
-const errorMessage = (result: OpResult): string | undefined => (result.ok ? undefined : result.error.message);
 
 /** Removes the rowsRead/rowsWritten counters from the JSON of an encoded SQL result. */
 function withoutRowCounters(text: string): string {
@@ -55,66 +51,6 @@ function withCoarseReals(text: string): string {
 
 /** The list. Keep each `masks`/`normalize` as narrow as the bug. */
 export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
-  {
-    id: "txn-validates-arguments-before-rolled-back-check",
-    description:
-      "On a rolled-back txn, workerd still validates arguments first: list() options (and an empty range " +
-      "resolves to an empty Map), put(k, undefined) → `TypeError: put() called with undefined value.`, " +
-      "setAlarm(0|NaN) → its TypeError. ObjectStorage rejects with `Cannot <op>() on rolled back transaction` first.",
-    ops: [
-      {
-        op: "transaction",
-        ops: [
-          { op: "rollback" },
-          { op: "list", options: enc({ end: "" }) },
-          { op: "put", key: "a", value: enc(undefined) },
-          { op: "setAlarm", time: 0 },
-        ],
-      },
-    ],
-    masks: (op, expected, actual) =>
-      /^Cannot \w+\(\) on rolled back transaction$/.test(errorMessage(actual) ?? "") &&
-      ((!expected.ok && expected.error.name === "TypeError") ||
-        (op.op === "list" && json(expected) === json({ ok: true, value: enc(new Map()) }))),
-  },
-  {
-    id: "list-limit-range-checked-before-start-startAfter",
-    description:
-      "workerd converts `limit` to int32 while unwrapping the options (so `Value out of range. Must be between " +
-      "-2147483648 and 2147483647 (inclusive).` wins), before compileListOptions checks start+startAfter.",
-    ops: [{ op: "list", options: enc({ start: "a", startAfter: "a", limit: 2 ** 31 }) }],
-    masks: (op, expected, actual) =>
-      op.op === "list" &&
-      (errorMessage(expected) ?? "").startsWith("Value out of range.") &&
-      errorMessage(actual) === "list() cannot be called with both start and startAfter values.",
-  },
-  {
-    id: "value-size-reported-one-byte-short",
-    description:
-      "The value-size RangeError reports the serialized size one byte smaller than the platform: a 131200-char " +
-      "ASCII string is `131206` bytes in workerd (V8 header FF 0F, tag, 3-byte varint length, data) but " +
-      "ObjectStorage says `131205`. The limit itself (131072 + 34) is applied at the same place.",
-    ops: [{ op: "put", key: "big", value: "x".repeat(131_200) }],
-    backend: "cache",
-    masks: (_op, expected, actual) => {
-      const sizeMessage = /^Values cannot be larger than 131072 bytes\. A value of size \d+ was provided\.$/;
-      return sizeMessage.test(errorMessage(expected) ?? "") && sizeMessage.test(errorMessage(actual) ?? "");
-    },
-  },
-  {
-    id: "cursor-next-done-shape",
-    description:
-      "A finished cursor's next() in workerd returns a new `{ done: true, value: undefined }` each time (the " +
-      "`value` key is present). ObjectStorage returns `{ done: true }` without `value`, and the same object again.",
-    ops: [
-      { op: "sql", query: "SELECT 1 WHERE 0", read: "next" },
-      { op: "sql", query: "SELECT 1", read: "next" },
-    ],
-    normalize: (_op, side, text) =>
-      side === "workerd"
-        ? text.replace(/\["done",true\],\["value",\{"\$":"undef"\}\]/g, '["done",true]')
-        : text.replace(/\{"\$":"ref","v":\d+\}/g, json(enc({ done: true }))),
-  },
   {
     id: "real-to-text-formatting",
     description:
@@ -140,11 +76,6 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
       { op: "sql", query: "SELECT x FROM m WHERE x > 100", read: "one" },
     ],
     normalize: (_op, _side, text) => withoutRowCounters(text),
-  },
-  {
-    id: "foreign-keys-default-on",
-    description: "workerd enables foreign keys by default (`PRAGMA foreign_keys` → 1); ObjectStorage returns 0.",
-    ops: [{ op: "sql", query: "PRAGMA foreign_keys" }],
   },
 ];
 

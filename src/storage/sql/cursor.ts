@@ -56,7 +56,8 @@ export interface SqlStorageRawIterator<U extends SqlStorageValue[]> extends Iter
   one(): U;
 }
 
-const DONE = Object.freeze({ done: true }) as IteratorReturnResult<undefined>;
+/** A finished cursor answers a new `{ done: true, value: undefined }` each time, as workerd does. */
+const done = (): IteratorReturnResult<undefined> => ({ done: true, value: undefined });
 
 /**
  * The result of `sql.exec()`: an iterable, an iterator of row objects, and the rows-read and
@@ -106,7 +107,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   /** The next row, or `{done: true}` (repeatably) after the last. */
   next(): IteratorResult<T, undefined> {
     const row = this.#nextRaw();
-    return row === undefined ? DONE : { done: false, value: this.#toObject(row) as T };
+    return row === undefined ? done() : { done: false, value: this.#toObject(row) as T };
   }
 
   /** The remaining rows. */
@@ -126,7 +127,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     const iterator: SqlStorageRawIterator<U> = {
       next: () => {
         const row = this.#nextRaw();
-        return row === undefined ? DONE : { done: false, value: row as U };
+        return row === undefined ? done() : { done: false, value: row as U };
       },
       toArray: () => {
         const rows: U[] = [];
