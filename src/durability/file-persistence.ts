@@ -137,6 +137,8 @@ class FileAdapter implements FilePersistence {
   #failure: Error | null = null;
   #queue: PendingAppend[] = [];
   #draining: Promise<void> | null = null;
+  /** Woken after every write round of the drain loop (and when it stops); see #settledThrough. */
+  #roundWaiters: Array<() => void> = [];
   /** Serializes snapshot, prune and meta writes so they never race over the same files. */
   #maintenance: Promise<unknown> = Promise.resolve();
   #dirSyncWorks = true;
@@ -296,7 +298,7 @@ class FileAdapter implements FilePersistence {
     try {
       this.#checkWritable("append");
       if (this.#failure !== null) throw this.#failedError();
-      if (records.length === 0) return this.#idle();
+      if (records.length === 0) return this.#settledThrough(this.#acceptedSeq);
       const firstSeq = this.#acceptedSeq + 1;
       const lastSeq = checkAppendOrder(records, this.#acceptedSeq);
       // Encode now, synchronously: the caller may reuse its objects once append returns.
@@ -332,9 +334,11 @@ class FileAdapter implements FilePersistence {
         this.#durableSeq = (batch[batch.length - 1] as PendingAppend).lastSeq;
         this.#appends += batch.length;
         for (const p of batch) p.resolve();
+        this.#wakeRoundWaiters();
       }
     } finally {
       this.#draining = null;
+      this.#wakeRoundWaiters();
     }
   }
 
@@ -372,8 +376,9 @@ class FileAdapter implements FilePersistence {
   // -- snapshots ---------------------------------------------------------------------------------
 
   writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
+    const queued = this.#acceptedSeq;
     return this.#maintain("writeSnapshot", async () => {
-      await this.#idle();
+      await this.#settledThrough(queued);
       checkSnapshotSeq(info.seq, this.#durableSeq);
       const crc = crc32(image);
       const timeMs = snapshotTimeMs(info.timeMs);
@@ -409,7 +414,7 @@ class FileAdapter implements FilePersistence {
   // -- reading the log ---------------------------------------------------------------------------
 
   async readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
-    await this.#idle();
+    await this.#settledThrough(this.#acceptedSeq);
     const firstSeq = this.#segments[0]?.firstSeq ?? this.#durableSeq + 1;
     checkRange(fromSeq, toSeq, firstSeq, this.#durableSeq);
     const out: CommitRecord[] = [];
@@ -570,6 +575,22 @@ class FileAdapter implements FilePersistence {
   /** Resolves once every queued append has settled (whatever the outcome). */
   async #idle(): Promise<void> {
     while (this.#draining !== null) await this.#draining;
+  }
+
+  /**
+   * Resolves once every append up to `seq` has settled (durable, or failed). Not {@link #idle}:
+   * under a steady stream of appends the drain loop never ends, so a snapshot or a read that waited
+   * for it would starve (seen in the crash test: no snapshot was ever written while the object was
+   * busy). Only the appends accepted before the call matter to these callers.
+   */
+  async #settledThrough(seq: number): Promise<void> {
+    while (this.#durableSeq < seq && this.#failure === null && this.#draining !== null) {
+      await new Promise<void>((resolve) => this.#roundWaiters.push(resolve));
+    }
+  }
+
+  #wakeRoundWaiters(): void {
+    for (const wake of this.#roundWaiters.splice(0)) wake();
   }
 
   /** Waits for appends and maintenance in flight. */
