@@ -102,7 +102,7 @@ export default {
  * then still finds `@cloudflare/workerd-<platform>/bin/workerd`, but an extracted binary can lack
  * its executable bit. Restore it here rather than depending on a postinstall.
  */
-function ensureWorkerdExecutable(): void {
+export function ensureWorkerdExecutable(): void {
   const require = createRequire(import.meta.url);
   const candidates: string[] = [];
   try {

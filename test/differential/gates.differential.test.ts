@@ -1,0 +1,266 @@
+/**
+ * Differential tests of the object context (issue 4): one Durable Object class, the same source
+ * text, run in real workerd (Miniflare, SQLite-backed) and in an ObjectContext; what clients
+ * observe is compared: final counter values under concurrency, what survives `abort()`, which
+ * requests fail and with which message, whether the instance survived.
+ *
+ * Whether a response waited for its write cannot be seen from outside workerd (its commits are
+ * local and fast), so that part is measured on our side with held persistence, and on workerd the
+ * response and the write's visibility to the next request are compared.
+ */
+import { randomUUID } from "node:crypto";
+import type { Miniflare } from "miniflare";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ABORT_MESSAGE, ObjectContext, type ObjectContextOptions } from "../../src/context/object-context";
+import { ManualPersistence, track, turns } from "../context/helpers";
+import {
+  classFromSource,
+  type ObjectSide,
+  type Outcome,
+  objectWorker,
+  ourSide,
+  startMiniflare,
+  workerdSide,
+} from "./same-source";
+import { DEFAULT_COMPATIBILITY_DATE } from "./workerd";
+
+/**
+ * The object under test. Plain JavaScript on purpose: workerd evaluates this very text, and so
+ * does Node (see `classFromSource`). `instanceCounter` lives in memory only, so it shows whether a
+ * request found the same instance or a fresh one.
+ */
+const GATE_PROBE_SOURCE = `
+class GateProbe {
+  constructor(ctx, env) {
+    this.ctx = ctx;
+    this.instanceCounter = 0;
+  }
+
+  async fetch(request) {
+    const storage = this.ctx.storage;
+    const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+    // Un-awaited writes: their promises are observed by nobody, so a rejection after abort() must
+    // not surface as an unhandled rejection (Node's test runner would fail on it).
+    const putAndForget = (key, value) => { storage.put(key, value).catch(() => {}); };
+    const increment = async (pause) => {
+      const n = (await storage.get("n")) ?? 0;
+      if (pause) await sleep(20);
+      await storage.put("n", n + 1);
+      return n + 1;
+    };
+    switch (new URL(request.url).pathname) {
+      case "/increment":
+        return Response.json(await increment(false));
+      case "/increment-with-timer":
+        return Response.json(await increment(true));
+      case "/increment-blocked":
+        return Response.json(await this.ctx.blockConcurrencyWhile(() => increment(true)));
+      case "/read":
+        return Response.json(Object.fromEntries(await storage.list()));
+      case "/write":
+        await storage.put("w", "written");
+        return Response.json("wrote w");
+      case "/abort-one-batch":
+        putAndForget("a1", 1);
+        await storage.put("a2", 2);
+        putAndForget("a3", 3);
+        this.ctx.abort();
+        return Response.json("not reached");
+      case "/abort-after-timer":
+        putAndForget("b1", 1);
+        await storage.put("b2", 2);
+        await sleep(0);
+        putAndForget("b3", 3);
+        this.ctx.abort();
+        return Response.json("not reached");
+      case "/abort-after-sync":
+        putAndForget("c1", 1);
+        await storage.put("c2", 2);
+        await storage.sync();
+        putAndForget("c3", 3);
+        this.ctx.abort();
+        return Response.json("not reached");
+      case "/abort-after-transaction":
+        await storage.transaction(async (txn) => {
+          await txn.put("t1", 1);
+        });
+        putAndForget("t2", 2);
+        this.ctx.abort();
+        return Response.json("not reached");
+      case "/abort-with-reason":
+        this.ctx.abort("Custom reason for the reset.");
+        return Response.json("not reached");
+      case "/count":
+        this.instanceCounter++;
+        return Response.json(this.instanceCounter);
+      case "/throw":
+        this.instanceCounter++;
+        throw new Error("Uncaught in fetch.");
+      case "/block-and-throw":
+        this.instanceCounter++;
+        await this.ctx.blockConcurrencyWhile(async () => {
+          throw new Error("blockConcurrencyWhile callback failed.");
+        });
+        return Response.json("not reached");
+      default:
+        return new Response("no such path", { status: 404 });
+    }
+  }
+}
+`;
+
+const GateProbe = classFromSource(GATE_PROBE_SOURCE, "GateProbe");
+
+const ok = (body: unknown): Outcome => ({ ok: true, status: 200, body });
+const failed = (error: string, name = "Error"): Outcome => ({ ok: false, name, error });
+
+let mf: Miniflare;
+
+beforeAll(async () => {
+  mf = await startMiniflare([objectWorker("gates", GATE_PROBE_SOURCE, "GateProbe", DEFAULT_COMPATIBILITY_DATE)]);
+});
+
+afterAll(async () => {
+  await mf?.dispose();
+});
+
+/** A fresh object on each side (workerd: a new name; ours: a new context). */
+async function bothSides(options: ObjectContextOptions<unknown> = {}) {
+  const context = await ObjectContext.create(GateProbe, { id: randomUUID(), ...options });
+  return { workerd: await workerdSide(mf, "gates", randomUUID()), ours: ourSide(context), context };
+}
+
+/** Runs `scenario` on a fresh object of each side and returns both observations. */
+async function observe<T>(scenario: (side: ObjectSide) => Promise<T>): Promise<{ workerd: T; ours: T }> {
+  const { workerd, ours, context } = await bothSides();
+  try {
+    return { workerd: await scenario(workerd), ours: await scenario(ours) };
+  } finally {
+    await context.close();
+  }
+}
+
+const bodies = (outcomes: readonly Outcome[]): unknown[] =>
+  outcomes.map((o) => (o.ok ? o.body : `${o.name}: ${o.error}`));
+
+describe("gates differential: concurrent read-modify-write", () => {
+  it("input gate: ten concurrent get → put(v+1) end at 10 on both", async () => {
+    const seen = await observe(async (side) => {
+      const responses = await side.concurrent("/increment", 10);
+      return { responses: bodies(responses).sort((a, b) => Number(a) - Number(b)), final: await side.request("/read") };
+    });
+    expect(seen.workerd.final).toEqual(ok({ n: 10 }));
+    expect(seen.workerd.responses).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+
+  it("input gate: a timer between get and put lets the others interleave (lost updates on both)", async () => {
+    const seen = await observe(async (side) => ({
+      responses: bodies(await side.concurrent("/increment-with-timer", 10)),
+      final: await side.request("/read"),
+    }));
+    // The platform fact (workerd-semantics §2, probe-gates): every request read 0, so the end is 1.
+    expect(seen.workerd.final).toEqual(ok({ n: 1 }));
+    expect(seen.ours.final).not.toEqual(ok({ n: 10 }));
+    // Not only "lost some": exactly what workerd loses.
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+
+  it("blockConcurrencyWhile: the same with a timer inside it ends at 10 on both", async () => {
+    const seen = await observe(async (side) => ({
+      responses: bodies(await side.concurrent("/increment-blocked", 10)),
+      final: await side.request("/read"),
+    }));
+    expect(seen.workerd.final).toEqual(ok({ n: 10 }));
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+});
+
+describe("gates differential: abort()", () => {
+  it("abort: put a1; await put a2; put a3; abort() loses all three on both (one batch)", async () => {
+    const seen = await observe(async (side) => [await side.request("/abort-one-batch"), await side.request("/read")]);
+    expect(seen.workerd).toEqual([failed(ABORT_MESSAGE), ok({})]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+
+  it("abort: a timer before abort() splits the batch, so the earlier writes survive on both", async () => {
+    const seen = await observe(async (side) => [await side.request("/abort-after-timer"), await side.request("/read")]);
+    expect(seen.workerd).toEqual([failed(ABORT_MESSAGE), ok({ b1: 1, b2: 2 })]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+
+  it("abort: sync() before abort() commits the earlier writes on both", async () => {
+    const seen = await observe(async (side) => [await side.request("/abort-after-sync"), await side.request("/read")]);
+    expect(seen.workerd).toEqual([failed(ABORT_MESSAGE), ok({ c1: 1, c2: 2 })]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+
+  it("abort: transaction() commits on its own, the write after it is lost, on both", async () => {
+    const seen = await observe(async (side) => [
+      await side.request("/abort-after-transaction"),
+      await side.request("/read"),
+    ]);
+    expect(seen.workerd).toEqual([failed(ABORT_MESSAGE), ok({ t1: 1 })]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+
+  it("abort: the caller sees the given reason, and the next request a fresh instance, on both", async () => {
+    const seen = await observe(async (side) => [
+      await side.request("/count"),
+      await side.request("/abort-with-reason"),
+      await side.request("/count"),
+    ]);
+    expect(seen.workerd).toEqual([ok(1), failed("Custom reason for the reset."), ok(1)]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+});
+
+describe("gates differential: failures and resets", () => {
+  it("fetch: an uncaught exception fails the request but keeps the instance on both", async () => {
+    const seen = await observe(async (side) => [
+      await side.request("/count"),
+      await side.request("/throw"),
+      await side.request("/count"),
+    ]);
+    expect(seen.workerd).toEqual([ok(1), failed("Uncaught in fetch."), ok(3)]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+
+  it("blockConcurrencyWhile: a throwing callback fails the request and resets the instance on both", async () => {
+    const seen = await observe(async (side) => [
+      await side.request("/count"),
+      await side.request("/block-and-throw"),
+      await side.request("/count"),
+    ]);
+    expect(seen.workerd).toEqual([ok(1), failed("blockConcurrencyWhile callback failed."), ok(1)]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+});
+
+describe("gates differential: output gate", () => {
+  it("fetch: the response arrives and the write is visible to the next request, on both", async () => {
+    const seen = await observe(async (side) => [await side.request("/write"), await side.request("/read")]);
+    expect(seen.workerd).toEqual([ok("wrote w"), ok({ w: "written" })]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+
+  it("fetch: our response waits until its write is durable (held persistence)", async () => {
+    // workerd commits locally within a turn, so this is measured on our side only, with the same class.
+    const persistence = new ManualPersistence();
+    const context = await ObjectContext.create(GateProbe, { id: randomUUID(), storage: { persistence } });
+    try {
+      persistence.hold();
+      const response = track(ourSide(context).request("/write"));
+      await turns(20);
+      expect(persistence.pendingCount).toBe(1);
+      expect(response.settled).toBe(false);
+      expect(persistence.durableKeys.has("w")).toBe(false);
+      await persistence.confirmNext();
+      expect(await response.promise).toEqual(ok("wrote w"));
+      expect(persistence.durableKeys.has("w")).toBe(true);
+    } finally {
+      persistence.autoConfirm();
+      await context.close();
+    }
+  });
+});
