@@ -168,3 +168,8 @@ export function prefixSuccessor(prefix: string): string | undefined {
 export function encodeKey(key: string): Uint8Array {
   return encoder.encode(key);
 }
+
+/** Whether `key` is in `[range.start, range.end)` (`end` undefined = unbounded). */
+export function inRange(key: string, range: { start: string; end: string | undefined }): boolean {
+  return compareKeys(key, range.start) >= 0 && (range.end === undefined || compareKeys(key, range.end) < 0);
+}

@@ -12,7 +12,7 @@ export interface CacheEntry {
   size: number;
 }
 
-import { compareKeys } from "./keys";
+import { inRange } from "./keys";
 
 /** Per-entry bookkeeping overhead we charge, so many tiny entries still count against the limit. */
 const ENTRY_OVERHEAD_BYTES = 64;
@@ -133,8 +133,4 @@ export class KvCache {
     this.#softLimitBytes = bytes;
     this.trim();
   }
-}
-
-function inRange(key: string, r: CompleteRange): boolean {
-  return compareKeys(key, r.start) >= 0 && (r.end === undefined || compareKeys(key, r.end) < 0);
 }

@@ -6,7 +6,8 @@
 import { formatBookmark, parseBookmark } from "../durability/bookmarks";
 import { planPrune, RetentionPolicy } from "../durability/retention";
 import { ActorStoreError } from "../errors";
-import { buildState, type StorageCore } from "./storage-core";
+import { buildState } from "./rebuild";
+import type { StorageCore } from "./storage-core";
 
 const META_VERSION = 1;
 

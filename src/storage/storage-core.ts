@@ -16,7 +16,7 @@
  */
 import type { CommitRecord, KvWrite, SqlWrite } from "../durability/commit-record";
 import { CommitTimeline } from "../durability/commit-timeline";
-import type { LoadResult, PersistenceAdapter, SnapshotInfo } from "../durability/persistence";
+import type { PersistenceAdapter, SnapshotInfo } from "../durability/persistence";
 import type { EngineValue, SqlEngine, SqlEngineFactory } from "../engine/engine";
 import { ActorStoreError } from "../errors";
 import type { StorageLimits } from "../limits";
@@ -25,23 +25,13 @@ import { scheduleMacrotask } from "../util/clock";
 import { type Deferred, deferred } from "../util/deferred";
 import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults, CONNECTION_DEFAULTS } from "./connection-defaults";
-import { compareKeys, type KeyRange } from "./keys";
+import type { KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
 import { KvTable } from "./kv-table";
-import { applyRecord, ReplayStatements } from "./replay";
+import { buildState } from "./rebuild";
 import type { WriteTicket } from "./sql/sql-host";
 import type { StorageHost } from "./storage-host";
-
-/** A layer of buffered writes: key → bytes, or `null` for a deletion. */
-interface WriteLayer {
-  kv: Map<string, Uint8Array | null>;
-  /** Pending alarm change in this layer (`undefined` = none). */
-  alarm?: number | null;
-  /** Length of the batch's SQL log when the layer opened (rolled back to on rollback). */
-  sqlMark: number;
-  /** The savepoint that backs this layer in the engine, if any. */
-  savepoint?: string;
-}
+import { mergeListing, overlayInRange, type WriteLayer } from "./write-layers";
 
 /** The batch being built: everything written since the last commit. */
 interface Batch {
@@ -251,12 +241,9 @@ export class StorageCore {
   /** Entries in `range` (buffered writes merged over committed data), in order, limited. */
   list(range: KeyRange, noCache = false): Array<[string, Uint8Array]> {
     if (range.empty) return [];
-    const overlay = new Map<string, Uint8Array | null>();
-    for (const layer of this.#layers) {
-      for (const [k, v] of layer.kv) if (inRange(k, range)) overlay.set(k, v);
-    }
-    const out: Array<[string, Uint8Array]> = [];
+    const overlay = overlayInRange(this.#layers, range);
     if (overlay.size === 0) {
+      const out: Array<[string, Uint8Array]> = [];
       const evictionsBefore = this.cache.evictions;
       this.#kv.scan(range.start, range.end, range.reverse, range.limit, (k, v) => {
         out.push([k, v]);
@@ -269,21 +256,13 @@ export class StorageCore {
       return out;
     }
     // Each buffered key can hide at most one stored row, so over-fetch by the overlay size.
+    const stored: Array<[string, Uint8Array]> = [];
     const fetchLimit = range.limit === undefined ? undefined : range.limit + overlay.size;
-    const merged = new Map<string, Uint8Array>();
     this.#kv.scan(range.start, range.end, range.reverse, fetchLimit, (k, v) => {
-      if (!overlay.has(k)) merged.set(k, v);
+      stored.push([k, v]);
       return true;
     });
-    for (const [k, v] of overlay) if (v !== null) merged.set(k, v);
-    const keys = [...merged.keys()].sort(compareKeys);
-    if (range.reverse) keys.reverse();
-    const n = range.limit === undefined ? keys.length : Math.min(range.limit, keys.length);
-    for (let i = 0; i < n; i++) {
-      const k = keys[i] as string;
-      out.push([k, merged.get(k) as Uint8Array]);
-    }
-    return out;
+    return mergeListing(stored, overlay, range);
   }
 
   #markListed(range: KeyRange, out: Array<[string, Uint8Array]>): void {
@@ -729,84 +708,8 @@ export class StorageCore {
   }
 }
 
-function inRange(key: string, range: KeyRange): boolean {
-  return compareKeys(key, range.start) >= 0 && (range.end === undefined || compareKeys(key, range.end) < 0);
-}
-
 function formatConstraint(e: unknown): string {
   const message = e instanceof Error ? e.message : String(e);
   if (/FOREIGN KEY/i.test(message)) return `${message}: SQLITE_CONSTRAINT (extended: SQLITE_CONSTRAINT_FOREIGNKEY)`;
   return `${message}: SQLITE_CONSTRAINT`;
-}
-
-type Loaded = Pick<LoadResult, "snapshots" | "records">;
-
-/**
- * Rebuilds the database as of `targetSeq` (or the newest state): the newest snapshot at or before
- * it, then the records after that snapshot, in order. A record that is itself a restore is applied
- * by rebuilding the state it names (recursively) and continuing from there.
- */
-export async function buildState(
-  settings: CoreSettings,
-  loaded: Loaded,
-  targetSeq: number | undefined,
-): Promise<{ engine: SqlEngine; lastSeq: number; lastTimeMs: number }> {
-  const snapshots = loaded.snapshots.filter((s) => targetSeq === undefined || s.seq <= targetSeq);
-  const base = snapshots[snapshots.length - 1];
-  let engine: SqlEngine;
-  let lastSeq = 0;
-  let lastTimeMs = 0;
-  if (base !== undefined) {
-    engine = settings.engineFactory.open(await settings.persistence.readSnapshot(base.seq));
-    lastSeq = base.seq;
-    lastTimeMs = base.timeMs;
-  } else {
-    engine = settings.engineFactory.open();
-  }
-  applyConnectionDefaults(engine);
-  let records = loaded.records.filter((r) => r.seq > lastSeq && (targetSeq === undefined || r.seq <= targetSeq));
-  if (records.length > 0 && (records[0] as CommitRecord).seq !== lastSeq + 1) {
-    // The loaded window does not reach back far enough: read the gap from the adapter.
-    const upTo = targetSeq ?? (loaded.records[loaded.records.length - 1] as CommitRecord).seq;
-    records = await settings.persistence.readRecords(lastSeq, upTo);
-  }
-  const prng = new SplitMix64();
-  engine.setRandomSource(prng);
-  let kv = new KvTable(engine);
-  let statements = new ReplayStatements(engine);
-  for (const record of records) {
-    if (record.restoreToSeq !== undefined) {
-      statements.dispose();
-      kv.dispose();
-      engine.close();
-      const all = await settings.persistence.readRecords(0, record.restoreToSeq);
-      const older = await buildState(
-        settings,
-        { ...loaded, records: all.length > 0 ? all : loaded.records },
-        record.restoreToSeq,
-      );
-      engine = older.engine;
-      engine.setRandomSource(prng);
-      applyConnectionDefaults(engine);
-      kv = new KvTable(engine);
-      statements = new ReplayStatements(engine);
-    } else {
-      if (record.reset) {
-        statements.dispose();
-        kv.dispose();
-        engine.close();
-        engine = settings.engineFactory.open();
-        engine.setRandomSource(prng);
-        applyConnectionDefaults(engine);
-        kv = new KvTable(engine);
-        statements = new ReplayStatements(engine);
-      }
-      applyRecord(engine, kv, prng, statements, record);
-    }
-    lastSeq = record.seq;
-    lastTimeMs = record.timeMs;
-  }
-  statements.dispose();
-  kv.dispose();
-  return { engine, lastSeq, lastTimeMs };
 }
