@@ -93,6 +93,14 @@ describe("toKey", () => {
     expect(toKey({})).toBe("[object Object]");
     expect(toKey("")).toBe("");
   });
+
+  it("toKey: replaces lone surrogates with U+FFFD (keys are stored as UTF-8) and keeps pairs", () => {
+    expect(toKey("\uD800")).toBe("\uFFFD");
+    expect(toKey("a\uDC00b")).toBe("a\uFFFDb");
+    expect(toKey("\uDC00\uD800")).toBe("\uFFFD\uFFFD");
+    expect(toKey("😀")).toBe("😀");
+    expect(toKey("\uD83D\uDE00\uD83D")).toBe("😀\uFFFD");
+  });
 });
 
 describe("checkKeySize", () => {
@@ -248,6 +256,10 @@ describe("compileListOptions", () => {
   it("compileListOptions: checks start+startAfter before the limit, and the limit even for an empty range", () => {
     expect(() => compileListOptions({ start: "a", startAfter: "a", limit: 0 })).toThrow(
       "list() cannot be called with both start and startAfter values.",
+    );
+    // …except that converting limit to an int32 happens while the options are read, before any check.
+    expect(() => compileListOptions({ start: "a", startAfter: "a", limit: 2 ** 31 })).toThrow(
+      "Value out of range. Must be between -2147483648 and 2147483647 (inclusive).",
     );
     expect(() => compileListOptions({ start: "b", end: "a", limit: 0 })).toThrow("List limit must be positive.");
     expect(() => compileListOptions({ prefix: "b", end: "a", limit: -3 })).toThrow("List limit must be positive.");

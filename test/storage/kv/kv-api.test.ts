@@ -105,6 +105,24 @@ describe.each(BACKENDS)("key-value API (%s backend)", (backend) => {
     });
   });
 
+  describe("keys", () => {
+    it("keys: a key with a lone surrogate is the key U+FFFD everywhere (put, put(entries), get, list, delete)", async () => {
+      await open();
+      await storage.put({ "\uD800": 1, "\uE000": 2 });
+      await storage.put("x\uDC00", 3);
+      const buffered = keysOf(await storage.list());
+      const got = keysOf(await storage.get(["\uD800", "\uE000", "x\uDC00"]));
+      await storage.sync();
+      storage.core.cache.clear();
+      const flushed = keysOf(await storage.list());
+      expect(flushed).toEqual(["x\uFFFD", "\uE000", "\uFFFD"]);
+      expect(got).toEqual(flushed);
+      expect(buffered).toEqual(flushed);
+      expect(await storage.get("\uFFFD")).toBe(1);
+      expect(await storage.delete("\uDBFF")).toBe(true);
+    });
+  });
+
   describe("put", () => {
     it("put: overwrites an existing value", async () => {
       await open();

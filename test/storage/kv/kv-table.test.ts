@@ -137,7 +137,7 @@ describe("KvTable", () => {
           expect(scanKeys(table, start, end, reverse, limit)).toEqual(expected);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 150 },
     );
   });
 

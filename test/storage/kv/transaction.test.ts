@@ -25,6 +25,11 @@ const CALLS: Array<[string, (txn: ObjectTransaction) => Promise<unknown>]> = [
   ["deleteAlarm", (txn) => txn.deleteAlarm()],
 ];
 
+/** Resolves to "timed out" if `p` has not settled after `ms` real milliseconds. */
+function withinMs<T>(p: Promise<T>, ms: number): Promise<T | "timed out"> {
+  return Promise.race([p, new Promise<"timed out">((resolve) => setTimeout(() => resolve("timed out"), ms))]);
+}
+
 describe.each(BACKENDS)("transaction (%s backend)", (backend) => {
   let storage: ObjectStorage;
   let log: RecordingPersistence;
@@ -391,6 +396,46 @@ describe.each(BACKENDS)("transaction (%s backend)", (backend) => {
     await storage.sync();
     await storage.close();
     storage = await openStorage({ backend, persistence: log });
+    expect(await storage.get("z")).toBe(1);
+  });
+
+  it("sync: awaited inside a transaction closure resolves (it does not wait for the transaction itself)", async () => {
+    await open();
+    await storage.put("before", 1);
+    const result = await withinMs(
+      storage.transaction(async (txn) => {
+        await txn.put("a", 1);
+        await storage.sync();
+        return "done";
+      }),
+      2_000,
+    );
+    expect(result).toBe("done");
+  });
+
+  it("transaction: a nested transaction left running by its outer closure does not wedge the storage", async () => {
+    await open();
+    const persistence = log;
+    let innerDone: Promise<unknown> = Promise.resolve();
+    const outer = storage.transaction(async (txn) => {
+      await txn.put("outer", 1);
+      innerDone = storage
+        .transaction(async (inner) => {
+          await macrotask();
+          await inner.put("inner", 1);
+        })
+        .catch((e: unknown) => e);
+    });
+    // The misuse is reported, naming the fix, and neither transaction's writes survive.
+    await expect(outer).rejects.toThrow(/Await nested transactions inside the closure/);
+    expect(await innerDone).toBeInstanceOf(Error);
+    await macrotask();
+    expect(storage.core.inTransaction).toBe(false);
+    expect(await storage.get(["outer", "inner"])).toEqual(new Map());
+    await storage.put("z", 1);
+    await storage.sync();
+    await storage.close();
+    storage = await openStorage({ backend, persistence });
     expect(await storage.get("z")).toBe(1);
   });
 
