@@ -1,0 +1,271 @@
+/** Reading a value back from the structured codec's format. */
+import { ActorStoreError } from "../../errors";
+import {
+  ERROR_CONSTRUCTORS,
+  ERROR_NAMES,
+  SHORT_STRING,
+  setOwn,
+  Tag,
+  utf8Decoder,
+  VIEW_BY_KIND,
+} from "./structured-format";
+
+/** Decodes one stored value. */
+export class Decoder {
+  readonly #bytes: Uint8Array;
+  /** Created on the first float read: most small values have none, and the allocation shows. */
+  #view: DataView | undefined;
+  #pos: number;
+  readonly #objects: unknown[] = [];
+
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes;
+    this.#pos = 1;
+  }
+
+  decode(): unknown {
+    const value = this.#read();
+    if (this.#pos !== this.#bytes.byteLength) this.#fail("trailing bytes after the value");
+    return value;
+  }
+
+  #fail(why: string): never {
+    throw new ActorStoreError("ERR_DESERIALIZATION", `Stored value is corrupt (structured codec): ${why}.`);
+  }
+
+  #byte(): number {
+    const b = this.#bytes[this.#pos++];
+    if (b === undefined) this.#fail("unexpected end of data");
+    return b;
+  }
+
+  #varint(): number {
+    let result = 0;
+    let scale = 1;
+    for (;;) {
+      const b = this.#byte();
+      result += (b & 0x7f) * scale;
+      if (b < 0x80) return result;
+      scale *= 0x80;
+      if (scale > 2 ** 56) this.#fail("varint too long");
+    }
+  }
+
+  #double(): number {
+    if (this.#pos + 8 > this.#bytes.byteLength) this.#fail("unexpected end of data");
+    this.#view ??= new DataView(this.#bytes.buffer, this.#bytes.byteOffset, this.#bytes.byteLength);
+    const n = this.#view.getFloat64(this.#pos, true);
+    this.#pos += 8;
+    return n;
+  }
+
+  #take(length: number): Uint8Array {
+    const start = this.#pos;
+    if (start + length > this.#bytes.byteLength) this.#fail("unexpected end of data");
+    this.#pos = start + length;
+    return this.#bytes.subarray(start, start + length);
+  }
+
+  #string(): string {
+    const tag = this.#byte();
+    if (tag === Tag.STRING_UTF8) return this.#utf8();
+    if (tag === Tag.STRING_UTF16) return this.#utf16();
+    return this.#fail(`expected a string, found tag ${tag}`);
+  }
+
+  #utf8(): string {
+    const length = this.#varint();
+    const start = this.#pos;
+    const end = start + length;
+    if (end > this.#bytes.byteLength) this.#fail("unexpected end of data");
+    this.#pos = end;
+    if (length < SHORT_STRING) {
+      // ASCII is by far the common case for keys: build it in place, without a subarray or a
+      // TextDecoder call, which cost more than the whole loop for short strings.
+      const bytes = this.#bytes;
+      let s = "";
+      for (let i = start; i < end; i++) {
+        const b = bytes[i] as number;
+        if (b >= 0x80) return utf8Decoder.decode(bytes.subarray(start, end));
+        s += String.fromCharCode(b);
+      }
+      return s;
+    }
+    return utf8Decoder.decode(this.#bytes.subarray(start, end));
+  }
+
+  #utf16(): string {
+    const length = this.#varint();
+    const bytes = this.#take(length * 2);
+    // Not TextDecoder("utf-16le"): it replaces lone surrogates, which are why this form exists.
+    const units = new Uint16Array(length);
+    for (let i = 0; i < length; i++) units[i] = (bytes[2 * i] as number) | ((bytes[2 * i + 1] as number) << 8);
+    let s = "";
+    for (let i = 0; i < length; i += 8192) {
+      s += String.fromCharCode.apply(null, units.subarray(i, i + 8192) as unknown as number[]);
+    }
+    return s;
+  }
+
+  #bigint(): bigint {
+    const negative = this.#byte() === 1;
+    const count = this.#varint();
+    const words = this.#take(count * 4);
+    const view = new DataView(words.buffer, words.byteOffset, words.byteLength);
+    let n = 0n;
+    for (let i = count - 1; i >= 0; i--) n = (n << 32n) | BigInt(view.getUint32(i * 4, true));
+    return negative ? -n : n;
+  }
+
+  #register<T>(value: T): T {
+    this.#objects.push(value);
+    return value;
+  }
+
+  #read(): unknown {
+    const tag = this.#byte();
+    switch (tag) {
+      case Tag.UNDEFINED:
+        return undefined;
+      case Tag.NULL:
+        return null;
+      case Tag.TRUE:
+        return true;
+      case Tag.FALSE:
+        return false;
+      case Tag.INT: {
+        const z = this.#varint();
+        return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+      }
+      case Tag.DOUBLE:
+        return this.#double();
+      case Tag.STRING_UTF8:
+        return this.#utf8();
+      case Tag.STRING_UTF16:
+        return this.#utf16();
+      case Tag.BIGINT:
+        return this.#bigint();
+      case Tag.REF: {
+        const id = this.#varint();
+        if (id >= this.#objects.length) this.#fail(`reference to unknown object ${id}`);
+        return this.#objects[id];
+      }
+      case Tag.OBJECT: {
+        const object = this.#register<Record<string, unknown>>({});
+        this.#properties(object, this.#varint());
+        return object;
+      }
+      case Tag.ARRAY_DENSE: {
+        const array = this.#register<unknown[]>([]);
+        const length = this.#varint();
+        for (let i = 0; i < length; i++) {
+          if (this.#bytes[this.#pos] === Tag.HOLE) {
+            this.#pos++;
+            array.length = i + 1; // grows the array without creating the element: a hole
+          } else {
+            array.push(this.#read());
+          }
+        }
+        this.#properties(array as unknown as Record<string, unknown>, this.#varint());
+        return array;
+      }
+      case Tag.ARRAY_SPARSE: {
+        const array = this.#register<unknown[]>([]);
+        array.length = this.#varint();
+        this.#properties(array as unknown as Record<string, unknown>, this.#varint());
+        return array;
+      }
+      case Tag.MAP: {
+        const map = this.#register(new Map<unknown, unknown>());
+        const size = this.#varint();
+        for (let i = 0; i < size; i++) {
+          const key = this.#read();
+          map.set(key, this.#read());
+        }
+        return map;
+      }
+      case Tag.SET: {
+        const set = this.#register(new Set<unknown>());
+        const size = this.#varint();
+        for (let i = 0; i < size; i++) set.add(this.#read());
+        return set;
+      }
+      case Tag.DATE:
+        return this.#register(new Date(this.#double()));
+      case Tag.REGEXP: {
+        const source = this.#string();
+        return this.#register(new RegExp(source, this.#string()));
+      }
+      case Tag.BOXED_TRUE:
+      case Tag.BOXED_FALSE:
+        return this.#register(Object(tag === Tag.BOXED_TRUE));
+      case Tag.BOXED_NUMBER:
+        return this.#register(Object(this.#double()));
+      case Tag.BOXED_STRING:
+        return this.#register(Object(this.#string()));
+      case Tag.BOXED_BIGINT:
+        return this.#register(Object(this.#bigint()));
+      case Tag.ARRAY_BUFFER:
+        // slice() copies, so every decode hands out a fresh buffer that does not alias `bytes`.
+        return this.#register(this.#take(this.#varint()).slice().buffer);
+      case Tag.VIEW:
+        return this.#arrayBufferView();
+      case Tag.ERROR:
+        return this.#error();
+      default:
+        return this.#fail(`unknown tag ${tag}`);
+    }
+  }
+
+  #properties(target: Record<string, unknown>, count: number): void {
+    for (let i = 0; i < count; i++) {
+      const key = this.#string();
+      setOwn(target, key, this.#read());
+    }
+  }
+
+  #arrayBufferView(): ArrayBufferView {
+    // Reserve the view's id before reading its buffer, matching the encoder's numbering.
+    const id = this.#objects.length;
+    this.#objects.push(undefined);
+    const kind = VIEW_BY_KIND.get(this.#byte());
+    if (kind === undefined) this.#fail("typed array kind not supported by this runtime");
+    const buffer = this.#read();
+    if (!(buffer instanceof ArrayBuffer)) this.#fail("view without an ArrayBuffer");
+    const byteOffset = this.#varint();
+    const byteLength = this.#varint();
+    if (byteOffset + byteLength > buffer.byteLength || byteLength % kind.bytesPerElement !== 0) {
+      this.#fail("view outside its buffer");
+    }
+    const view = new kind.ctor(buffer, byteOffset, byteLength / kind.bytesPerElement);
+    this.#objects[id] = view;
+    return view;
+  }
+
+  #error(): Error {
+    const ctor = ERROR_CONSTRUCTORS.get(ERROR_NAMES[this.#varint()] ?? "Error") ?? Error;
+    const flags = this.#varint();
+    const error = flags & 1 ? new ctor(this.#string()) : new ctor();
+    this.#register(error);
+    // The stack is the original one (or none), never the decoder's own call site.
+    if (flags & 2) {
+      Object.defineProperty(error, "stack", {
+        value: this.#string(),
+        writable: true,
+        configurable: true,
+        enumerable: false,
+      });
+    } else {
+      delete (error as { stack?: string }).stack;
+    }
+    if (flags & 4) {
+      Object.defineProperty(error, "cause", {
+        value: this.#read(),
+        writable: true,
+        configurable: true,
+        enumerable: false,
+      });
+    }
+    return error;
+  }
+}

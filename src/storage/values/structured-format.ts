@@ -1,0 +1,154 @@
+/**
+ * The structured codec's stored format: tags, binary-view kinds, error constructors, and the small
+ * helpers the encoder and decoder share. The numbers here are part of the stored format: never
+ * renumber them. See structured-codec.ts for the format's description.
+ */
+import { dataCloneError } from "../../errors";
+
+/** One-byte tags of the format. Values are part of the stored format: never renumber. */
+export const Tag = {
+  UNDEFINED: 1,
+  NULL: 2,
+  TRUE: 3,
+  FALSE: 4,
+  INT: 5,
+  DOUBLE: 6,
+  STRING_UTF8: 7,
+  STRING_UTF16: 8,
+  BIGINT: 9,
+  REF: 10,
+  OBJECT: 11,
+  /** length, then `length` elements (each may be HOLE), then extra named properties. */
+  ARRAY_DENSE: 12,
+  /** length, then every own enumerable property as key/value pairs (for mostly-empty arrays). */
+  ARRAY_SPARSE: 13,
+  HOLE: 14,
+  MAP: 15,
+  SET: 16,
+  DATE: 17,
+  REGEXP: 18,
+  BOXED_TRUE: 19,
+  BOXED_FALSE: 20,
+  BOXED_NUMBER: 21,
+  BOXED_STRING: 22,
+  BOXED_BIGINT: 23,
+  ARRAY_BUFFER: 24,
+  VIEW: 25,
+  ERROR: 26,
+} as const;
+
+/** View kinds, in the stored format. `undefined` constructors are absent in this runtime. */
+export const VIEW_KINDS = [
+  ["Int8Array", 1],
+  ["Uint8Array", 2],
+  ["Uint8ClampedArray", 3],
+  ["Int16Array", 4],
+  ["Uint16Array", 5],
+  ["Int32Array", 6],
+  ["Uint32Array", 7],
+  ["Float32Array", 8],
+  ["Float64Array", 9],
+  ["BigInt64Array", 10],
+  ["BigUint64Array", 11],
+  ["DataView", 12],
+  ["Float16Array", 13],
+] as const;
+
+export type ViewConstructor = new (buffer: ArrayBuffer, byteOffset: number, length: number) => ArrayBufferView;
+
+export const VIEW_KIND_BY_NAME = new Map<string, number>(VIEW_KINDS);
+export const VIEW_BY_KIND = new Map<number, { ctor: ViewConstructor; bytesPerElement: number }>();
+for (const [name, kind] of VIEW_KINDS) {
+  const ctor = (globalThis as Record<string, unknown>)[name];
+  if (typeof ctor === "function") {
+    const bytesPerElement = (ctor as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
+    VIEW_BY_KIND.set(kind, { ctor: ctor as ViewConstructor, bytesPerElement });
+  }
+}
+
+/**
+ * `%TypedArray%.prototype[Symbol.toStringTag]` is a brand-checking getter: it returns the kind of a
+ * real typed array and `undefined` for anything else (a DataView), whatever the prototype chain or
+ * an own `Symbol.toStringTag` claims.
+ */
+export const typedArrayKindOf = Object.getOwnPropertyDescriptor(
+  Object.getPrototypeOf(Uint8Array.prototype) as object,
+  Symbol.toStringTag,
+)?.get as ((this: unknown) => string | undefined) | undefined;
+
+/** The error constructors V8 (and so workerd) recreates by name; any other name becomes `Error`. */
+export const ERROR_CONSTRUCTORS = new Map<string, ErrorConstructor>([
+  ["Error", Error],
+  ["EvalError", EvalError],
+  ["RangeError", RangeError],
+  ["ReferenceError", ReferenceError],
+  ["SyntaxError", SyntaxError],
+  ["TypeError", TypeError],
+  ["URIError", URIError],
+]);
+export const ERROR_NAMES = [...ERROR_CONSTRUCTORS.keys()];
+
+/**
+ * Built-ins the platform refuses to clone. V8 throws `#<Name> could not be cloned.` for them; without
+ * this list they would look like objects with no own properties and silently become `{}`.
+ */
+export const UNCLONEABLE_TAGS = new Set([
+  "WeakMap",
+  "WeakSet",
+  "WeakRef",
+  "FinalizationRegistry",
+  "Promise",
+  "SharedArrayBuffer",
+  "Generator",
+  "AsyncGenerator",
+]);
+
+export const objectToString = Object.prototype.toString;
+export const functionToString = Function.prototype.toString;
+export const hasOwn = Object.prototype.hasOwnProperty;
+
+/** `String.prototype.isWellFormed` is ES2024; the regex is the fallback for older runtimes. */
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const isWellFormed: (s: string) => boolean =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === "function"
+    ? (s) => (s as unknown as { isWellFormed(): boolean }).isWellFormed()
+    : (s) => !LONE_SURROGATE.test(s);
+
+export const utf8Encoder = new TextEncoder();
+export const utf8Decoder = new TextDecoder();
+
+/** Below this many UTF-16 units a hand-written UTF-8 loop beats TextEncoder/TextDecoder calls. */
+export const SHORT_STRING = 64;
+/** The shared output buffer is kept between calls up to this size, and reallocated above it. */
+export const KEEP_BUFFER_BYTES = 1 << 20;
+
+/** Is `key` (a string from `Object.keys`) an array index? */
+export function isIndexKey(key: string): boolean {
+  const first = key.charCodeAt(0);
+  if (first < 48 || first > 57) return false;
+  if (first === 48) return key.length === 1;
+  const n = Number(key);
+  return Number.isInteger(n) && n < 4294967295 && String(n) === key;
+}
+
+/** Sets an own data property, also for `__proto__`, which plain assignment would treat as the prototype. */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") {
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    target[key] = value;
+  }
+}
+
+export function uncloneable(what: string): Error {
+  return dataCloneError(`${what} could not be cloned.`);
+}
+
+/** The constructor name V8 prints in `#<Name> could not be cloned.` */
+export function describeObject(value: object, fallback: string): string {
+  const ctor = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor;
+  return `#<${typeof ctor?.name === "string" && ctor.name !== "" ? ctor.name : fallback}>`;
+}
+
+/** Node's `Buffer`, when present: its pooled slices must not drag the 8 KiB pool into storage. */
+export const nodeBuffer = (globalThis as { Buffer?: { isBuffer(value: unknown): boolean } }).Buffer;
