@@ -2,8 +2,9 @@
  * One whole benchmark run as a function (the CLI in bench/run.ts and the smoke test both call it):
  * the side-by-side suite, the actorstore-only durability costs, memory probes, then the targets.
  */
+
+import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { ObjectStorage } from "../../src/index";
@@ -82,10 +83,11 @@ export function presetConfig(mode: RunMeta["mode"], log: (line: string) => void 
   };
 }
 
+/** The installed version of a dependency (read from node_modules: some exports maps hide package.json). */
 function packageVersion(name: string): string {
   try {
-    const require = createRequire(import.meta.url);
-    return (require(`${name}/package.json`) as { version: string }).version;
+    const path = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
+    return (JSON.parse(readFileSync(path, "utf8")) as { version: string }).version;
   } catch {
     return "?";
   }

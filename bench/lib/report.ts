@@ -26,7 +26,8 @@ function workloadTables(r: BenchResults): Table[] {
       const cell = (s: SystemName): string => {
         const m = e.results.find((x) => x.system === s);
         if (m === undefined) return "–";
-        return `${formatRate(m.summary.median)} (${formatRate(m.summary.min)}–${formatRate(m.summary.max)})`;
+        const mark = m.belowNoiseFloor ? "≈" : "";
+        return `${mark}${formatRate(m.summary.median)} (${formatRate(m.summary.min)}–${formatRate(m.summary.max)})`;
       };
       const ours = e.results.find((m) => m.system === "actorstore")?.summary.median;
       const ratio = (p: SystemName): string => {
@@ -36,7 +37,10 @@ function workloadTables(r: BenchResults): Table[] {
       return [formatSize(e.size), ...systems.map(cell), ...peers.map(ratio)];
     });
     const ns = entries.map((e) => `${formatSize(e.size)}: n=${e.results.map((m) => `${m.system} ${m.n}`).join(", ")}`);
-    tables.push({ title: `${name}: ${first.title}`, note: `ops per round — ${ns.join("; ")}`, header, rows });
+    const noisy = entries.some((e) => e.results.some((m) => m.belowNoiseFloor))
+      ? "; ≈ = rounds shorter than the system can time reliably (n is capped by the key count): not used for targets"
+      : "";
+    tables.push({ title: `${name}: ${first.title}`, note: `ops per round — ${ns.join("; ")}${noisy}`, header, rows });
   }
   return tables;
 }

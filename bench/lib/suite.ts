@@ -111,6 +111,13 @@ export interface Measurement {
   /** Operations per second of each measured round. */
   samples: number[];
   summary: Summary;
+  /** Median duration of a measured round. */
+  medianRoundMs: number;
+  /**
+   * The rounds were shorter than the system can time reliably (`BenchSystem.minRoundMs`), because
+   * the workload caps n (distinct keys); the number is shown but not used for targets.
+   */
+  belowNoiseFloor: boolean;
 }
 
 /** One workload at one size. */
@@ -141,12 +148,13 @@ async function calibrate(
 ): Promise<{ n: number; perMs: number }> {
   const cap = capOf(info, size);
   let n = info.step;
+  const target = () => Math.max(options.roundTargetMs, system.minRoundMs?.() ?? 0);
   for (let attempt = 0; ; attempt++) {
     // The faster of two runs: one scheduling hiccup must not stop the growth of n too early.
     const params = { n, size, offset: 0, value: options.value };
     const ms = Math.min(await timeRound(system, info.name, params), await timeRound(system, info.name, params));
-    if (ms >= options.roundTargetMs || n >= cap || attempt >= 12) return { n, perMs: n / ms };
-    const factor = Math.min(50, Math.max(2, (options.roundTargetMs / Math.max(ms, 0.02)) * 1.1));
+    if (ms >= target() || n >= cap || attempt >= 12) return { n, perMs: n / ms };
+    const factor = Math.min(50, Math.max(2, (target() / Math.max(ms, 0.02)) * 1.1));
     n = Math.min(cap, Math.ceil((n * factor) / info.step) * info.step);
   }
 }
@@ -192,6 +200,7 @@ async function measureWorkload(
     }
   }
   const samples = new Map<BenchSystem, number[]>(participants.map((s) => [s, []]));
+  const roundMs = new Map<BenchSystem, number[]>(participants.map((s) => [s, []]));
   for (let r = 0; r < options.rounds; r++) {
     // Rotate who goes first, so no system always runs right after the same neighbour.
     for (let i = 0; i < participants.length; i++) {
@@ -200,11 +209,20 @@ async function measureWorkload(
       const params = { n, size, offset: offsetOf(r + 1 + options.warmupRounds, size), value: options.value };
       const ms = await timeRound(system, info.name, params);
       samples.get(system)?.push((n / ms) * 1000);
+      roundMs.get(system)?.push(ms);
     }
   }
   const results = participants.map((system): Measurement => {
     const s = samples.get(system) ?? [];
-    return { system: system.name, n: ns.get(system) ?? 0, samples: s, summary: summarize(s) };
+    const medianRoundMs = summarize(roundMs.get(system) ?? []).median;
+    return {
+      system: system.name,
+      n: ns.get(system) ?? 0,
+      samples: s,
+      summary: summarize(s),
+      medianRoundMs,
+      belowNoiseFloor: medianRoundMs < (system.minRoundMs?.() ?? 0),
+    };
   });
   results.sort((a, b) => SYSTEM_NAMES.indexOf(a.system) - SYSTEM_NAMES.indexOf(b.system));
   return { workload: info.name, size, results };

@@ -22,6 +22,11 @@ export interface BenchSystem {
    * Returns the milliseconds of the timed part only.
    */
   round(workload: WorkloadName, params: RoundParams): Promise<number>;
+  /**
+   * The shortest round this system can time reliably (workerd: several empty requests, since an
+   * empty request's cost is subtracted and its variance stays). Undefined: no floor.
+   */
+  minRoundMs?(): number;
   /** Releases everything (files, processes). */
   close(): Promise<void>;
 }

@@ -63,6 +63,7 @@ class WorkerdSystem implements BenchSystem {
   readonly #url = `http://bench/?name=${randomUUID()}`;
   /** Median empty-request ms, measured at the first round of each workload. */
   #emptyMs = new Map<WorkloadName, number>();
+  #lastEmptyMs = 0;
 
   constructor(mf: Miniflare) {
     this.#mf = mf;
@@ -100,7 +101,13 @@ class WorkerdSystem implements BenchSystem {
       ms = samples[4] ?? 0;
       this.#emptyMs.set(workload, ms);
     }
+    this.#lastEmptyMs = ms;
     return ms;
+  }
+
+  /** Five empty requests: below that, the subtracted request cost's variance dominates. */
+  minRoundMs(): number {
+    return 5 * this.#lastEmptyMs;
   }
 
   async round(workload: WorkloadName, params: RoundParams): Promise<number> {
