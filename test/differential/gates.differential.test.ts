@@ -13,6 +13,7 @@ import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ABORT_MESSAGE, ObjectContext, type ObjectContextOptions } from "../../src/context/object-context";
 import { ManualPersistence, track, turns } from "../context/helpers";
+import { PENDING_GATE_MISMATCHES } from "./pending-mismatches";
 import {
   classFromSource,
   type ObjectSide,
@@ -102,6 +103,17 @@ class GateProbe {
           throw new Error("blockConcurrencyWhile callback failed.");
         });
         return Response.json("not reached");
+      // For the pending mismatches (pending-mismatches.ts PENDING_GATE_MISMATCHES).
+      case "/block-sleep-throw":
+        await this.ctx.blockConcurrencyWhile(async () => {
+          await sleep(20);
+          throw new Error("blockConcurrencyWhile callback failed.");
+        });
+        return Response.json("not reached");
+      case "/write-sleep":
+        await storage.put("w", "written");
+        await sleep(50);
+        return Response.json("wrote w");
       default:
         return new Response("no such path", { status: 404 });
     }
@@ -140,13 +152,14 @@ async function observe<T>(scenario: (side: ObjectSide) => Promise<T>): Promise<{
   }
 }
 
+const tenTimes = (path: string): string[] => Array.from({ length: 10 }, () => path);
 const bodies = (outcomes: readonly Outcome[]): unknown[] =>
   outcomes.map((o) => (o.ok ? o.body : `${o.name}: ${o.error}`));
 
 describe("gates differential: concurrent read-modify-write", () => {
   it("input gate: ten concurrent get → put(v+1) end at 10 on both", async () => {
     const seen = await observe(async (side) => {
-      const responses = await side.concurrent("/increment", 10);
+      const responses = await side.concurrent(tenTimes("/increment"));
       return { responses: bodies(responses).sort((a, b) => Number(a) - Number(b)), final: await side.request("/read") };
     });
     expect(seen.workerd.final).toEqual(ok({ n: 10 }));
@@ -156,7 +169,7 @@ describe("gates differential: concurrent read-modify-write", () => {
 
   it("input gate: a timer between get and put lets the others interleave (lost updates on both)", async () => {
     const seen = await observe(async (side) => ({
-      responses: bodies(await side.concurrent("/increment-with-timer", 10)),
+      responses: bodies(await side.concurrent(tenTimes("/increment-with-timer"))),
       final: await side.request("/read"),
     }));
     // The platform fact (workerd-semantics §2, probe-gates): every request read 0, so the end is 1.
@@ -168,7 +181,7 @@ describe("gates differential: concurrent read-modify-write", () => {
 
   it("blockConcurrencyWhile: the same with a timer inside it ends at 10 on both", async () => {
     const seen = await observe(async (side) => ({
-      responses: bodies(await side.concurrent("/increment-blocked", 10)),
+      responses: bodies(await side.concurrent(tenTimes("/increment-blocked"))),
       final: await side.request("/read"),
     }));
     expect(seen.workerd.final).toEqual(ok({ n: 10 }));
@@ -263,4 +276,16 @@ describe("gates differential: output gate", () => {
       await context.close();
     }
   });
+});
+
+describe("gates differential: pending mismatches (bugs; these turn red when fixed, then delete the entry)", () => {
+  for (const mismatch of PENDING_GATE_MISMATCHES) {
+    it.fails(`${mismatch.id}: ${mismatch.description}`, async () => {
+      const seen = await observe(async (side) => ({
+        concurrent: bodies(await side.concurrent(mismatch.concurrent)),
+        followUp: bodies(await Promise.all(mismatch.followUp.map((path) => side.request(path)))),
+      }));
+      expect(seen.ours).toEqual(seen.workerd);
+    });
+  }
 });

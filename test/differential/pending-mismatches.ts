@@ -178,3 +178,51 @@ export function maskPendingMismatches(
     return result;
   });
 }
+
+/**
+ * A pending mismatch of the gates suite: requests to `GateProbe` (the class in
+ * `gates.differential.test.ts`, by path) sent concurrently, then `followUp` sent one after another;
+ * what clients observe differs. Run by an `it.fails` test there; no mask is needed because the
+ * suite's other scenarios never send these combinations.
+ */
+export interface PendingGateMismatch {
+  readonly id: string;
+  /** What differs, and what workerd does. */
+  readonly description: string;
+  /** Paths sent in the same turn. */
+  readonly concurrent: readonly string[];
+  /** Paths sent afterwards, one at a time, to look at the result. */
+  readonly followUp: readonly string[];
+}
+
+/** The gates list. */
+export const PENDING_GATE_MISMATCHES: readonly PendingGateMismatch[] = [
+  {
+    id: "reset-fails-queued-events",
+    description:
+      "An event queued behind a blockConcurrencyWhile whose callback throws: workerd fails it with the reset's " +
+      "error (durableObjectReset), and the next request finds a fresh instance; ObjectContext delivers it to the " +
+      "fresh instance instead (workerd: [error, error] then count 1; ours: [error, 1] then count 2).",
+    concurrent: ["/block-sleep-throw", "/count"],
+    followUp: ["/count"],
+  },
+  {
+    id: "reset-fails-unanswered-responses",
+    description:
+      "A request whose handler already returned (no writes) when a concurrent request calls abort(): workerd " +
+      "fails it with the abort reason too (every not-yet-answered request of the reset object fails); " +
+      "ObjectContext answers it (workerd: [error, error]; ours: [1, error]).",
+    concurrent: ["/count", "/abort-with-reason"],
+    followUp: ["/count"],
+  },
+  {
+    id: "commit-before-next-event",
+    description:
+      "`await put(w); await sleep(50)` in one request while a concurrent request calls abort(): on workerd the " +
+      "first request's implicit transaction commits (kj::evalLater) before the next event is delivered, so w " +
+      "survives the abort; ObjectContext delivers the aborting event before the flush and loses w " +
+      "(then /read: workerd {w}, ours {}). The same holds for a plain get → put(v+1) request.",
+    concurrent: ["/write-sleep", "/abort-with-reason"],
+    followUp: ["/read"],
+  },
+];

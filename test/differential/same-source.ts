@@ -27,8 +27,8 @@ export type Outcome =
 /** One object as a client sees it: requests to a path, alone or several at once. */
 export interface ObjectSide {
   request(path: string): Promise<Outcome>;
-  /** Sends `times` requests to `path` in the same turn; outcomes in sending order. */
-  concurrent(path: string, times: number): Promise<Outcome[]>;
+  /** Sends one request per path, all in the same turn; outcomes in sending order. */
+  concurrent(paths: readonly string[]): Promise<Outcome[]>;
 }
 
 /**
@@ -42,8 +42,8 @@ export function classFromSource(source: string, className: string): ObjectClass 
 }
 
 /**
- * A worker script with the class and a router: `GET /?name=N&path=P&times=K` sends K concurrent
- * requests for P to the object named N and answers the JSON list of their {@link Outcome}s.
+ * A worker script with the class and a router: `GET /?name=N&paths=["/a","/b"]` sends one request
+ * per path, concurrently, to the object named N and answers the JSON list of their {@link Outcome}s.
  */
 export function objectWorkerScript(source: string, className: string): string {
   return `
@@ -54,9 +54,8 @@ export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     const stub = env.OBJECT.get(env.OBJECT.idFromName(url.searchParams.get("name")));
-    const path = url.searchParams.get("path");
-    const times = Number(url.searchParams.get("times") ?? "1");
-    const one = async () => {
+    const paths = JSON.parse(url.searchParams.get("paths"));
+    const one = async (path) => {
       try {
         const response = await stub.fetch("http://object" + path);
         return { ok: true, status: response.status, body: await response.json() };
@@ -64,7 +63,7 @@ export default {
         return { ok: false, name: String(error && error.name), error: String(error && error.message) };
       }
     };
-    return Response.json(await Promise.all(Array.from({ length: times }, one)));
+    return Response.json(await Promise.all(paths.map(one)));
   },
 };
 `;
@@ -97,8 +96,8 @@ export async function startMiniflare(workers: WorkerOptions[]): Promise<Miniflar
 /** The object named `objectName` of the router worker `workerName`, as a client sees it. */
 export async function workerdSide(mf: Miniflare, workerName: string, objectName: string): Promise<ObjectSide> {
   const worker = await mf.getWorker(workerName);
-  const send = async (path: string, times: number): Promise<Outcome[]> => {
-    const query = new URLSearchParams({ name: objectName, path, times: String(times) });
+  const send = async (paths: readonly string[]): Promise<Outcome[]> => {
+    const query = new URLSearchParams({ name: objectName, paths: JSON.stringify(paths) });
     const response = await worker.fetch(`http://router/?${query}`);
     const text = await response.text();
     if (!response.ok) throw new Error(`router failed (${response.status}): ${text}`);
@@ -106,7 +105,7 @@ export async function workerdSide(mf: Miniflare, workerName: string, objectName:
   };
   return {
     async request(path) {
-      const [outcome] = await send(path, 1);
+      const [outcome] = await send([path]);
       if (outcome === undefined) throw new Error("router answered no outcome");
       return outcome;
     },
@@ -131,6 +130,6 @@ export function ourSide(context: ObjectContext): ObjectSide {
   return {
     request,
     // Issued in one synchronous loop, like the router's Promise.all.
-    concurrent: (path, times) => Promise.all(Array.from({ length: times }, () => request(path))),
+    concurrent: (paths) => Promise.all(paths.map(request)),
   };
 }
