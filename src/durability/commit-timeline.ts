@@ -41,8 +41,22 @@ export class CommitTimeline {
   /** Builds the timeline of what `load()` returned: from the oldest snapshot (or seq 0) through its records. */
   static fromLoad(result: Pick<LoadResult, "snapshots" | "records">): CommitTimeline {
     const oldest = result.snapshots[0];
-    const timeline = oldest === undefined ? new CommitTimeline() : new CommitTimeline(oldest.seq, oldest.timeMs);
-    for (const r of result.records) timeline.append(r.seq, r.timeMs);
+    let timeline = oldest === undefined ? new CommitTimeline() : new CommitTimeline(oldest.seq, oldest.timeMs);
+    for (const r of result.records) {
+      if (r.seq !== timeline.lastSeq + 1) {
+        // A gap: the log restarted after a snapshot newer than its end (a damaged tail was cut
+        // off while a snapshot already covered it; adapters accept that). The states inside the
+        // gap are gone, so the timeline restarts at that snapshot instead of refusing to open.
+        const covering = result.snapshots.find((s) => s.seq === r.seq - 1);
+        if (covering === undefined || covering.seq < timeline.lastSeq)
+          throw new RangeError(`CommitTimeline.fromLoad(): records jump from seq ${timeline.lastSeq} to ${r.seq}.`);
+        timeline = new CommitTimeline(covering.seq, covering.timeMs);
+      }
+      timeline.append(r.seq, r.timeMs);
+    }
+    // Same when the log ends before the newest snapshot: the next commit follows the snapshot.
+    const newest = result.snapshots[result.snapshots.length - 1];
+    if (newest !== undefined && newest.seq > timeline.lastSeq) timeline = new CommitTimeline(newest.seq, newest.timeMs);
     return timeline;
   }
 
