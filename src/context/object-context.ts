@@ -100,6 +100,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   #closed = false;
   #resets = 0;
   #previousStorage: ObjectStorage | undefined;
+  #lastResetError: Error | null = null;
 
   private constructor(
     objectClass: ObjectClass<Env, I>,
@@ -180,9 +181,16 @@ export class ObjectContext<Env = unknown, I extends object = object> {
    */
   async deliver<R>(handler: (instance: I, state: ObjectState) => R | Promise<R>): Promise<Awaited<R>> {
     if (this.#closed) throw new ActorStoreError("ERR_CLOSED", "This object context was closed; create a new one.");
+    const resetsAtArrival = this.#resets;
     await this.#inputGate.enter();
+    // An event that was waiting when the object reset fails with the reset, as on the platform;
+    // only events that arrive afterwards meet the fresh instance.
+    if (this.#resets !== resetsAtArrival && this.#lastResetError !== null) throw this.#lastResetError;
     const session = await this.#ensureSession();
     await Promise.all(session.init);
+    // The platform commits a turn's writes before it delivers the next event, so a later event
+    // (an abort, say) can never take an earlier event's finished writes down with it.
+    session.storage.core.commitNow();
     let result: Awaited<R>;
     try {
       if (session.broken) throw session.broken;
@@ -345,6 +353,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     if (this.#session === session) {
       this.#session = null;
       this.#resets++;
+      this.#lastResetError = error;
     }
   }
 

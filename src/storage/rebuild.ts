@@ -4,12 +4,12 @@
  * to restore one (a bookmark's state).
  */
 import type { CommitRecord } from "../durability/commit-record";
-import type { LoadResult } from "../durability/persistence";
+import type { LoadResult, SnapshotInfo } from "../durability/persistence";
 import type { SqlEngine } from "../engine/engine";
 import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults } from "./connection-defaults";
 import { KvTable } from "./kv-table";
-import { applyRecord, ReplayStatements } from "./replay";
+import { ReplayStatements, ReplayTransaction } from "./replay";
 import type { CoreSettings } from "./storage-core";
 
 type Loaded = Pick<LoadResult, "snapshots" | "records">;
@@ -24,8 +24,7 @@ export async function buildState(
   loaded: Loaded,
   targetSeq: number | undefined,
 ): Promise<{ engine: SqlEngine; lastSeq: number; lastTimeMs: number }> {
-  const snapshots = loaded.snapshots.filter((s) => targetSeq === undefined || s.seq <= targetSeq);
-  const base = snapshots[snapshots.length - 1];
+  const base = newestSnapshotAtOrBefore(loaded, targetSeq);
   let engine: SqlEngine;
   let lastSeq = 0;
   let lastTimeMs = 0;
@@ -36,7 +35,6 @@ export async function buildState(
   } else {
     engine = settings.engineFactory.open();
   }
-  applyConnectionDefaults(engine);
   let records = loaded.records.filter((r) => r.seq > lastSeq && (targetSeq === undefined || r.seq <= targetSeq));
   if (records.length > 0 && (records[0] as CommitRecord).seq !== lastSeq + 1) {
     // The loaded window does not reach back far enough: read the gap from the adapter.
@@ -44,42 +42,64 @@ export async function buildState(
     records = await settings.persistence.readRecords(lastSeq, upTo);
   }
   const prng = new SplitMix64();
+  let replay = startReplay(engine, prng);
+  try {
+    for (const record of records) {
+      if (record.restoreToSeq !== undefined || record.reset) {
+        // The state is replaced: by an older state (a restore), or by an empty database (deleteAll).
+        replay.finish();
+        engine.close();
+        if (record.restoreToSeq !== undefined) {
+          const target = record.restoreToSeq;
+          const older = newestSnapshotAtOrBefore(loaded, target);
+          const olderRecords = await settings.persistence.readRecords(older?.seq ?? 0, target);
+          engine = (await buildState(settings, { snapshots: loaded.snapshots, records: olderRecords }, target)).engine;
+        } else {
+          engine = settings.engineFactory.open();
+        }
+        replay = startReplay(engine, prng);
+      }
+      if (record.restoreToSeq === undefined) replay.transaction.apply(replay.kv, prng, replay.statements, record);
+      lastSeq = record.seq;
+      lastTimeMs = record.timeMs;
+    }
+    replay.finish();
+  } catch (e) {
+    replay.abandon();
+    engine.close();
+    throw e;
+  }
+  return { engine, lastSeq, lastTimeMs };
+}
+
+function newestSnapshotAtOrBefore(loaded: Loaded, targetSeq: number | undefined): SnapshotInfo | undefined {
+  let best: SnapshotInfo | undefined;
+  for (const s of loaded.snapshots) {
+    if ((targetSeq === undefined || s.seq <= targetSeq) && (best === undefined || s.seq > best.seq)) best = s;
+  }
+  return best;
+}
+
+/** Everything replay keeps per engine. */
+function startReplay(engine: SqlEngine, prng: SplitMix64) {
   engine.setRandomSource(prng);
-  let kv = new KvTable(engine);
-  let statements = new ReplayStatements(engine);
-  for (const record of records) {
-    if (record.restoreToSeq !== undefined) {
+  applyConnectionDefaults(engine);
+  const kv = new KvTable(engine);
+  const statements = new ReplayStatements(engine);
+  const transaction = new ReplayTransaction(engine);
+  return {
+    kv,
+    statements,
+    transaction,
+    finish(): void {
+      transaction.commit();
       statements.dispose();
       kv.dispose();
-      engine.close();
-      const all = await settings.persistence.readRecords(0, record.restoreToSeq);
-      const older = await buildState(
-        settings,
-        { ...loaded, records: all.length > 0 ? all : loaded.records },
-        record.restoreToSeq,
-      );
-      engine = older.engine;
-      engine.setRandomSource(prng);
-      applyConnectionDefaults(engine);
-      kv = new KvTable(engine);
-      statements = new ReplayStatements(engine);
-    } else {
-      if (record.reset) {
-        statements.dispose();
-        kv.dispose();
-        engine.close();
-        engine = settings.engineFactory.open();
-        engine.setRandomSource(prng);
-        applyConnectionDefaults(engine);
-        kv = new KvTable(engine);
-        statements = new ReplayStatements(engine);
-      }
-      applyRecord(engine, kv, prng, statements, record);
-    }
-    lastSeq = record.seq;
-    lastTimeMs = record.timeMs;
-  }
-  statements.dispose();
-  kv.dispose();
-  return { engine, lastSeq, lastTimeMs };
+    },
+    abandon(): void {
+      transaction.rollback();
+      statements.dispose();
+      kv.dispose();
+    },
+  };
 }

@@ -40,8 +40,9 @@ export class ReplayStatements {
 }
 
 /**
- * Applies the SQL, key-value and alarm parts of `record` inside one transaction. The caller has
- * already handled `reset` (fresh engine) and `restoreToSeq`.
+ * Applies the SQL, key-value and alarm parts of `record` to the open transaction. The caller has
+ * already handled `reset` (fresh engine) and `restoreToSeq`, and groups records into transactions
+ * (see {@link ReplayTransaction}).
  */
 export function applyRecord(
   engine: SqlEngine,
@@ -50,36 +51,67 @@ export function applyRecord(
   statements: ReplayStatements,
   record: CommitRecord,
 ): void {
-  engine.exec("BEGIN");
-  try {
-    record.sql.forEach((op, index) => {
-      prng.reseed(record.seq, index);
-      engine.withNow(op.nowMs, () => {
-        // A statement that failed when it first ran fails again here, the same way, with the
-        // same (lack of) effect: errors are part of the history, not a replay problem.
-        let stmt: EngineStatement | undefined;
-        try {
-          stmt = statements.get(op.sql);
-          stmt.bind(op.bindings, "real");
-          while (stmt.step()) {
-            // drain: RETURNING rows and the like
-          }
-        } catch {
-          // see above
-        } finally {
-          stmt?.reset();
+  record.sql.forEach((op, index) => {
+    prng.reseed(record.seq, index);
+    engine.withNow(op.nowMs, () => {
+      // A statement that failed when it first ran fails again here, the same way, with the
+      // same (lack of) effect: errors are part of the history, not a replay problem.
+      let stmt: EngineStatement | undefined;
+      try {
+        stmt = statements.get(op.sql);
+        stmt.bind(op.bindings, "real");
+        while (stmt.step()) {
+          // drain: RETURNING rows and the like
         }
-      });
+      } catch {
+        // see above
+      } finally {
+        stmt?.reset();
+      }
     });
-    for (const w of record.kv) kv.write(w.key, w.value);
-    if (record.alarm !== undefined) kv.setAlarm(record.alarm);
-    engine.exec("COMMIT");
-  } catch (e) {
-    try {
-      engine.exec("ROLLBACK");
-    } catch {
-      // the transaction may already be gone
+  });
+  for (const w of record.kv) kv.write(w.key, w.value);
+  if (record.alarm !== undefined) kv.setAlarm(record.alarm);
+}
+
+/**
+ * Replays many records in one engine transaction. They were each committed once already, so
+ * per-record transactions would only repeat work (a journal per record); what a COMMIT does to
+ * connection state between them (switching `defer_foreign_keys` off) is done by hand.
+ */
+export class ReplayTransaction {
+  readonly #engine: SqlEngine;
+  #open = false;
+
+  constructor(engine: SqlEngine) {
+    this.#engine = engine;
+  }
+
+  /** Applies one record inside the group's transaction. */
+  apply(kv: KvTable, prng: SplitMix64, statements: ReplayStatements, record: CommitRecord): void {
+    if (!this.#open) {
+      this.#engine.exec("BEGIN");
+      this.#open = true;
     }
-    throw e;
+    applyRecord(this.#engine, kv, prng, statements, record);
+    this.#engine.exec("PRAGMA defer_foreign_keys = OFF");
+  }
+
+  /** Commits what was applied (call before replacing the engine, and at the end). */
+  commit(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.#engine.exec("COMMIT");
+  }
+
+  /** Abandons the group after a failure. */
+  rollback(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    try {
+      this.#engine.exec("ROLLBACK");
+    } catch {
+      // already rolled back
+    }
   }
 }

@@ -21,7 +21,7 @@ import type { EngineValue, SqlEngine, SqlEngineFactory } from "../engine/engine"
 import { ActorStoreError } from "../errors";
 import type { StorageLimits } from "../limits";
 import type { Clock } from "../util/clock";
-import { scheduleMacrotask } from "../util/clock";
+import { scheduleTurnEnd } from "../util/clock";
 import { type Deferred, deferred } from "../util/deferred";
 import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults, CONNECTION_DEFAULTS } from "./connection-defaults";
@@ -564,8 +564,9 @@ export class StorageCore {
   #scheduleCommit(): void {
     if (this.#commitScheduled || this.#savepointDepth > 0) return;
     this.#commitScheduled = true;
-    // A later macrotask: writes issued in this turn, and in microtasks after it, share the batch.
-    scheduleMacrotask(() => this.commitNow());
+    // At the end of the turn: writes issued in this turn, and in microtasks after it, share the
+    // batch; a timer the object sets after writing fires only after the commit.
+    scheduleTurnEnd(() => this.commitNow());
   }
 
   #begin(): void {
@@ -663,6 +664,8 @@ export class StorageCore {
       await this.#snapshotInFlight;
     }
     this.#shutdown();
+    // Release the adapter's resources (file handles); its data stays, and load() reopens it.
+    await this.settings.persistence.close();
   }
 
   #shutdown(): void {

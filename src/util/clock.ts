@@ -158,6 +158,28 @@ export function scheduleMacrotask(callback: () => void): void {
   scheduleMacrotaskImpl(callback);
 }
 
+/**
+ * Runs `callback` once, at the end of the current turn: on the next macrotask, and in any case
+ * before any timer created after this call fires. The storage core commits batches with it.
+ *
+ * Why both a macrotask and a 0 ms timer: Node does not order `setImmediate` against an expired
+ * `setTimeout(…, 0)`, but it fires timers of equal delay in creation order. A batch's commit must
+ * precede the timers the object's code sets after writing (the platform commits before delivering
+ * any later event), so we race the fast macrotask with a timer created before the user's.
+ */
+export function scheduleTurnEnd(callback: () => void): void {
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    callback();
+  };
+  const timer = setTimeout(run, 0);
+  (timer as { unref?: () => void }).unref?.();
+  scheduleMacrotaskImpl(run);
+}
+
 /** Resolves on a later macrotask turn. */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => scheduleMacrotask(resolve));

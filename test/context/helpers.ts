@@ -108,6 +108,8 @@ export class ManualPersistence implements PersistenceAdapter {
     const next = this.#pending.shift();
     if (next === undefined) throw new Error("no held append to fail");
     next.fail(error);
+    // Like the real adapters, appends queued behind a failed one fail with it.
+    for (const queued of this.#pending.splice(0)) queued.fail(error);
   }
 
   async load(): Promise<LoadResult> {

@@ -6,9 +6,7 @@
  * the bug is fixed: then delete the entry) and a narrow `masks` predicate or `normalize` rewrite that lets the random
  * suites look past exactly this difference, so that one known bug does not hide new ones.
  */
-import { MAX_ALARM_TIME_MS } from "../../src/storage/alarm-time";
 import type { Op, OpResult } from "./ops";
-import { createTranscriptCodec } from "./transcript-codec";
 import type { WorkerdBackend } from "./workerd";
 
 /** One pending mismatch. */
@@ -51,34 +49,6 @@ function withCoarseReals(text: string): string {
   });
 }
 
-const codec = createTranscriptCodec();
-
-/** The milliseconds a `setAlarm` op passes (a number, or a Date's time), or null for other ops and arguments. */
-function setAlarmMs(op: Op): number | null {
-  if (op.op !== "setAlarm") return null;
-  const time = codec.decode(op.time);
-  if (typeof time === "number") return time;
-  return time instanceof Date ? time.getTime() : null;
-}
-
-/** Whether `result` is a TypeError whose message is one of `messages` (any message if `messages` is empty). */
-function isTypeError(result: OpResult, ...messages: string[]): boolean {
-  if (result.ok || result.error.name !== "TypeError") return false;
-  return messages.length === 0 || messages.includes(result.error.message);
-}
-
-/**
- * workerd converts an alarm time to kj::Date (int64 nanoseconds since the epoch): the last time it
- * accepts is 9223372036854 ms (2262-04-11T23:47:16.854Z); beyond ±9223372036854.775 ms it throws.
- */
-const KJ_DATE_LIMIT_MS = 9_223_372_036_854.775;
-const WORKERD_AFTER_2189 = "This API doesn't support dates after 2189.";
-const WORKERD_BEFORE_1687 = "This API doesn't support dates before 1687.";
-const NOT_A_VALID_DATE = "The value cannot be converted because it is not a valid Date.";
-const OURS_AFTER_2189 =
-  `setAlarm() cannot be called with an alarm time after ${new Date(MAX_ALARM_TIME_MS).toISOString()}; ` +
-  "the platform's date type ends in 2189.";
-
 /** The list. Keep each `masks`/`normalize` as narrow as the bug. */
 export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
   {
@@ -106,51 +76,6 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
       { op: "sql", query: "SELECT x FROM m WHERE x > 100", read: "one" },
     ],
     normalize: (_op, _side, text) => withoutRowCounters(text),
-  },
-  {
-    id: "alarm-time-upper-limit",
-    description:
-      "setAlarm's upper limit: workerd accepts every time up to 9223372036854 ms (2262-04-11T23:47:16.854Z, " +
-      "the end of kj::Date's int64 nanoseconds; its message names 2189 but the check is on int64 ns) and " +
-      "rejects later finite times with `This API doesn't support dates after 2189.`; ObjectStorage rejects " +
-      "everything after 2189-12-31T23:59:59.999Z with its own text, and finite numbers beyond 8.64e15 with " +
-      "`The value cannot be converted because it is not a valid Date.`",
-    ops: [
-      { op: "setAlarm", time: codec.encode(new Date(Date.UTC(2190, 0, 1))) },
-      { op: "getAlarm" },
-      { op: "setAlarm", time: 9_223_372_036_854 },
-      { op: "getAlarm" },
-      { op: "setAlarm", time: 9_223_372_036_855 },
-      { op: "setAlarm", time: 8.64e15 + 1 },
-    ],
-    masks(op, expected, actual) {
-      const ms = setAlarmMs(op);
-      if (ms === null || !Number.isFinite(ms) || ms <= MAX_ALARM_TIME_MS) return false;
-      const workerdAnswer = ms < KJ_DATE_LIMIT_MS ? expected.ok : isTypeError(expected, WORKERD_AFTER_2189);
-      // Ours: its own "after 2189-12-31…" text, or "not a valid Date" past the JS Date range.
-      const oursAnswer = isTypeError(actual, ms > 8.64e15 ? NOT_A_VALID_DATE : OURS_AFTER_2189);
-      return workerdAnswer && oursAnswer;
-    },
-  },
-  {
-    id: "alarm-time-lower-limit",
-    description:
-      "setAlarm with a finite time at or below -9223372036855 ms: workerd's kj::Date conversion throws " +
-      "`This API doesn't support dates before 1687.` before the `<= 0` check; ObjectStorage answers " +
-      "`setAlarm() cannot be called with an alarm time <= 0` (or `not a valid Date` below -8.64e15).",
-    ops: [
-      { op: "setAlarm", time: -9_223_372_036_854 },
-      { op: "setAlarm", time: -9_223_372_036_855 },
-      { op: "setAlarm", time: -8.64e15 - 1 },
-    ],
-    masks(op, expected, actual) {
-      const ms = setAlarmMs(op);
-      if (ms === null || !Number.isFinite(ms) || ms > -KJ_DATE_LIMIT_MS) return false;
-      return (
-        isTypeError(expected, WORKERD_BEFORE_1687) &&
-        isTypeError(actual, "setAlarm() cannot be called with an alarm time <= 0", NOT_A_VALID_DATE)
-      );
-    },
   },
 ];
 
@@ -198,15 +123,6 @@ export interface PendingGateMismatch {
 /** The gates list. */
 export const PENDING_GATE_MISMATCHES: readonly PendingGateMismatch[] = [
   {
-    id: "reset-fails-queued-events",
-    description:
-      "An event queued behind a blockConcurrencyWhile whose callback throws: workerd fails it with the reset's " +
-      "error (durableObjectReset), and the next request finds a fresh instance; ObjectContext delivers it to the " +
-      "fresh instance instead (workerd: [error, error] then count 1; ours: [error, 1] then count 2).",
-    concurrent: ["/block-sleep-throw", "/count"],
-    followUp: ["/count"],
-  },
-  {
     id: "reset-fails-unanswered-responses",
     description:
       "A request whose handler already returned (no writes) when a concurrent request calls abort(): workerd " +
@@ -214,15 +130,5 @@ export const PENDING_GATE_MISMATCHES: readonly PendingGateMismatch[] = [
       "ObjectContext answers it (workerd: [error, error]; ours: [1, error]).",
     concurrent: ["/count", "/abort-with-reason"],
     followUp: ["/count"],
-  },
-  {
-    id: "commit-before-next-event",
-    description:
-      "`await put(w); await sleep(50)` in one request while a concurrent request calls abort(): on workerd the " +
-      "first request's implicit transaction commits (kj::evalLater) before the next event is delivered, so w " +
-      "survives the abort; ObjectContext delivers the aborting event before the flush and loses w " +
-      "(then /read: workerd {w}, ours {}). The same holds for a plain get → put(v+1) request.",
-    concurrent: ["/write-sleep", "/abort-with-reason"],
-    followUp: ["/read"],
   },
 ];
