@@ -14,8 +14,12 @@ export interface CacheEntry {
 
 import { inRange } from "./keys";
 
-/** Per-entry bookkeeping overhead we charge, so many tiny entries still count against the limit. */
-const ENTRY_OVERHEAD_BYTES = 64;
+/**
+ * What one entry costs V8 beyond its key and bytes (a Map slot, the entry object, the Uint8Array
+ * object and its backing store header), measured at about 150 bytes: charged so that the limit
+ * bounds real memory, not just payload.
+ */
+const ENTRY_OVERHEAD_BYTES = 150;
 
 /** A key range `[start, end)` whose every stored key is in the cache (`end` undefined = unbounded). */
 interface CompleteRange {

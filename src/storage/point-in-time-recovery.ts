@@ -4,10 +4,10 @@
  * starts, which rebuilds the named state and commits it as a new commit (so it can be undone).
  */
 import { formatBookmark, parseBookmark } from "../durability/bookmarks";
+import type { PersistenceAdapter } from "../durability/persistence";
 import { planPrune, RetentionPolicy } from "../durability/retention";
 import { ActorStoreError } from "../errors";
-import { buildState } from "./rebuild";
-import type { StorageCore } from "./storage-core";
+import { type CoreSettings, StorageCore } from "./storage-core";
 
 const META_VERSION = 1;
 
@@ -73,47 +73,6 @@ export class PointInTimeRecovery {
     return undo;
   }
 
-  /** Applies a restore requested by the previous session, if any (called when the storage opens). */
-  async applyPendingRestore(): Promise<void> {
-    const persistence = this.#core.settings.persistence;
-    const meta = await persistence.readMeta();
-    if (meta === null) return;
-    let parsed: { v?: number; restoreToSeq?: unknown };
-    try {
-      parsed = JSON.parse(new TextDecoder().decode(meta)) as typeof parsed;
-    } catch {
-      throw new ActorStoreError(
-        "ERR_CORRUPT",
-        "The pending restore request is unreadable; delete the object's meta file.",
-      );
-    }
-    const seq = parsed.restoreToSeq;
-    try {
-      if (typeof seq === "number") {
-        const loaded = await persistence.load();
-        // load() returns only the records after the oldest snapshot. A target older than every
-        // snapshot is rebuilt from the empty database, which needs the records from seq 1: read
-        // them (buildState would otherwise find none to replay and silently return an empty
-        // database). readRecords rejects with ERR_BOOKMARK if they were pruned.
-        const base = loaded.snapshots.filter((s) => s.seq <= seq).at(-1)?.seq ?? 0;
-        const first = loaded.records[0]?.seq;
-        const covered = seq === base || (first !== undefined && first <= base + 1);
-        const records = covered ? loaded.records : await persistence.readRecords(base, seq);
-        const { engine } = await buildState(this.#core.settings, { snapshots: loaded.snapshots, records }, seq);
-        await this.#core.replaceWith(engine, seq);
-      }
-    } catch (e) {
-      // Never leave a request that can't be applied in place: it would stop every later open.
-      await persistence.writeMeta(null);
-      throw new ActorStoreError(
-        "ERR_BOOKMARK",
-        `The point-in-time restore requested by the previous session could not be applied and was cancelled: ${e instanceof Error ? e.message : String(e)} Open the storage again to continue from its latest state.`,
-        { cause: e },
-      );
-    }
-    await persistence.writeMeta(null);
-  }
-
   /** Drops history older than the retention window (keeping what any bookmark inside it needs). */
   async prune(): Promise<void> {
     const core = this.#core;
@@ -131,4 +90,53 @@ export class PointInTimeRecovery {
     const timeMs = this.#core.timeline.timeOf(seq) ?? this.#core.lastCommitTimeMs;
     return formatBookmark({ seq, timeMs: Number.isFinite(timeMs) ? timeMs : 0 });
   }
+}
+
+/**
+ * The restore the previous session requested with `onNextSessionRestoreBookmark`, if any: the seq
+ * to restore to. Used while the storage opens, before any state is built.
+ */
+export async function readPendingRestore(persistence: PersistenceAdapter): Promise<number | undefined> {
+  const meta = await persistence.readMeta();
+  if (meta === null) return undefined;
+  let parsed: { v?: number; restoreToSeq?: unknown };
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(meta)) as typeof parsed;
+  } catch {
+    throw new ActorStoreError(
+      "ERR_CORRUPT",
+      "The pending restore request is unreadable; delete the object's meta file.",
+    );
+  }
+  return typeof parsed.restoreToSeq === "number" ? parsed.restoreToSeq : undefined;
+}
+
+/**
+ * Opens a core, applying a pending restore. A restore that cannot be applied (its history was
+ * pruned) is cancelled rather than left in place, where it would stop every later open.
+ */
+export async function openWithPendingRestore(settings: CoreSettings, enabled: boolean): Promise<StorageCore> {
+  const persistence = settings.persistence;
+  let requested = false;
+  const restoreTarget = enabled
+    ? async () => {
+        const seq = await readPendingRestore(persistence);
+        requested = seq !== undefined;
+        return seq;
+      }
+    : undefined;
+  let core: StorageCore;
+  try {
+    core = await StorageCore.open(settings, restoreTarget === undefined ? {} : { restoreTarget });
+  } catch (e) {
+    if (!requested) throw e;
+    await persistence.writeMeta(null);
+    throw new ActorStoreError(
+      "ERR_BOOKMARK",
+      `The point-in-time restore requested by the previous session could not be applied and was cancelled: ${e instanceof Error ? e.message : String(e)} Open the storage again to continue from its latest state.`,
+      { cause: e },
+    );
+  }
+  if (requested) await persistence.writeMeta(null);
+  return core;
 }

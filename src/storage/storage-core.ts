@@ -43,6 +43,12 @@ interface Batch {
   done: Deferred<void>;
 }
 
+/** How {@link StorageCore.open} opens. */
+export interface CoreOpenOptions {
+  /** Reads a restore requested by the previous session: the seq to restore to, if any. */
+  restoreTarget?: () => Promise<number | undefined>;
+}
+
 /** Settings of the core, resolved by `ObjectStorage.open`. */
 export interface CoreSettings {
   engineFactory: SqlEngineFactory;
@@ -127,7 +133,7 @@ export class StorageCore {
    * Opens the core over what the persistence adapter holds: the newest snapshot plus the log after
    * it. A torn tail was already cut off by the adapter.
    */
-  static async open(settings: CoreSettings): Promise<StorageCore> {
+  static async open(settings: CoreSettings, options: CoreOpenOptions = {}): Promise<StorageCore> {
     const loaded = await settings.persistence.load();
     if (loaded.snapshots.length === 0 && loaded.lastSeq === 0) {
       // A new object: store its empty database as snapshot 0, so that the whole history stays
@@ -140,11 +146,18 @@ export class StorageCore {
       await settings.persistence.writeSnapshot({ seq: 0, timeMs }, image);
       loaded.snapshots.push({ seq: 0, timeMs, bytes: image.byteLength });
     }
-    const { engine, lastSeq, lastTimeMs } = await buildState(settings, loaded, undefined);
-    const core = new StorageCore(settings, engine, lastSeq, lastTimeMs, CommitTimeline.fromLoad(loaded));
+    const timeline = CommitTimeline.fromLoad(loaded);
+    // A restore requested by the previous session builds only the bookmark's state, not the
+    // newest one first: the restore is then committed on top of the newest history.
+    const restoreToSeq = await options.restoreTarget?.();
+    const built = await buildState(settings, loaded, restoreToSeq);
+    const lastSeq = restoreToSeq === undefined ? built.lastSeq : Math.max(loaded.lastSeq, timeline.lastSeq);
+    const lastTimeMs = restoreToSeq === undefined ? built.lastTimeMs : (timeline.timeOf(lastSeq) ?? built.lastTimeMs);
+    const core = new StorageCore(settings, built.engine, lastSeq, lastTimeMs, timeline);
     core.snapshots = loaded.snapshots.map((x) => ({ ...x }));
     const newest = loaded.snapshots[loaded.snapshots.length - 1];
     core.#recordsSinceSnapshot = loaded.records.filter((r) => r.seq > (newest?.seq ?? 0)).length;
+    if (restoreToSeq !== undefined) await core.#commitRestore(restoreToSeq);
     return core;
   }
 
@@ -690,13 +703,12 @@ export class StorageCore {
     this.#schemaEpoch++;
   }
 
-  /** Replaces the database with `engine` (a restored state), as a new commit. */
-  replaceWith(engine: SqlEngine, restoreToSeq: number): Promise<void> {
-    this.assertUsable();
-    this.commitNow();
-    this.#replaceEngine(engine);
-    this.cache.clear();
-    this.#committedAlarm = this.#kv.getAlarm();
+  /**
+   * Commits a point-in-time restore whose state the engine already holds: a record naming the
+   * restored seq (so replay rebuilds the same state), then a snapshot, so that later opens need
+   * not rebuild it from older history.
+   */
+  async #commitRestore(restoreToSeq: number): Promise<void> {
     const seq = ++this.#lastSeq;
     const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
     this.#lastCommitTimeMs = timeMs;
@@ -704,10 +716,8 @@ export class StorageCore {
     const record: CommitRecord = { seq, timeMs, reset: false, restoreToSeq, sql: [], kv: [] };
     const append = this.settings.persistence.append([record]);
     this.#lastConfirmation = append;
-    append.catch((e: unknown) => this.#break(new Error(WRITE_FAILED_MESSAGE, { cause: e })));
-    // Snapshot the restored state so that later opens need not rebuild it from older history.
-    void this.snapshot(seq, timeMs);
-    return append;
+    await append;
+    await this.snapshot(seq, timeMs);
   }
 }
 

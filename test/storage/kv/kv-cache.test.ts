@@ -46,7 +46,8 @@ describe("KvCache", () => {
   });
 
   it("get: marks an entry recently used, so it outlives older ones", () => {
-    const cache = new KvCache(1000);
+    // Room for three 250-byte entries with their per-entry overhead, not four.
+    const cache = new KvCache(1300);
     cache.set("a", bytes(250));
     cache.set("b", bytes(250));
     cache.set("c", bytes(250));
