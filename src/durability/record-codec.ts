@@ -16,6 +16,7 @@
  * @packageDocumentation
  */
 import type { EngineValue } from "../engine/engine";
+import { utf8Length } from "../util/utf8";
 import type { CommitRecord, KvWrite, SqlWrite } from "./commit-record";
 import { crc32 } from "./crc32";
 
@@ -155,23 +156,6 @@ function writeString(s: string): void {
   writeVarint(bytes);
   ensure(bytes);
   pos += textEncoder.encodeInto(s, scratch.subarray(pos, pos + bytes)).written;
-}
-
-function utf8Length(s: string): number {
-  let bytes = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
 }
 
 function writeBytes(b: Uint8Array): void {

@@ -3,26 +3,12 @@
  * with the platform's checks in the platform's order.
  */
 import type { StorageLimits } from "../limits";
+import { utf8Length } from "../util/utf8";
+import type { SyncKvListOptions } from "./options";
 
 const encoder = new TextEncoder();
 
-/** UTF-8 byte length of a string without allocating for ASCII-only keys. */
-export function utf8Length(s: string): number {
-  let bytes = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
-}
+export { utf8Length } from "../util/utf8";
 
 /**
  * Compares two strings by their UTF-8 encoding (= Unicode code point order), which is the
@@ -84,15 +70,8 @@ export function checkKeyCount(count: number, limits: StorageLimits): void {
   }
 }
 
-/** The options of `list()` that shape the range. */
-export interface ListRangeOptions {
-  start?: string;
-  startAfter?: string;
-  end?: string;
-  prefix?: string;
-  reverse?: boolean;
-  limit?: number;
-}
+/** The options of `list()` that shape the range (the synchronous `kv.list()` takes exactly these). */
+export type ListRangeOptions = SyncKvListOptions;
 
 /** A compiled key range: `start <= key < end` (`end` undefined = unbounded), ordered, limited. */
 export interface KeyRange {

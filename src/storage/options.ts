@@ -24,20 +24,8 @@ export interface PutOptions {
   noCache?: boolean;
 }
 
-/** Options of `list()`. */
-export interface ListOptions {
-  /** Inclusive lowest key. */
-  start?: string;
-  /** Exclusive lowest key (cannot be combined with `start`). */
-  startAfter?: string;
-  /** Exclusive highest key. */
-  end?: string;
-  /** Only keys that start with this. */
-  prefix?: string;
-  /** Descending order; `start`/`end` keep their meaning and `limit` counts from the high end. */
-  reverse?: boolean;
-  /** At most this many entries. */
-  limit?: number;
+/** Options of `list()`: the range options of {@link SyncKvListOptions}, plus the hints. */
+export interface ListOptions extends SyncKvListOptions {
   /** See {@link GetOptions.allowConcurrency}. */
   allowConcurrency?: boolean;
   /** See {@link GetOptions.noCache}. */
@@ -58,13 +46,19 @@ export interface SetAlarmOptions {
   allowUnconfirmed?: boolean;
 }
 
-/** Options of the synchronous `kv.list()`. */
+/** Options of the synchronous `kv.list()`, and the range options of `list()`. */
 export interface SyncKvListOptions {
+  /** Inclusive lowest key. */
   start?: string;
+  /** Exclusive lowest key (cannot be combined with `start`). */
   startAfter?: string;
+  /** Exclusive highest key. */
   end?: string;
+  /** Only keys that start with this. */
   prefix?: string;
+  /** Descending order; `start`/`end` keep their meaning and `limit` counts from the high end. */
   reverse?: boolean;
+  /** At most this many entries. */
   limit?: number;
 }
 
