@@ -80,7 +80,9 @@ export class KvCache {
     const entry: CacheEntry = primitive === undefined ? { bytes, size } : { bytes, primitive, size };
     this.#entries.set(key, entry);
     this.#bytes += size;
-    if (this.#bytes > this.#softLimitBytes) this.trim();
+    // Evict down to 7/8 of the limit, not just below it: walking the LRU order from its start
+    // costs more than the eviction itself, so doing it once per many inserts keeps `set` cheap.
+    if (this.#bytes > this.#softLimitBytes) this.trim(this.#softLimitBytes - (this.#softLimitBytes >>> 3));
   }
 
   /** Forgets `key` (used by `noCache` writes once they are clean). */
@@ -110,7 +112,7 @@ export class KvCache {
   }
 
   #forgetRangesWith(key: string): void {
-    if (this.#complete.length === 0) return;
+    if (this.#complete.length === 0 || !this.#complete.some((r) => inRange(key, r))) return;
     this.#complete = this.#complete.filter((r) => !inRange(key, r));
   }
 

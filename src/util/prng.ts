@@ -9,14 +9,26 @@ const MASK_64 = (1n << 64n) - 1n;
 /** SplitMix64 over BigInt: slow-ish per call, but only SQL that calls random() pays for it. */
 export class SplitMix64 {
   #state = 0n;
+  #seedA = 0;
+  #seedB = 0;
+  #seedPending = false;
 
-  /** Restarts the sequence from a seed derived from two integers. */
+  /**
+   * Restarts the sequence from a seed derived from two integers. Lazily: most SQL writes never
+   * call random(), so the BigInt work happens only when a value is drawn.
+   */
   reseed(a: number, b: number): void {
-    this.#state = ((BigInt(a) << 32n) ^ BigInt(b) ^ 0x9e3779b97f4a7c15n) & MASK_64;
+    this.#seedA = a;
+    this.#seedB = b;
+    this.#seedPending = true;
   }
 
   /** The next unsigned 64-bit value. */
   nextUint64(): bigint {
+    if (this.#seedPending) {
+      this.#seedPending = false;
+      this.#state = ((BigInt(this.#seedA) << 32n) ^ BigInt(this.#seedB) ^ 0x9e3779b97f4a7c15n) & MASK_64;
+    }
     this.#state = (this.#state + 0x9e3779b97f4a7c15n) & MASK_64;
     let z = this.#state;
     z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK_64;

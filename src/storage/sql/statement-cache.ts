@@ -39,6 +39,7 @@ export class StatementCache {
   readonly #maxSize: number;
   // A Map iterates in insertion order; re-inserting on use keeps the least recently used first.
   readonly #entries = new Map<string, CachedQuery>();
+  #mostRecent: CachedQuery | undefined;
   #size = 0;
 
   constructor(maxSize = STATEMENT_CACHE_MAX_BYTES) {
@@ -53,9 +54,12 @@ export class StatementCache {
   /** The cached query for `sql`, marked most recently used. */
   get(sql: string): CachedQuery | undefined {
     const entry = this.#entries.get(sql);
-    if (entry !== undefined) {
+    // Re-inserting moves the entry to the most recent end; skip it when it is already there (the
+    // common case of the same SQL run in a loop), which saves two hash lookups per exec.
+    if (entry !== undefined && this.#mostRecent !== entry) {
       this.#entries.delete(sql);
       this.#entries.set(sql, entry);
+      this.#mostRecent = entry;
     }
     return entry;
   }
@@ -65,6 +69,7 @@ export class StatementCache {
     const old = this.#entries.get(entry.sql);
     if (old !== undefined) this.#drop(old);
     this.#entries.set(entry.sql, entry);
+    this.#mostRecent = entry;
     this.#size += entry.sql.length;
     for (const [, lru] of this.#entries) {
       if (this.#size <= this.#maxSize || lru === entry) break;
@@ -78,6 +83,7 @@ export class StatementCache {
   }
 
   #drop(entry: CachedQuery): void {
+    if (this.#mostRecent === entry) this.#mostRecent = undefined;
     this.#entries.delete(entry.sql);
     this.#size -= entry.sql.length;
     for (const s of entry.statements) {
