@@ -14,6 +14,7 @@ export { ObjectId } from "./context/object-id";
 export { ObjectState } from "./context/object-state";
 export { formatBookmark, isBookmark, parseBookmark } from "./durability/bookmarks";
 export type { CommitRecord, KvWrite, SqlWrite } from "./durability/commit-record";
+export { DelegatingPersistence } from "./durability/delegating-persistence";
 export { FaultyPersistence } from "./durability/faulty-persistence";
 export { openFilePersistence } from "./durability/file-persistence";
 export { createMemoryPersistence, MemoryPersistence } from "./durability/memory-persistence";

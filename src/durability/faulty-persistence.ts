@@ -6,6 +6,7 @@
  */
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
+import { DelegatingPersistence } from "./delegating-persistence";
 import type { LoadResult, PersistenceAdapter } from "./persistence";
 
 /** Where an injected append failure happens relative to the real write. */
@@ -40,9 +41,7 @@ interface PlannedFailure {
  * await expect(storage.sync()).rejects.toThrow(); // the object resets; "k" was never confirmed
  * ```
  */
-export class FaultyPersistence implements PersistenceAdapter {
-  /** The wrapped adapter. */
-  readonly inner: PersistenceAdapter;
+export class FaultyPersistence extends DelegatingPersistence {
   #error: Error | null = null;
   #planned: PlannedFailure[] = [];
   #failSnapshots = false;
@@ -53,7 +52,7 @@ export class FaultyPersistence implements PersistenceAdapter {
   #held: Array<() => void> | null = null;
 
   constructor(inner: PersistenceAdapter) {
-    this.inner = inner;
+    super(inner);
   }
 
   /** How many times `append` was called (including failed calls). */
@@ -119,7 +118,7 @@ export class FaultyPersistence implements PersistenceAdapter {
     };
   }
 
-  async load(): Promise<LoadResult> {
+  override async load(): Promise<LoadResult> {
     if (this.#failLoads > 0) {
       this.#failLoads--;
       throw this.#injected("load");
@@ -129,7 +128,7 @@ export class FaultyPersistence implements PersistenceAdapter {
     return result;
   }
 
-  async append(records: readonly CommitRecord[]): Promise<void> {
+  override async append(records: readonly CommitRecord[]): Promise<void> {
     const call = ++this.#appendCalls;
     const i = this.#planned.findIndex((p) => p.call === call);
     const planned = i === -1 ? undefined : this.#planned.splice(i, 1)[0];
@@ -143,34 +142,14 @@ export class FaultyPersistence implements PersistenceAdapter {
     if (planned?.point === "after-write") throw this.#poison();
   }
 
-  async writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
+  override async writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
     if (this.#failSnapshots) throw this.#injected("writeSnapshot");
     await this.inner.writeSnapshot(info, image);
   }
 
-  readSnapshot(seq: number): Promise<Uint8Array> {
-    return this.inner.readSnapshot(seq);
-  }
-
-  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
-    return this.inner.readRecords(fromSeq, toSeq);
-  }
-
-  prune(keepFromSeq: number): Promise<void> {
-    return this.inner.prune(keepFromSeq);
-  }
-
-  readMeta(): Promise<Uint8Array | null> {
-    return this.inner.readMeta();
-  }
-
-  async writeMeta(bytes: Uint8Array | null): Promise<void> {
+  override async writeMeta(bytes: Uint8Array | null): Promise<void> {
     if (this.#failMeta) throw this.#injected("writeMeta");
     await this.inner.writeMeta(bytes);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 
   #poison(): Error {

@@ -3,8 +3,9 @@
  * persistence adapter whose appends are confirmed by hand, and a way to let queued macrotasks run.
  */
 import type { CommitRecord } from "../../src/durability/commit-record";
+import { DelegatingPersistence } from "../../src/durability/delegating-persistence";
 import { createMemoryPersistence, type MemoryPersistence } from "../../src/durability/memory-persistence";
-import type { LoadResult, PersistenceAdapter } from "../../src/durability/persistence";
+import type { LoadResult } from "../../src/durability/persistence";
 import { nextTurn } from "../../src/util/clock";
 
 /** A promise with its resolver exposed, to force an interleaving at a chosen point. */
@@ -69,8 +70,7 @@ interface PendingAppend {
  * order. Records reach the inner in-memory adapter only when confirmed, so `durableKeys` is exactly
  * what a restart would see.
  */
-export class ManualPersistence implements PersistenceAdapter {
-  readonly inner: MemoryPersistence = createMemoryPersistence();
+export class ManualPersistence extends DelegatingPersistence<MemoryPersistence> {
   /** Every append call's records, in call order. */
   readonly appends: CommitRecord[][] = [];
   /** Keys whose latest durable record wrote a value (not a deletion). */
@@ -79,6 +79,10 @@ export class ManualPersistence implements PersistenceAdapter {
   #pending: PendingAppend[] = [];
   #chain: Promise<void> = Promise.resolve();
   #poisoned: Error | null = null;
+
+  constructor() {
+    super(createMemoryPersistence());
+  }
 
   /** Holds every later append until {@link ManualPersistence.confirmNext} or `fail`. */
   hold(): void {
@@ -112,12 +116,12 @@ export class ManualPersistence implements PersistenceAdapter {
     for (const queued of this.#pending.splice(0)) queued.fail(error);
   }
 
-  async load(): Promise<LoadResult> {
+  override async load(): Promise<LoadResult> {
     this.#poisoned = null;
     return this.inner.load();
   }
 
-  append(records: readonly CommitRecord[]): Promise<void> {
+  override append(records: readonly CommitRecord[]): Promise<void> {
     this.appends.push([...records]);
     return new Promise<void>((resolve, reject) => {
       const pending: PendingAppend = {
@@ -153,26 +157,5 @@ export class ManualPersistence implements PersistenceAdapter {
       if (this.#holding) this.#pending.push(pending);
       else pending.confirm();
     });
-  }
-  writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
-    return this.inner.writeSnapshot(info, image);
-  }
-  readSnapshot(seq: number): Promise<Uint8Array> {
-    return this.inner.readSnapshot(seq);
-  }
-  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
-    return this.inner.readRecords(fromSeq, toSeq);
-  }
-  prune(keepFromSeq: number): Promise<void> {
-    return this.inner.prune(keepFromSeq);
-  }
-  readMeta(): Promise<Uint8Array | null> {
-    return this.inner.readMeta();
-  }
-  writeMeta(bytes: Uint8Array | null): Promise<void> {
-    return this.inner.writeMeta(bytes);
-  }
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }

@@ -9,23 +9,20 @@ import { describe, expect, test } from "vitest";
 import { ObjectContext } from "../../src/context/object-context";
 import type { ObjectState } from "../../src/context/object-state";
 import type { CommitRecord } from "../../src/durability/commit-record";
+import { DelegatingPersistence } from "../../src/durability/delegating-persistence";
 import { createMemoryPersistence, type MemoryPersistence } from "../../src/durability/memory-persistence";
-import type { LoadResult, PersistenceAdapter } from "../../src/durability/persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
 import { nextTurn } from "../../src/util/clock";
 
 /** Appends reach the inner adapter in order, but when, and when they are acknowledged, is up to the scheduler. */
-class ScheduledPersistence implements PersistenceAdapter {
-  readonly inner: MemoryPersistence = createMemoryPersistence();
+class ScheduledPersistence extends DelegatingPersistence<MemoryPersistence> {
   readonly durableKeys = new Set<string>();
   #chain: Promise<void> = Promise.resolve();
 
-  constructor(readonly s: fc.Scheduler) {}
-
-  load(): Promise<LoadResult> {
-    return this.inner.load();
+  constructor(readonly s: fc.Scheduler) {
+    super(createMemoryPersistence());
   }
-  append(records: readonly CommitRecord[]): Promise<void> {
+  override append(records: readonly CommitRecord[]): Promise<void> {
     const durable = this.#chain.then(async () => {
       await this.s.schedule(Promise.resolve(), "append becomes durable");
       await this.inner.append(records);
@@ -34,27 +31,6 @@ class ScheduledPersistence implements PersistenceAdapter {
     this.#chain = durable;
     // The acknowledgement may come later still, and acknowledgements may overtake each other.
     return durable.then(() => this.s.schedule(Promise.resolve(), "append acknowledged"));
-  }
-  writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
-    return this.inner.writeSnapshot(info, image);
-  }
-  readSnapshot(seq: number): Promise<Uint8Array> {
-    return this.inner.readSnapshot(seq);
-  }
-  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
-    return this.inner.readRecords(fromSeq, toSeq);
-  }
-  prune(keepFromSeq: number): Promise<void> {
-    return this.inner.prune(keepFromSeq);
-  }
-  readMeta(): Promise<Uint8Array | null> {
-    return this.inner.readMeta();
-  }
-  writeMeta(bytes: Uint8Array | null): Promise<void> {
-    return this.inner.writeMeta(bytes);
-  }
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }
 

@@ -3,14 +3,13 @@
  * reached the commit log (one `append` per committed batch) and can hold appends back on demand.
  */
 import type { CommitRecord } from "../../../src/durability/commit-record";
+import { DelegatingPersistence } from "../../../src/durability/delegating-persistence";
 import { createMemoryPersistence, type MemoryPersistence } from "../../../src/durability/memory-persistence";
-import type { LoadResult, PersistenceAdapter } from "../../../src/durability/persistence";
 import { ObjectStorage, type ObjectStorageOptions } from "../../../src/storage/object-storage";
 import { type Trigger, triggerPromise } from "./helpers";
 
 /** A persistence adapter that records every append and can delay them. */
-export class RecordingPersistence implements PersistenceAdapter {
-  readonly inner: MemoryPersistence = createMemoryPersistence();
+export class RecordingPersistence extends DelegatingPersistence<MemoryPersistence> {
   /** The records of each append call, in call order. */
   readonly appends: CommitRecord[][] = [];
   /** Appends that have resolved (are durable), in order. */
@@ -18,6 +17,10 @@ export class RecordingPersistence implements PersistenceAdapter {
   #gate: Trigger | undefined;
   #tail: Promise<void> = Promise.resolve();
   #failure: Error | undefined;
+
+  constructor() {
+    super(createMemoryPersistence());
+  }
 
   /** Holds every later append until the returned trigger is resolved. */
   hold(): Trigger {
@@ -42,11 +45,7 @@ export class RecordingPersistence implements PersistenceAdapter {
       records.flatMap((r) => r.kv.map((w): [string, boolean] => [w.key, w.value !== null])),
     );
   }
-
-  load(): Promise<LoadResult> {
-    return this.inner.load();
-  }
-  append(records: readonly CommitRecord[]): Promise<void> {
+  override append(records: readonly CommitRecord[]): Promise<void> {
     this.appends.push([...records]);
     const gate = this.#gate;
     const failure = this.#failure;
@@ -60,27 +59,6 @@ export class RecordingPersistence implements PersistenceAdapter {
     });
     this.#tail = done.catch(() => {});
     return done;
-  }
-  writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
-    return this.inner.writeSnapshot(info, image);
-  }
-  readSnapshot(seq: number): Promise<Uint8Array> {
-    return this.inner.readSnapshot(seq);
-  }
-  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
-    return this.inner.readRecords(fromSeq, toSeq);
-  }
-  prune(keepFromSeq: number): Promise<void> {
-    return this.inner.prune(keepFromSeq);
-  }
-  readMeta(): Promise<Uint8Array | null> {
-    return this.inner.readMeta();
-  }
-  writeMeta(bytes: Uint8Array | null): Promise<void> {
-    return this.inner.writeMeta(bytes);
-  }
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }
 

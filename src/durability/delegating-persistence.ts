@@ -1,0 +1,61 @@
+/**
+ * A persistence adapter that forwards every call to another one. Extend it to change one or two
+ * behaviours (inject failures, hold appends, record what was written) without restating the
+ * rest of the interface.
+ */
+import type { CommitRecord } from "./commit-record";
+import type { LoadResult, PersistenceAdapter } from "./persistence";
+
+/**
+ * Forwards every {@link PersistenceAdapter} call to `inner`.
+ *
+ * @example
+ * ```ts
+ * class CountingPersistence extends DelegatingPersistence {
+ *   appends = 0;
+ *   override append(records: readonly CommitRecord[]) {
+ *     this.appends++;
+ *     return super.append(records);
+ *   }
+ * }
+ * const storage = await ObjectStorage.open({ persistence: new CountingPersistence(createMemoryPersistence()) });
+ * ```
+ */
+export class DelegatingPersistence<Inner extends PersistenceAdapter = PersistenceAdapter>
+  implements PersistenceAdapter
+{
+  /** The adapter every call goes to. */
+  readonly inner: Inner;
+
+  constructor(inner: Inner) {
+    this.inner = inner;
+  }
+
+  load(): Promise<LoadResult> {
+    return this.inner.load();
+  }
+  append(records: readonly CommitRecord[]): Promise<void> {
+    return this.inner.append(records);
+  }
+  writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
+    return this.inner.writeSnapshot(info, image);
+  }
+  readSnapshot(seq: number): Promise<Uint8Array> {
+    return this.inner.readSnapshot(seq);
+  }
+  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
+    return this.inner.readRecords(fromSeq, toSeq);
+  }
+  prune(keepFromSeq: number): Promise<void> {
+    return this.inner.prune(keepFromSeq);
+  }
+  readMeta(): Promise<Uint8Array | null> {
+    return this.inner.readMeta();
+  }
+  writeMeta(bytes: Uint8Array | null): Promise<void> {
+    return this.inner.writeMeta(bytes);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
