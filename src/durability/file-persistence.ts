@@ -25,6 +25,18 @@ import { ActorStoreError, toError } from "../errors";
 import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
 import {
+  asPlainBytes,
+  concat,
+  isErrno,
+  META_NAME,
+  SEGMENT_RE,
+  SNAPSHOT_RE,
+  segmentName,
+  snapshotName,
+  TMP_SUFFIX,
+  writeAll,
+} from "./file-layout";
+import {
   checkAppendOrder,
   checkRange,
   checkSnapshotSeq,
@@ -77,16 +89,6 @@ export interface FilePersistence extends PersistenceAdapter {
 }
 
 const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
-const SEGMENT_RE = /^log-(\d{16})\.seg$/;
-const SNAPSHOT_RE = /^snap-(\d{16})-(\d{16})-([0-9a-f]{8})\.sqlite$/;
-const META_NAME = "meta";
-const TMP_SUFFIX = ".tmp";
-
-const pad16 = (n: number): string => String(n).padStart(16, "0");
-const segmentName = (firstSeq: number): string => `log-${pad16(firstSeq)}.seg`;
-const snapshotName = (seq: number, timeMs: number, crc: number): string =>
-  `snap-${pad16(seq)}-${pad16(timeMs)}-${crc.toString(16).padStart(8, "0")}.sqlite`;
-
 interface Segment {
   name: string;
   firstSeq: number;
@@ -114,10 +116,6 @@ interface PendingAppend {
  * older adapter of it, whose writes then reject instead of interleaving with the new owner's.
  */
 const owners = new Map<string, FileAdapter>();
-
-function isErrno(error: unknown, code: string): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
-}
 
 class FileAdapter implements FilePersistence {
   readonly directory: string;
@@ -678,32 +676,6 @@ function prunedError(fromSeq: number): ActorStoreError {
     "ERR_BOOKMARK",
     `Cannot read records after seq ${fromSeq}: part of that history is no longer kept (outside the retention window).`,
   );
-}
-
-async function writeAll(handle: FileHandle, data: Uint8Array, position: number): Promise<void> {
-  let at = 0;
-  // write() may write less than asked (large buffers, some file systems): loop until done.
-  while (at < data.length) {
-    const { bytesWritten } = await handle.write(data, at, data.length - at, position + at);
-    at += bytesWritten;
-  }
-}
-
-/** A plain `Uint8Array` view of a Node `Buffer` (no copy), so callers never get Buffer semantics. */
-function asPlainBytes(buffer: Uint8Array): Uint8Array {
-  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**

@@ -16,15 +16,21 @@
  */
 import type { CommitRecord, KvWrite, SqlWrite } from "../durability/commit-record";
 import { CommitTimeline } from "../durability/commit-timeline";
-import type { PersistenceAdapter, SnapshotInfo } from "../durability/persistence";
-import type { EngineValue, SqlEngine, SqlEngineFactory } from "../engine/engine";
+import type { SnapshotInfo } from "../durability/persistence";
+import type { EngineValue, SqlEngine } from "../engine/engine";
 import { ActorStoreError } from "../errors";
-import type { StorageLimits } from "../limits";
-import type { Clock } from "../util/clock";
 import { scheduleTurnEnd } from "../util/clock";
 import { type Deferred, deferred } from "../util/deferred";
 import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults, CONNECTION_DEFAULTS } from "./connection-defaults";
+import {
+  type CoreOpenOptions,
+  type CoreSettings,
+  formatConstraint,
+  NESTED_STILL_RUNNING_MESSAGE,
+  ORPHANED_TRANSACTION_MESSAGE,
+  WRITE_FAILED_MESSAGE,
+} from "./core-settings";
 import type { KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
 import { KvTable } from "./kv-table";
@@ -42,37 +48,6 @@ interface Batch {
   sql: SqlWrite[];
   done: Deferred<void>;
 }
-
-/** How {@link StorageCore.open} opens. */
-export interface CoreOpenOptions {
-  /** Reads a restore requested by the previous session: the seq to restore to, if any. */
-  restoreTarget?: () => Promise<number | undefined>;
-}
-
-/** Settings of the core, resolved by `ObjectStorage.open`. */
-export interface CoreSettings {
-  engineFactory: SqlEngineFactory;
-  persistence: PersistenceAdapter;
-  clock: Clock;
-  limits: StorageLimits;
-  cacheSoftLimitBytes: number;
-  deleteAllDeletesAlarm: boolean;
-  /** Take a snapshot after this many records since the last one. */
-  snapshotEveryRecords: number;
-  /** Also after this many logged bytes (approximate: changed data) since the last one. */
-  snapshotEveryBytes: number;
-}
-
-/** Why a transaction whose outer transaction already ended cannot continue. */
-export const ORPHANED_TRANSACTION_MESSAGE =
-  "This transaction was rolled back because its outer transaction's closure returned before it finished. Await nested transactions inside the closure.";
-
-/** Why an outer transaction failed while a nested one still ran. */
-export const NESTED_STILL_RUNNING_MESSAGE =
-  "A nested transaction was still running when its outer transaction's closure returned, so both were rolled back. Await nested transactions inside the closure.";
-
-/** The platform's message when a write failure reset the object. */
-export const WRITE_FAILED_MESSAGE = "Internal error in Durable Object storage write caused object to be reset.";
 
 /** The storage core. See the module comment for the write path. */
 export class StorageCore {
@@ -721,8 +696,5 @@ export class StorageCore {
   }
 }
 
-function formatConstraint(e: unknown): string {
-  const message = e instanceof Error ? e.message : String(e);
-  if (/FOREIGN KEY/i.test(message)) return `${message}: SQLITE_CONSTRAINT (extended: SQLITE_CONSTRAINT_FOREIGNKEY)`;
-  return `${message}: SQLITE_CONSTRAINT`;
-}
+export type { CoreOpenOptions, CoreSettings } from "./core-settings";
+export { NESTED_STILL_RUNNING_MESSAGE, ORPHANED_TRANSACTION_MESSAGE, WRITE_FAILED_MESSAGE } from "./core-settings";

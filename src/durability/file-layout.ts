@@ -1,0 +1,48 @@
+/**
+ * The file adapter's directory layout (file names and their patterns) and the small byte and I/O
+ * helpers it uses. docs/durability.md describes the layout.
+ */
+import type { FileHandle } from "node:fs/promises";
+
+export const SEGMENT_RE = /^log-(\d{16})\.seg$/;
+export const SNAPSHOT_RE = /^snap-(\d{16})-(\d{16})-([0-9a-f]{8})\.sqlite$/;
+export const META_NAME = "meta";
+export const TMP_SUFFIX = ".tmp";
+
+export const pad16 = (n: number): string => String(n).padStart(16, "0");
+export const segmentName = (firstSeq: number): string => `log-${pad16(firstSeq)}.seg`;
+export const snapshotName = (seq: number, timeMs: number, crc: number): string =>
+  `snap-${pad16(seq)}-${pad16(timeMs)}-${crc.toString(16).padStart(8, "0")}.sqlite`;
+
+/** Whether `error` is a Node system error with this `code` (ENOENT, EEXIST, …). */
+export function isErrno(error: unknown, code: string): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
+}
+
+/** Writes all of `data` at `position` (a single write may write less). */
+export async function writeAll(handle: FileHandle, data: Uint8Array, position: number): Promise<void> {
+  let at = 0;
+  // write() may write less than asked (large buffers, some file systems): loop until done.
+  while (at < data.length) {
+    const { bytesWritten } = await handle.write(data, at, data.length - at, position + at);
+    at += bytesWritten;
+  }
+}
+
+/** A plain `Uint8Array` view of a Node `Buffer` (no copy), so callers never get Buffer semantics. */
+export function asPlainBytes(buffer: Uint8Array): Uint8Array {
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+}
+
+/** Concatenates byte arrays into one. */
+export function concat(parts: Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const p of parts) length += p.length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -1,0 +1,49 @@
+/**
+ * The storage core's settings, and the messages of the failures it reports (platform texts where
+ * the platform has one).
+ */
+import type { PersistenceAdapter } from "../durability/persistence";
+import type { SqlEngineFactory } from "../engine/engine";
+import type { StorageLimits } from "../limits";
+import type { Clock } from "../util/clock";
+
+/** How `StorageCore.open` opens. */
+export interface CoreOpenOptions {
+  /** Reads a restore requested by the previous session: the seq to restore to, if any. */
+  restoreTarget?: () => Promise<number | undefined>;
+}
+
+/** Settings of the core, resolved by `ObjectStorage.open`. */
+export interface CoreSettings {
+  engineFactory: SqlEngineFactory;
+  persistence: PersistenceAdapter;
+  clock: Clock;
+  limits: StorageLimits;
+  cacheSoftLimitBytes: number;
+  deleteAllDeletesAlarm: boolean;
+  /** Take a snapshot after this many records since the last one. */
+  snapshotEveryRecords: number;
+  /** Also after this many logged bytes (approximate: changed data) since the last one. */
+  snapshotEveryBytes: number;
+}
+
+/** Why a transaction whose outer transaction already ended cannot continue. */
+export const ORPHANED_TRANSACTION_MESSAGE =
+  "This transaction was rolled back because its outer transaction's closure returned before it finished. Await nested transactions inside the closure.";
+
+/** Why an outer transaction failed while a nested one still ran. */
+export const NESTED_STILL_RUNNING_MESSAGE =
+  "A nested transaction was still running when its outer transaction's closure returned, so both were rolled back. Await nested transactions inside the closure.";
+
+/** The platform's message when a write failure reset the object. */
+export const WRITE_FAILED_MESSAGE = "Internal error in Durable Object storage write caused object to be reset.";
+
+/**
+ * The platform's message when a deferred constraint fails at commit (the object is reset).
+ * `e` is SQLite's error; foreign keys get the platform's extended code.
+ */
+export function formatConstraint(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  if (/FOREIGN KEY/i.test(message)) return `${message}: SQLITE_CONSTRAINT (extended: SQLITE_CONSTRAINT_FOREIGNKEY)`;
+  return `${message}: SQLITE_CONSTRAINT`;
+}
