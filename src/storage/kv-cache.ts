@@ -40,7 +40,6 @@ const MAX_COMPLETE_RANGES = 16;
 export class KvCache {
   readonly #entries = new Map<string, CacheEntry>();
   #complete: CompleteRange[] = [];
-  #evictions = 0;
   #bytes = 0;
   #softLimitBytes: number;
 
@@ -85,6 +84,11 @@ export class KvCache {
     if (this.#bytes > this.#softLimitBytes) this.trim(this.#softLimitBytes - (this.#softLimitBytes >>> 3));
   }
 
+  /** Whether `bytes` more would still fit under the soft limit without evicting anything. */
+  hasRoomFor(bytes: number): boolean {
+    return this.#bytes + bytes <= this.#softLimitBytes;
+  }
+
   /** Forgets `key` (used by `noCache` writes once they are clean). */
   delete(key: string): void {
     const old = this.#entries.get(key);
@@ -92,11 +96,6 @@ export class KvCache {
     this.#bytes -= old.size;
     this.#entries.delete(key);
     this.#forgetRangesWith(key);
-  }
-
-  /** How many entries were evicted so far (callers compare before and after a bulk insert). */
-  get evictions(): number {
-    return this.#evictions;
   }
 
   /** Records that every stored key in `[start, end)` is now cached. */
@@ -122,7 +121,6 @@ export class KvCache {
       if (this.#bytes <= targetBytes) break;
       this.#entries.delete(key);
       this.#bytes -= e.size;
-      this.#evictions++;
       this.#forgetRangesWith(key);
     }
   }

@@ -232,15 +232,20 @@ export class StorageCore {
     const overlay = overlayInRange(this.#layers, range);
     if (overlay.size === 0) {
       const out: Array<[string, Uint8Array]> = [];
-      const evictionsBefore = this.cache.evictions;
+      // Listed rows go into the read cache only while it has room: a large listing would otherwise
+      // evict the working set (and pay for the churn) to cache rows that are rarely read again.
+      let cached = !noCache;
       this.#kv.scan(range.start, range.end, range.reverse, range.limit, (k, v) => {
         out.push([k, v]);
-        if (!noCache) this.cache.set(k, v);
+        if (cached) {
+          if (this.cache.hasRoomFor(k.length * 2 + v.byteLength + 256)) this.cache.set(k, v);
+          else cached = false;
+        }
         return true;
       });
-      // Every stored key of the part of the range we read is now cached (unless the cache had to
-      // evict meanwhile): later gets of absent keys in it need no SQLite lookup.
-      if (!noCache && this.cache.evictions === evictionsBefore) this.#markListed(range, out);
+      // Every stored key of the part of the range we read is now cached: later gets of absent
+      // keys in it need no SQLite lookup.
+      if (cached) this.#markListed(range, out);
       return out;
     }
     // Each buffered key can hide at most one stored row, so over-fetch by the overlay size.
