@@ -91,7 +91,7 @@ export class KvOperations {
     const key = toKey(rawKey);
     checkKeySize(key, this.#limits);
     this.#core.assertUsable();
-    const existed = this.#core.read(key) !== null;
+    const existed = this.#core.exists(key);
     if (existed) this.#core.write(key, null, allowUnconfirmed);
     return existed;
   }
@@ -104,7 +104,7 @@ export class KvOperations {
     this.#core.assertUsable();
     let count = 0;
     for (const k of keys) {
-      if (this.#core.read(k) !== null) {
+      if (this.#core.exists(k)) {
         count++;
         this.#core.write(k, null, allowUnconfirmed);
       }

@@ -63,6 +63,18 @@ export class KvTable {
     }
   }
 
+  /** Whether `key` is stored (reads no value). */
+  has(key: string): boolean {
+    if (!this.exists()) return false;
+    const s = this.#stmt("has", "SELECT 1 FROM _cf_KV WHERE key = ?");
+    s.bind([key], "integer");
+    try {
+      return s.step();
+    } finally {
+      s.reset();
+    }
+  }
+
   /** Writes or deletes one key (`null` deletes). */
   write(key: string, value: Uint8Array | null): void {
     this.ensure();

@@ -214,6 +214,22 @@ export class StorageCore {
     return bytes;
   }
 
+  /**
+   * Whether `key` exists now (buffered writes first). Cheaper than {@link StorageCore.read} for a
+   * key that is not cached: SQLite answers without copying the value out, and nothing is cached
+   * (delete() is about to remove it anyway).
+   */
+  exists(key: string): boolean {
+    for (let i = this.#layers.length - 1; i >= 0; i--) {
+      const v = (this.#layers[i] as WriteLayer).kv.get(key);
+      if (v !== undefined) return v !== null;
+    }
+    const cached = this.cache.get(key);
+    if (cached !== undefined) return cached.bytes !== null;
+    if (this.cache.knownAbsent(key)) return false;
+    return this.#kv.has(key);
+  }
+
   /** The cached decoded primitive for `key`, when the cache has one and no write shadows it. */
   cachedPrimitive(key: string): { value: unknown } | undefined {
     for (const layer of this.#layers) if (layer.kv.has(key)) return undefined;
