@@ -8,7 +8,7 @@
 export interface CacheEntry {
   bytes: Uint8Array | null;
   /** The decoded value when it is a primitive (immutable, so it can be shared between reads). */
-  primitive?: { value: unknown };
+  primitive: { value: unknown } | undefined;
   size: number;
 }
 
@@ -70,13 +70,20 @@ export class KvCache {
 
   /** Records the clean state of `key`; evicts down to the soft limit. */
   set(key: string, bytes: Uint8Array | null, primitive?: { value: unknown }): void {
+    const size = key.length * 2 + (bytes?.byteLength ?? 0) + ENTRY_OVERHEAD_BYTES;
     const old = this.#entries.get(key);
     if (old !== undefined) {
-      this.#bytes -= old.size;
-      this.#entries.delete(key);
+      // Update in place: a rewritten key keeps its place in the LRU order (a read promotes it),
+      // which saves a Map delete and insert on every committed overwrite.
+      this.#bytes += size - old.size;
+      old.bytes = bytes;
+      old.size = size;
+      old.primitive = primitive;
+      if (this.#bytes > this.#softLimitBytes) this.trim(this.#softLimitBytes - (this.#softLimitBytes >>> 3));
+      return;
     }
-    const size = key.length * 2 + (bytes?.byteLength ?? 0) + ENTRY_OVERHEAD_BYTES;
-    const entry: CacheEntry = primitive === undefined ? { bytes, size } : { bytes, primitive, size };
+    // Always the same shape (primitive present, maybe undefined) so V8 keeps entries monomorphic.
+    const entry: CacheEntry = { bytes, primitive, size };
     this.#entries.set(key, entry);
     this.#bytes += size;
     // Evict down to 7/8 of the limit, not just below it: walking the LRU order from its start
