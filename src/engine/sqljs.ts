@@ -36,6 +36,13 @@ interface RawSqlite {
   _sqlite3_step(stmt: number): number;
   _sqlite3_bind_double(stmt: number, index: number, value: number): number;
   _sqlite3_bind_blob(stmt: number, index: number, ptr: number, bytes: number, destructor: number): number;
+  _sqlite3_bind_text(stmt: number, index: number, ptr: number, bytes: number, destructor: number): number;
+  _sqlite3_reset(stmt: number): number;
+  _sqlite3_clear_bindings(stmt: number): number;
+  _sqlite3_column_type(stmt: number, column: number): number;
+  _sqlite3_column_double(stmt: number, column: number): number;
+  _sqlite3_column_text(stmt: number, column: number): number;
+  _sqlite3_column_bytes(stmt: number, column: number): number;
   _sqlite3_errmsg(db: number): number;
   _sqlite3_sql(stmt: number): number;
   _sqlite3_changes(db: number): number;
@@ -56,12 +63,19 @@ interface RawSqlite {
   addFunction(fn: (...args: number[]) => void, signature: string): number;
   removeFunction(ptr: number): void;
   stringToNewUTF8(text: string): number;
-  UTF8ToString(ptr: number): string;
+  UTF8ToString(ptr: number, maxBytes?: number, ignoreNul?: boolean): string;
+  lengthBytesUTF8(text: string): number;
 }
 
 const SQLITE_ROW = 100;
 const SQLITE_DONE = 101;
 const SQLITE_RANGE = 25;
+const SQLITE_INTEGER = 1;
+const SQLITE_FLOAT = 2;
+const SQLITE_TEXT = 3;
+const SQLITE_BLOB = 4;
+/** `sqlite3_bind_text`'s destructor argument: the memory stays valid until the binding is cleared. */
+const SQLITE_STATIC = 0;
 /** SQLite's hard upper bound on `?NNN` (SQLITE_MAX_VARIABLE_NUMBER in sql.js's build is 32766). */
 const MAX_PARAMETER_PROBE = 32_766;
 
@@ -320,6 +334,10 @@ class SqlJsStatement implements EngineStatement {
   readonly #ptr: number;
   #freed = false;
   #parameterCount: number | undefined;
+  /** UTF-8 copies of bound strings (ours, see {@link SqlJsStatement.bind}), freed once unbound. */
+  readonly #strings: number[] = [];
+  /** The current bindings went through sql.js, which keeps its own copies until its reset. */
+  #boundBySqlJs = false;
 
   constructor(engine: SqlJsEngine, raw: RawSqlite, stmt: Statement, ptr: number, sql: string) {
     this.#engine = engine;
@@ -335,16 +353,46 @@ class SqlJsStatement implements EngineStatement {
 
   bind(values: readonly EngineValue[], numbers: NumberBinding): void {
     this.#assertLive();
-    if (values.length === 0) {
-      this.#stmt.reset();
-      return;
-    }
+    this.#clear();
+    if (values.length === 0) return;
     if (numbers === "integer") {
+      this.#boundBySqlJs = true;
       this.#stmt.bind(values as EngineValue[]);
       return;
     }
-    // Bind everything through sql.js, then rebind numbers as REAL through the C API.
+    // Numbers (as REAL), strings and NULLs go straight through the C API; sql.js's own bind
+    // would reset the statement again, allocate, and bind whole numbers as INTEGER.
+    const raw = this.#raw;
+    const ptr = this.#ptr;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      let rc = 0;
+      if (typeof v === "number") rc = raw._sqlite3_bind_double(ptr, i + 1, v);
+      else if (typeof v === "string") rc = this.#bindText(i + 1, v);
+      else if (v !== null && v !== undefined) {
+        this.#bindWithBlobs(values);
+        return;
+      }
+      // null: the cleared binding already is NULL.
+      if (rc !== 0) throw this.#engine.lastError(rc);
+    }
+  }
+
+  /** Binds a string as TEXT from a UTF-8 copy that lives until the binding is cleared. */
+  #bindText(index: number, text: string): number {
+    const raw = this.#raw;
+    const copy = raw.stringToNewUTF8(text);
+    this.#strings.push(copy);
+    // The copy is NUL-terminated; pass its length only when the text itself contains NULs.
+    const bytes = text.includes("\0") ? raw.lengthBytesUTF8(text) : -1;
+    return raw._sqlite3_bind_text(this.#ptr, index, copy, bytes, SQLITE_STATIC);
+  }
+
+  /** With a blob among the values: everything through sql.js, then numbers again as REAL. */
+  #bindWithBlobs(values: readonly EngineValue[]): void {
+    this.#clear();
     const placeholders = values.map((v) => (typeof v === "number" ? null : v));
+    this.#boundBySqlJs = true;
     this.#stmt.bind(placeholders);
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
@@ -353,6 +401,23 @@ class SqlJsStatement implements EngineStatement {
         if (rc !== 0) throw this.#engine.lastError(rc);
       }
     }
+  }
+
+  /** Rewinds the statement and clears its bindings (as sql.js's reset), freeing their copies. */
+  #clear(): void {
+    if (this.#boundBySqlJs) {
+      this.#boundBySqlJs = false;
+      this.#stmt.reset();
+    } else {
+      this.#raw._sqlite3_reset(this.#ptr);
+      this.#raw._sqlite3_clear_bindings(this.#ptr);
+    }
+    this.#freeStrings();
+  }
+
+  #freeStrings(): void {
+    const strings = this.#strings;
+    for (let p = strings.pop(); p !== undefined; p = strings.pop()) this.#raw._free(p);
   }
 
   step(): boolean {
@@ -365,7 +430,29 @@ class SqlJsStatement implements EngineStatement {
 
   row(): EngineValue[] {
     this.#assertLive();
-    return this.#stmt.get() as EngineValue[];
+    // As sql.js's get(), minus its per-call bookkeeping; a row with a blob through sql.js (it owns the heap).
+    const raw = this.#raw;
+    const ptr = this.#ptr;
+    const n = raw._sqlite3_data_count(ptr);
+    const values = new Array<EngineValue>(n);
+    for (let i = 0; i < n; i++) {
+      switch (raw._sqlite3_column_type(ptr, i)) {
+        case SQLITE_INTEGER:
+        case SQLITE_FLOAT:
+          values[i] = raw._sqlite3_column_double(ptr, i);
+          break;
+        case SQLITE_TEXT: {
+          const text = raw._sqlite3_column_text(ptr, i);
+          values[i] = raw.UTF8ToString(text, raw._sqlite3_column_bytes(ptr, i), true);
+          break;
+        }
+        case SQLITE_BLOB:
+          return this.#stmt.get() as EngineValue[];
+        default:
+          values[i] = null;
+      }
+    }
+    return values;
   }
 
   columnNames(): string[] {
@@ -393,13 +480,14 @@ class SqlJsStatement implements EngineStatement {
 
   reset(): void {
     if (this.freed) return;
-    this.#stmt.reset();
+    this.#clear();
   }
 
   free(): void {
     if (this.#freed) return;
     this.#freed = true;
     if (!this.#engine.closed) this.#stmt.free();
+    this.#freeStrings();
     this.#engine.forget(this);
   }
 
