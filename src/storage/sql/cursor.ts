@@ -96,12 +96,14 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
 
   /** Rows read so far, by the platform's counting rules as far as sql.js shows them (docs/sql.md). */
   get rowsRead(): number {
-    return this.#counters()[0];
+    const source = this.#liveSource();
+    return source === undefined ? this.#finalRead : this.#liveRead(source);
   }
 
   /** Rows written so far, table and index entries (docs/sql.md). */
   get rowsWritten(): number {
-    return this.#counters()[1];
+    const source = this.#liveSource();
+    return source === undefined ? this.#finalWritten : this.#liveWritten(source);
   }
 
   /** The next row, or `{done: true}` (repeatably) after the last. */
@@ -113,7 +115,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   /** The remaining rows. */
   toArray(): T[] {
     const rows: T[] = [];
-    for (let row = this.#nextRaw(); row !== undefined; row = this.#nextRaw()) rows.push(this.#toObject(row) as T);
+    // No SQL function calls back into user code, so nothing can cancel the cursor mid-loop.
+    for (let row = this.#nextRaw(); row !== undefined; row = this.#advance()) rows.push(this.#toObject(row) as T);
     return rows;
   }
 
@@ -131,7 +134,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
       },
       toArray: () => {
         const rows: U[] = [];
-        for (let row = this.#nextRaw(); row !== undefined; row = this.#nextRaw()) rows.push(row as U);
+        for (let row = this.#nextRaw(); row !== undefined; row = this.#advance()) rows.push(row as U);
         return rows;
       },
       one: () => this.#oneRaw() as U,
@@ -168,6 +171,11 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
 
   #nextRaw(): SqlStorageValue[] | undefined {
     this.#assertNotCanceled();
+    return this.#advance();
+  }
+
+  /** {@link SqlStorageCursor.#nextRaw} without the cancellation check (the caller made it). */
+  #advance(): SqlStorageValue[] | undefined {
     const row = this.#pending;
     if (row === undefined) return undefined;
     this.#returned++;
@@ -252,7 +260,11 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
 
   #finish(): void {
     if (!this.#active) return;
-    [this.#finalRead, this.#finalWritten] = this.#liveCounters();
+    const source = this.#source;
+    if (source !== undefined) {
+      this.#finalRead = this.#liveRead(source);
+      this.#finalWritten = this.#liveWritten(source);
+    }
     this.#active = false;
     this.#source = undefined;
   }
@@ -263,10 +275,11 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     }
   }
 
-  #counters(): [number, number] {
-    if (!this.#active) return [this.#finalRead, this.#finalWritten];
+  /** The source while the counters still move (after the cancellation check), else `undefined`. */
+  #liveSource(): CursorSource | undefined {
+    if (!this.#active) return undefined;
     this.#assertNotCanceled();
-    return this.#liveCounters();
+    return this.#source;
   }
 
   /**
@@ -274,18 +287,21 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
    * so we count what we can see: rows handed out or stepped to (one ahead), rows changed by DML
    * times the table and index entries each change writes, and `count(*)`'s table size.
    */
-  #liveCounters(): [number, number] {
-    const source = this.#source;
-    if (source === undefined) return [this.#finalRead, this.#finalWritten];
+  #liveRead(source: CursorSource): number {
     const v = source.verdict;
-    if (v.countTable !== undefined) return [this.#countedRows, 0];
-    if (v.kind === "create" && v.mayWrite) return [1, 2];
+    if (v.countTable !== undefined) return this.#countedRows;
+    if (v.kind === "create" && v.mayWrite) return 1;
     const visible = this.#returned + (this.#pending === undefined ? 0 : 1);
-    const dml = isDml(v);
-    const base = dml && (v.kind !== "insert" || v.returning) ? this.#changes : 0;
-    const read = base + (v.readsTables || v.returning ? visible : 0);
-    const written = dml ? this.#changes * Math.max(1, v.writesPerRow) : 0;
-    return [read, written];
+    const base = isDml(v) && (v.kind !== "insert" || v.returning) ? this.#changes : 0;
+    return base + (v.readsTables || v.returning ? visible : 0);
+  }
+
+  /** Rows written so far (see {@link SqlStorageCursor.#liveRead}). */
+  #liveWritten(source: CursorSource): number {
+    const v = source.verdict;
+    if (v.countTable !== undefined) return 0;
+    if (v.kind === "create" && v.mayWrite) return 2;
+    return isDml(v) ? this.#changes * Math.max(1, v.writesPerRow) : 0;
   }
 
   #toObject(row: SqlStorageValue[]): SqlStorageRow {
