@@ -1,18 +1,10 @@
 /**
- * The storage core: one database, one write buffer, one commit stream.
- *
- * How a write travels (docs/architecture.md has the diagram):
- * 1. `put()` encodes the value and sets it in the top layer of the write buffer, synchronously.
- *    SQL writes run in the engine at once, inside the batch's implicit transaction (BEGIN on the
- *    first one), and are logged as statements.
- * 2. A commit is scheduled for a later macrotask, so every write issued in the same turn (even
- *    across awaits of already-resolved storage promises) lands in one atomic batch, as on the
- *    platform. While an explicit transaction is open the commit waits for it.
- * 3. The commit writes the buffered key-value entries and the alarm into the engine, COMMITs, turns
- *    the batch into one {@link CommitRecord} and appends it to the persistence adapter. The batch's
- *    confirmation settles when the append is durable; the output gate waits on it.
- * 4. If the COMMIT or the append fails, the core breaks: nothing more is accepted, and the host
- *    resets the object, which reopens from what the adapter holds (the last confirmed state).
+ * The storage core: one database, one write buffer, one commit stream. docs/architecture.md
+ * follows a write from `put()` to the commit log and back; in short: writes buffer synchronously
+ * (SQL runs at once inside the batch's implicit transaction and is logged), the batch commits at
+ * the end of the turn as one {@link CommitRecord} appended to the persistence adapter, its
+ * confirmation feeds the output gate, and a failed COMMIT or append breaks the core so the host
+ * resets the object over what the adapter holds.
  */
 import type { CommitRecord, KvWrite, SqlWrite } from "../durability/commit-record";
 import { CommitTimeline } from "../durability/commit-timeline";

@@ -8,23 +8,7 @@ import { createMemoryPersistence, type MemoryPersistence } from "../../src/durab
 import type { LoadResult } from "../../src/durability/persistence";
 import { nextTurn } from "../../src/util/clock";
 
-/** A promise with its resolver exposed, to force an interleaving at a chosen point. */
-export interface Trigger<T = void> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(reason: unknown): void;
-}
-
-/** Creates a {@link Trigger} (the `triggerPromise()` helper of the style guide). */
-export function triggerPromise<T = void>(): Trigger<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (reason: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+export { type Trigger, triggerPromise } from "../helpers/trigger";
 
 /**
  * Lets the event loop run `turns` macrotasks: enough for the input gate to deliver queued events

@@ -20,23 +20,7 @@ export function utf8Compare(a: string, b: string): number {
   return x.length - y.length;
 }
 
-/** A promise with its resolver exposed, to force an interleaving at a chosen point. */
-export interface Trigger<T = void> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(reason: unknown): void;
-}
-
-/** Creates a {@link Trigger} (the `triggerPromise()` helper of the style guide). */
-export function triggerPromise<T = void>(): Trigger<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (reason: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+export { type Trigger, triggerPromise } from "../../helpers/trigger";
 
 /** Resolves on a later macrotask (after the storage's scheduled commit, which was queued first). */
 export function macrotask(): Promise<void> {
