@@ -3,10 +3,10 @@
  * and block the migration until deleted (seed 3.1 rule 1), so the delete operation is part of
  * the migration procedure. Like every previous managed-rules API, both refuse after migration.
  */
-import { PREVIOUS_API_GONE_MESSAGE } from "./previous-settings";
+import { enterPreviousApi } from "./previous-settings";
 import { type OperationResult, StepLog } from "./result";
 import { invalidValue, isRecord } from "./validate";
-import { type UriOverride, validateZoneState, type ZoneState } from "./zone-state";
+import type { UriOverride, ZoneState } from "./zone-state";
 
 /**
  * Adds a URI-based override (`POST /zones/{zone_id}/firewall/waf/overrides`).
@@ -19,13 +19,9 @@ import { type UriOverride, validateZoneState, type ZoneState } from "./zone-stat
  */
 export function createUriOverride(zone: ZoneState, override: UriOverride): OperationResult<UriOverride> {
   const log = new StepLog();
-  const valid = validateZoneState(zone);
-  if (!valid.ok) return log.refuse("validate-zone", "The zone state is not valid.", valid.errors, zone);
-  log.add("validate-zone", "unchanged", "The zone state is valid.");
-  const z = valid.zone;
-  if (z.migrationState === "complete")
-    return log.refuse("check-state", PREVIOUS_API_GONE_MESSAGE, [], z, ["validate-override", "save-override"]);
-  log.add("check-state", "unchanged", "The previous managed rules API is available.");
+  const entered = enterPreviousApi<UriOverride>(log, zone, ["validate-override", "save-override"]);
+  if ("refused" in entered) return entered.refused;
+  const z = entered.zone;
   const o: unknown = override;
   if (
     !isRecord(o) ||
@@ -62,13 +58,9 @@ export function createUriOverride(zone: ZoneState, override: UriOverride): Opera
  */
 export function deleteUriOverride(zone: ZoneState, overrideId: string): OperationResult<{ id: string }> {
   const log = new StepLog();
-  const valid = validateZoneState(zone);
-  if (!valid.ok) return log.refuse("validate-zone", "The zone state is not valid.", valid.errors, zone);
-  log.add("validate-zone", "unchanged", "The zone state is valid.");
-  const z = valid.zone;
-  if (z.migrationState === "complete")
-    return log.refuse("check-state", PREVIOUS_API_GONE_MESSAGE, [], z, ["find-override", "delete-override"]);
-  log.add("check-state", "unchanged", "The previous managed rules API is available.");
+  const entered = enterPreviousApi<{ id: string }>(log, zone, ["find-override", "delete-override"]);
+  if ("refused" in entered) return entered.refused;
+  const z = entered.zone;
   if (typeof overrideId !== "string" || !z.uriOverrides.some((o) => o.id === overrideId))
     return log.refuse(
       "find-override",

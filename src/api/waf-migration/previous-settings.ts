@@ -49,13 +49,9 @@ export function updatePreviousWafSettings(
   patch: PreviousWafSettingsPatch,
 ): OperationResult<PreviousWafConfig> {
   const log = new StepLog();
-  const valid = validateZoneState(zone);
-  if (!valid.ok) return log.refuse("validate-zone", "The zone state is not valid.", valid.errors, zone);
-  log.add("validate-zone", "unchanged", "The zone state is valid.");
-  const z = valid.zone;
-  if (z.migrationState === "complete")
-    return log.refuse("check-state", PREVIOUS_API_GONE_MESSAGE, [], z, ["validate-patch", "save-settings"]);
-  log.add("check-state", "unchanged", "The previous managed rules API is available.");
+  const entered = enterPreviousApi<PreviousWafConfig>(log, zone, ["validate-patch", "save-settings"]);
+  if ("refused" in entered) return entered.refused;
+  const z = entered.zone;
 
   const p: Record<string, unknown> = isRecord(patch) ? patch : {};
   const errors: ApiMessage[] = [];
@@ -84,4 +80,32 @@ export function updatePreviousWafSettings(
   log.add("validate-patch", "unchanged", "The settings are valid.");
   log.add("save-settings", "changed", "The previous managed rules settings are saved.");
   return log.succeed(next, { ...z, previousWaf: next });
+}
+
+/**
+ * The first steps of every call to the previous managed-rules API: the zone state must be valid,
+ * and the zone not migrated (that API stops working then). Returns the validated zone, or the
+ * refusal to return, with `laterSteps` recorded as not run.
+ *
+ * @example
+ * ```ts
+ * const log = new StepLog();
+ * const entered = enterPreviousApi<UriOverride>(log, zone, ["validate-override", "save-override"]);
+ * if ("refused" in entered) return entered.refused;
+ * ```
+ */
+export function enterPreviousApi<T>(
+  log: StepLog,
+  zone: ZoneState,
+  laterSteps: readonly string[],
+): { zone: ZoneState } | { refused: OperationResult<T> } {
+  const valid = validateZoneState(zone);
+  if (!valid.ok) return { refused: log.refuse("validate-zone", "The zone state is not valid.", valid.errors, zone) };
+  log.add("validate-zone", "unchanged", "The zone state is valid.");
+  const z = valid.zone;
+  if (z.migrationState === "complete") {
+    return { refused: log.refuse("check-state", PREVIOUS_API_GONE_MESSAGE, [], z, laterSteps) };
+  }
+  log.add("check-state", "unchanged", "The previous managed rules API is available.");
+  return { zone: z };
 }
