@@ -19,11 +19,6 @@ export class InputGate {
     return this.#criticalDepth > 0;
   }
 
-  /** Events waiting for delivery. */
-  get queued(): number {
-    return this.#queue.length;
-  }
-
   /** Resolves when the event may start (in order, on its own macrotask, with the gate open). */
   enter(): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -44,11 +39,6 @@ export class InputGate {
       this.#criticalDepth--;
       this.#pump();
     }
-  }
-
-  /** Drops every queued event (they are re-queued by the host after a reset). */
-  drain(): Array<() => void> {
-    return this.#queue.splice(0);
   }
 
   #pump(): void {

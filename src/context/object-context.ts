@@ -372,9 +372,4 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       }
     });
   }
-
-  /** @internal The storage core of the live session, if any (for the alarm scheduler). */
-  get liveStorage(): ObjectStorage | undefined {
-    return this.#session?.broken ? undefined : this.#session?.storage;
-  }
 }

@@ -11,6 +11,7 @@
 
 import type { Database, SqlJsStatic, Statement } from "sql.js";
 import initSqlJs from "sql.js";
+import { isWellFormed } from "../util/utf8";
 import {
   EngineError,
   type EngineFunction,
@@ -89,12 +90,6 @@ const SQLITE_STATIC = 0;
 const encoder = new TextEncoder();
 const SCRATCH_MAX_BYTES = 1 << 22;
 let scratch = new Uint8Array(4096);
-const stringPrototype = String.prototype as { isWellFormed?: (this: string) => boolean };
-const LONE_OR_PAIRED_SURROGATE = /[\uD800-\uDFFF]/;
-const isWellFormed: (text: string) => boolean =
-  typeof stringPrototype.isWellFormed === "function"
-    ? (text) => (stringPrototype.isWellFormed as (this: string) => boolean).call(text)
-    : (text) => !LONE_OR_PAIRED_SURROGATE.test(text);
 /** SQLite's hard upper bound on `?NNN` (SQLITE_MAX_VARIABLE_NUMBER in sql.js's build is 32766). */
 const MAX_PARAMETER_PROBE = 32_766;
 
@@ -170,7 +165,6 @@ function locatePointerKeys(sql: SqlJsStatic): PointerKeys {
 }
 
 class SqlJsEngine implements SqlEngine {
-  readonly #sql: SqlJsStatic;
   readonly #raw: RawSqlite;
   readonly #keys: PointerKeys;
   readonly #db: Database;
@@ -180,7 +174,6 @@ class SqlJsEngine implements SqlEngine {
   #closed = false;
 
   constructor(sql: SqlJsStatic, keys: PointerKeys, bytes?: Uint8Array) {
-    this.#sql = sql;
     this.#raw = sql as unknown as RawSqlite;
     this.#keys = keys;
     this.#db = new sql.Database(bytes);
@@ -337,11 +330,6 @@ class SqlJsEngine implements SqlEngine {
 
   #assertOpen(): void {
     if (this.#closed) throw new EngineError("Database closed", 21 /* SQLITE_MISUSE */);
-  }
-
-  /** @internal */
-  get sqlModule(): SqlJsStatic {
-    return this.#sql;
   }
 }
 

@@ -3,7 +3,7 @@
  * with the platform's checks in the platform's order.
  */
 import type { StorageLimits } from "../limits";
-import { utf8Length } from "../util/utf8";
+import { toWellFormed, utf8Length } from "../util/utf8";
 import type { SyncKvListOptions } from "./options";
 
 const encoder = new TextEncoder();
@@ -37,18 +37,7 @@ export function compareKeys(a: string, b: string): number {
  */
 export function toKey(key: unknown): string {
   const s = typeof key === "string" ? key : String(key);
-  return isWellFormed(s) ? s : s.replace(LONE_SURROGATE, "\uFFFD");
-}
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-type WellFormedString = string & { isWellFormed?: () => boolean };
-
-function isWellFormed(s: string): boolean {
-  const native = (s as WellFormedString).isWellFormed;
-  if (native !== undefined) return native.call(s);
-  LONE_SURROGATE.lastIndex = 0;
-  return !LONE_SURROGATE.test(s);
+  return toWellFormed(s);
 }
 
 /** Throws the platform's RangeError when a key is over the limit. */

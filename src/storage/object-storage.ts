@@ -6,6 +6,7 @@
 import { openFilePersistence } from "../durability/file-persistence";
 import { createMemoryPersistence } from "../durability/memory-persistence";
 import type { PersistenceAdapter } from "../durability/persistence";
+import { DEFAULT_RETENTION_WINDOW_MS } from "../durability/retention";
 import type { SqlEngineFactory } from "../engine/engine";
 import { loadSqlJsEngine, type SqlJsLoadOptions } from "../engine/sqljs";
 import { ActorStoreError } from "../errors";
@@ -74,8 +75,8 @@ export interface ObjectStorageOptions {
 /** The read cache's default soft limit: 4 MiB (see {@link ObjectStorageOptions.cacheSoftLimitBytes}). */
 export const DEFAULT_CACHE_SOFT_LIMIT_BYTES = 4 * 1024 * 1024;
 
-/** 30 days, the seed's point-in-time recovery window. */
-export const DEFAULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+/** 30 days, the seed's point-in-time recovery window (the retention policy's default). */
+export const DEFAULT_RETENTION_MS = DEFAULT_RETENTION_WINDOW_MS;
 
 /**
  * The storage of one stateful object: key-value API, SQL API (`backend: "sqlite"`), point-in-time

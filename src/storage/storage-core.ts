@@ -480,11 +480,6 @@ export class StorageCore {
     return this.#lastConfirmation;
   }
 
-  /** The confirmation of the current batch (what the output gate waits for). */
-  get pendingConfirmation(): Promise<void> {
-    return this.#hasPending() ? this.#batch.done.promise : this.#lastConfirmation;
-  }
-
   /** Commits the current batch now, if nothing (an explicit transaction) holds it open. */
   commitNow(): void {
     this.#commitScheduled = false;

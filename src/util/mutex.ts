@@ -1,12 +1,6 @@
 /** A FIFO async mutex: callers run one at a time, in the order they asked. */
 export class Mutex {
   #tail: Promise<void> = Promise.resolve();
-  #locked = 0;
-
-  /** Whether someone holds or waits for the lock. */
-  get locked(): boolean {
-    return this.#locked > 0;
-  }
 
   /** Runs `fn` when every earlier caller has finished. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
@@ -15,12 +9,10 @@ export class Mutex {
     this.#tail = new Promise<void>((r) => {
       release = r;
     });
-    this.#locked++;
     try {
       await previous;
       return await fn();
     } finally {
-      this.#locked--;
       release();
     }
   }

@@ -20,3 +20,21 @@ export function utf8Length(s: string): number {
   }
   return bytes;
 }
+
+/** A lone (unpaired) surrogate: what UTF-8 cannot hold. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
+
+/**
+ * Whether a string has no lone surrogate. Uses `String.prototype.isWellFormed` (ES2024) where the
+ * runtime has it, a regular expression elsewhere.
+ */
+export const isWellFormed: (s: string) => boolean =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === "function"
+    ? (s) => (s as unknown as { isWellFormed(): boolean }).isWellFormed()
+    : (s) => !LONE_SURROGATE.test(s);
+
+/** The string with every lone surrogate replaced by U+FFFD, as a UTF-8 encoder writes it. */
+export function toWellFormed(s: string): string {
+  return isWellFormed(s) ? s : s.replace(LONE_SURROGATES, "\uFFFD");
+}

@@ -107,12 +107,7 @@ export const objectToString = Object.prototype.toString;
 export const functionToString = Function.prototype.toString;
 export const hasOwn = Object.prototype.hasOwnProperty;
 
-/** `String.prototype.isWellFormed` is ES2024; the regex is the fallback for older runtimes. */
-export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-export const isWellFormed: (s: string) => boolean =
-  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === "function"
-    ? (s) => (s as unknown as { isWellFormed(): boolean }).isWellFormed()
-    : (s) => !LONE_SURROGATE.test(s);
+export { isWellFormed } from "../../util/utf8";
 
 export const utf8Encoder = new TextEncoder();
 export const utf8Decoder = new TextDecoder();
