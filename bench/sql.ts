@@ -53,10 +53,10 @@ class MinimalHost implements SqlHost {
   readonly schemaEpoch = 0;
   #open = false;
   constructor(readonly engine: SqlEngine) {}
-  beforeWrite() {
+  beforeWrite(): number {
     if (!this.#open) this.engine.exec("BEGIN");
     this.#open = true;
-    return { nowMs: 0, cancel() {} };
+    return 0;
   }
   now() {
     return 0;

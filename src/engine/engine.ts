@@ -15,8 +15,11 @@ export interface EngineStatement {
   readonly sql: string;
   /** Resets the statement and binds `values` to `?1…?n`. */
   bind(values: readonly EngineValue[], numbers: NumberBinding): void;
-  /** Advances to the next row; `false` when done. Throws {@link EngineError} on failure. */
-  step(): boolean;
+  /**
+   * Advances to the next row; `false` when done. Throws {@link EngineError} on failure. With
+   * `nowMs`, SQLite's 'now' is that time during this step (as {@link SqlEngine.withNow}).
+   */
+  step(nowMs?: number): boolean;
   /** The current row's values. */
   row(): EngineValue[];
   /** The result column names, also for statements that return no rows. */

@@ -281,15 +281,11 @@ class SqlJsEngine implements SqlEngine {
   }
 
   withNow<T>(nowMs: number, fn: () => T): T {
-    // sql.js reads the time for 'now' through emscripten's clock, which calls Date.now().
-    // Pinning it for the duration of one synchronous engine call makes SQL time deterministic
-    // and replayable (durability logs nowMs with every SQL write).
-    const original = Date.now;
-    Date.now = () => nowMs;
+    const outer = pinNow(nowMs);
     try {
       return fn();
     } finally {
-      Date.now = original;
+      unpinNow(outer);
     }
   }
 
@@ -345,6 +341,8 @@ class SqlJsStatement implements EngineStatement {
   readonly #strings: number[] = [];
   /** The current bindings went through sql.js, which keeps its own copies until its reset. */
   #boundBySqlJs = false;
+  /** Rewound with no bindings and not stepped since: binding needs no reset first. */
+  #clean = true;
 
   constructor(engine: SqlJsEngine, raw: RawSqlite, stmt: Statement, ptr: number, sql: string) {
     this.#engine = engine;
@@ -360,8 +358,9 @@ class SqlJsStatement implements EngineStatement {
 
   bind(values: readonly EngineValue[], numbers: NumberBinding): void {
     this.#assertLive();
-    this.#clear();
+    if (!this.#clean) this.#clear();
     if (values.length === 0) return;
+    this.#clean = false;
     if (numbers === "integer") {
       this.#boundBySqlJs = true;
       this.#stmt.bind(values as EngineValue[]);
@@ -430,6 +429,7 @@ class SqlJsStatement implements EngineStatement {
       this.#raw._sqlite3_clear_bindings(this.#ptr);
     }
     this.#freeStrings();
+    this.#clean = true;
   }
 
   #freeStrings(): void {
@@ -437,9 +437,10 @@ class SqlJsStatement implements EngineStatement {
     for (let p = strings.pop(); p !== undefined; p = strings.pop()) this.#raw._free(p);
   }
 
-  step(): boolean {
+  step(nowMs?: number): boolean {
     this.#assertLive();
-    const rc = this.#raw._sqlite3_step(this.#ptr);
+    this.#clean = false;
+    const rc = nowMs === undefined ? this.#raw._sqlite3_step(this.#ptr) : stepAt(this.#raw, this.#ptr, nowMs);
     if (rc === SQLITE_ROW) return true;
     if (rc === SQLITE_DONE) return false;
     throw this.#engine.lastError(rc);
@@ -491,6 +492,7 @@ class SqlJsStatement implements EngineStatement {
       else lo = mid;
     }
     this.#stmt.reset();
+    this.#clean = false; // conservative: the next bind runs #clear, which frees any string copies
     this.#parameterCount = lo;
     return lo;
   }
@@ -510,6 +512,39 @@ class SqlJsStatement implements EngineStatement {
 
   #assertLive(): void {
     if (this.freed) throw new EngineError("Statement closed", 21 /* SQLITE_MISUSE */);
+  }
+}
+
+/**
+ * sql.js reads the time for 'now' through Emscripten's clock, which calls `Date.now()`. Pinning it
+ * for the duration of one synchronous engine call makes SQL time deterministic and replayable
+ * (durability logs `nowMs` with every SQL write). One pinned function serves every call, so
+ * pinning allocates nothing; nested pins restore the outer one.
+ */
+const pin = { ms: 0, depth: 0, original: Date.now };
+const pinnedNow = (): number => pin.ms;
+
+/** Pins 'now' to `nowMs`; returns the time pinned before, for {@link unpinNow}. */
+function pinNow(nowMs: number): number {
+  const outer = pin.ms;
+  if (pin.depth++ === 0) pin.original = Date.now;
+  pin.ms = nowMs;
+  Date.now = pinnedNow;
+  return outer;
+}
+
+function unpinNow(outer: number): void {
+  pin.ms = outer;
+  if (--pin.depth === 0) Date.now = pin.original;
+}
+
+/** `sqlite3_step` with 'now' pinned to `nowMs`. */
+function stepAt(raw: RawSqlite, ptr: number, nowMs: number): number {
+  const outer = pinNow(nowMs);
+  try {
+    return raw._sqlite3_step(ptr);
+  } finally {
+    unpinNow(outer);
   }
 }
 

@@ -19,6 +19,7 @@ import { KvOperations } from "./kv-operations";
 import type { Backend, GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
 import { BACKENDS } from "./options";
 import { openWithPendingRestore, PointInTimeRecovery } from "./point-in-time-recovery";
+import type { SqlHost } from "./sql/sql-host";
 import { SqlStorage } from "./sql/sql-storage";
 import type { StorageCore } from "./storage-core";
 import type { StorageHost } from "./storage-host";
@@ -256,7 +257,11 @@ export class ObjectStorage {
 
   /** The SQL API (`backend: "sqlite"` only; on `"kv"` its calls throw an error naming the option). */
   get sql(): SqlStorage {
-    this.#sql ??= new SqlStorage(this.#sqlHost(), { enabled: this.#backend === "sqlite" });
+    if (this.#sql === undefined) {
+      // The core is the SQL host itself (no wrapper: its getters are on every exec's path).
+      const host: SqlHost = this.#core;
+      this.#sql = new SqlStorage(host, { enabled: this.#backend === "sqlite" });
+    }
     return this.#sql;
   }
 
@@ -425,25 +430,6 @@ export class ObjectStorage {
         `${what} is only available on the SQLite backend. Open the storage with ObjectStorage.open({ backend: "sqlite" }).`,
       );
     }
-  }
-
-  #sqlHost() {
-    const core = this.#core;
-    return {
-      get engine() {
-        return core.engine;
-      },
-      get generation() {
-        return core.generation;
-      },
-      get schemaEpoch() {
-        return core.schemaEpoch;
-      },
-      beforeWrite: core.beforeWrite.bind(core),
-      now: core.now.bind(core),
-      transactionSync: core.transactionSync.bind(core),
-      assertUsable: core.assertUsable.bind(core),
-    };
   }
 }
 

@@ -27,7 +27,6 @@ import type { KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
 import { KvTable } from "./kv-table";
 import { buildState } from "./rebuild";
-import type { WriteTicket } from "./sql/sql-host";
 import type { StorageHost } from "./storage-host";
 import { mergeListing, overlayInRange, type WriteLayer } from "./write-layers";
 
@@ -354,27 +353,19 @@ export class StorageCore {
   // ---------------------------------------------------------------- SQL host
 
   /** Opens the implicit transaction if needed and logs a SQL write (see SqlHost.beforeWrite). */
-  beforeWrite(sql: string, bindings: readonly EngineValue[]): WriteTicket {
+  beforeWrite(sql: string, bindings: readonly EngineValue[]): number {
     this.assertUsable();
     this.#begin();
     const nowMs = this.settings.clock.now();
-    const entry: SqlWrite = { sql, bindings: [...bindings], nowMs };
+    // Kept as is: the facade hands over an array of its own (SqlHost.beforeWrite).
+    const entry: SqlWrite = { sql, bindings: bindings as EngineValue[], nowMs };
     // The first commit of a session carries the connection defaults ahead of its SQL (see
     // connection-defaults.ts), so this statement's index in the record is shifted by them.
     const index = this.#batch.sql.length + (this.#sessionStartPending ? CONNECTION_DEFAULTS.length : 0);
     this.#batch.sql.push(entry);
     this.#prng.reseed(this.#lastSeq + 1, index);
     this.#afterWrite(false);
-    const batch = this.#batch;
-    // A method, not an arrow property: no function object is allocated (or, under tsx, named with
-    // `__name`) for a ticket that is almost never cancelled.
-    return {
-      nowMs,
-      cancel() {
-        const i = batch.sql.indexOf(entry);
-        if (i >= 0) batch.sql.splice(i, 1);
-      },
-    };
+    return nowMs;
   }
 
   /** The current time. */

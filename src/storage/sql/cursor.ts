@@ -22,25 +22,23 @@ export type SqlStorageValue = ArrayBuffer | string | number | null;
 export type SqlStorageRow = Record<string, SqlStorageValue>;
 
 /**
- * What a cursor reads from; built by {@link SqlStorage}. Not part of the public API.
+ * What a cursor reads from; built by {@link SqlStorage}, once per cached statement (cursors over
+ * the same cached statement take turns: the facade never hands it to two live ones). Not part of
+ * the public API.
  * @internal
  */
 export interface CursorSource {
   /** The engine the statement belongs to. */
   readonly engine: SqlEngine;
-  /** The bound statement, not yet stepped. */
+  /** The statement; bound, not yet stepped, when a cursor starts. */
   readonly statement: EngineStatement;
-  /** The statement's restriction verdict (kind, writes, counters). */
-  readonly verdict: StatementVerdict;
-  /** Result column names. */
-  readonly columnNames: string[];
-  /** The 'now' the statement's steps must see, or `undefined` when it reads no time. */
-  readonly nowMs: number | undefined;
+  /** Result column names (shared with the statement cache: never modify). */
+  readonly columnNames: readonly string[];
   /** The limits (values in rows are checked against them). */
   readonly limits: SqlLimits;
   /** Whether the database the statement belongs to is still the current one. */
   isCurrent(): boolean;
-  /** Returns the statement (reset) to the cache, or frees a one-off copy. */
+  /** Returns the statement (reset) to the cache, or frees a one-off copy. Called once per cursor. */
   release(): void;
   /** Turns an engine error into the platform's error. */
   translate(error: unknown): unknown;
@@ -55,6 +53,9 @@ export interface SqlStorageRawIterator<U extends SqlStorageValue[]> extends Iter
   /** The one remaining row; throws when there are none or several. */
   one(): U;
 }
+
+/** The (never modified) buffer of a write that returned no rows. */
+const NO_ROWS: SqlStorageValue[][] = [];
 
 /** A finished cursor answers a new `{ done: true, value: undefined }` each time, as workerd does. */
 const done = (): IteratorReturnResult<undefined> => ({ done: true, value: undefined });
@@ -71,8 +72,11 @@ const done = (): IteratorReturnResult<undefined> => ({ done: true, value: undefi
  * ```
  */
 export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlStorageRow> {
-  /** The result column names (all of them, duplicates included), also when there are no rows. */
-  readonly columnNames: string[];
+  #columnNames: string[] | undefined;
+  readonly #sharedColumnNames: readonly string[];
+  readonly #verdict: StatementVerdict;
+  readonly #nowMs: number | undefined;
+  /** Until the cursor finishes; after {@link SqlStorageCursor.#finishStatement} only for checks. */
   #source: CursorSource | undefined;
   /** The statement is unfinished or buffered rows remain: `deleteAll()` cancels it. */
   #active = true;
@@ -86,24 +90,38 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #finalWritten = 0;
   #statementDone = false;
 
-  /** @internal Use `sql.exec()`. */
-  constructor(source?: CursorSource) {
-    if (source === undefined) throw new TypeError("Illegal constructor");
+  /**
+   * @internal Use `sql.exec()`. `verdict` is the statement's restriction verdict (kind, writes,
+   * counters); `nowMs` the 'now' its steps must see, or `undefined` when it reads no time.
+   */
+  constructor(source?: CursorSource, verdict?: StatementVerdict, nowMs?: number) {
+    if (source === undefined || verdict === undefined) throw new TypeError("Illegal constructor");
     this.#source = source;
-    this.columnNames = source.columnNames;
+    this.#verdict = verdict;
+    this.#nowMs = nowMs;
+    this.#sharedColumnNames = source.columnNames;
     this.#start(source);
+  }
+
+  /**
+   * The result column names (all of them, duplicates included), also when there are no rows.
+   * The array is this cursor's own (copied on first access), so changing it affects nothing else.
+   */
+  get columnNames(): string[] {
+    this.#columnNames ??= this.#sharedColumnNames.slice();
+    return this.#columnNames;
   }
 
   /** Rows read so far, by the platform's counting rules as far as sql.js shows them (docs/sql.md). */
   get rowsRead(): number {
     const source = this.#liveSource();
-    return source === undefined ? this.#finalRead : this.#liveRead(source);
+    return source === undefined ? this.#finalRead : this.#liveRead();
   }
 
   /** Rows written so far, table and index entries (docs/sql.md). */
   get rowsWritten(): number {
     const source = this.#liveSource();
-    return source === undefined ? this.#finalWritten : this.#liveWritten(source);
+    return source === undefined ? this.#finalWritten : this.#liveWritten();
   }
 
   /** The next row, or `{done: true}` (repeatably) after the last. */
@@ -153,12 +171,16 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   }
 
   #start(source: CursorSource): void {
-    const { verdict } = source;
+    const verdict = this.#verdict;
     if (verdict.mayWrite) {
       // Run writes to completion now: the batch may commit before the caller reads, and replay
       // reseeds random() per statement, so no statement may stay half-run.
-      const rows: SqlStorageValue[][] = [];
-      while (this.#step(source)) rows.push(this.#readRow(source));
+      // Most writes return no rows: allocate the buffer only for RETURNING.
+      let rows: SqlStorageValue[][] = NO_ROWS;
+      while (this.#step(source)) {
+        if (rows === NO_ROWS) rows = [];
+        rows.push(this.#readRow(source));
+      }
       this.#changes = isDml(verdict) ? source.engine.changes() : 0;
       this.#buffer = rows;
       this.#finishStatement();
@@ -213,8 +235,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
 
   #step(source: CursorSource): boolean {
     try {
-      const { statement, nowMs } = source;
-      return nowMs === undefined ? statement.step() : source.engine.withNow(nowMs, () => statement.step());
+      return source.statement.step(this.#nowMs);
     } catch (e) {
       this.#pending = undefined;
       this.#buffer = undefined;
@@ -243,6 +264,9 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     try {
       checkValueSize(value, source.limits);
     } catch (e) {
+      // The query ends here: nothing more comes from this cursor (and the statement goes back).
+      this.#pending = undefined;
+      this.#buffer = undefined;
       this.#finishStatement();
       throw e;
     }
@@ -252,18 +276,18 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #finishStatement(): void {
     if (!this.#statementDone) {
       this.#statementDone = true;
-      const source = this.#source;
-      if (source?.isCurrent()) source.release();
+      // Every caller has just used the statement (or checked for cancellation), so it is current;
+      // and releasing a canceled one is harmless (its statement is already freed).
+      this.#source?.release();
     }
     if (this.#pending === undefined && this.#buffer === undefined) this.#finish();
   }
 
   #finish(): void {
     if (!this.#active) return;
-    const source = this.#source;
-    if (source !== undefined) {
-      this.#finalRead = this.#liveRead(source);
-      this.#finalWritten = this.#liveWritten(source);
+    if (this.#source !== undefined) {
+      this.#finalRead = this.#liveRead();
+      this.#finalWritten = this.#liveWritten();
     }
     this.#active = false;
     this.#source = undefined;
@@ -287,8 +311,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
    * so we count what we can see: rows handed out or stepped to (one ahead), rows changed by DML
    * times the table and index entries each change writes, and `count(*)`'s table size.
    */
-  #liveRead(source: CursorSource): number {
-    const v = source.verdict;
+  #liveRead(): number {
+    const v = this.#verdict;
     if (v.countTable !== undefined) return this.#countedRows;
     if (v.kind === "create" && v.mayWrite) return 1;
     const visible = this.#returned + (this.#pending === undefined ? 0 : 1);
@@ -297,15 +321,15 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   }
 
   /** Rows written so far (see {@link SqlStorageCursor.#liveRead}). */
-  #liveWritten(source: CursorSource): number {
-    const v = source.verdict;
+  #liveWritten(): number {
+    const v = this.#verdict;
     if (v.countTable !== undefined) return 0;
     if (v.kind === "create" && v.mayWrite) return 2;
     return isDml(v) ? this.#changes * Math.max(1, v.writesPerRow) : 0;
   }
 
   #toObject(row: SqlStorageValue[]): SqlStorageRow {
-    const names = this.columnNames;
+    const names = this.#sharedColumnNames;
     const object: SqlStorageRow = {};
     // Plain assignment in column order: with duplicate names the last column wins.
     for (let i = 0; i < names.length; i++) object[names[i] as string] = row[i] as SqlStorageValue;

@@ -44,9 +44,11 @@ export function toEngineValue(value: SqlBindingValue): EngineValue {
   }
 }
 
-/** Converts every binding of one `exec` call. */
-export function toEngineValues(values: readonly SqlBindingValue[]): EngineValue[] {
-  const out = new Array<EngineValue>(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = toEngineValue(values[i]);
-  return out;
+/**
+ * Converts every binding of one `exec` call, in place: pass an array the caller owns (`exec`'s
+ * rest parameter). On a throw (BigInt, Symbol) the array is partly converted; discard it.
+ */
+export function toEngineValuesInPlace(values: SqlBindingValue[]): EngineValue[] {
+  for (let i = 0; i < values.length; i++) values[i] = toEngineValue(values[i]);
+  return values as EngineValue[];
 }

@@ -5,14 +5,6 @@
  */
 import type { EngineValue, SqlEngine } from "../../engine/engine";
 
-/** Returned by {@link SqlHost.beforeWrite}; lets the facade undo its log entry. */
-export interface WriteTicket {
-  /** The time the statement must see as 'now' (pass it to `engine.withNow`). */
-  readonly nowMs: number;
-  /** Removes the logged statement again (use only after rolling back its effects yourself). */
-  cancel(): void;
-}
-
 /** The storage core, as the SQL facade sees it. */
 export interface SqlHost {
   /** The engine that holds the data now. `deleteAll()` and resets replace it. */
@@ -30,9 +22,11 @@ export interface SqlHost {
   /**
    * Must be called right before running a statement that may write (anything the restriction
    * check did not prove read-only). Opens the batch's implicit transaction if needed, logs the
-   * statement for durability, and seeds `random()` so that replay is exact.
+   * statement for durability, and seeds `random()` so that replay is exact. Returns the time the
+   * statement must see as 'now' (pass it to `statement.step`). The host may keep `bindings`: the
+   * caller must not change the array afterwards.
    */
-  beforeWrite(sql: string, bindings: readonly EngineValue[]): WriteTicket;
+  beforeWrite(sql: string, bindings: readonly EngineValue[]): number;
   /** The current time for read-only statements (ms since epoch). */
   now(): number;
   /**

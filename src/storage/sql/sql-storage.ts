@@ -10,7 +10,7 @@
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { type CursorSource, SqlStorageCursor, type SqlStorageRow, type SqlStorageValue } from "./cursor";
-import { toEngineValues } from "./sql-bindings";
+import { toEngineValuesInPlace } from "./sql-bindings";
 import { SqlCatalog } from "./sql-catalog";
 import { type ErrorContext, translateEngineError } from "./sql-errors";
 import { SqlGuard, type StatementVerdict } from "./sql-guard";
@@ -104,7 +104,8 @@ export class SqlStorage {
     if (typeof query !== "string") {
       throw new TypeError("Failed to execute 'exec' on 'SqlStorage': parameter 1 is not of type 'JsString'.");
     }
-    const values = toEngineValues(bindings);
+    // `bindings` is this call's own array (rest parameters): convert it in place.
+    const values = toEngineValuesInPlace(bindings);
     this.#assertEnabled("sql.exec()");
     this.#host.assertUsable();
     const state = this.#current();
@@ -144,7 +145,7 @@ export class SqlStorage {
   #current(): EngineState {
     const host = this.#host;
     let state = this.#state;
-    if (state === undefined || state.generation !== host.generation || state.engine !== host.engine) {
+    if (state === undefined || state.generation !== host.generation) {
       state?.cache.clear();
       state = {
         generation: host.generation,
@@ -203,6 +204,7 @@ export class SqlStorage {
           verdictVersion: -1,
           busy: false,
           evicted: false,
+          source: undefined,
         };
         compiled.push(entry);
         // Parse-time checks (the guard's text limits) come before the result-set check, as in SQLite.
@@ -251,14 +253,13 @@ export class SqlStorage {
     const verdict = this.#ensureVerdict(state, entry);
     const { statement } = entry;
     const nowMs = verdict.mayWrite
-      ? this.#host.beforeWrite(statement.sql, []).nowMs
+      ? this.#host.beforeWrite(statement.sql, [])
       : verdict.usesTime
         ? this.#host.now()
         : undefined;
     try {
       statement.bind([], "real");
-      if (nowMs === undefined) statement.step();
-      else state.engine.withNow(nowMs, () => statement.step());
+      statement.step(nowMs);
     } catch (e) {
       throw translateEngineError(e, errorContextFor(state, statement.sql));
     } finally {
@@ -274,30 +275,42 @@ export class SqlStorage {
     values: EngineValue[],
   ): SqlStorageCursor<T> {
     const verdict = this.#ensureVerdict(state, entry);
-    let statement = entry.statement;
-    let owner: CachedStatement | undefined = entry;
+    let source: CursorSource;
+    let owner: CachedStatement | undefined;
     if (entry.busy) {
       // An earlier cursor over the same SQL is still reading: run a one-off copy, as workerd does.
-      statement = state.engine.prepare(statement.sql);
-      owner = undefined;
+      const copy = state.engine.prepare(entry.statement.sql);
+      source = new StatementSource(this.#host, state, copy, entry.columnNames, undefined, this.#limits);
+    } else {
+      owner = entry;
+      source = entry.source ??= new StatementSource(
+        this.#host,
+        state,
+        entry.statement,
+        entry.columnNames,
+        entry,
+        this.#limits,
+      );
     }
+    const statement = source.statement;
     try {
       if (values.length !== statement.parameterCount()) {
         throw new Error("Wrong number of parameter bindings for SQL query.");
       }
-      for (const v of values) checkValueSize(v, this.#limits);
-      for (const n of verdict.likeParameters) checkLikePattern(values[n - 1], this.#limits);
+      const limits = this.#limits;
+      for (let i = 0; i < values.length; i++) checkValueSize(values[i], limits);
+      const likes = verdict.likeParameters;
+      for (let i = 0; i < likes.length; i++) checkLikePattern(values[(likes[i] as number) - 1], limits);
     } catch (e) {
       if (owner === undefined) statement.free();
       throw e;
     }
     const host = this.#host;
     const nowMs = verdict.mayWrite
-      ? host.beforeWrite(statement.sql, values).nowMs
+      ? host.beforeWrite(statement.sql, values)
       : verdict.usesTime
         ? host.now()
         : undefined;
-    const source = new StatementRun(host, state, statement, entry.columnNames, owner, verdict, nowMs, this.#limits);
     try {
       try {
         statement.bind(values, "real");
@@ -306,7 +319,7 @@ export class SqlStorage {
         throw source.translate(e);
       }
       if (owner !== undefined) owner.busy = true;
-      return new SqlStorageCursor<T>(source);
+      return new SqlStorageCursor<T>(source, verdict, nowMs);
     } finally {
       if (verdict.changesSchema) this.#schemaChanged(state);
     }
@@ -329,24 +342,24 @@ function errorContextFor(state: EngineState, sql: string): ErrorContext {
   };
 }
 
-/** One run of a statement, as its cursor sees it. */
-class StatementRun implements CursorSource {
+/**
+ * A compiled statement as its cursors see it: one per cached statement (its cursors take turns,
+ * see `CachedStatement.busy`), or one per one-off copy.
+ */
+class StatementSource implements CursorSource {
   readonly engine: SqlEngine;
-  readonly columnNames: string[];
+  readonly columnNames: readonly string[];
   readonly limits: SqlLimits;
   readonly #host: SqlHost;
   readonly #state: EngineState;
   readonly #owner: CachedStatement | undefined;
-  #released = false;
 
   constructor(
     host: SqlHost,
     state: EngineState,
     readonly statement: EngineStatement,
-    columnNames: string[],
+    columnNames: readonly string[],
     owner: CachedStatement | undefined,
-    readonly verdict: StatementVerdict,
-    readonly nowMs: number | undefined,
     limits: SqlLimits,
   ) {
     this.#host = host;
@@ -354,17 +367,15 @@ class StatementRun implements CursorSource {
     this.#owner = owner;
     this.engine = state.engine;
     this.limits = limits;
-    // Each cursor gets its own array: callers may mutate `cursor.columnNames`.
-    this.columnNames = columnNames.slice();
+    this.columnNames = columnNames;
   }
 
   isCurrent(): boolean {
-    return this.#host.generation === this.#state.generation && this.#host.engine === this.#state.engine;
+    // The host bumps its generation whenever it replaces the engine (SqlHost.generation).
+    return this.#host.generation === this.#state.generation;
   }
 
   release(): void {
-    if (this.#released) return;
-    this.#released = true;
     const owner = this.#owner;
     if (owner === undefined) {
       this.statement.free();

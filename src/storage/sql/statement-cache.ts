@@ -5,6 +5,7 @@
  * schema version the verdict was computed at.
  */
 import type { EngineStatement } from "../../engine/engine";
+import type { CursorSource } from "./cursor";
 import type { StatementVerdict } from "./sql-guard";
 
 /** One compiled statement of a cached query. */
@@ -21,6 +22,8 @@ export interface CachedStatement {
   busy: boolean;
   /** Evicted while busy: free it when the cursor lets go. */
   evicted: boolean;
+  /** What the cursors over this statement read from (made once, used by one cursor at a time). */
+  source: CursorSource | undefined;
 }
 
 /** The statements of one query text, in order; the last one yields the cursor. */
@@ -53,6 +56,9 @@ export class StatementCache {
 
   /** The cached query for `sql`, marked most recently used. */
   get(sql: string): CachedQuery | undefined {
+    const recent = this.#mostRecent;
+    // The same SQL in a loop: usually the very same string, so this compares pointers, not text.
+    if (recent !== undefined && recent.sql === sql) return recent;
     const entry = this.#entries.get(sql);
     // Re-inserting moves the entry to the most recent end; skip it when it is already there (the
     // common case of the same SQL run in a loop), which saves two hash lookups per exec.

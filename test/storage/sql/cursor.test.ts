@@ -81,6 +81,45 @@ describe("cursor", () => {
     expect(c.one()).toEqual({ x: 2 });
   });
 
+  test("columnNames: each cursor has its own array, the same one on every access", () => {
+    const q = "SELECT id, name FROM t WHERE 0";
+    const a = sql.exec(q);
+    expect(a.columnNames).toBe(a.columnNames);
+    a.columnNames.push("changed");
+    expect(a.columnNames).toEqual(["id", "name", "changed"]);
+    // neither the next cursor over the same (cached) SQL nor its rows see the change
+    const b = sql.exec("SELECT id, name FROM t WHERE 0");
+    expect(b.columnNames).toEqual(["id", "name"]);
+    expect(sql.exec("SELECT id, name FROM t WHERE id = 1").one()).toEqual({ id: 1, name: "a" });
+  });
+
+  test("a cursor with buffered RETURNING rows keeps them while the same SQL runs again", () => {
+    const q = "INSERT INTO t(name) VALUES (?) RETURNING name";
+    const first = sql.exec(q, "x");
+    const second = sql.exec(q, "y");
+    expect(second.one()).toEqual({ name: "y" });
+    expect(first.toArray()).toEqual([{ name: "x" }]);
+    // the same counters as a cursor of the same SQL that nothing interleaved with
+    const alone = sql.exec(q, "z");
+    alone.toArray();
+    expect([first.rowsRead, first.rowsWritten]).toEqual([alone.rowsRead, alone.rowsWritten]);
+    expect(first.rowsWritten).toBe(1);
+  });
+
+  test("a row value over the limit mid-iteration ends the query: no row twice, then done", () => {
+    const c = sql.exec("SELECT CASE WHEN id = 3 THEN zeroblob(2200001) ELSE id END AS v FROM t ORDER BY id");
+    expect(c.next().value).toEqual({ v: 1 });
+    expect(errorOf(() => c.next())).toBe("Error: string or blob too big: SQLITE_TOOBIG");
+    expect(c.next()).toEqual({ done: true, value: undefined });
+    // the statement went back to the cache in a usable state
+    expect(
+      sql.exec("SELECT CASE WHEN id = 3 THEN zeroblob(2200001) ELSE id END AS v FROM t ORDER BY id").next(),
+    ).toEqual({
+      done: false,
+      value: { v: 1 },
+    });
+  });
+
   test("first step: a write without RETURNING is applied even if the cursor is never read", () => {
     sql.exec("INSERT INTO t(name) VALUES ('g')");
     expect(sql.exec("SELECT count(*) AS n FROM t").one()).toEqual({ n: 7 });

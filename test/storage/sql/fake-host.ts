@@ -5,7 +5,7 @@
  */
 import type { EngineValue, SqlEngine, SqlEngineFactory } from "../../../src/engine/engine";
 import { loadSqlJsEngine } from "../../../src/engine/sqljs";
-import type { SqlHost, WriteTicket } from "../../../src/storage/sql/sql-host";
+import type { SqlHost } from "../../../src/storage/sql/sql-host";
 
 export interface LoggedWrite {
   sql: string;
@@ -39,21 +39,14 @@ export class FakeHost implements SqlHost {
     return this.#inTransaction;
   }
 
-  beforeWrite(sql: string, bindings: readonly EngineValue[]): WriteTicket {
+  beforeWrite(sql: string, bindings: readonly EngineValue[]): number {
     this.assertUsable();
     if (!this.#inTransaction) {
       this.engine.exec("BEGIN");
       this.#inTransaction = true;
     }
-    const entry = { sql, bindings: [...bindings] };
-    this.writes.push(entry);
-    return {
-      nowMs: this.nowMs,
-      cancel: () => {
-        const i = this.writes.indexOf(entry);
-        if (i >= 0) this.writes.splice(i, 1);
-      },
-    };
+    this.writes.push({ sql, bindings: [...bindings] });
+    return this.nowMs;
   }
 
   now(): number {

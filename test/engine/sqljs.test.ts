@@ -1,0 +1,113 @@
+import { beforeEach, describe, expect, test } from "vitest";
+import { EngineError, type SqlEngine } from "../../src/engine/engine";
+import { loadSqlJsEngine } from "../../src/engine/sqljs";
+
+let engine: SqlEngine;
+
+beforeEach(async () => {
+  engine = (await loadSqlJsEngine()).open();
+});
+
+const NOW_SQL = "SELECT CAST(strftime('%s', 'now') AS INTEGER) * 1000";
+
+describe("sql.js engine", () => {
+  test("bind: numbers as REAL or INTEGER, strings (with NULs and lone surrogates), NULL, blobs", () => {
+    const s = engine.prepare("SELECT typeof(?1), typeof(?2), ?3, length(?3), ?4, ?5");
+    s.bind([1, 1, "a\u0000b", null, new Uint8Array([1, 2])], "real");
+    expect(s.step()).toBe(true);
+    const row = s.row();
+    expect(row.slice(0, 4)).toEqual(["real", "real", "a\u0000b", 1]);
+    expect(row[4]).toBeNull();
+    expect([...(row[5] as Uint8Array)]).toEqual([1, 2]);
+    s.bind([1], "integer");
+    s.step();
+    expect(s.row()[0]).toBe("integer");
+    s.bind(["\uD800x"], "real");
+    s.step();
+    expect(s.row()[2]).toBeNull(); // ?3 unbound after a rebind: NULL
+    s.free();
+  });
+
+  test("bind: rebinding fewer values leaves the rest NULL, also after a step", () => {
+    const s = engine.prepare("SELECT ?1, ?2");
+    s.bind(["x", 2], "real");
+    s.step();
+    expect(s.row()).toEqual(["x", 2]);
+    s.bind(["y"], "real");
+    s.step();
+    expect(s.row()).toEqual(["y", null]);
+    s.reset();
+    s.bind([], "real");
+    s.step();
+    expect(s.row()).toEqual([null, null]);
+    s.free();
+  });
+
+  test("step(nowMs) pins SQLite's 'now' for that step only and restores Date.now", () => {
+    const original = Date.now;
+    const s = engine.prepare(NOW_SQL);
+    s.bind([], "real");
+    expect(s.step(86_400_000)).toBe(true);
+    expect(s.row()).toEqual([86_400_000]);
+    expect(Date.now).toBe(original);
+    s.reset();
+    s.step();
+    expect(Number(s.row()[0])).toBeGreaterThan(1_700_000_000_000);
+    s.free();
+  });
+
+  test("withNow nests with step(nowMs): the inner time applies inside, the outer one after", () => {
+    const original = Date.now;
+    const s = engine.prepare(NOW_SQL);
+    const seen = engine.withNow(2_000_000, () => {
+      s.bind([], "real");
+      s.step(5_000_000);
+      const inner = s.row()[0];
+      s.reset();
+      s.step();
+      return [inner, s.row()[0], Date.now()];
+    });
+    expect(seen).toEqual([5_000_000, 2_000_000, 2_000_000]);
+    expect(Date.now).toBe(original);
+    s.free();
+  });
+
+  test("a failing step restores Date.now and reports SQLite's result code", () => {
+    const original = Date.now;
+    engine.exec("CREATE TABLE t (x UNIQUE)");
+    engine.exec("INSERT INTO t VALUES (1)");
+    const s = engine.prepare("INSERT INTO t VALUES (?)");
+    s.bind([1], "integer");
+    let error: unknown;
+    try {
+      s.step(1_000);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(EngineError);
+    expect((error as EngineError).resultCode).toBe(19);
+    expect((error as EngineError).sqliteMessage).toBe("UNIQUE constraint failed: t.x");
+    expect(Date.now).toBe(original);
+    s.free();
+  });
+
+  test("parameterCount: the largest ?NNN; prepareHead: one statement and the rest", () => {
+    expect(engine.prepare("SELECT ?, ?5").parameterCount()).toBe(5);
+    expect(engine.prepare("SELECT 1").parameterCount()).toBe(0);
+    const head = engine.prepareHead("SELECT 1; SELECT 2");
+    expect(head.statement?.sql).toBe("SELECT 1;");
+    expect(head.tail).toBe(" SELECT 2");
+    expect(engine.prepareHead("  -- nothing\n").statement).toBeNull();
+  });
+
+  test("freed statements and a closed engine refuse work with SQLITE_MISUSE", () => {
+    const s = engine.prepare("SELECT 1");
+    s.free();
+    expect(s.freed).toBe(true);
+    expect(() => s.step()).toThrow("Statement closed");
+    const t = engine.prepare("SELECT 1");
+    engine.close();
+    expect(t.freed).toBe(true);
+    expect(() => engine.prepare("SELECT 1")).toThrow("Database closed");
+  });
+});
