@@ -36,6 +36,7 @@ export interface SqlJsLoadOptions {
 interface RawSqlite {
   _sqlite3_step(stmt: number): number;
   _sqlite3_bind_double(stmt: number, index: number, value: number): number;
+  _sqlite3_bind_int(stmt: number, index: number, value: number): number;
   _sqlite3_bind_blob(stmt: number, index: number, ptr: number, bytes: number, destructor: number): number;
   _sqlite3_bind_text(stmt: number, index: number, ptr: number, bytes: number, destructor: number): number;
   _sqlite3_reset(stmt: number): number;
@@ -89,6 +90,11 @@ const SQLITE_STATIC = 0;
  */
 const encoder = new TextEncoder();
 const SCRATCH_MAX_BYTES = 1 << 22;
+/**
+ * Below this length Emscripten's JS encoder (which writes straight into the heap) beats
+ * TextEncoder's fixed cost per call; for well-formed text both write the same bytes.
+ */
+const SHORT_TEXT = 32;
 let scratch = new Uint8Array(4096);
 /** SQLite's hard upper bound on `?NNN` (SQLITE_MAX_VARIABLE_NUMBER in sql.js's build is 32766). */
 const MAX_PARAMETER_PROBE = 32_766;
@@ -337,10 +343,8 @@ class SqlJsStatement implements EngineStatement {
   readonly #ptr: number;
   #freed = false;
   #parameterCount: number | undefined;
-  /** UTF-8 copies of bound strings (ours, see {@link SqlJsStatement.bind}), freed once unbound. */
-  readonly #strings: number[] = [];
-  /** The current bindings went through sql.js, which keeps its own copies until its reset. */
-  #boundBySqlJs = false;
+  /** WASM-heap copies of bound strings and blobs (see {@link SqlJsStatement.bind}), freed once unbound. */
+  readonly #copies: number[] = [];
   /** Rewound with no bindings and not stepped since: binding needs no reset first. */
   #clean = true;
 
@@ -361,79 +365,65 @@ class SqlJsStatement implements EngineStatement {
     if (!this.#clean) this.#clear();
     if (values.length === 0) return;
     this.#clean = false;
-    if (numbers === "integer") {
-      this.#boundBySqlJs = true;
-      this.#stmt.bind(values as EngineValue[]);
-      return;
-    }
-    // Numbers (as REAL), strings and NULLs go straight through the C API; sql.js's own bind
-    // would reset the statement again, allocate, and bind whole numbers as INTEGER.
+    // Straight through the C API, for every type: sql.js's own bind resets the statement again,
+    // checks every result through its error handler, and binds whole numbers as INTEGER.
     const raw = this.#raw;
     const ptr = this.#ptr;
+    const real = numbers === "real";
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
       let rc = 0;
-      if (typeof v === "number") rc = raw._sqlite3_bind_double(ptr, i + 1, v);
-      else if (typeof v === "string") rc = this.#bindText(i + 1, v);
-      else if (v !== null && v !== undefined) {
-        this.#bindWithBlobs(values);
-        return;
-      }
+      if (typeof v === "number") {
+        // "integer" binds like sql.js: int32 values as INTEGER, everything else as REAL.
+        rc = real || v !== (v | 0) ? raw._sqlite3_bind_double(ptr, i + 1, v) : raw._sqlite3_bind_int(ptr, i + 1, v);
+      } else if (typeof v === "string") rc = this.#bindText(i + 1, v);
+      else if (v instanceof Uint8Array) rc = this.#bindBlob(i + 1, v);
       // null: the cleared binding already is NULL.
       if (rc !== 0) throw this.#engine.lastError(rc);
     }
+  }
+
+  /** Binds bytes as a BLOB from a copy in the WASM heap that lives until the binding is cleared. */
+  #bindBlob(index: number, bytes: Uint8Array): number {
+    const raw = this.#raw;
+    // Never a null pointer: that would bind NULL instead of an empty blob.
+    const copy = raw._malloc(Math.max(1, bytes.byteLength));
+    if (copy === 0) throw new EngineError("out of memory", SQLITE_NOMEM);
+    this.#copies.push(copy);
+    raw.writeArrayToMemory(bytes, copy);
+    return raw._sqlite3_bind_blob(this.#ptr, index, copy, bytes.byteLength, SQLITE_STATIC);
   }
 
   /** Binds a string as TEXT from a UTF-8 copy that lives until the binding is cleared. */
   #bindText(index: number, text: string): number {
     const raw = this.#raw;
     const maxBytes = text.length * 3;
-    if (maxBytes <= SCRATCH_MAX_BYTES && isWellFormed(text)) {
+    if (text.length >= SHORT_TEXT && maxBytes <= SCRATCH_MAX_BYTES && isWellFormed(text)) {
       if (scratch.length < maxBytes) scratch = new Uint8Array(Math.max(maxBytes, scratch.length * 2));
       const { written } = encoder.encodeInto(text, scratch);
       const copy = raw._malloc(written + 1);
       if (copy === 0) throw new EngineError("out of memory", SQLITE_NOMEM);
-      this.#strings.push(copy);
+      this.#copies.push(copy);
       raw.writeArrayToMemory(scratch.subarray(0, written), copy);
       return raw._sqlite3_bind_text(this.#ptr, index, copy, written, SQLITE_STATIC);
     }
     const copy = raw.stringToNewUTF8(text);
-    this.#strings.push(copy);
+    this.#copies.push(copy);
     // The copy is NUL-terminated; pass its length only when the text itself contains NULs.
     const bytes = text.includes("\0") ? raw.lengthBytesUTF8(text) : -1;
     return raw._sqlite3_bind_text(this.#ptr, index, copy, bytes, SQLITE_STATIC);
   }
 
-  /** With a blob among the values: everything through sql.js, then numbers again as REAL. */
-  #bindWithBlobs(values: readonly EngineValue[]): void {
-    this.#clear();
-    const placeholders = values.map((v) => (typeof v === "number" ? null : v));
-    this.#boundBySqlJs = true;
-    this.#stmt.bind(placeholders);
-    for (let i = 0; i < values.length; i++) {
-      const v = values[i];
-      if (typeof v === "number") {
-        const rc = this.#raw._sqlite3_bind_double(this.#ptr, i + 1, v);
-        if (rc !== 0) throw this.#engine.lastError(rc);
-      }
-    }
-  }
-
   /** Rewinds the statement and clears its bindings (as sql.js's reset), freeing their copies. */
   #clear(): void {
-    if (this.#boundBySqlJs) {
-      this.#boundBySqlJs = false;
-      this.#stmt.reset();
-    } else {
-      this.#raw._sqlite3_reset(this.#ptr);
-      this.#raw._sqlite3_clear_bindings(this.#ptr);
-    }
-    this.#freeStrings();
+    this.#raw._sqlite3_reset(this.#ptr);
+    this.#raw._sqlite3_clear_bindings(this.#ptr);
+    this.#freeCopies();
     this.#clean = true;
   }
 
-  #freeStrings(): void {
-    const strings = this.#strings;
+  #freeCopies(): void {
+    const strings = this.#copies;
     for (let p = strings.pop(); p !== undefined; p = strings.pop()) this.#raw._free(p);
   }
 
@@ -506,7 +496,7 @@ class SqlJsStatement implements EngineStatement {
     if (this.#freed) return;
     this.#freed = true;
     if (!this.#engine.closed) this.#stmt.free();
-    this.#freeStrings();
+    this.#freeCopies();
     this.#engine.forget(this);
   }
 

@@ -516,7 +516,7 @@ export class StorageCore {
       if (this.#noCacheKeys.has(w.key)) this.cache.delete(w.key);
       else this.cache.set(w.key, w.value);
     }
-    this.#noCacheKeys.clear();
+    if (this.#noCacheKeys.size > 0) this.#noCacheKeys.clear();
     const alarmChanged = base.alarm !== undefined && base.alarm !== this.#committedAlarm;
     if (base.alarm !== undefined) this.#committedAlarm = base.alarm;
     this.#layers = [{ kv: new Map(), sqlMark: 0 }];

@@ -16,6 +16,7 @@ import {
   utf8Encoder,
   VIEW_KIND_BY_NAME,
 } from "./structured-format";
+import { copyPooled } from "../../util/byte-pool";
 import { STRUCTURED_CODEC_TAG } from "./tags";
 
 /** Encodes one value at a time into a reusable buffer. */
@@ -34,15 +35,15 @@ export class Encoder {
 
   encode(value: unknown): Uint8Array {
     this.#pos = 0;
-    this.#ids.clear();
     try {
       this.#ensure(1);
       this.#bytes[this.#pos++] = STRUCTURED_CODEC_TAG;
       this.#write(value);
-      return this.#bytes.slice(0, this.#pos);
+      return copyPooled(this.#bytes, this.#pos);
     } finally {
-      // Drop references to the caller's objects, and a buffer grown for one huge value.
-      this.#ids.clear();
+      // Drop references to the caller's objects, and a buffer grown for one huge value. (Only
+      // when used: clearing a Map allocates a new table even when it is empty.)
+      if (this.#ids.size > 0) this.#ids.clear();
       if (this.#bytes.byteLength > KEEP_BUFFER_BYTES) {
         this.#bytes = new Uint8Array(256);
         this.#view = new DataView(this.#bytes.buffer);
