@@ -76,18 +76,14 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   readonly #sharedColumnNames: readonly string[];
   readonly #verdict: StatementVerdict;
   readonly #nowMs: number | undefined;
-  /** Until the cursor finishes; after {@link SqlStorageCursor.#finishStatement} only for checks. */
+  /** Set while unfinished (statement running or buffered rows left): `deleteAll()` cancels it then. */
   #source: CursorSource | undefined;
-  /** The statement is unfinished or buffered rows remain: `deleteAll()` cancels it. */
-  #active = true;
   #pending: SqlStorageValue[] | undefined;
   #buffer: SqlStorageValue[][] | undefined;
   #bufferIndex = 0;
   #returned = 0;
   #changes = 0;
   #countedRows = 0;
-  #finalRead = 0;
-  #finalWritten = 0;
   #statementDone = false;
 
   /**
@@ -114,14 +110,14 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
 
   /** Rows read so far, by the platform's counting rules as far as sql.js shows them (docs/sql.md). */
   get rowsRead(): number {
-    const source = this.#liveSource();
-    return source === undefined ? this.#finalRead : this.#liveRead();
+    this.#assertNotCanceled();
+    return this.#liveRead();
   }
 
   /** Rows written so far, table and index entries (docs/sql.md). */
   get rowsWritten(): number {
-    const source = this.#liveSource();
-    return source === undefined ? this.#finalWritten : this.#liveWritten();
+    this.#assertNotCanceled();
+    return this.#liveWritten();
   }
 
   /** The next row, or `{done: true}` (repeatably) after the last. */
@@ -283,27 +279,16 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     if (this.#pending === undefined && this.#buffer === undefined) this.#finish();
   }
 
+  /** The counters stop moving here: everything they are computed from is final once finished. */
   #finish(): void {
-    if (!this.#active) return;
-    if (this.#source !== undefined) {
-      this.#finalRead = this.#liveRead();
-      this.#finalWritten = this.#liveWritten();
-    }
-    this.#active = false;
     this.#source = undefined;
   }
 
   #assertNotCanceled(): void {
-    if (this.#active && this.#source !== undefined && !this.#source.isCurrent()) {
+    // Only while unfinished (statement running or buffered rows left): `deleteAll()` cancels it.
+    if (this.#source !== undefined && !this.#source.isCurrent()) {
       throw new Error(QUERY_CANCELED_MESSAGE);
     }
-  }
-
-  /** The source while the counters still move (after the cancellation check), else `undefined`. */
-  #liveSource(): CursorSource | undefined {
-    if (!this.#active) return undefined;
-    this.#assertNotCanceled();
-    return this.#source;
   }
 
   /**
