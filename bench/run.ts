@@ -1,9 +1,9 @@
 /**
  * `npm run bench`: actorstore side by side with workerd (Miniflare 4), Miniflare 2 and raw sql.js.
  *
- *   npm run bench                      # default: 1k, 10k, 100k keys, 7 rounds
+ *   npm run bench                      # default: 1k, 10k, 100k keys, 9 rounds
  *   npm run bench -- --quick           # fewer rounds, shorter rounds (the default when CI=true)
- *   npm run bench -- --full            # adds 1M keys, 9 longer rounds
+ *   npm run bench -- --full            # adds 1M keys, 13 longer rounds
  *   npm run bench -- --only list-1000  # one workload (comma-separate several); also: recovery,
  *                                      # log-bytes, memory, or a system: --systems actorstore,workerd
  *

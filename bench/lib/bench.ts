@@ -74,7 +74,7 @@ export function presetConfig(mode: RunMeta["mode"], log: (line: string) => void 
   return {
     ...base,
     sizes: mode === "full" ? [1_000, 10_000, 100_000, 1_000_000] : [1_000, 10_000, 100_000],
-    rounds: mode === "full" ? 9 : 7,
+    rounds: mode === "full" ? 13 : 9,
     warmupRounds: 2,
     roundTargetMs: mode === "full" ? 100 : 40,
     recovery: { databaseBytes: 10_000_000, batches: 10_000, rounds: mode === "full" ? 7 : 5 },

@@ -5,7 +5,7 @@
  */
 import { SYSTEM_NAMES, type SystemName } from "../systems/system";
 import type { BenchResults } from "./results";
-import { formatBytes, formatRate, formatRatio, formatSize } from "./stats";
+import { formatBytes, formatRate, formatRatio, formatSize, pairedRatio } from "./stats";
 
 type Table = { title: string; note?: string; header: string[]; rows: string[][] };
 
@@ -29,10 +29,10 @@ function workloadTables(r: BenchResults): Table[] {
         const mark = m.belowNoiseFloor ? "≈" : "";
         return `${mark}${formatRate(m.summary.median)} (${formatRate(m.summary.min)}–${formatRate(m.summary.max)})`;
       };
-      const ours = e.results.find((m) => m.system === "actorstore")?.summary.median;
+      const ours = e.results.find((m) => m.system === "actorstore")?.samples;
       const ratio = (p: SystemName): string => {
-        const theirs = e.results.find((m) => m.system === p)?.summary.median;
-        return ours === undefined || theirs === undefined ? "–" : formatRatio(ours / theirs);
+        const theirs = e.results.find((m) => m.system === p)?.samples;
+        return ours === undefined || theirs === undefined ? "–" : formatRatio(pairedRatio(ours, theirs));
       };
       return [formatSize(e.size), ...systems.map(cell), ...peers.map(ratio)];
     });

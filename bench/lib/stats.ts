@@ -32,6 +32,17 @@ export function summarize(values: readonly number[]): Summary {
   };
 }
 
+/**
+ * How many times `ours` is `theirs`, from throughput samples of rounds that ran interleaved (round
+ * i of each back to back): the median of the per-round ratios, so a slow stretch of the machine or
+ * a garbage collection of the shared heap weighs on both sides of a pair. Median over median when
+ * the rounds do not pair up.
+ */
+export function pairedRatio(ours: readonly number[], theirs: readonly number[]): number {
+  if (ours.length === 0 || ours.length !== theirs.length) return summarize(ours).median / summarize(theirs).median;
+  return summarize(ours.map((x, i) => x / (theirs[i] as number))).median;
+}
+
 /** `1234567` → `1.23M`, `45678` → `45.7k`, `12.5` → `12.5`. */
 export function formatRate(x: number): string {
   if (!Number.isFinite(x)) return "–";

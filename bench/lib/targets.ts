@@ -4,7 +4,7 @@
  */
 import type { SystemName } from "../systems/system";
 import type { BenchResults, TargetResult } from "./results";
-import { formatBytes, formatRatio, formatSize } from "./stats";
+import { formatBytes, formatRatio, formatSize, pairedRatio } from "./stats";
 import type { WorkloadName } from "./workloads";
 
 type Measured = Omit<BenchResults, "targets" | "meta">;
@@ -18,7 +18,7 @@ function skippedNote(r: Measured, workload: WorkloadName, peer: SystemName, minS
   return skipped.length === 0 ? "" : ` (not counted at ${skipped.join(", ")}: rounds below the timing noise floor)`;
 }
 
-/** ours/peer throughput at each size (median over median), leaving out rounds below a noise floor. */
+/** ours/peer throughput at each size ({@link pairedRatio}), leaving out rounds below a noise floor. */
 function ratios(r: Measured, workload: WorkloadName, peer: SystemName, minSize = 0): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   for (const w of r.workloads) {
@@ -26,7 +26,7 @@ function ratios(r: Measured, workload: WorkloadName, peer: SystemName, minSize =
     const ours = w.results.find((m) => m.system === "actorstore");
     const theirs = w.results.find((m) => m.system === peer);
     if (ours === undefined || theirs === undefined || ours.belowNoiseFloor || theirs.belowNoiseFloor) continue;
-    if (theirs.summary.median > 0) out.push([w.size, ours.summary.median / theirs.summary.median]);
+    if (theirs.summary.median > 0) out.push([w.size, pairedRatio(ours.samples, theirs.samples)]);
   }
   return out;
 }
