@@ -14,7 +14,7 @@ import type { PersistenceAdapter } from "../durability/persistence";
 import { ActorStoreError, toError } from "../errors";
 import { ObjectStorage, type ObjectStorageOptions } from "../storage/object-storage";
 import type { StorageHost } from "../storage/storage-host";
-import { type Clock, systemClock } from "../util/clock";
+import { type Clock, scheduleMacrotask, systemClock } from "../util/clock";
 import { InputGate } from "./input-gate";
 import { ObjectId } from "./object-id";
 import { ObjectState } from "./object-state";
@@ -28,6 +28,17 @@ export interface ObjectInstance {
 
 /** A class written for the platform: `constructor(ctx, env)`. */
 export type ObjectClass<Env = unknown, I extends object = object> = new (ctx: ObjectState, env: Env) => I;
+
+/**
+ * The time an answer spends on its way out. On the platform an event's result leaves the object
+ * only after its own turn: the next queued event, delivered meanwhile, can still reset the object,
+ * and then every answer not yet sent fails with the reset (even one whose handler returned without
+ * writing anything). Waiting one macrotask puts the next event's first turn (the input gate
+ * delivers one event per macrotask) before the answer leaves.
+ */
+function inFlight(): Promise<void> {
+  return new Promise<void>((resolve) => scheduleMacrotask(resolve));
+}
 
 /** Options of {@link ObjectContext.create}. */
 export interface ObjectContextOptions<Env> {
@@ -199,10 +210,12 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       // An uncaught exception does not reset the object, but it is an outgoing message too.
       if (session.broken) throw session.broken;
       await session.outputGate.wait().catch(() => {});
+      await inFlight();
       if (session.broken) throw session.broken;
       throw e;
     }
     await session.outputGate.wait();
+    await inFlight();
     if (session.broken) throw session.broken;
     return result;
   }

@@ -48,6 +48,24 @@ class Ledger {
     throw new TypeError(`boom after ${key}`);
   }
 
+  /** Returns at once, writing nothing. */
+  async ping(): Promise<string> {
+    return "pong";
+  }
+
+  /** Aborts right away. */
+  async abortNow(reason: string): Promise<never> {
+    this.ctx.abort(reason);
+    throw new Error("not reached");
+  }
+
+  /** Aborts after waiting several turns (like real I/O), when earlier answers have left. */
+  async abortLater(reason: string): Promise<never> {
+    await turns(5);
+    this.ctx.abort(reason);
+    throw new Error("not reached");
+  }
+
   async dump(): Promise<Record<string, unknown>> {
     return Object.fromEntries(await this.ctx.storage.list());
   }
@@ -274,5 +292,25 @@ describe("uncaught exceptions", () => {
     const { context } = await ledger();
     await expect(context.call("nope")).rejects.toThrow(TypeError);
     expect(context.resets).toBe(0);
+  });
+});
+
+describe("answers in flight", () => {
+  test("an answer not yet sent fails when the next event, delivered meanwhile, aborts", async () => {
+    const { context } = await ledger();
+    const answered = context.call("ping");
+    const aborting = context.call("abortNow", "reset by the next event");
+    expect((await rejectionOf(answered)).message).toBe("reset by the next event");
+    expect((await rejectionOf(aborting)).message).toBe("reset by the next event");
+    expect(context.resets).toBe(1);
+  });
+
+  test("an answer sent before the abort stays answered", async () => {
+    const { context } = await ledger();
+    const answered = context.call("ping");
+    const aborting = context.call("abortLater", "reset later");
+    expect(await answered).toBe("pong");
+    expect((await rejectionOf(aborting)).message).toBe("reset later");
+    expect(await context.call("ping")).toBe("pong");
   });
 });

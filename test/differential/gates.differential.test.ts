@@ -13,7 +13,6 @@ import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ABORT_MESSAGE, ObjectContext, type ObjectContextOptions } from "../../src/context/object-context";
 import { ManualPersistence, track, turns } from "../context/helpers";
-import { PENDING_GATE_MISMATCHES } from "./pending-mismatches";
 import {
   classFromSource,
   type ObjectSide,
@@ -103,7 +102,7 @@ class GateProbe {
           throw new Error("blockConcurrencyWhile callback failed.");
         });
         return Response.json("not reached");
-      // For the pending mismatches (pending-mismatches.ts PENDING_GATE_MISMATCHES).
+      // Concurrent with a reset ("gates differential: concurrent resets").
       case "/block-sleep-throw":
         await this.ctx.blockConcurrencyWhile(async () => {
           await sleep(20);
@@ -226,6 +225,17 @@ describe("gates differential: abort()", () => {
     expect(seen.workerd).toEqual([ok(1), failed("Custom reason for the reset."), ok(1)]);
     expect(seen.ours).toEqual(seen.workerd);
   });
+
+  it("abort: an answer not yet sent fails with a concurrent abort, even with no writes, on both", async () => {
+    const reason = failed("Custom reason for the reset.");
+    const seen = await observe(async (side) => [
+      ...(await side.concurrent(["/count", "/abort-with-reason"])),
+      ...(await side.concurrent(["/abort-with-reason", "/count"])),
+      await side.request("/count"),
+    ]);
+    expect(seen.workerd).toEqual([reason, reason, reason, reason, ok(1)]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
 });
 
 describe("gates differential: failures and resets", () => {
@@ -246,6 +256,28 @@ describe("gates differential: failures and resets", () => {
       await side.request("/count"),
     ]);
     expect(seen.workerd).toEqual([ok(1), failed("blockConcurrencyWhile callback failed."), ok(1)]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+});
+
+describe("gates differential: concurrent resets", () => {
+  it("a write committed before a concurrent abort survives it; the sleeping writer's answer fails", async () => {
+    const seen = await observe(async (side) => [
+      ...(await side.concurrent(["/write-sleep", "/abort-with-reason"])),
+      await side.request("/read"),
+    ]);
+    const reason = failed("Custom reason for the reset.");
+    expect(seen.workerd).toEqual([reason, reason, ok({ w: "written" })]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+
+  it("a failing blockConcurrencyWhile resets the object under a request queued behind it", async () => {
+    const seen = await observe(async (side) => [
+      ...(await side.concurrent(["/block-sleep-throw", "/count"])),
+      await side.request("/count"),
+    ]);
+    const blockFailed = failed("blockConcurrencyWhile callback failed.");
+    expect(seen.workerd).toEqual([blockFailed, blockFailed, ok(1)]);
     expect(seen.ours).toEqual(seen.workerd);
   });
 });
@@ -276,16 +308,4 @@ describe("gates differential: output gate", () => {
       await context.close();
     }
   });
-});
-
-describe("gates differential: pending mismatches (bugs; these turn red when fixed, then delete the entry)", () => {
-  for (const mismatch of PENDING_GATE_MISMATCHES) {
-    it.fails(`${mismatch.id}: ${mismatch.description}`, async () => {
-      const seen = await observe(async (side) => ({
-        concurrent: bodies(await side.concurrent(mismatch.concurrent)),
-        followUp: bodies(await Promise.all(mismatch.followUp.map((path) => side.request(path)))),
-      }));
-      expect(seen.ours).toEqual(seen.workerd);
-    });
-  }
 });

@@ -103,32 +103,3 @@ export function maskPendingMismatches(
     return result;
   });
 }
-
-/**
- * A pending mismatch of the gates suite: requests to `GateProbe` (the class in
- * `gates.differential.test.ts`, by path) sent concurrently, then `followUp` sent one after another;
- * what clients observe differs. Run by an `it.fails` test there; no mask is needed because the
- * suite's other scenarios never send these combinations.
- */
-export interface PendingGateMismatch {
-  readonly id: string;
-  /** What differs, and what workerd does. */
-  readonly description: string;
-  /** Paths sent in the same turn. */
-  readonly concurrent: readonly string[];
-  /** Paths sent afterwards, one at a time, to look at the result. */
-  readonly followUp: readonly string[];
-}
-
-/** The gates list. */
-export const PENDING_GATE_MISMATCHES: readonly PendingGateMismatch[] = [
-  {
-    id: "reset-fails-unanswered-responses",
-    description:
-      "A request whose handler already returned (no writes) when a concurrent request calls abort(): workerd " +
-      "fails it with the abort reason too (every not-yet-answered request of the reset object fails); " +
-      "ObjectContext answers it (workerd: [error, error]; ours: [1, error]).",
-    concurrent: ["/count", "/abort-with-reason"],
-    followUp: ["/count"],
-  },
-];
