@@ -20,7 +20,10 @@ export interface EngineStatement {
    * `nowMs`, SQLite's 'now' is that time during this step (as {@link SqlEngine.withNow}).
    */
   step(nowMs?: number): boolean;
-  /** The current row's values. */
+  /**
+   * The current row's values. Blobs are copies the caller owns; small ones may be views into a
+   * buffer shared with other copies (mind `byteOffset` when using `.buffer`).
+   */
   row(): EngineValue[];
   /** The result column names, also for statements that return no rows. */
   columnNames(): string[];

@@ -23,6 +23,7 @@ import {
   type SqlEngine,
   type SqlEngineFactory,
 } from "./engine";
+import { WasmHeap } from "./wasm-heap";
 
 /** Options for loading sql.js (needed in browsers to find the WASM file). */
 export interface SqlJsLoadOptions {
@@ -45,6 +46,7 @@ interface RawSqlite {
   _sqlite3_column_double(stmt: number, column: number): number;
   _sqlite3_column_text(stmt: number, column: number): number;
   _sqlite3_column_bytes(stmt: number, column: number): number;
+  _sqlite3_column_blob(stmt: number, column: number): number;
   _sqlite3_errmsg(db: number): number;
   _sqlite3_sql(stmt: number): number;
   _sqlite3_changes(db: number): number;
@@ -120,9 +122,10 @@ export async function loadSqlJsEngine(options: SqlJsLoadOptions = {}): Promise<S
     });
   const sql = custom ? await load() : await (modulePromise ??= load());
   const keys = locatePointerKeys(sql);
+  const heap = heapOf(sql);
   return {
     open(bytes?: Uint8Array): SqlEngine {
-      return new SqlJsEngine(sql, keys, bytes);
+      return new SqlJsEngine(sql, keys, heap, bytes);
     },
   };
 }
@@ -170,7 +173,21 @@ function locatePointerKeys(sql: SqlJsStatic): PointerKeys {
   }
 }
 
+const heaps = new WeakMap<SqlJsStatic, WasmHeap>();
+
+/** The heap of a loaded sql.js module (see wasm-heap.ts), located once per module. */
+function heapOf(sql: SqlJsStatic): WasmHeap {
+  let heap = heaps.get(sql);
+  if (heap === undefined) {
+    heap = new WasmHeap(sql as unknown as RawSqlite);
+    heaps.set(sql, heap);
+  }
+  return heap;
+}
+
 class SqlJsEngine implements SqlEngine {
+  /** @internal The module's heap (shared by every database of the module). */
+  readonly heap: WasmHeap;
   readonly #raw: RawSqlite;
   readonly #keys: PointerKeys;
   readonly #db: Database;
@@ -179,8 +196,9 @@ class SqlJsEngine implements SqlEngine {
   readonly #rawFunctions: number[] = [];
   #closed = false;
 
-  constructor(sql: SqlJsStatic, keys: PointerKeys, bytes?: Uint8Array) {
+  constructor(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap, bytes?: Uint8Array) {
     this.#raw = sql as unknown as RawSqlite;
+    this.heap = heap;
     this.#keys = keys;
     this.#db = new sql.Database(bytes);
     this.#dbPtr = (this.#db as unknown as Record<string, number>)[keys.database] as number;
@@ -315,7 +333,7 @@ class SqlJsEngine implements SqlEngine {
   }
 
   #wrap(stmt: Statement, sql: string): EngineStatement {
-    const wrapped = new SqlJsStatement(this, this.#raw, stmt, this.#stmtPtr(stmt), sql);
+    const wrapped = new SqlJsStatement(this, this.#raw, this.heap, stmt, this.#stmtPtr(stmt), sql);
     this.#statements.add(wrapped);
     return wrapped;
   }
@@ -339,6 +357,7 @@ class SqlJsStatement implements EngineStatement {
   readonly sql: string;
   readonly #engine: SqlJsEngine;
   readonly #raw: RawSqlite;
+  readonly #heap: WasmHeap;
   readonly #stmt: Statement;
   readonly #ptr: number;
   #freed = false;
@@ -348,9 +367,10 @@ class SqlJsStatement implements EngineStatement {
   /** Rewound with no bindings and not stepped since: binding needs no reset first. */
   #clean = true;
 
-  constructor(engine: SqlJsEngine, raw: RawSqlite, stmt: Statement, ptr: number, sql: string) {
+  constructor(engine: SqlJsEngine, raw: RawSqlite, heap: WasmHeap, stmt: Statement, ptr: number, sql: string) {
     this.#engine = engine;
     this.#raw = raw;
+    this.#heap = heap;
     this.#stmt = stmt;
     this.#ptr = ptr;
     this.sql = sql;
@@ -438,7 +458,7 @@ class SqlJsStatement implements EngineStatement {
 
   row(): EngineValue[] {
     this.#assertLive();
-    // As sql.js's get(), minus its per-call bookkeeping; a row with a blob through sql.js (it owns the heap).
+    // As sql.js's get(), minus its per-call bookkeeping and its byte-by-byte blob copy.
     const raw = this.#raw;
     const ptr = this.#ptr;
     const n = raw._sqlite3_data_count(ptr);
@@ -454,8 +474,12 @@ class SqlJsStatement implements EngineStatement {
           values[i] = raw.UTF8ToString(text, raw._sqlite3_column_bytes(ptr, i), true);
           break;
         }
-        case SQLITE_BLOB:
-          return this.#stmt.get() as EngineValue[];
+        case SQLITE_BLOB: {
+          // The pointer first, then the size (SQLite's advice); the heap view after both.
+          const blob = raw._sqlite3_column_blob(ptr, i);
+          values[i] = this.#heap.copy(blob, raw._sqlite3_column_bytes(ptr, i));
+          break;
+        }
         default:
           values[i] = null;
       }

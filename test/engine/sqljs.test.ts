@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, test } from "vitest";
 import { EngineError, type SqlEngine } from "../../src/engine/engine";
 import { loadSqlJsEngine } from "../../src/engine/sqljs";
+import type { WasmHeap } from "../../src/engine/wasm-heap";
 
 let engine: SqlEngine;
 
@@ -41,6 +42,31 @@ describe("sql.js engine", () => {
     s.step();
     expect(s.row()).toEqual([null, null]);
     s.free();
+  });
+
+  test("blobs of every size come back exactly, also after the WASM memory grew", () => {
+    engine.exec("CREATE TABLE b (k INTEGER PRIMARY KEY, v BLOB)");
+    const insert = engine.prepare("INSERT INTO b VALUES (?, ?)");
+    const sizes = [0, 1, 64, 65, 1000, 100_000];
+    const blobs = sizes.map((n, i) => Uint8Array.from({ length: n }, (_, j) => (i * 31 + j) & 0xff));
+    for (const [i, blob] of blobs.entries()) {
+      insert.bind([i, blob], "integer");
+      insert.step();
+    }
+    const read = () => engine.query("SELECT v FROM b ORDER BY k").map((row) => [...(row[0] as Uint8Array)]);
+    expect(read()).toEqual(blobs.map((b) => [...b]));
+    const before = (engine as unknown as { heap: WasmHeap }).heap.bytes;
+    // 64 MiB through the heap makes Emscripten grow the memory (detaching the old buffer).
+    insert.bind([99, new Uint8Array(64 * 1024 * 1024)], "integer");
+    insert.step();
+    engine.exec("DELETE FROM b WHERE k = 99");
+    expect(before.byteLength).toBe(0);
+    expect(read()).toEqual(blobs.map((b) => [...b]));
+    const [row] = engine.query("SELECT v FROM b WHERE k = 5");
+    const bytes = row?.[0] as Uint8Array;
+    expect(bytes.byteOffset).toBe(0);
+    expect(bytes.buffer.byteLength).toBe(100_000); // a buffer of its own, not a view of the heap
+    insert.free();
   });
 
   test("step(nowMs) pins SQLite's 'now' for that step only and restores Date.now", () => {

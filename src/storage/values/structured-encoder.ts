@@ -1,3 +1,4 @@
+import { copyPooled } from "../../util/byte-pool";
 import {
   describeObject,
   ERROR_NAMES,
@@ -16,7 +17,6 @@ import {
   utf8Encoder,
   VIEW_KIND_BY_NAME,
 } from "./structured-format";
-import { copyPooled } from "../../util/byte-pool";
 import { STRUCTURED_CODEC_TAG } from "./tags";
 
 /** Encodes one value at a time into a reusable buffer. */

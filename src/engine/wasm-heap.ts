@@ -1,0 +1,81 @@
+/**
+ * Direct reads of the WASM memory of an Emscripten module that does not export its heap (sql.js).
+ *
+ * sql.js copies a blob out of its heap one byte at a time (`getBlob`), which dominated reading
+ * rows of stored values. Its module exports no heap view, but its `UTF8ToString` decodes straight
+ * from the heap with a `TextDecoder`; intercepting one such call (synchronously, for the length of
+ * the call) hands us the heap's `ArrayBuffer`. A known pattern written with the module's own
+ * `writeArrayToMemory` verifies it. When the memory grows, the old buffer is detached (length 0)
+ * and the next access captures the new one.
+ */
+
+import { copyPooled } from "../util/byte-pool";
+
+/** The module functions the capture needs. */
+export interface HeapProbe {
+  _malloc(bytes: number): number;
+  _free(ptr: number): void;
+  writeArrayToMemory(bytes: Uint8Array, ptr: number): void;
+  UTF8ToString(ptr: number, maxBytes?: number, ignoreNul?: boolean): string;
+}
+
+/** "actorstore" in ASCII: written into the heap, then looked for through the captured buffer. */
+const PATTERN = new Uint8Array([0x61, 0x63, 0x74, 0x6f, 0x72, 0x73, 0x74, 0x6f, 0x72, 0x65]);
+
+/** A live view of a module's heap. */
+export class WasmHeap {
+  readonly #probe: HeapProbe;
+  #view: Uint8Array;
+
+  /** Captures the heap of the module behind `probe`; throws when that does not work. */
+  constructor(probe: HeapProbe) {
+    this.#probe = probe;
+    this.#view = capture(probe);
+  }
+
+  /**
+   * The whole heap. Fetch it again after any call into the module that may allocate: growing the
+   * memory detaches the previous buffer.
+   */
+  get bytes(): Uint8Array {
+    if (this.#view.byteLength === 0) this.#view = capture(this.#probe);
+    return this.#view;
+  }
+
+  /**
+   * A copy of `length` bytes at `ptr`. Small copies are views into shared slabs (see
+   * byte-pool.ts: a buffer of their own costs more than the copy); larger ones own their buffer.
+   */
+  copy(ptr: number, length: number): Uint8Array {
+    return length === 0 ? new Uint8Array(0) : copyPooled(this.bytes.subarray(ptr, ptr + length), length);
+  }
+}
+
+function capture(probe: HeapProbe): Uint8Array {
+  const ptr = probe._malloc(PATTERN.length);
+  if (ptr === 0) throw new Error("actorstore could not allocate in sql.js's heap.");
+  try {
+    probe.writeArrayToMemory(PATTERN, ptr);
+    let seen: ArrayBufferLike | undefined;
+    const proto = TextDecoder.prototype;
+    const original = proto.decode;
+    proto.decode = function decode(this: TextDecoder, input?: AllowSharedBufferSource, options?: TextDecodeOptions) {
+      if (input !== undefined && ArrayBuffer.isView(input)) seen = input.buffer;
+      return original.call(this, input, options);
+    };
+    try {
+      probe.UTF8ToString(ptr, PATTERN.length, true);
+    } finally {
+      proto.decode = original;
+    }
+    const view = seen === undefined ? undefined : new Uint8Array(seen);
+    if (view === undefined || !PATTERN.every((b, i) => view[ptr + i] === b)) {
+      throw new Error(
+        "actorstore could not locate sql.js's heap; this version of sql.js is not supported. Install the version actorstore pins.",
+      );
+    }
+    return view;
+  } finally {
+    probe._free(ptr);
+  }
+}
