@@ -33,9 +33,13 @@ export interface PendingMismatch {
 
 const json = (value: unknown): string => JSON.stringify(value);
 
-/** Removes the rowsRead/rowsWritten counters from the JSON of an encoded SQL result. */
-function withoutRowCounters(text: string): string {
-  return text.replace(/,?\["rows(Read|Written)(AfterExec)?",-?\d+\]/g, "");
+/**
+ * Removes the rowsRead counters from the JSON of an encoded SQL result. rowsWritten stays compared:
+ * it matches workerd except for trigger and foreign-key work and an upsert's update path, which the
+ * random workloads do not generate (docs/sql.md).
+ */
+function withoutRowsRead(text: string): string {
+  return text.replace(/,?\["rowsRead(AfterExec)?",-?\d+\]/g, "");
 }
 
 /**
@@ -67,15 +71,15 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
   {
     id: "row-counters",
     description:
-      "rowsRead/rowsWritten differ: workerd counts with libSQL's counter patch (+1 per B-tree positioning incl. " +
-      "sorter/ephemeral steps, index and schema rows written); ObjectStorage approximates from sql.js.",
+      "rowsRead differs: workerd counts with libSQL's counter patch (+1 per B-tree positioning: every row a scan " +
+      "or a sort visits, sorter and ephemeral steps); ObjectStorage counts the rows a statement produces or changes.",
     ops: [
       { op: "sql", query: "CREATE TABLE m (x UNIQUE)" },
       { op: "sql", query: "INSERT INTO m VALUES (2), (1)" },
       { op: "sql", query: "SELECT x FROM m ORDER BY x", read: "toArray" },
       { op: "sql", query: "SELECT x FROM m WHERE x > 100", read: "one" },
     ],
-    normalize: (_op, _side, text) => withoutRowCounters(text),
+    normalize: (_op, _side, text) => withoutRowsRead(text),
   },
 ];
 

@@ -294,14 +294,17 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   /**
    * The platform counts B-tree cursor moves (libSQL's counters patch). sql.js has no counters,
    * so we count what we can see: rows handed out or stepped to (one ahead), rows changed by DML
-   * times the table and index entries each change writes, and `count(*)`'s table size.
+   * (an INSERT's rowid lookups per row; nothing for a DELETE that empties the table), the
+   * writes the platform counts per changed row, and `count(*)`'s table size (docs/sql.md).
    */
   #liveRead(): number {
     const v = this.#verdict;
     if (v.countTable !== undefined) return this.#countedRows;
     if (v.kind === "create" && v.mayWrite) return 1;
     const visible = this.#returned + (this.#pending === undefined ? 0 : 1);
-    const base = isDml(v) && (v.kind !== "insert" || v.returning) ? this.#changes : 0;
+    let base = 0;
+    if (v.kind === "insert") base = this.#changes * (v.seeksPerInsert + (v.returning ? 1 : 0));
+    else if (isDml(v) && !v.truncates) base = this.#changes;
     return base + (v.readsTables || v.returning ? visible : 0);
   }
 
@@ -309,7 +312,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #liveWritten(): number {
     const v = this.#verdict;
     if (v.countTable !== undefined) return 0;
-    if (v.kind === "create" && v.mayWrite) return 2;
+    if (v.kind === "create" && v.mayWrite) return v.schemaWrites;
     return isDml(v) ? this.#changes * Math.max(1, v.writesPerRow) : 0;
   }
 

@@ -57,10 +57,16 @@ export interface StatementVerdict {
   readonly returning: boolean;
   /** The main program opens a table, index or virtual table (row counters start counting). */
   readsTables: boolean;
-  /** B-tree entries written per changed row (table plus index entries), for `rowsWritten`. */
+  /** B-tree writes the platform counts per changed row (see ROW_WRITE_OPCODES), for `rowsWritten`. */
   readonly writesPerRow: number;
   /** The table whose rows `count(*)` counts without visiting them (`Count` opcode), if any. */
   readonly countTable: string | undefined;
+  /** Rowid lookups per inserted row (`NotExists`: an explicit rowid, a foreign-key parent), for `rowsRead`. */
+  readonly seeksPerInsert: number;
+  /** Empties a table without visiting its rows (DELETE without WHERE: the `Clear` opcode). */
+  readonly truncates: boolean;
+  /** Rows the program writes into `sqlite_schema` (CREATE TABLE: its row, written twice, plus one per automatic index). */
+  readonly schemaWrites: number;
   /** Parameter numbers used as LIKE/GLOB patterns (their length is checked at bind time). */
   readonly likeParameters: readonly number[];
 }
@@ -97,7 +103,14 @@ const FUNCTION_OPCODES = new Set([
   "AggValue",
   "AggInverse",
 ]);
-const ROW_WRITE_OPCODES = new Set(["Insert", "IdxInsert", "Delete", "IdxDelete"]);
+/**
+ * Opcodes the platform counts in `rowsWritten` (measured, see docs/sql.md): every table and index
+ * insert, and a table delete only when it counts as a change (`OPFLAG_NCHANGE` in P5: a DELETE's
+ * rows, not the old row an UPDATE rewrites or a REPLACE removes). Index deletes are not counted.
+ */
+const ROW_WRITE_OPCODES = new Set(["Insert", "IdxInsert", "Delete"]);
+/** `OPFLAG_NCHANGE`: the write counts as a change (`sqlite3_changes`). */
+const OPFLAG_NCHANGE = 0x01;
 /** Marks a read of the row key (`Rowid` opcode) among a cursor's column numbers. */
 const ROWID_COLUMN = -1;
 /** `OPFLAG_P2ISREG`: P2 of an `Open*` opcode is a register, not a root page. */
@@ -183,6 +196,9 @@ export class SqlGuard {
       readsTables: program.readsTables,
       writesPerRow: program.writesPerRow,
       countTable: program.countTable,
+      seeksPerInsert: program.seeksPerInsert,
+      truncates: program.truncates,
+      schemaWrites: program.schemaWrites,
       likeParameters: facts.likeParameters,
     };
   }
@@ -460,6 +476,9 @@ function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly numbe
     readsTables: false,
     writesPerRow: 0,
     countTable: undefined,
+    seeksPerInsert: 0,
+    truncates: false,
+    schemaWrites: 0,
     likeParameters,
   };
 }
@@ -472,6 +491,9 @@ interface ProgramFacts {
   readsTables: boolean;
   writesPerRow: number;
   countTable: string | undefined;
+  seeksPerInsert: number;
+  truncates: boolean;
+  schemaWrites: number;
 }
 
 /** Walks the compiled program (main program, then trigger sub-programs) and applies the rules. */
@@ -495,6 +517,9 @@ function analyseProgram(
     readsTables: false,
     writesPerRow: 0,
     countTable: undefined,
+    seeksPerInsert: 0,
+    truncates: false,
+    schemaWrites: 0,
   };
   let segment = 0;
   let previousAddress = -1;
@@ -553,8 +578,12 @@ function analyseProgram(
         const object = p2 === 0 ? catalog.byRoot(p1) : undefined;
         if (object !== undefined && (!isAllowedName(object.name) || !isAllowedName(object.table)))
           protectedWrite = true;
+        if (main) facts.truncates = true;
         break;
       }
+      case "NotExists":
+        if (main) facts.seeksPerInsert++;
+        break;
       case "VOpen":
         if (!catalog.allowedVirtualTables.has(String(p4))) throw notAuthorized();
         if (main) facts.readsTables = true;
@@ -578,10 +607,11 @@ function analyseProgram(
           facts.mayWrite = true;
         } else if (WRITE_OPCODES.has(opcode)) {
           if (opcode !== "Clear" && opcode !== "ResetSorter") facts.mayWrite = true;
-        } else if (main && ROW_WRITE_OPCODES.has(opcode)) {
+        } else if (main && ROW_WRITE_OPCODES.has(opcode) && (opcode !== "Delete" || (p5 & OPFLAG_NCHANGE) !== 0)) {
           const cursor = cursors.get(p1);
-          if (cursor?.write && cursor.object !== undefined && cursor.object.table !== "sqlite_schema") {
-            facts.writesPerRow++;
+          if (cursor?.write && cursor.object !== undefined) {
+            if (cursor.object.table !== "sqlite_schema") facts.writesPerRow++;
+            else if (opcode === "Insert") facts.schemaWrites++;
           }
         }
     }
