@@ -27,6 +27,12 @@ export interface EngineStatement {
   row(): EngineValue[];
   /** The result column names, also for statements that return no rows. */
   columnNames(): string[];
+  /**
+   * How many times the statement has stepped a loop onto its next row (SQLite's `Next`, `Prev` and
+   * `SorterNext` opcodes: full scans, index ranges, sorters), summed over every run since it was
+   * compiled: take differences. The row counters are built on it.
+   */
+  scanSteps(): number;
   /** The number of parameters the statement takes (largest `?NNN` index). */
   parameterCount(): number;
   /** Rewinds the statement so it can run again; keeps it compiled. */

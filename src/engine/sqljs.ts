@@ -123,9 +123,10 @@ export async function loadSqlJsEngine(options: SqlJsLoadOptions = {}): Promise<S
   const sql = custom ? await load() : await (modulePromise ??= load());
   const keys = locatePointerKeys(sql);
   const heap = heapOf(sql);
+  const counterOffset = locateStepCounters(sql, keys, heap);
   return {
     open(bytes?: Uint8Array): SqlEngine {
-      return new SqlJsEngine(sql, keys, heap, bytes);
+      return new SqlJsEngine(sql, keys, heap, counterOffset, bytes);
     },
   };
 }
@@ -173,6 +174,46 @@ function locatePointerKeys(sql: SqlJsStatic): PointerKeys {
   }
 }
 
+/**
+ * Where SQLite keeps a statement's `sqlite3_stmt_status` counters (`Vdbe.aCounter`), as a byte
+ * offset from the statement pointer. sql.js does not export `sqlite3_stmt_status`, so the counters
+ * are read from the heap: the array sits right before `Vdbe.zSql`, whose value `sqlite3_sql`
+ * returns, which finds the offset; a full scan of a known table then checks it (FULLSCAN_STEP must
+ * count the rows after the first, RUN must be 1).
+ */
+function locateStepCounters(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): number {
+  const raw = sql as unknown as RawSqlite;
+  const db = new sql.Database();
+  try {
+    db.exec("CREATE TABLE probe (x); INSERT INTO probe VALUES (1), (2), (3), (4), (5), (6), (7);");
+    const stmt = db.prepare("SELECT x FROM probe");
+    try {
+      const ptr = (stmt as unknown as Record<string, number>)[keys.statement] as number;
+      const zSql = raw._sqlite3_sql(ptr);
+      let offset = -1;
+      for (let at = 36; at < 1024 && offset < 0; at += 4) if (heap.u32(ptr + at) === zSql) offset = at - 36;
+      while (stmt.step()) {
+        // a full scan: 7 rows
+      }
+      const counter = (index: number) => heap.u32(ptr + offset + 4 * index);
+      if (offset < 0 || counter(STMTSTATUS_FULLSCAN_STEP) !== 6 || counter(STMTSTATUS_RUN) !== 1) {
+        throw new Error(
+          "actorstore could not locate SQLite's statement counters in sql.js; this version of sql.js is not supported. Install the version actorstore pins.",
+        );
+      }
+      return offset;
+    } finally {
+      stmt.free();
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/** Indexes into `Vdbe.aCounter` (SQLite's `SQLITE_STMTSTATUS_*`; slot 0 counts the other steps). */
+const STMTSTATUS_FULLSCAN_STEP = 1;
+const STMTSTATUS_RUN = 6;
+
 const heaps = new WeakMap<SqlJsStatic, WasmHeap>();
 
 /** The heap of a loaded sql.js module (see wasm-heap.ts), located once per module. */
@@ -188,6 +229,8 @@ function heapOf(sql: SqlJsStatic): WasmHeap {
 class SqlJsEngine implements SqlEngine {
   /** @internal The module's heap (shared by every database of the module). */
   readonly heap: WasmHeap;
+  /** @internal See {@link locateStepCounters}. */
+  readonly counterOffset: number;
   readonly #raw: RawSqlite;
   readonly #keys: PointerKeys;
   readonly #db: Database;
@@ -196,9 +239,10 @@ class SqlJsEngine implements SqlEngine {
   readonly #rawFunctions: number[] = [];
   #closed = false;
 
-  constructor(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap, bytes?: Uint8Array) {
+  constructor(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap, counterOffset: number, bytes?: Uint8Array) {
     this.#raw = sql as unknown as RawSqlite;
     this.heap = heap;
+    this.counterOffset = counterOffset;
     this.#keys = keys;
     this.#db = new sql.Database(bytes);
     this.#dbPtr = (this.#db as unknown as Record<string, number>)[keys.database] as number;
@@ -490,6 +534,13 @@ class SqlJsStatement implements EngineStatement {
   columnNames(): string[] {
     this.#assertLive();
     return this.#stmt.getColumnNames();
+  }
+
+  scanSteps(): number {
+    this.#assertLive();
+    const at = this.#ptr + this.#engine.counterOffset;
+    // Slot 0 collects the Next/Prev/SorterNext steps SQLite does not file under a named counter.
+    return this.#heap.u32(at) + this.#heap.u32(at + 4 * STMTSTATUS_FULLSCAN_STEP);
   }
 
   parameterCount(): number {

@@ -26,11 +26,13 @@ const PATTERN = new Uint8Array([0x61, 0x63, 0x74, 0x6f, 0x72, 0x73, 0x74, 0x6f, 
 export class WasmHeap {
   readonly #probe: HeapProbe;
   #view: Uint8Array;
+  #words: Uint32Array;
 
   /** Captures the heap of the module behind `probe`; throws when that does not work. */
   constructor(probe: HeapProbe) {
     this.#probe = probe;
     this.#view = capture(probe);
+    this.#words = new Uint32Array(this.#view.buffer);
   }
 
   /**
@@ -38,8 +40,19 @@ export class WasmHeap {
    * memory detaches the previous buffer.
    */
   get bytes(): Uint8Array {
-    if (this.#view.byteLength === 0) this.#view = capture(this.#probe);
+    if (this.#view.byteLength === 0) this.#recapture();
     return this.#view;
+  }
+
+  #recapture(): void {
+    this.#view = capture(this.#probe);
+    this.#words = new Uint32Array(this.#view.buffer);
+  }
+
+  /** The unsigned 32-bit integer at `address` (4-byte aligned), little-endian as WASM memory is. */
+  u32(address: number): number {
+    if (this.#view.byteLength === 0) this.#recapture();
+    return this.#words[address >>> 2] as number;
   }
 
   /**

@@ -13,6 +13,7 @@
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
 import { QUERY_CANCELED_MESSAGE } from "./sql-errors";
 import type { StatementVerdict } from "./sql-guard";
+import { rowsReadOf } from "./row-counting";
 import { checkValueSize, type SqlLimits } from "./sql-limits";
 
 /** A value in a result row: INTEGER/REAL → number, TEXT → string, BLOB → ArrayBuffer, NULL → null. */
@@ -83,6 +84,9 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #bufferIndex = 0;
   #returned = 0;
   #changes = 0;
+  /** The statement's loop-step counter when this cursor started, and its steps once finished. */
+  #startSteps = 0;
+  #finalSteps = -1;
   #countedRows = 0;
   #statementDone = false;
 
@@ -168,6 +172,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
 
   #start(source: CursorSource): void {
     const verdict = this.#verdict;
+    // A program without loops takes no loop steps: skip reading the counter (point lookups).
+    if (verdict.positioning.loops > 0) this.#startSteps = source.statement.scanSteps();
     if (verdict.mayWrite) {
       // Run writes to completion now: the batch may commit before the caller reads, and replay
       // reseeds random() per statement, so no statement may stay half-run.
@@ -272,6 +278,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #finishStatement(): void {
     if (!this.#statementDone) {
       this.#statementDone = true;
+      // Freeze the step count before the statement goes back to the cache and runs for others.
+      this.#finalSteps = this.#steps();
       // Every caller has just used the statement (or checked for cancellation), so it is current;
       // and releasing a canceled one is harmless (its statement is already freed).
       this.#source?.release();
@@ -301,11 +309,24 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     const v = this.#verdict;
     if (v.countTable !== undefined) return this.#countedRows;
     if (v.kind === "create" && v.mayWrite) return 1;
-    const visible = this.#returned + (this.#pending === undefined ? 0 : 1);
-    let base = 0;
-    if (v.kind === "insert") base = this.#changes * (v.seeksPerInsert + (v.returning ? 1 : 0));
-    else if (isDml(v) && !v.truncates) base = this.#changes;
-    return base + (v.readsTables || v.returning ? visible : 0);
+    if (v.returning) {
+      // Rows come from a buffer the platform fills as the caller reads: the published example is
+      // INSERT … RETURNING of 2 rows, 3 after exec and 4 at the end.
+      const visible = this.#returned + (this.#pending === undefined ? 0 : 1);
+      return this.#changes * (v.seeksPerInsert + 1) + visible;
+    }
+    const steps = this.#steps();
+    const found = steps > 0 || this.#changes > 0 || this.#returned > 0 || this.#pending !== undefined;
+    const reads = rowsReadOf(steps, v.positioning, found);
+    return v.kind === "insert" ? reads + this.#changes * v.seeksPerInsert : reads;
+  }
+
+  /** Loop steps the statement has taken for this cursor (SQLite's own count). */
+  #steps(): number {
+    if (this.#finalSteps >= 0) return this.#finalSteps;
+    if (this.#verdict.positioning.loops === 0) return 0;
+    const statement = this.#source?.statement;
+    return statement === undefined || statement.freed ? 0 : statement.scanSteps() - this.#startSteps;
   }
 
   /** Rows written so far (see {@link SqlStorageCursor.#liveRead}). */

@@ -16,6 +16,7 @@
  *    CTEs, subqueries and foreign-key actions. This is what makes the `_cf_` protection sound.
  */
 import type { SqlEngine } from "../../engine/engine";
+import { NO_POSITIONING, PositioningCollector, type PositioningFacts } from "./row-counting";
 import { ALLOWED_SQL_FUNCTIONS, PLATFORM_DENIED_FUNCTIONS, TIME_FUNCTIONS } from "./allowed-functions";
 import { ALLOWED_PRAGMAS, isInt32, isPragmaBoolean, isUint32 } from "./allowed-pragmas";
 import type { SchemaObject, SqlCatalog } from "./sql-catalog";
@@ -55,18 +56,16 @@ export interface StatementVerdict {
   readonly usesTime: boolean;
   /** An INSERT/UPDATE/DELETE with RETURNING. */
   readonly returning: boolean;
-  /** The main program opens a table, index or virtual table (row counters start counting). */
-  readsTables: boolean;
   /** B-tree writes the platform counts per changed row (see ROW_WRITE_OPCODES), for `rowsWritten`. */
   readonly writesPerRow: number;
   /** The table whose rows `count(*)` counts without visiting them (`Count` opcode), if any. */
   readonly countTable: string | undefined;
   /** Rowid lookups per inserted row (`NotExists`: an explicit rowid, a foreign-key parent), for `rowsRead`. */
   readonly seeksPerInsert: number;
-  /** Empties a table without visiting its rows (DELETE without WHERE: the `Clear` opcode). */
-  readonly truncates: boolean;
   /** Rows the program writes into `sqlite_schema` (CREATE TABLE: its row, written twice, plus one per automatic index). */
   readonly schemaWrites: number;
+  /** Loop starts and seeks, for `rowsRead` (row-counting.ts). */
+  readonly positioning: PositioningFacts;
   /** Parameter numbers used as LIKE/GLOB patterns (their length is checked at bind time). */
   readonly likeParameters: readonly number[];
 }
@@ -193,12 +192,11 @@ export class SqlGuard {
       changesSchema: program.changesSchema,
       usesTime: program.usesTime,
       returning: (kind === "insert" || kind === "update" || kind === "delete") && hasTopLevel(tokens, "RETURNING"),
-      readsTables: program.readsTables,
       writesPerRow: program.writesPerRow,
       countTable: program.countTable,
       seeksPerInsert: program.seeksPerInsert,
-      truncates: program.truncates,
       schemaWrites: program.schemaWrites,
+      positioning: program.positioning,
       likeParameters: facts.likeParameters,
     };
   }
@@ -473,12 +471,11 @@ function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly numbe
     changesSchema: writes,
     usesTime: false,
     returning: false,
-    readsTables: false,
     writesPerRow: 0,
     countTable: undefined,
     seeksPerInsert: 0,
-    truncates: false,
     schemaWrites: 0,
+    positioning: NO_POSITIONING,
     likeParameters,
   };
 }
@@ -488,12 +485,11 @@ interface ProgramFacts {
   mayWrite: boolean;
   changesSchema: boolean;
   usesTime: boolean;
-  readsTables: boolean;
   writesPerRow: number;
   countTable: string | undefined;
   seeksPerInsert: number;
-  truncates: boolean;
   schemaWrites: number;
+  positioning: PositioningFacts;
 }
 
 /** Walks the compiled program (main program, then trigger sub-programs) and applies the rules. */
@@ -514,13 +510,13 @@ function analyseProgram(
     mayWrite: false,
     changesSchema: false,
     usesTime: false,
-    readsTables: false,
     writesPerRow: 0,
     countTable: undefined,
     seeksPerInsert: 0,
-    truncates: false,
     schemaWrites: 0,
+    positioning: NO_POSITIONING,
   };
+  const positions = new PositioningCollector();
   let segment = 0;
   let previousAddress = -1;
   let cursors = new Map<number, OpenCursor>();
@@ -543,7 +539,11 @@ function analyseProgram(
     }
     previousAddress = address;
     const main = segment === 0;
-    if (main) facts.mainOps++;
+    if (main) {
+      facts.mainOps++;
+      // An INSERT's rowid lookups run once per inserted row: counted from the changes instead.
+      positions.add(address, opcode, p1, p2, p3, p5, kind === "insert" && opcode === "NotExists");
+    }
     switch (opcode) {
       case "OpenRead":
       case "ReopenIdx":
@@ -562,8 +562,6 @@ function analyseProgram(
           if (write) protectedWrite = true;
           else protectedReads.push({ object, columns: new Set() });
         }
-        if (main && !write && object !== undefined && object.table !== "sqlite_schema") facts.readsTables = true;
-        if (main && write && object !== undefined && object.table !== "sqlite_schema") facts.readsTables = true;
         break;
       }
       case "Column":
@@ -578,7 +576,6 @@ function analyseProgram(
         const object = p2 === 0 ? catalog.byRoot(p1) : undefined;
         if (object !== undefined && (!isAllowedName(object.name) || !isAllowedName(object.table)))
           protectedWrite = true;
-        if (main) facts.truncates = true;
         break;
       }
       case "NotExists":
@@ -586,7 +583,6 @@ function analyseProgram(
         break;
       case "VOpen":
         if (!catalog.allowedVirtualTables.has(String(p4))) throw notAuthorized();
-        if (main) facts.readsTables = true;
         break;
       case "Transaction":
         if (p2 !== 0) facts.mayWrite = true;
@@ -619,6 +615,7 @@ function analyseProgram(
   if (protectedWrite) throw notAuthorized();
   if (deniedFunctionName !== undefined) throw deniedFunction(deniedFunctionName, sql);
   if (checkReads && protectedReads.length > 0) throw readDenied(catalog, tokens, protectedReads, kind);
+  facts.positioning = positions.facts();
   return facts;
 }
 

@@ -1,0 +1,199 @@
+/**
+ * What the row counters need to know about a compiled program, beyond what SQLite counts itself.
+ *
+ * The platform's `rowsRead` adds one per B-tree positioning (libSQL's counters patch): every loop
+ * step onto a row, every loop start and every seek. SQLite counts the loop steps
+ * (`EngineStatement.scanSteps`); the starts and seeks are read off the program (`EXPLAIN`) here,
+ * once per statement: a positioning opcode outside any loop runs once; one inside a loop runs once
+ * per iteration of that loop (a join's inner seek), which is known exactly only when the program
+ * has a single loop (its iterations are its steps plus one).
+ */
+
+/** Opcodes that position a cursor on a row (or find there is none): each counts one row read. */
+const POSITIONING_OPCODES = new Set([
+  "Rewind",
+  "Last",
+  "Sort",
+  "SorterSort",
+  "SeekRowid",
+  "NotExists",
+  "SeekGE",
+  "SeekGT",
+  "SeekLE",
+  "SeekLT",
+]);
+/** Opcodes that step a loop (counted by SQLite; they jump back to the loop's body). */
+const LOOP_OPCODES = new Set(["Next", "Prev", "SorterNext"]);
+
+/** Positionings of one program, for `rowsRead`. */
+export interface PositioningFacts {
+  /** Positioning opcodes outside every loop (each runs at most once per run). */
+  readonly positionings: number;
+  /**
+   * Equality seeks outside every loop (`SeekGE`/`SeekLE` with `OPFLAG_SEEKEQ`): the platform counts
+   * one only when it finds a match, which we take as "the statement found a row".
+   */
+  readonly equalitySeeks: number;
+  /** Positioning opcodes inside a loop (each runs once per iteration of its loop). */
+  readonly nestedPositionings: number;
+  /** Loops in the program (backward-jumping `Next`/`Prev`/`SorterNext`). */
+  readonly loops: number;
+}
+
+/** A program that positions nothing (no table access, or not analysed). */
+export const NO_POSITIONING: PositioningFacts = Object.freeze({
+  positionings: 0,
+  equalitySeeks: 0,
+  nestedPositionings: 0,
+  loops: 0,
+});
+/** `OPFLAG_SEEKEQ` in P5 of a seek: only an equal key will do. */
+const OPFLAG_SEEKEQ = 0x02;
+
+/**
+ * Opcodes after which execution never falls through to the next address. (`Return` may: with P3
+ * set it falls through when its subroutine was entered in line.)
+ */
+const NO_FALL_THROUGH = new Set(["Goto", "Halt", "Init"]);
+/**
+ * Opcodes whose P2 is a jump target (SQLite's opcodes flagged "jump", plus `Init`). Any other
+ * opcode's P2 is a register, a flag or a root page, not an address.
+ */
+const JUMP_OPCODES = new Set([
+  "Goto",
+  "Gosub",
+  "InitCoroutine",
+  "Init",
+  "Once",
+  "If",
+  "IfNot",
+  "IsNull",
+  "NotNull",
+  "IsType",
+  "Eq",
+  "Ne",
+  "Lt",
+  "Le",
+  "Gt",
+  "Ge",
+  "ElseEq",
+  "Jump",
+  "IfPos",
+  "IfNotZero",
+  "DecrJumpZero",
+  "IfNullRow",
+  "IfNoHope",
+  "IfSmaller",
+  "IfEmpty",
+  "MustBeInt",
+  "SeekScan",
+  "Filter",
+  "FkIfZero",
+  "SequenceTest",
+  "RowSetRead",
+  "RowSetTest",
+  "Program",
+  "VFilter",
+  "VNext",
+  "Rewind",
+  "Last",
+  "Next",
+  "Prev",
+  "SorterNext",
+  "SorterSort",
+  "Sort",
+  "SeekRowid",
+  "NotExists",
+  "NotFound",
+  "Found",
+  "NoConflict",
+  "SeekGE",
+  "SeekGT",
+  "SeekLE",
+  "SeekLT",
+  "IdxGE",
+  "IdxGT",
+  "IdxLE",
+  "IdxLT",
+  "Yield",
+]);
+
+interface ProgramOp {
+  readonly address: number;
+  readonly opcode: string;
+  readonly p1: number;
+  readonly p2: number;
+  readonly p3: number;
+  readonly p5: number;
+  readonly skip: boolean;
+}
+
+/**
+ * Collects the positionings of a main program, opcode by opcode, in address order. Code that
+ * SQLite compiled but can never run (a loop behind an unconditional `Goto`, as for a WHERE clause
+ * it proved false) is left out.
+ */
+export class PositioningCollector {
+  readonly #ops: ProgramOp[] = [];
+
+  /** Records one opcode of the main program. `skip` leaves a positioning out (counted elsewhere). */
+  add(address: number, opcode: string, p1: number, p2: number, p3: number, p5: number, skip = false): void {
+    this.#ops.push({ address, opcode, p1, p2, p3, p5, skip });
+  }
+
+  /** The totals. */
+  facts(): PositioningFacts {
+    const reachable = this.#reachable();
+    const loops: Array<[number, number]> = [];
+    const positions: ProgramOp[] = [];
+    for (const op of this.#ops) {
+      if (!reachable.has(op.address)) continue;
+      if (POSITIONING_OPCODES.has(op.opcode) && !op.skip) positions.push(op);
+      else if (LOOP_OPCODES.has(op.opcode) && op.p2 <= op.address) loops.push([op.p2, op.address]);
+    }
+    let positionings = 0;
+    let equalitySeeks = 0;
+    let nested = 0;
+    for (const op of positions) {
+      if (loops.some(([from, to]) => op.address >= from && op.address <= to)) nested++;
+      else if ((op.opcode === "SeekGE" || op.opcode === "SeekLE") && (op.p5 & OPFLAG_SEEKEQ) !== 0) equalitySeeks++;
+      else positionings++;
+    }
+    return { positionings, equalitySeeks, nestedPositionings: nested, loops: loops.length };
+  }
+
+  /** Addresses reachable from the start (over-approximated where the target is dynamic). */
+  #reachable(): Set<number> {
+    const byAddress = new Map(this.#ops.map((op) => [op.address, op]));
+    const seen = new Set<number>();
+    const todo = [0];
+    for (let at = todo.pop(); at !== undefined; at = todo.pop()) {
+      const op = byAddress.get(at);
+      if (op === undefined || seen.has(at)) continue;
+      seen.add(at);
+      if (!NO_FALL_THROUGH.has(op.opcode)) todo.push(at + 1);
+      if (JUMP_OPCODES.has(op.opcode)) todo.push(op.p2);
+      // Jump has three targets; InitCoroutine's body starts at P3; Return, EndCoroutine and Yield
+      // go back to wherever they were called from, which is reachable already.
+      if (op.opcode === "Jump") todo.push(op.p1, op.p3);
+      if (op.opcode === "InitCoroutine") todo.push(op.p3);
+    }
+    return seen;
+  }
+}
+
+/**
+ * Rows read by the platform's rules, from the loop steps taken so far, the program's facts and
+ * whether the statement found any row (produced, changed or stepped onto one).
+ *
+ * @example
+ * ```ts
+ * // SELECT * FROM t (10 rows, a full scan): one Rewind, nine steps.
+ * rowsReadOf(9, { positionings: 1, equalitySeeks: 0, nestedPositionings: 0, loops: 1 }, true); // 10
+ * ```
+ */
+export function rowsReadOf(steps: number, facts: PositioningFacts, found: boolean): number {
+  const iterations = facts.loops === 1 ? steps + 1 : 1;
+  const seeks = found ? facts.equalitySeeks : 0;
+  return steps + facts.positionings + seeks + facts.nestedPositionings * iterations;
+}
