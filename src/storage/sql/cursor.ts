@@ -11,9 +11,9 @@
  * - After `deleteAll()` an unfinished cursor fails with the platform's "canceled" error.
  */
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
+import { rowsReadOf } from "./row-counting";
 import { QUERY_CANCELED_MESSAGE } from "./sql-errors";
 import type { StatementVerdict } from "./sql-guard";
-import { rowsReadOf } from "./row-counting";
 import { checkValueSize, type SqlLimits } from "./sql-limits";
 
 /** A value in a result row: INTEGER/REAL → number, TEXT → string, BLOB → ArrayBuffer, NULL → null. */

@@ -16,9 +16,9 @@
  *    CTEs, subqueries and foreign-key actions. This is what makes the `_cf_` protection sound.
  */
 import type { SqlEngine } from "../../engine/engine";
-import { NO_POSITIONING, PositioningCollector, type PositioningFacts } from "./row-counting";
 import { ALLOWED_SQL_FUNCTIONS, PLATFORM_DENIED_FUNCTIONS, TIME_FUNCTIONS } from "./allowed-functions";
 import { ALLOWED_PRAGMAS, isInt32, isPragmaBoolean, isUint32 } from "./allowed-pragmas";
+import { NO_POSITIONING, PositioningCollector, type PositioningFacts } from "./row-counting";
 import type { SchemaObject, SqlCatalog } from "./sql-catalog";
 import { SQLITE_AUTH, SQLITE_ERROR, sqliteError, TRANSACTION_STATEMENT_MESSAGE } from "./sql-errors";
 import { checkProgramSize, checkStatementText, checkTableColumns, type SqlLimits } from "./sql-limits";
