@@ -76,7 +76,7 @@ export function presetConfig(mode: RunMeta["mode"], log: (line: string) => void 
     sizes: mode === "full" ? [1_000, 10_000, 100_000, 1_000_000] : [1_000, 10_000, 100_000],
     rounds: mode === "full" ? 13 : 9,
     warmupRounds: 2,
-    roundTargetMs: mode === "full" ? 100 : 40,
+    roundTargetMs: 100,
     recovery: { databaseBytes: 10_000_000, batches: 10_000, rounds: mode === "full" ? 7 : 5 },
     logBatches: 1000,
     memoryKeys: 100_000,
