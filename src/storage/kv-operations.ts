@@ -91,9 +91,7 @@ export class KvOperations {
     const key = toKey(rawKey);
     checkKeySize(key, this.#limits);
     this.#core.assertUsable();
-    const existed = this.#core.exists(key);
-    if (existed) this.#core.write(key, null, allowUnconfirmed);
-    return existed;
+    return this.#core.delete(key, allowUnconfirmed);
   }
 
   /** delete(keys[]) → how many existed (duplicates once). */
@@ -103,12 +101,7 @@ export class KvOperations {
     for (const k of keys) checkKeySize(k, this.#limits);
     this.#core.assertUsable();
     let count = 0;
-    for (const k of keys) {
-      if (this.#core.exists(k)) {
-        count++;
-        this.#core.write(k, null, allowUnconfirmed);
-      }
-    }
+    for (const k of keys) if (this.#core.delete(k, allowUnconfirmed)) count++;
     return count;
   }
 

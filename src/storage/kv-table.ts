@@ -75,6 +75,19 @@ export class KvTable {
     }
   }
 
+  /** Deletes `key` now; whether a row was there. */
+  remove(key: string): boolean {
+    if (!this.exists()) return false;
+    const s = this.#stmt("delete", "DELETE FROM _cf_KV WHERE key = ?");
+    s.bind([key], "integer");
+    try {
+      s.step();
+    } finally {
+      s.reset();
+    }
+    return this.#engine.changes() > 0;
+  }
+
   /** Writes or deletes one key (`null` deletes). */
   write(key: string, value: Uint8Array | null): void {
     this.ensure();

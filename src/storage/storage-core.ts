@@ -206,19 +206,36 @@ export class StorageCore {
   }
 
   /**
-   * Whether `key` exists now (buffered writes first). Cheaper than {@link StorageCore.read} for a
-   * key that is not cached: SQLite answers without copying the value out, and nothing is cached
-   * (delete() is about to remove it anyway).
+   * Deletes `key` and answers whether it existed. Known keys (buffered, cached) are answered from
+   * memory and the deletion is buffered; otherwise the row is deleted in SQLite at once, inside
+   * the batch's transaction (or the open savepoint), so one statement both answers and deletes,
+   * and the commit skips it (`WriteLayer.applied`).
    */
-  exists(key: string): boolean {
-    for (let i = this.#layers.length - 1; i >= 0; i--) {
+  delete(key: string, allowUnconfirmed: boolean): boolean {
+    let existed: boolean | undefined;
+    for (let i = this.#layers.length - 1; i >= 0 && existed === undefined; i--) {
       const v = (this.#layers[i] as WriteLayer).kv.get(key);
-      if (v !== undefined) return v !== null;
+      if (v !== undefined) existed = v !== null;
     }
-    const cached = this.cache.get(key);
-    if (cached !== undefined) return cached.bytes !== null;
-    if (this.cache.knownAbsent(key)) return false;
-    return this.#kv.has(key);
+    if (existed === undefined) {
+      const cached = this.cache.get(key);
+      if (cached !== undefined) existed = cached.bytes !== null;
+      else if (this.cache.knownAbsent(key)) existed = false;
+    }
+    if (existed === undefined) {
+      if (!this.#kv.exists()) return false;
+      const began = this.#batch.began;
+      this.#begin();
+      existed = this.#kv.remove(key);
+      if (existed) ((this.#layers[this.#layers.length - 1] as WriteLayer).applied ??= new Set()).add(key);
+      else if (!began) {
+        // Nothing changed: end the transaction this lookup opened.
+        this.#engine.exec("COMMIT");
+        this.#batch.began = false;
+      }
+    }
+    if (existed) this.write(key, null, allowUnconfirmed);
+    return existed;
   }
 
   /** The cached decoded primitive for `key`, when the cache has one and no write shadows it. */
@@ -417,6 +434,7 @@ export class StorageCore {
     this.#engine.exec(`RELEASE ${layer.savepoint}`);
     const parent = this.#layers[this.#layers.length - 1] as WriteLayer;
     for (const [k, v] of layer.kv) parent.kv.set(k, v);
+    for (const k of layer.applied ?? []) (parent.applied ??= new Set()).add(k);
     if (layer.alarm !== undefined) parent.alarm = layer.alarm;
     if (this.#savepointDepth === 0) this.#scheduleCommit();
   }
@@ -489,7 +507,7 @@ export class StorageCore {
     try {
       this.#begin();
       for (const [key, value] of base.kv) {
-        this.#kv.write(key, value);
+        if (value !== null || base.applied?.has(key) !== true) this.#kv.write(key, value);
         kv.push({ key, value });
         changedBytes += key.length + (value?.byteLength ?? 0);
       }

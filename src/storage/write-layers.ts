@@ -14,6 +14,11 @@ export interface WriteLayer {
   sqlMark: number;
   /** The savepoint that backs this layer in the engine, if any. */
   savepoint?: string;
+  /**
+   * Keys whose row `delete()` already removed in the engine, inside this layer's transaction or
+   * savepoint: the commit writes nothing for them while their entry is still a deletion.
+   */
+  applied?: Set<string>;
 }
 
 /** The buffered entries (top layer wins) whose keys fall in `range`. */
