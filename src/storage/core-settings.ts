@@ -39,11 +39,17 @@ export const NESTED_STILL_RUNNING_MESSAGE =
 export const WRITE_FAILED_MESSAGE = "Internal error in Durable Object storage write caused object to be reset.";
 
 /**
- * The platform's message when a deferred constraint fails at commit (the object is reset).
- * `e` is SQLite's error; foreign keys get the platform's extended code.
+ * The error a failed commit resets the object with, as on the platform: a deferred constraint
+ * that fails at commit gets its own message (foreign keys with the extended code); anything else
+ * is a write failure. `e` is what the engine or the persistence threw.
  */
-export function formatConstraint(e: unknown): string {
+export function commitFailure(e: unknown): Error {
   const message = e instanceof Error ? e.message : String(e);
-  if (/FOREIGN KEY/i.test(message)) return `${message}: SQLITE_CONSTRAINT (extended: SQLITE_CONSTRAINT_FOREIGNKEY)`;
-  return `${message}: SQLITE_CONSTRAINT`;
+  if (!/constraint/i.test(message)) return new Error(WRITE_FAILED_MESSAGE, { cause: e });
+  const code = /FOREIGN KEY/i.test(message)
+    ? "SQLITE_CONSTRAINT (extended: SQLITE_CONSTRAINT_FOREIGNKEY)"
+    : "SQLITE_CONSTRAINT";
+  return new Error(
+    `Durable Object was reset and rolled back to its last known good state because the application left the database in a state where constraints were violated: ${message}: ${code}`,
+  );
 }

@@ -18,7 +18,7 @@ import { applyConnectionDefaults, CONNECTION_DEFAULTS } from "./connection-defau
 import {
   type CoreOpenOptions,
   type CoreSettings,
-  formatConstraint,
+  commitFailure,
   NESTED_STILL_RUNNING_MESSAGE,
   ORPHANED_TRANSACTION_MESSAGE,
   WRITE_FAILED_MESSAGE,
@@ -594,12 +594,7 @@ export class StorageCore {
     }
     this.#schemaEpoch++;
     this.#kv.invalidate();
-    const detail = e instanceof Error ? e.message : String(e);
-    const error = /constraint/i.test(detail)
-      ? new Error(
-          `Durable Object was reset and rolled back to its last known good state because the application left the database in a state where constraints were violated: ${formatConstraint(e)}`,
-        )
-      : new Error(WRITE_FAILED_MESSAGE, { cause: e });
+    const error = commitFailure(e);
     this.#batch.done.reject(error);
     this.#break(error);
   }
