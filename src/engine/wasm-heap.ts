@@ -69,18 +69,7 @@ function capture(probe: HeapProbe): Uint8Array {
   if (ptr === 0) throw new Error("actorstore could not allocate in sql.js's heap.");
   try {
     probe.writeArrayToMemory(PATTERN, ptr);
-    let seen: ArrayBufferLike | undefined;
-    const proto = TextDecoder.prototype;
-    const original = proto.decode;
-    proto.decode = function decode(this: TextDecoder, input?: AllowSharedBufferSource, options?: TextDecodeOptions) {
-      if (input !== undefined && ArrayBuffer.isView(input)) seen = input.buffer;
-      return original.call(this, input, options);
-    };
-    try {
-      probe.UTF8ToString(ptr, PATTERN.length, true);
-    } finally {
-      proto.decode = original;
-    }
+    const seen = decodedBuffer(() => probe.UTF8ToString(ptr, PATTERN.length, true));
     const view = seen === undefined ? undefined : new Uint8Array(seen);
     if (view === undefined || !PATTERN.every((b, i) => view[ptr + i] === b)) {
       throw new Error(
@@ -91,4 +80,30 @@ function capture(probe: HeapProbe): Uint8Array {
   } finally {
     probe._free(ptr);
   }
+}
+
+/** The buffer the first `TextDecoder.decode` call made by `fn` decodes from (`fn` runs synchronously). */
+function decodedBuffer(fn: () => void): ArrayBufferLike | undefined {
+  const proto = TextDecoder.prototype;
+  const descriptor = Object.getOwnPropertyDescriptor(proto, "decode");
+  const original = descriptor?.value as TextDecoder["decode"] | undefined;
+  if (descriptor === undefined || original === undefined || descriptor.configurable !== true) {
+    throw new Error(
+      "actorstore could not read sql.js's heap: this runtime's TextDecoder.prototype.decode cannot be wrapped for the moment it takes.",
+    );
+  }
+  let seen: ArrayBufferLike | undefined;
+  Object.defineProperty(proto, "decode", {
+    ...descriptor,
+    value: function decode(this: TextDecoder, input?: AllowSharedBufferSource, options?: TextDecodeOptions) {
+      if (seen === undefined && input !== undefined && ArrayBuffer.isView(input)) seen = input.buffer;
+      return original.call(this, input, options);
+    },
+  });
+  try {
+    fn();
+  } finally {
+    Object.defineProperty(proto, "decode", descriptor);
+  }
+  return seen;
 }
