@@ -98,6 +98,11 @@ const SCRATCH_MAX_BYTES = 1 << 22;
  */
 const SHORT_TEXT = 32;
 let scratch = new Uint8Array(4096);
+/**
+ * Single transaction-control statements that `exec` keeps compiled. Their texts come from the
+ * storage core (savepoint names carry the nesting depth), so the set stays small.
+ */
+const TRANSACTION_CONTROL = /^(?:BEGIN|COMMIT|ROLLBACK|SAVEPOINT \w+|RELEASE \w+|ROLLBACK TO \w+)$/;
 /** SQLite's hard upper bound on `?NNN` (SQLITE_MAX_VARIABLE_NUMBER in sql.js's build is 32766). */
 const MAX_PARAMETER_PROBE = 32_766;
 
@@ -236,6 +241,8 @@ class SqlJsEngine implements SqlEngine {
   readonly #db: Database;
   readonly #dbPtr: number;
   readonly #statements = new Set<SqlJsStatement>();
+  /** Compiled transaction-control statements (see {@link TRANSACTION_CONTROL}), by text. */
+  readonly #control = new Map<string, EngineStatement>();
   readonly #rawFunctions: number[] = [];
   #closed = false;
 
@@ -289,6 +296,20 @@ class SqlJsEngine implements SqlEngine {
 
   exec(sql: string): void {
     this.#assertOpen();
+    if (TRANSACTION_CONTROL.test(sql)) {
+      // BEGIN, COMMIT and savepoints run several times per batch: compile each text once.
+      let statement = this.#control.get(sql);
+      if (statement === undefined || statement.freed) {
+        statement = this.prepare(sql);
+        this.#control.set(sql, statement);
+      }
+      try {
+        statement.step();
+      } finally {
+        statement.reset();
+      }
+      return;
+    }
     try {
       this.#db.exec(sql);
     } catch (e) {

@@ -117,6 +117,31 @@ describe("sql.js engine", () => {
     s.free();
   });
 
+  test("exec: transaction control runs compiled once, repeatedly, with SQLite's errors", () => {
+    engine.exec("CREATE TABLE t (x)");
+    for (let i = 0; i < 3; i++) {
+      engine.exec("BEGIN");
+      engine.exec("SAVEPOINT sp_0");
+      engine.exec(`INSERT INTO t VALUES (${i})`);
+      engine.exec("ROLLBACK TO sp_0");
+      engine.exec("RELEASE sp_0");
+      engine.exec(`INSERT INTO t VALUES (${i})`);
+      engine.exec(i === 1 ? "ROLLBACK" : "COMMIT");
+    }
+    expect(engine.query("SELECT x FROM t ORDER BY x")).toEqual([[0], [2]]);
+    let error: unknown;
+    try {
+      engine.exec("COMMIT");
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(EngineError);
+    expect((error as EngineError).sqliteMessage).toBe("cannot commit - no transaction is active");
+    expect((error as EngineError).resultCode).toBe(1);
+    engine.exec("BEGIN"); // the failed COMMIT left the compiled statement usable
+    engine.exec("COMMIT");
+  });
+
   test("parameterCount: the largest ?NNN; prepareHead: one statement and the rest", () => {
     expect(engine.prepare("SELECT ?, ?5").parameterCount()).toBe(5);
     expect(engine.prepare("SELECT 1").parameterCount()).toBe(0);
