@@ -204,7 +204,11 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     if (row === undefined) return undefined;
     this.#returned++;
     if (this.#buffer !== undefined) this.#advanceBuffer();
-    else if (this.#source !== undefined) this.#advanceStatement(this.#source);
+    else if (this.#verdict.positioning.atMostOneRow) {
+      // Its one row is out: the program can only halt now, so finish without stepping there.
+      this.#pending = undefined;
+      this.#finishStatement();
+    } else if (this.#source !== undefined) this.#advanceStatement(this.#source);
     return row;
   }
 

@@ -38,6 +38,12 @@ export interface PositioningFacts {
   readonly nestedPositionings: number;
   /** Loops in the program (backward-jumping `Next`/`Prev`/`SorterNext`). */
   readonly loops: number;
+  /**
+   * The program can produce at most one row: one `ResultRow`, no backward jump (but the prologue's
+   * jump back to the start), no subroutines or coroutines. Its cursor need not step past that row
+   * to learn there is no other.
+   */
+  readonly atMostOneRow: boolean;
 }
 
 /** A program that positions nothing (no table access, or not analysed). */
@@ -46,7 +52,19 @@ export const NO_POSITIONING: PositioningFacts = Object.freeze({
   equalitySeeks: 0,
   nestedPositionings: 0,
   loops: 0,
+  atMostOneRow: false,
 });
+/** Opcodes that can run code more than once, or whose jump targets are dynamic. */
+const REPEATING_OPCODES = new Set([
+  "Gosub",
+  "Return",
+  "Yield",
+  "InitCoroutine",
+  "EndCoroutine",
+  "Program",
+  "Jump",
+  "VNext",
+]);
 /** `OPFLAG_SEEKEQ` in P5 of a seek: only an equal key will do. */
 const OPFLAG_SEEKEQ = 0x02;
 
@@ -151,6 +169,15 @@ export class PositioningCollector {
       if (POSITIONING_OPCODES.has(op.opcode) && !op.skip) positions.push(op);
       else if (LOOP_OPCODES.has(op.opcode) && op.p2 <= op.address) loops.push([op.p2, op.address]);
     }
+    let resultRows = 0;
+    let repeats = false;
+    for (const op of this.#ops) {
+      if (!reachable.has(op.address)) continue;
+      if (op.opcode === "ResultRow") resultRows++;
+      // The prologue (`Init` to the end, `Goto` back to 1) is the one backward jump every program has.
+      const backward = JUMP_OPCODES.has(op.opcode) && op.p2 <= op.address && !(op.opcode === "Goto" && op.p2 === 1);
+      if (backward || REPEATING_OPCODES.has(op.opcode)) repeats = true;
+    }
     let positionings = 0;
     let equalitySeeks = 0;
     let nested = 0;
@@ -159,7 +186,8 @@ export class PositioningCollector {
       else if ((op.opcode === "SeekGE" || op.opcode === "SeekLE") && (op.p5 & OPFLAG_SEEKEQ) !== 0) equalitySeeks++;
       else positionings++;
     }
-    return { positionings, equalitySeeks, nestedPositionings: nested, loops: loops.length };
+    const atMostOneRow = resultRows === 1 && !repeats;
+    return { positionings, equalitySeeks, nestedPositionings: nested, loops: loops.length, atMostOneRow };
   }
 
   /** Addresses reachable from the start (over-approximated where the target is dynamic). */

@@ -120,6 +120,20 @@ describe("cursor", () => {
     });
   });
 
+  test("a statement that can return at most one row is finished once that row is out", () => {
+    const c = sql.exec("SELECT name FROM t WHERE id = 3");
+    expect(c.next()).toEqual({ done: false, value: { name: "c" } });
+    expect(c.next()).toEqual({ done: true, value: undefined });
+    expect([c.rowsRead, c.rowsWritten]).toEqual([1, 0]);
+    // the statement went back to the cache: the same SQL runs again at once
+    expect(sql.exec("SELECT name FROM t WHERE id = 3").one()).toEqual({ name: "c" });
+    // a compound SELECT can return several rows without a loop: still stepped ahead
+    expect(errorOf(() => sql.exec("SELECT 1 AS x UNION ALL SELECT 2").one())).toBe(
+      "Error: Expected exactly one result from SQL query, but got multiple results.",
+    );
+    expect(sql.exec("SELECT 1 AS x UNION ALL SELECT 2").toArray()).toEqual([{ x: 1 }, { x: 2 }]);
+  });
+
   test("first step: a write without RETURNING is applied even if the cursor is never read", () => {
     sql.exec("INSERT INTO t(name) VALUES ('g')");
     expect(sql.exec("SELECT count(*) AS n FROM t").one()).toEqual({ n: 7 });

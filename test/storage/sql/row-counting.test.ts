@@ -21,7 +21,7 @@ describe("row counting from a compiled program", () => {
       [6, "Transaction", 0, 0],
       [7, "Goto", 0, 1],
     ]);
-    expect(facts).toEqual({ positionings: 1, equalitySeeks: 0, nestedPositionings: 0, loops: 1 });
+    expect(facts).toEqual({ positionings: 1, equalitySeeks: 0, nestedPositionings: 0, loops: 1, atMostOneRow: false });
     expect(rowsReadOf(9, facts, true)).toBe(10);
   });
 
@@ -39,7 +39,7 @@ describe("row counting from a compiled program", () => {
       [9, "Transaction", 0, 1],
       [10, "Goto", 0, 1],
     ]);
-    expect(facts).toEqual({ positionings: 0, equalitySeeks: 0, nestedPositionings: 0, loops: 0 });
+    expect(facts).toEqual({ positionings: 0, equalitySeeks: 0, nestedPositionings: 0, loops: 0, atMostOneRow: false });
   });
 
   test("a seek inside the only loop runs once per iteration (a join's inner lookup)", () => {
@@ -54,7 +54,7 @@ describe("row counting from a compiled program", () => {
       [7, "Halt", 0, 0],
       [8, "Goto", 0, 1],
     ]);
-    expect(facts).toEqual({ positionings: 1, equalitySeeks: 0, nestedPositionings: 1, loops: 1 });
+    expect(facts).toEqual({ positionings: 1, equalitySeeks: 0, nestedPositionings: 1, loops: 1, atMostOneRow: false });
     // 10 outer rows: Rewind + 9 steps + 10 inner seeks
     expect(rowsReadOf(9, facts, true)).toBe(20);
   });
@@ -87,6 +87,40 @@ describe("row counting from a compiled program", () => {
       ],
       (op) => op[1] === "NotExists",
     );
-    expect(facts).toEqual({ positionings: 1, equalitySeeks: 0, nestedPositionings: 0, loops: 0 });
+    expect(facts).toEqual({ positionings: 1, equalitySeeks: 0, nestedPositionings: 0, loops: 0, atMostOneRow: false });
+  });
+
+  test("at most one row: one ResultRow and no way back, unlike a compound SELECT or a backward jump", () => {
+    const lookup: Op[] = [
+      [0, "Init", 0, 7],
+      [1, "OpenRead", 0, 2],
+      [2, "Variable", 1, 1],
+      [3, "SeekRowid", 0, 6, 1],
+      [4, "Column", 0, 1, 2],
+      [5, "ResultRow", 2, 1],
+      [6, "Halt", 0, 0],
+      [7, "Transaction", 0, 0],
+      [8, "Goto", 0, 1],
+    ];
+    expect(factsOf(lookup).atMostOneRow).toBe(true);
+    const unionAll: Op[] = [
+      [0, "Init", 0, 6],
+      [1, "Integer", 1, 1],
+      [2, "ResultRow", 1, 1],
+      [3, "Integer", 2, 1],
+      [4, "ResultRow", 1, 1],
+      [5, "Halt", 0, 0],
+      [6, "Goto", 0, 1],
+    ];
+    expect(factsOf(unionAll).atMostOneRow).toBe(false);
+    const backward: Op[] = [
+      [0, "Init", 0, 5],
+      [1, "Integer", 1, 1],
+      [2, "ResultRow", 1, 1],
+      [3, "IfPos", 1, 2, 1],
+      [4, "Halt", 0, 0],
+      [5, "Goto", 0, 1],
+    ];
+    expect(factsOf(backward).atMostOneRow).toBe(false);
   });
 });
