@@ -12,6 +12,7 @@
  */
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
 import { rowsReadOf } from "./row-counting";
+import type { RowBuilder } from "./row-objects";
 import { QUERY_CANCELED_MESSAGE } from "./sql-errors";
 import type { StatementVerdict } from "./sql-guard";
 import { checkValueSize, type SqlLimits } from "./sql-limits";
@@ -35,6 +36,8 @@ export interface CursorSource {
   readonly statement: EngineStatement;
   /** Result column names (shared with the statement cache: never modify). */
   readonly columnNames: readonly string[];
+  /** Builds row objects keyed by {@link CursorSource.columnNames} (row-objects.ts). */
+  readonly buildRow: RowBuilder;
   /** The limits (values in rows are checked against them). */
   readonly limits: SqlLimits;
   /** Whether the database the statement belongs to is still the current one. */
@@ -75,6 +78,7 @@ const done = (): IteratorReturnResult<undefined> => ({ done: true, value: undefi
 export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlStorageRow> {
   #columnNames: string[] | undefined;
   readonly #sharedColumnNames: readonly string[];
+  readonly #buildRow: RowBuilder;
   readonly #verdict: StatementVerdict;
   readonly #nowMs: number | undefined;
   /** Set while unfinished (statement running or buffered rows left): `deleteAll()` cancels it then. */
@@ -100,6 +104,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     this.#verdict = verdict;
     this.#nowMs = nowMs;
     this.#sharedColumnNames = source.columnNames;
+    this.#buildRow = source.buildRow;
     this.#start(source);
   }
 
@@ -342,11 +347,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   }
 
   #toObject(row: SqlStorageValue[]): SqlStorageRow {
-    const names = this.#sharedColumnNames;
-    const object: SqlStorageRow = {};
-    // Plain assignment in column order: with duplicate names the last column wins.
-    for (let i = 0; i < names.length; i++) object[names[i] as string] = row[i] as SqlStorageValue;
-    return object;
+    return this.#buildRow(row);
   }
 }
 

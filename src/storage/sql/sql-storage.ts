@@ -10,6 +10,7 @@
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { type CursorSource, SqlStorageCursor, type SqlStorageRow, type SqlStorageValue } from "./cursor";
+import { type RowBuilder, rowBuilderFor } from "./row-objects";
 import { toEngineValuesInPlace } from "./sql-bindings";
 import { SqlCatalog } from "./sql-catalog";
 import { type ErrorContext, translateEngineError } from "./sql-errors";
@@ -349,6 +350,7 @@ function errorContextFor(state: EngineState, sql: string): ErrorContext {
 class StatementSource implements CursorSource {
   readonly engine: SqlEngine;
   readonly columnNames: readonly string[];
+  readonly buildRow: RowBuilder;
   readonly limits: SqlLimits;
   readonly #host: SqlHost;
   readonly #state: EngineState;
@@ -368,6 +370,7 @@ class StatementSource implements CursorSource {
     this.engine = state.engine;
     this.limits = limits;
     this.columnNames = columnNames;
+    this.buildRow = rowBuilderFor(columnNames);
   }
 
   isCurrent(): boolean {
