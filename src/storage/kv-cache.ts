@@ -68,6 +68,11 @@ export class KvCache {
     return e;
   }
 
+  /** The entry for `key` without marking it recently used (for a caller that just touched it). */
+  peek(key: string): CacheEntry | undefined {
+    return this.#entries.get(key);
+  }
+
   /** Records the clean state of `key`; evicts down to the soft limit. */
   set(key: string, bytes: Uint8Array | null, primitive?: { value: unknown }): void {
     const size = key.length * 2 + (bytes?.byteLength ?? 0) + ENTRY_OVERHEAD_BYTES;

@@ -246,7 +246,7 @@ export class StorageCore {
 
   /** Remembers the decoded primitive of a clean cached key. */
   rememberPrimitive(key: string, bytes: Uint8Array, value: unknown): void {
-    const entry = this.cache.get(key);
+    const entry = this.cache.peek(key); // just read or inserted: already the most recent
     if (entry !== undefined && entry.bytes === bytes) entry.primitive = { value };
   }
 
