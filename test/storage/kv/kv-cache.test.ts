@@ -58,6 +58,17 @@ describe("KvCache", () => {
     expect(cache.get("d")).toBeDefined();
   });
 
+  it("peek: returns the entry without marking it recently used", () => {
+    const cache = new KvCache(1300);
+    cache.set("a", bytes(250));
+    cache.set("b", bytes(250));
+    cache.set("c", bytes(250));
+    expect(cache.peek("a")?.bytes?.byteLength).toBe(250); // "a" stays the oldest
+    cache.set("d", bytes(250));
+    expect(cache.peek("a")).toBeUndefined();
+    expect(cache.peek("b")).toBeDefined();
+  });
+
   it("set: an entry bigger than the whole limit is not kept, and the cache stays within it", () => {
     const cache = new KvCache(100);
     cache.set("small", bytes(1));
