@@ -64,9 +64,10 @@ describe("KvCache", () => {
     cache.set("b", bytes(250));
     cache.set("c", bytes(250));
     expect(cache.peek("a")?.bytes?.byteLength).toBe(250); // "a" stays the oldest
-    cache.set("d", bytes(250));
+    cache.set("d", bytes(250)); // evicts from the oldest end, "a" first
     expect(cache.peek("a")).toBeUndefined();
-    expect(cache.peek("b")).toBeDefined();
+    expect(cache.peek("c")).toBeDefined();
+    expect(cache.peek("d")).toBeDefined();
   });
 
   it("set: an entry bigger than the whole limit is not kept, and the cache stays within it", () => {
