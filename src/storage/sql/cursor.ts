@@ -6,7 +6,8 @@
  *   its rows (RETURNING) are buffered, so nothing of it is left running when the batch commits.
  * - Like workerd's `iteratorImpl`, every read steps one row ahead: when the last row is handed
  *   out the statement is already finished and goes back to the statement cache, even if the
- *   caller never asks for `{done: true}` (the common `exec(…).one()` / `.next()` case).
+ *   caller never asks for `{done: true}` (the common `exec(…).one()` / `.next()` case). A
+ *   statement that can produce one row at most skips the step that would only reach its end.
  * - `raw()` and `[Symbol.iterator]()` return new iterators over the same position.
  * - After `deleteAll()` an unfinished cursor fails with the platform's "canceled" error.
  */
