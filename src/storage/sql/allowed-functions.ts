@@ -4,6 +4,20 @@
  * `not authorized to use function: <name>`.
  */
 
+/** The date and time functions (all allowed; all read the current time). */
+const TIME_FUNCTION_NAMES = [
+  "date",
+  "time",
+  "datetime",
+  "julianday",
+  "unixepoch",
+  "strftime",
+  "timediff",
+  "current_date",
+  "current_time",
+  "current_timestamp",
+] as const;
+
 /** Functions user SQL may call. Names are lower case, as SQLite reports them. */
 export const ALLOWED_SQL_FUNCTIONS: ReadonlySet<string> = new Set([
   // core functions
@@ -51,16 +65,7 @@ export const ALLOWED_SQL_FUNCTIONS: ReadonlySet<string> = new Set([
   "upper",
   "zeroblob",
   // date and time
-  "date",
-  "time",
-  "datetime",
-  "julianday",
-  "unixepoch",
-  "strftime",
-  "timediff",
-  "current_date",
-  "current_time",
-  "current_timestamp",
+  ...TIME_FUNCTION_NAMES,
   // aggregates
   "avg",
   "count",
@@ -178,15 +183,4 @@ export const PLATFORM_DENIED_FUNCTIONS: ReadonlySet<string> = new Set([
 ]);
 
 /** Functions whose value depends on the current time: statements using them run under `withNow`. */
-export const TIME_FUNCTIONS: ReadonlySet<string> = new Set([
-  "date",
-  "time",
-  "datetime",
-  "julianday",
-  "unixepoch",
-  "strftime",
-  "timediff",
-  "current_date",
-  "current_time",
-  "current_timestamp",
-]);
+export const TIME_FUNCTIONS: ReadonlySet<string> = new Set(TIME_FUNCTION_NAMES);
