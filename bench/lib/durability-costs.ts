@@ -118,8 +118,19 @@ async function measureMemory(options: RecoveryOptions): Promise<RecoveryResult> 
     await storage.core.settled();
     storage.abort();
   }
+  return recoveryResult("memory", built, options, recoveryMs, restoreMs);
+}
+
+/** The result of one adapter's recovery and restore rounds. */
+function recoveryResult(
+  persistence: RecoveryResult["persistence"],
+  built: { databaseBytes: number; keys: number },
+  options: RecoveryOptions,
+  recoveryMs: number[],
+  restoreMs: number[],
+): RecoveryResult {
   return {
-    persistence: "memory",
+    persistence,
     databaseBytes: built.databaseBytes,
     keys: built.keys,
     batchesAfterSnapshot: options.batches,
@@ -169,16 +180,7 @@ async function measureFile(options: RecoveryOptions): Promise<RecoveryResult> {
       restoreMs.push(ms(t0));
       await close(storage);
     }
-    return {
-      persistence: "file",
-      databaseBytes: built.databaseBytes,
-      keys: built.keys,
-      batchesAfterSnapshot: options.batches,
-      recoveryMs,
-      recovery: summarize(recoveryMs),
-      restoreMs,
-      restore: summarize(restoreMs),
-    };
+    return recoveryResult("file", built, options, recoveryMs, restoreMs);
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
