@@ -127,8 +127,7 @@ export async function loadSqlJsEngine(options: SqlJsLoadOptions = {}): Promise<S
     });
   const sql = custom ? await load() : await (modulePromise ??= load());
   const keys = locatePointerKeys(sql);
-  const heap = heapOf(sql);
-  const counterOffset = locateStepCounters(sql, keys, heap);
+  const { heap, counterOffset } = heapOf(sql, keys);
   return {
     open(bytes?: Uint8Array): SqlEngine {
       return new SqlJsEngine(sql, keys, heap, counterOffset, bytes);
@@ -219,16 +218,20 @@ function locateStepCounters(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap)
 const STMTSTATUS_FULLSCAN_STEP = 1;
 const STMTSTATUS_RUN = 6;
 
-const heaps = new WeakMap<SqlJsStatic, WasmHeap>();
+const heaps = new WeakMap<SqlJsStatic, { heap: WasmHeap; counterOffset: number }>();
 
-/** The heap of a loaded sql.js module (see wasm-heap.ts), located once per module. */
-function heapOf(sql: SqlJsStatic): WasmHeap {
-  let heap = heaps.get(sql);
-  if (heap === undefined) {
-    heap = new WasmHeap(sql as unknown as RawSqlite);
-    heaps.set(sql, heap);
+/**
+ * The heap of a loaded sql.js module (see wasm-heap.ts) and where its statements keep their
+ * counters, located once per module (every `ObjectStorage.open` loads the engine).
+ */
+function heapOf(sql: SqlJsStatic, keys: PointerKeys): { heap: WasmHeap; counterOffset: number } {
+  let found = heaps.get(sql);
+  if (found === undefined) {
+    const heap = new WasmHeap(sql as unknown as RawSqlite);
+    found = { heap, counterOffset: locateStepCounters(sql, keys, heap) };
+    heaps.set(sql, found);
   }
-  return heap;
+  return found;
 }
 
 class SqlJsEngine implements SqlEngine {
