@@ -63,18 +63,6 @@ export class KvTable {
     }
   }
 
-  /** Whether `key` is stored (reads no value). */
-  has(key: string): boolean {
-    if (!this.exists()) return false;
-    const s = this.#stmt("has", "SELECT 1 FROM _cf_KV WHERE key = ?");
-    s.bind([key], "integer");
-    try {
-      return s.step();
-    } finally {
-      s.reset();
-    }
-  }
-
   /** Deletes `key` now; whether a row was there. */
   remove(key: string): boolean {
     if (!this.exists()) return false;
@@ -92,10 +80,7 @@ export class KvTable {
   write(key: string, value: Uint8Array | null): void {
     this.ensure();
     if (value === null) {
-      const s = this.#stmt("delete", "DELETE FROM _cf_KV WHERE key = ?");
-      s.bind([key], "integer");
-      s.step();
-      s.reset();
+      this.remove(key);
     } else {
       const s = this.#stmt("put", "INSERT INTO _cf_KV VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value");
       s.bind([key, value], "integer");
