@@ -164,15 +164,12 @@ export class PositioningCollector {
     const reachable = this.#reachable();
     const loops: Array<[number, number]> = [];
     const positions: ProgramOp[] = [];
-    for (const op of this.#ops) {
-      if (!reachable.has(op.address)) continue;
-      if (POSITIONING_OPCODES.has(op.opcode) && !op.skip) positions.push(op);
-      else if (LOOP_OPCODES.has(op.opcode) && op.p2 <= op.address) loops.push([op.p2, op.address]);
-    }
     let resultRows = 0;
     let repeats = false;
     for (const op of this.#ops) {
       if (!reachable.has(op.address)) continue;
+      if (POSITIONING_OPCODES.has(op.opcode) && !op.skip) positions.push(op);
+      else if (LOOP_OPCODES.has(op.opcode) && op.p2 <= op.address) loops.push([op.p2, op.address]);
       if (op.opcode === "ResultRow") resultRows++;
       // The prologue (`Init` to the end, `Goto` back to 1) is the one backward jump every program has.
       const backward = JUMP_OPCODES.has(op.opcode) && op.p2 <= op.address && !(op.opcode === "Goto" && op.p2 === 1);
