@@ -6,8 +6,10 @@
  * compiled (result columns, program size) or on the values that cross the API (bindings, rows).
  * docs/sql.md lists which checks are exact and which approximate.
  */
+
+import { utf8Length } from "../../util/utf8";
 import { SQLITE_ERROR, SQLITE_NOMEM, SQLITE_TOOBIG, sqliteError } from "./sql-errors";
-import { byteOffset, isKeyword, type SqlToken, utf8Length } from "./sql-tokenizer";
+import { byteOffset, isKeyword, type SqlToken } from "./sql-tokenizer";
 
 /** The limits, with the platform's values in {@link DEFAULT_SQL_LIMITS}. */
 export interface SqlLimits {

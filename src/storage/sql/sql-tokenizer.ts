@@ -7,6 +7,8 @@
  * a parser and never decides whether SQL is valid: SQLite does.
  */
 
+import { utf8Length } from "../../util/utf8";
+
 /** The kinds of token the facade cares about. Whitespace and comments are dropped. */
 export const SQL_TOKEN_KINDS = ["identifier", "string", "number", "blob", "parameter", "operator", "illegal"] as const;
 
@@ -190,21 +192,6 @@ function scanOperator(sql: string, i: number): number {
 /** Whether `token` is the bare keyword `word` (case-insensitive; quoted identifiers never are). */
 export function isKeyword(token: SqlToken | undefined, word: string): boolean {
   return token !== undefined && token.kind === "identifier" && !token.quoted && token.text.toUpperCase() === word;
-}
-
-/** The UTF-8 length of `text` in bytes, without allocating. */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
 }
 
 /**
