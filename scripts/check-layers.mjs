@@ -6,6 +6,8 @@
 //   engine/     only engine/sqljs.ts may import "sql.js"
 //   util/       imports nothing but util/ and errors
 //   storage/    never imports context/ (the object context builds on storage, not the reverse)
+//   host/       the object host sits above the object context: it may import context/, storage/,
+//               durability/, util/ and errors; nothing outside host/ but the entry points imports it
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
@@ -60,6 +62,18 @@ for (const file of walk(src)) {
       target.startsWith("context/")
     ) {
       problems.push(`${rel}: ${rel.split("/")[0]}/ must not import the object context (${spec})`);
+    }
+    if (rel.startsWith("host/") && spec.startsWith(".")) {
+      const ok = ["host/", "context/", "storage/", "durability/", "util/", "alarms/"].some((p) => target.startsWith(p));
+      if (!ok && target !== "errors" && target !== "errors.js") {
+        problems.push(
+          `${rel}: host/ may import only context/, storage/, durability/, alarms/, util/ and errors (imports ${spec})`,
+        );
+      }
+    }
+    const isEntry = rel === "index.ts" || rel === "testkit/index.ts" || rel.startsWith("testkit/");
+    if (!rel.startsWith("host/") && !isEntry && spec.startsWith(".") && target.startsWith("host/")) {
+      problems.push(`${rel}: only the entry points and the test kit may import the object host (${spec})`);
     }
   }
 }

@@ -6,7 +6,7 @@
  */
 
 export type { AlarmInvocationInfo, PlannedAlarm } from "./alarms/alarm-scheduler";
-export { AlarmScheduler } from "./alarms/alarm-scheduler";
+export { ALARM_HISTORY_LIMIT, AlarmScheduler } from "./alarms/alarm-scheduler";
 export { DurableObject } from "./context/durable-object";
 export type { ObjectClass, ObjectContextOptions, ObjectInstance } from "./context/object-context";
 export { ABORT_MESSAGE, BLOCK_CONCURRENCY_TIMEOUT_MESSAGE, ObjectContext } from "./context/object-context";
@@ -24,6 +24,28 @@ export type { SqlJsLoadOptions } from "./engine/sqljs";
 export { loadSqlJsEngine } from "./engine/sqljs";
 export type { ActorStoreErrorCode } from "./errors";
 export { ACTOR_STORE_ERROR_CODES, ActorStoreError } from "./errors";
+export type {
+  GetObjectOptions,
+  NewUniqueIdOptions,
+  ObjectJurisdiction,
+  ObjectStub,
+  RequestInitLike,
+  RequestLike,
+  RpcMethods,
+} from "./host/namespace";
+export { ObjectNamespace } from "./host/namespace";
+export type {
+  HostEnv,
+  HostedClass,
+  HostedObjectInfo,
+  HostedObjectState,
+  HostStats,
+  NamespaceClasses,
+  ObjectHostOptions,
+} from "./host/object-host";
+export { DEFAULT_IDLE_TIMEOUT_MS, ObjectHost } from "./host/object-host";
+export type { PersistenceFactory } from "./host/options";
+export { directoryPerObject, memoryPerObject } from "./host/options";
 export type { StorageLimits } from "./limits";
 export { DEFAULT_LIMITS } from "./limits";
 export type { ObjectStorageOptions } from "./storage/object-storage";

@@ -42,7 +42,12 @@ export interface AlarmSchedulerOptions {
   enabled?: boolean;
   /** Retries after the first attempt before the alarm is abandoned. Default 6, as on the platform. */
   maxRetries?: number;
+  /** How many of the latest attempts {@link AlarmScheduler.history} keeps. Default {@link ALARM_HISTORY_LIMIT}. */
+  historyLimit?: number;
 }
+
+/** How many attempts an alarm scheduler's history keeps by default (the oldest are dropped). */
+export const ALARM_HISTORY_LIMIT = 100;
 
 /** The next attempt the scheduler has planned. */
 export interface PlannedAlarm {
@@ -74,7 +79,11 @@ export class AlarmScheduler {
   #planned: PlannedAlarm | null = null;
   #running: Promise<void> | null = null;
   #stopped = false;
-  /** Attempts that ran, for tests and the demo. */
+  readonly #historyLimit: number;
+  /**
+   * The latest attempts that ran (at most `historyLimit`, oldest first), for tests and the demo. Bounded,
+   * so that an object that lives for months with a recurring alarm does not grow without limit.
+   */
   readonly history: Array<{ info: AlarmInvocationInfo; ok: boolean; atMs: number }> = [];
 
   constructor(options: AlarmSchedulerOptions) {
@@ -84,6 +93,9 @@ export class AlarmScheduler {
     this.#storage = options.storage;
     this.#enabled = options.enabled ?? true;
     this.#maxRetries = options.maxRetries ?? 6;
+    const limit = options.historyLimit ?? ALARM_HISTORY_LIMIT;
+    if (!(Number.isInteger(limit) && limit >= 0)) throw new TypeError("historyLimit must be an integer >= 0.");
+    this.#historyLimit = limit;
   }
 
   /** @internal Connects the scheduler to the storage of the live session. */
@@ -187,6 +199,7 @@ export class AlarmScheduler {
       ok = false;
     }
     this.history.push({ info, ok, atMs: this.#clock.now() });
+    if (this.history.length > this.#historyLimit) this.history.splice(0, this.history.length - this.#historyLimit);
     const after = await this.#storage();
     const current = after.currentAlarm();
     if (ok) {

@@ -58,6 +58,8 @@ export interface ObjectContextOptions<Env> {
   props?: unknown;
   /** Start the alarm scheduler (default true). */
   alarms?: boolean;
+  /** Called when the object is reset, with the error its pending and later callers see (the object host uses it). */
+  onReset?: (error: Error) => void;
 }
 
 interface Session<I extends object> {
@@ -106,6 +108,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   readonly #inputGate = new InputGate();
   readonly #bcwTimeoutMs: number;
   readonly #waitUntil = new Set<Promise<unknown>>();
+  readonly #onReset: ((error: Error) => void) | undefined;
   #session: Session<I> | null = null;
   #opening: Promise<Session<I>> | null = null;
   #closed = false;
@@ -131,6 +134,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     this.#storageOptions = { ...options.storage, clock: this.clock, persistence };
     this.#persistence = persistence;
     this.#bcwTimeoutMs = options.blockConcurrencyTimeoutMs ?? 30_000;
+    this.#onReset = options.onReset;
     this.alarms = new AlarmScheduler({
       clock: this.clock,
       random: options.random ?? Math.random,
@@ -367,6 +371,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       this.#session = null;
       this.#resets++;
       this.#lastResetError = error;
+      this.#onReset?.(error);
     }
   }
 

@@ -1,6 +1,11 @@
 /**
  * Object ids: 64 lowercase hex digits, like the platform's. A named id is derived from its name
  * (stable across runs); an unnamed one is random.
+ *
+ * An id made by a namespace (see the object host) is scoped to it, as on the platform: its first 32
+ * hex digits come from the name (hashed together with the namespace's key) or from a random source,
+ * its last 32 are a tag computed from the first half and the namespace's key. The same name in two
+ * namespaces gives two ids, and a namespace recognises (and rejects) an id made by another.
  */
 
 /** The id of one stateful object, shaped like the platform's `DurableObjectId`. */
@@ -29,8 +34,7 @@ export class ObjectId {
 
   /** Parses a 64-hex-digit id string. */
   static fromString(hex: string): ObjectId {
-    if (!/^[0-9a-f]{64}$/.test(hex)) throw new TypeError("Invalid Durable Object ID: must be 64 hex digits.");
-    return new ObjectId(hex);
+    return new ObjectId(parseHex(hex));
   }
 
   /** The 64 hex digits. */
@@ -42,6 +46,46 @@ export class ObjectId {
   equals(other: { toString(): string }): boolean {
     return this.#hex === other.toString();
   }
+}
+
+/** The platform's message for a string that is not 64 hex digits. */
+export const INVALID_ID_MESSAGE = "Invalid Durable Object ID: must be 64 hex digits";
+/** The platform's message for an id that another namespace made. */
+export const FOREIGN_ID_MESSAGE = "Durable Object ID is not valid for this namespace.";
+
+/** Checks and normalises 64 hex digits (either case, as the platform accepts). */
+function parseHex(hex: unknown): string {
+  if (typeof hex !== "string" || !/^[0-9a-fA-F]{64}$/.test(hex)) throw new TypeError(INVALID_ID_MESSAGE);
+  return hex.toLowerCase();
+}
+
+/** The tag (32 hex digits) that binds the first half of an id to a namespace's key. */
+function namespaceTag(key: string, base: string): string {
+  return hashToHex(`tag\u0000${key}\u0000${base}`).slice(0, 32);
+}
+
+/** @internal The id of `name` in the namespace whose key is `key`. */
+export function scopedIdFromName(key: string, name: string): ObjectId {
+  const base = hashToHex(`name\u0000${key}\u0000${name}`).slice(0, 32);
+  return new ObjectId(base + namespaceTag(key, base), name);
+}
+
+/** @internal A new random id in the namespace whose key is `key`. */
+export function scopedUniqueId(key: string): ObjectId {
+  const base = ObjectId.unique().toString().slice(0, 32);
+  return new ObjectId(base + namespaceTag(key, base));
+}
+
+/** @internal Parses an id string for the namespace whose key is `key` (TypeError if it is another's). */
+export function scopedIdFromString(key: string, hex: unknown): ObjectId {
+  const normal = parseHex(hex);
+  if (!belongsTo(key, normal)) throw new TypeError(FOREIGN_ID_MESSAGE);
+  return new ObjectId(normal);
+}
+
+/** @internal Whether the id string `hex` was made by the namespace whose key is `key`. */
+export function belongsTo(key: string, hex: string): boolean {
+  return hex.length === 64 && namespaceTag(key, hex.slice(0, 32)) === hex.slice(32);
 }
 
 /** A deterministic 256-bit hash of a name (FNV-1a lanes; ids need stability, not secrecy). */

@@ -17,7 +17,11 @@
 
 export type { AlarmInvocationInfo, PlannedAlarm } from "../alarms/alarm-scheduler";
 export type { ObjectState } from "../context/object-state";
+export type { ObjectStub } from "../host/namespace";
+export type { HostEnv, HostStats } from "../host/object-host";
 export { FakeClock } from "../util/clock";
+export type { CreateTestHostOptions } from "./test-host";
+export { createTestHost, TestHost } from "./test-host";
 export type {
   CreateTestObjectOptions,
   MethodArgs,

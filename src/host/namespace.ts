@@ -1,0 +1,264 @@
+/**
+ * A namespace: the objects of one registered class, addressed the platform's way
+ * (`DurableObjectNamespace`): make or parse an id, get a stub, call the stub.
+ *
+ * A stub is a proxy: `stub.fetch(request)` sends a request; any other property is a method of the
+ * object, called by RPC (`await stub.increment(2)`), with arguments and results cloned across the
+ * boundary (see boundary.ts). Like the platform's, a stub binds to the object's current instance on
+ * its first call; when that instance is reset, the stub's pending calls fail with the reset's error
+ * and so does every later call on that stub. A new stub (`namespace.get(id)` again) reaches the
+ * fresh instance. An eviction is not a reset: a stub outlives it and wakes the object on its next call.
+ */
+import { belongsTo, ObjectId, scopedIdFromName, scopedIdFromString, scopedUniqueId } from "../context/object-id";
+import { cloneAcross } from "./boundary";
+
+/** Names a stub keeps for itself (the platform's reserved names); they are never RPC methods. */
+export type ReservedStubName =
+  | "fetch"
+  | "connect"
+  | "alarm"
+  | "webSocketMessage"
+  | "webSocketClose"
+  | "webSocketError"
+  | "id"
+  | "name"
+  | "then";
+
+/** The RPC methods of an object class instance `I`: each returns a promise of its awaited result. */
+export type RpcMethods<I> = {
+  [K in keyof I as K extends ReservedStubName
+    ? never
+    : K extends string
+      ? I[K] extends (...args: never[]) => unknown
+        ? K
+        : never
+      : never]: I[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+
+/** A stub for one object: `fetch`, its id and name, and the object's methods by RPC. */
+export type ObjectStub<I = unknown> = RpcMethods<I> & {
+  /** The id of the object this stub reaches. */
+  readonly id: ObjectId;
+  /** The name the id was made from, when the id was made by `idFromName`/`getByName`. */
+  readonly name?: string;
+  /**
+   * Sends an HTTP request to the object's `fetch()` handler and resolves with the `Response` it
+   * returned. (`R` only lets the stub stand where the platform's `Response` type is expected.)
+   */
+  fetch<R = Response>(input: RequestInfo | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<R>;
+  /** Raw sockets to an object are not supported here; always throws. */
+  connect(address: unknown, options?: unknown): never;
+};
+
+/** A request of another type declaration of the same runtime class (the platform's `Request` type, say). */
+export interface RequestLike {
+  readonly url: string;
+  readonly method: string;
+}
+
+/** Request options of another type declaration (the platform's `RequestInit` type, say). */
+export interface RequestInitLike {
+  method?: string;
+  headers?: unknown;
+  body?: unknown;
+}
+
+/** Options of `newUniqueId`, as on the platform (the jurisdiction does not change local ids). */
+export interface NewUniqueIdOptions {
+  jurisdiction?: ObjectJurisdiction;
+}
+
+/** Options of `get`/`getByName`, as on the platform (location hints mean nothing locally). */
+export interface GetObjectOptions {
+  locationHint?: string;
+  routingMode?: string;
+  retry?: { maxRetries?: number; timeoutMs?: number };
+}
+
+/** The platform's jurisdictions. */
+export type ObjectJurisdiction = "eu" | "fedramp" | "fedramp-high" | "us";
+const JURISDICTIONS: ReadonlySet<string> = new Set(["eu", "fedramp", "fedramp-high", "us"]);
+
+/** What a stub's calls go through (the host). @internal */
+export interface Dispatcher {
+  /**
+   * Runs `event` as one event on the object (waking it if needed). `binding` is the stub's: the
+   * host binds it to the instance and fails the call when the instance it was bound to was reset.
+   * What the event throws reaches the caller as the boundary delivers it (see boundary.ts); the
+   * host's own errors (closed, persistence failed to open) reach it unchanged.
+   */
+  dispatch<R>(
+    namespace: string,
+    id: ObjectId,
+    binding: StubBinding,
+    event: (instance: object) => R | Promise<R>,
+  ): Promise<Awaited<R>>;
+}
+
+/** A stub's binding to one instance of its object. @internal */
+export interface StubBinding {
+  /** The instance's token once bound: its `error` is set when that instance is reset. */
+  token: { error: Error | null } | null;
+}
+
+/** The platform's text when a method is missing or is not a method. */
+export function missingMethodMessage(name: string): string {
+  return `The RPC receiver does not implement the method "${name}".`;
+}
+
+/** A prototype-chain member of `instance` (never an own field, never `Object.prototype`'s). */
+function findMember(instance: object, name: string): PropertyDescriptor | undefined {
+  if (name === "constructor") return undefined;
+  for (let p = Object.getPrototypeOf(instance) as object | null; p !== null && p !== Object.prototype; ) {
+    const found = Object.getOwnPropertyDescriptor(p, name);
+    if (found !== undefined) return found;
+    p = Object.getPrototypeOf(p) as object | null;
+  }
+  return undefined;
+}
+
+/**
+ * The namespace of one registered class, shaped like the platform's `DurableObjectNamespace`.
+ *
+ * @example
+ * ```ts
+ * const host = new ObjectHost({ namespaces: { COUNTER: Counter } });
+ * const stub = host.env.COUNTER.get(host.env.COUNTER.idFromName("a"));
+ * await stub.increment(2);
+ * ```
+ */
+export class ObjectNamespace<I = unknown> {
+  /** The namespace's name (its binding name in the host's `env`). */
+  readonly name: string;
+  readonly #key: string;
+  readonly #dispatcher: Dispatcher;
+
+  /** @internal Namespaces are made by the host. */
+  constructor(name: string, key: string, dispatcher: Dispatcher) {
+    this.name = name;
+    this.#key = key;
+    this.#dispatcher = dispatcher;
+  }
+
+  /** The id of the object called `name` in this namespace (the same name always gives the same id). */
+  idFromName(name: string): ObjectId {
+    return scopedIdFromName(this.#key, String(name));
+  }
+
+  /**
+   * Parses an id's 64 hex digits. Throws `TypeError` if it is not 64 hex digits, or if another
+   * namespace made it.
+   */
+  idFromString(id: string): ObjectId {
+    return scopedIdFromString(this.#key, id);
+  }
+
+  /** A new random id in this namespace. */
+  newUniqueId(options?: NewUniqueIdOptions): ObjectId {
+    if (options?.jurisdiction !== undefined) checkJurisdiction(options.jurisdiction);
+    return scopedUniqueId(this.#key);
+  }
+
+  /** A stub for the object with this id (the object starts on the stub's first call). */
+  get(id: ObjectId | { toString(): string }, _options?: GetObjectOptions): ObjectStub<I> {
+    if (!(id instanceof ObjectId)) {
+      throw new TypeError(
+        "Failed to execute 'get' on 'DurableObjectNamespace': parameter 1 is not of type 'DurableObjectId'.",
+      );
+    }
+    if (!belongsTo(this.#key, id.toString())) throw new TypeError("Durable Object ID is not valid for this namespace.");
+    return createStub<I>(this.name, id, this.#dispatcher);
+  }
+
+  /** `get(idFromName(name))`. */
+  getByName(name: string, options?: GetObjectOptions): ObjectStub<I> {
+    return this.get(this.idFromName(name), options);
+  }
+
+  /**
+   * The namespace restricted to a jurisdiction. Locally that restricts nothing: the same ids and
+   * objects (the platform keeps such objects in the jurisdiction's data centres).
+   */
+  jurisdiction(jurisdiction: ObjectJurisdiction): ObjectNamespace<I> {
+    checkJurisdiction(jurisdiction);
+    return this;
+  }
+}
+
+function checkJurisdiction(jurisdiction: unknown): void {
+  if (typeof jurisdiction !== "string" || !JURISDICTIONS.has(jurisdiction)) {
+    throw new TypeError(
+      `Unknown jurisdiction "${String(jurisdiction)}"; expected one of ${[...JURISDICTIONS].join(", ")}.`,
+    );
+  }
+}
+
+/** Calls `promise`-returning `fn`, turning a synchronous throw into a rejection. */
+async function settle<T>(fn: () => Promise<T>): Promise<T> {
+  return fn();
+}
+
+function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher): ObjectStub<I> {
+  const binding: StubBinding = { token: null };
+  const run = <R>(event: (instance: object) => R | Promise<R>): Promise<Awaited<R>> =>
+    dispatcher.dispatch(namespace, id, binding, event);
+  const target: Record<string, unknown> = {};
+  Object.defineProperty(target, "id", { value: id, enumerable: true });
+  Object.defineProperty(target, "name", { value: id.name, enumerable: true });
+  Object.defineProperty(target, "fetch", {
+    value: (input: RequestInfo | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<Response> =>
+      settle(() => {
+        const request = new Request(input as RequestInfo | URL, init as RequestInit | undefined);
+        return run((instance) => {
+          const handler = (instance as { fetch?: unknown }).fetch;
+          if (typeof handler !== "function") throw new Error("Handler does not export a fetch() function.");
+          return (handler as (r: Request) => Response | Promise<Response>).call(instance, request);
+        });
+      }),
+  });
+  Object.defineProperty(target, "connect", {
+    value: (): never => {
+      throw new TypeError("connect() to an object is not supported by this host; use fetch() or RPC.");
+    },
+  });
+  const methods = new Map<string, unknown>();
+  const method = (name: string): unknown => {
+    const call = (...args: unknown[]): Promise<unknown> =>
+      settle(async () => {
+        const sent = cloneAcross(args);
+        const result = await run((instance) => {
+          const member = findMember(instance, name);
+          const fn = member === undefined ? undefined : "value" in member ? member.value : member.get?.call(instance);
+          if (typeof fn !== "function") throw new TypeError(missingMethodMessage(name));
+          return (fn as (...a: unknown[]) => unknown).apply(instance, sent);
+        });
+        return cloneAcross(result);
+      });
+    // `await stub.prop` reads a property (a getter on the class), as on the platform: the member is
+    // a thenable on purpose.
+    // biome-ignore lint/suspicious/noThenProperty: awaiting a stub property reads it, as on the platform
+    Object.defineProperty(call, "then", {
+      value: (resolve?: (v: unknown) => unknown, reject?: (e: unknown) => unknown) =>
+        settle(async () => {
+          const value = await run((instance) => {
+            const member = findMember(instance, name);
+            return member === undefined ? undefined : "value" in member ? member.value : member.get?.call(instance);
+          });
+          return cloneAcross(value);
+        }).then(resolve, reject),
+    });
+    return call;
+  };
+  return new Proxy(target, {
+    get(t, prop) {
+      if (typeof prop === "symbol" || prop in t) return Reflect.get(t, prop);
+      if (prop === "then") return undefined;
+      let m = methods.get(prop);
+      if (m === undefined) methods.set(prop, (m = method(prop)));
+      return m;
+    },
+    set() {
+      return false;
+    },
+  }) as unknown as ObjectStub<I>;
+}

@@ -1,0 +1,476 @@
+/**
+ * The object host: runs many objects of registered classes in one process, the way the platform
+ * runs a Durable Object namespace.
+ *
+ * - Each registered class gets a namespace (`host.env.NAME`, shaped like `DurableObjectNamespace`).
+ * - An object starts on its first event (a stub call, or its alarm): the host opens its persistence
+ *   from the factory and creates an {@link ObjectContext} for it.
+ * - After `idleTimeoutMs` without events (10 s by default, about what the platform waits) the host
+ *   evicts it: it waits for `waitUntil` work and a running alarm, commits, and closes the context,
+ *   which closes its database engine. An evicted object holds nothing but what its persistence keeps
+ *   (nothing in memory with a directory per object). If it has an alarm, the host keeps one timer for
+ *   it and wakes the object when the alarm is due.
+ * - An object whose alarm is being retried is not evicted until the retries end (an eviction would
+ *   otherwise restart the backoff).
+ *
+ * All timers are on the injected clock.
+ */
+import { ObjectContext } from "../context/object-context";
+import type { ObjectId } from "../context/object-id";
+import type { ObjectState } from "../context/object-state";
+import { ActorStoreError } from "../errors";
+import type { ObjectStorageOptions } from "../storage/object-storage";
+import { type Clock, systemClock, type TimerHandle } from "../util/clock";
+import { errorAcross } from "./boundary";
+import { type Dispatcher, ObjectNamespace, type StubBinding } from "./namespace";
+import { checkOptions, memoryPerObject, type PersistenceFactory } from "./options";
+
+/** A class the host can run: `constructor(ctx, env)`. */
+export type HostedClass = new (ctx: ObjectState, env: never) => object;
+
+/** The namespaces of a host: binding name → class. */
+export type NamespaceClasses = Record<string, HostedClass>;
+
+/** The `env` the host's objects (and its user) see: the given env plus one namespace per class. */
+export type HostEnv<N extends NamespaceClasses, E = object> = E & {
+  readonly [K in keyof N]: ObjectNamespace<InstanceType<N[K]>>;
+};
+
+/** The platform's idle time before an object without events is evicted. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
+
+/** Options of {@link ObjectHost}. */
+export interface ObjectHostOptions<N extends NamespaceClasses, E = object> {
+  /** The classes to run, by binding name: `{ COUNTER: Counter }` gives `host.env.COUNTER`. */
+  namespaces: N;
+  /** More bindings for `env` (the objects' constructors get `env` with the namespaces added). */
+  env?: E;
+  /** Opens one object's persistence. Default: {@link memoryPerObject}. */
+  persistence?: PersistenceFactory;
+  /** The clock for alarms, timeouts and eviction. Default: the system clock. */
+  clock?: Clock;
+  /** Evict an object after this many ms without events. Default 10,000; `Infinity` never evicts. */
+  idleTimeoutMs?: number;
+  /** Storage options for every object (backend, limits, codec …). */
+  storage?: Omit<ObjectStorageOptions, "persistence" | "directory" | "clock">;
+  /** Random source in [0, 1) for alarm retry jitter. Default: Math.random. */
+  random?: () => number;
+  /** How long `blockConcurrencyWhile` may run before the object resets. Default 30,000 ms. */
+  blockConcurrencyTimeoutMs?: number;
+}
+
+/** Where one object is in its life. */
+export type HostedObjectState = "starting" | "active" | "stopping" | "sleeping";
+
+/** One object the host holds (see {@link ObjectHost.objects}). */
+export interface HostedObjectInfo {
+  readonly namespace: string;
+  readonly id: string;
+  readonly name?: string;
+  /** `sleeping`: evicted, with an alarm the host will wake it for. */
+  readonly state: HostedObjectState;
+  /** Events being delivered now. */
+  readonly inFlight: number;
+  /** When the object's next alarm attempt is due, if it has one. */
+  readonly alarmAtMs: number | null;
+}
+
+/** Counters of a host (see {@link ObjectHost.stats}). */
+export interface HostStats {
+  /** Objects with an open context (starting, active or stopping). */
+  readonly live: number;
+  /** Evicted objects the host keeps a wake-up timer for (their alarm). */
+  readonly sleeping: number;
+  /** Objects started since the host was created (a wake after an eviction counts again). */
+  readonly starts: number;
+  /** Evictions so far. */
+  readonly evictions: number;
+  /** Alarm wake-ups so far. */
+  readonly alarmWakes: number;
+  /** Starts that failed (persistence factory or constructor errors), including alarm wake-ups. */
+  readonly failedStarts: number;
+}
+
+interface Entry {
+  readonly key: string;
+  readonly namespace: string;
+  readonly id: ObjectId;
+  context: ObjectContext<unknown, object> | null;
+  opening: Promise<void> | null;
+  closing: Promise<void> | null;
+  inFlight: number;
+  idleTimer: TimerHandle | undefined;
+  wakeTimer: TimerHandle | undefined;
+  wakeAtMs: number | null;
+  /** The current instance's token: stubs bound to it fail once it carries the reset's error. */
+  token: { error: Error | null };
+}
+
+const HOST_OPTIONS = {
+  namespaces: "object",
+  env: "object",
+  persistence: "function",
+  clock: "object",
+  idleTimeoutMs: "number",
+  storage: "object",
+  random: "function",
+  blockConcurrencyTimeoutMs: "number",
+} as const;
+
+/**
+ * Runs many objects: one namespace per registered class, objects started on demand and evicted when
+ * idle.
+ *
+ * @example
+ * ```ts
+ * class Counter extends DurableObject {
+ *   async increment(by: number): Promise<number> {
+ *     const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + by;
+ *     await this.ctx.storage.put("n", n);
+ *     return n;
+ *   }
+ * }
+ * const host = new ObjectHost({ namespaces: { COUNTER: Counter }, persistence: directoryPerObject("./data") });
+ * const counter = host.env.COUNTER.getByName("a");
+ * await counter.increment(2); // 2
+ * await host.close();
+ * ```
+ */
+export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = object> {
+  /** The env: the given bindings plus one namespace per registered class. */
+  readonly env: HostEnv<N, E>;
+  /** The clock everything runs on. */
+  readonly clock: Clock;
+  /** Evict after this many ms without events. */
+  readonly idleTimeoutMs: number;
+  readonly #classes = new Map<string, HostedClass>();
+  readonly #entries = new Map<string, Entry>();
+  readonly #persistence: PersistenceFactory;
+  readonly #storage: ObjectHostOptions<N, E>["storage"];
+  readonly #random: (() => number) | undefined;
+  readonly #bcwTimeoutMs: number | undefined;
+  #closed = false;
+  #starts = 0;
+  #evictions = 0;
+  #alarmWakes = 0;
+  #failedStarts = 0;
+
+  constructor(options: ObjectHostOptions<N, E>) {
+    checkOptions("ObjectHost", options, HOST_OPTIONS);
+    if (options === undefined || options.namespaces === undefined) {
+      throw new TypeError('ObjectHost: option "namespaces" is required ({ NAME: Class }).');
+    }
+    const idle = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    if (!(idle >= 0)) throw new TypeError('ObjectHost: option "idleTimeoutMs" must be a number >= 0 (or Infinity).');
+    if (options.blockConcurrencyTimeoutMs !== undefined && !(options.blockConcurrencyTimeoutMs > 0)) {
+      throw new TypeError('ObjectHost: option "blockConcurrencyTimeoutMs" must be a number > 0.');
+    }
+    this.idleTimeoutMs = idle;
+    this.clock = options.clock ?? systemClock;
+    this.#persistence = options.persistence ?? memoryPerObject();
+    this.#storage = options.storage;
+    this.#random = options.random;
+    this.#bcwTimeoutMs = options.blockConcurrencyTimeoutMs;
+    const env: Record<string, unknown> = { ...(options.env as object | undefined) };
+    const dispatcher: Dispatcher = { dispatch: (ns, id, binding, event) => this.#dispatch(ns, id, binding, event) };
+    for (const [name, objectClass] of Object.entries(options.namespaces)) {
+      if (typeof objectClass !== "function") {
+        throw new TypeError(`ObjectHost: namespace "${name}" must be a class with a (ctx, env) constructor.`);
+      }
+      if (name in env) throw new TypeError(`ObjectHost: namespace "${name}" has the name of an env binding.`);
+      this.#classes.set(name, objectClass);
+      env[name] = new ObjectNamespace(name, name, dispatcher);
+    }
+    this.env = Object.freeze(env) as HostEnv<N, E>;
+  }
+
+  /** The namespace registered as `name`. */
+  namespace<K extends keyof N & string>(name: K): ObjectNamespace<InstanceType<N[K]>> {
+    const ns = (this.env as Record<string, unknown>)[name];
+    if (!(ns instanceof ObjectNamespace) || !this.#classes.has(name)) {
+      throw new TypeError(`ObjectHost: no namespace named "${name}".`);
+    }
+    return ns as ObjectNamespace<InstanceType<N[K]>>;
+  }
+
+  /** What the host holds now: every live object and every sleeping one with an alarm. */
+  objects(): HostedObjectInfo[] {
+    const out: HostedObjectInfo[] = [];
+    for (const e of this.#entries.values()) {
+      const state: HostedObjectState = e.closing
+        ? "stopping"
+        : e.context
+          ? "active"
+          : e.opening
+            ? "starting"
+            : e.wakeTimer !== undefined
+              ? "sleeping"
+              : "stopping";
+      const planned = e.context?.alarms.next() ?? null;
+      out.push({
+        namespace: e.namespace,
+        id: e.id.toString(),
+        ...(e.id.name === undefined ? {} : { name: e.id.name }),
+        state,
+        inFlight: e.inFlight,
+        alarmAtMs: planned?.runAtMs ?? e.wakeAtMs,
+      });
+    }
+    return out;
+  }
+
+  /** Counters: how many objects are live and sleeping, and how many starts and evictions happened. */
+  stats(): HostStats {
+    let live = 0;
+    let sleeping = 0;
+    for (const e of this.#entries.values()) {
+      if (e.context || e.opening || e.closing) live++;
+      else if (e.wakeTimer !== undefined) sleeping++;
+    }
+    return {
+      live,
+      sleeping,
+      starts: this.#starts,
+      evictions: this.#evictions,
+      alarmWakes: this.#alarmWakes,
+      failedStarts: this.#failedStarts,
+    };
+  }
+
+  /**
+   * Evicts every live object with no event in flight now, whatever its idle time (for memory
+   * pressure, or a test). Resolves with how many were evicted, once they are closed.
+   */
+  async evictIdle(): Promise<number> {
+    const evictions = [...this.#entries.values()].map((e) => this.#evict(e, true));
+    return (await Promise.all(evictions)).filter(Boolean).length;
+  }
+
+  /** Resolves when no object is starting or stopping and every running alarm has finished. */
+  async settled(): Promise<void> {
+    for (;;) {
+      const pending: Array<Promise<unknown>> = [];
+      for (const e of this.#entries.values()) {
+        if (e.opening) pending.push(e.opening.catch(() => {}));
+        if (e.closing) pending.push(e.closing);
+        if (e.context) pending.push(e.context.alarms.idle());
+      }
+      if (pending.length === 0) return;
+      await Promise.all(pending);
+      if (![...this.#entries.values()].some((e) => e.opening || e.closing)) return;
+    }
+  }
+
+  /** Closes every object (committing what is pending) and cancels every timer. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const closing: Array<Promise<unknown>> = [];
+    for (const e of this.#entries.values()) {
+      this.#clearTimers(e);
+      if (e.opening) closing.push(e.opening.catch(() => {}));
+      if (e.closing) closing.push(e.closing);
+    }
+    await Promise.all(closing);
+    await Promise.all([...this.#entries.values()].map((e) => e.context?.close()));
+    this.#entries.clear();
+  }
+
+  // ------------------------------------------------------------------ events
+
+  async #dispatch<R>(
+    namespace: string,
+    id: ObjectId,
+    binding: StubBinding,
+    event: (instance: object) => R | Promise<R>,
+  ): Promise<Awaited<R>> {
+    if (this.#closed) throw new ActorStoreError("ERR_CLOSED", "This object host was closed; create a new one.");
+    if (binding.token?.error) throw errorAcross(binding.token.error);
+    const entry = this.#entry(namespace, id);
+    entry.inFlight++;
+    if (entry.idleTimer !== undefined) {
+      this.clock.clearTimer(entry.idleTimer);
+      entry.idleTimer = undefined;
+    }
+    try {
+      const context = await this.#open(entry);
+      if (binding.token?.error) throw errorAcross(binding.token.error);
+      binding.token = entry.token;
+      try {
+        return await context.deliver((instance) => event(instance));
+      } catch (e) {
+        throw errorAcross(e);
+      }
+    } finally {
+      entry.inFlight--;
+      if (entry.inFlight === 0) this.#afterEvents(entry);
+    }
+  }
+
+  #entry(namespace: string, id: ObjectId): Entry {
+    const key = `${namespace}\u0000${id.toString()}`;
+    let entry = this.#entries.get(key);
+    if (entry === undefined) {
+      entry = {
+        key,
+        namespace,
+        id,
+        context: null,
+        opening: null,
+        closing: null,
+        inFlight: 0,
+        idleTimer: undefined,
+        wakeTimer: undefined,
+        wakeAtMs: null,
+        token: { error: null },
+      };
+      this.#entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  /** Waits for a stopping instance to finish, then returns the live context (starting one if needed). */
+  async #open(entry: Entry): Promise<ObjectContext<unknown, object>> {
+    for (;;) {
+      if (this.#closed) throw new ActorStoreError("ERR_CLOSED", "This object host was closed; create a new one.");
+      if (entry.closing) {
+        await entry.closing;
+        continue;
+      }
+      if (entry.context) return entry.context;
+      entry.opening ??= this.#start(entry).finally(() => {
+        entry.opening = null;
+      });
+      await entry.opening;
+    }
+  }
+
+  async #start(entry: Entry): Promise<void> {
+    if (entry.wakeTimer !== undefined) {
+      this.clock.clearTimer(entry.wakeTimer);
+      entry.wakeTimer = undefined;
+      entry.wakeAtMs = null;
+    }
+    const objectClass = this.#classes.get(entry.namespace) as HostedClass;
+    try {
+      const persistence = await this.#persistence(entry.id, entry.namespace);
+      const context = await ObjectContext.create<unknown, object>(
+        objectClass as new (
+          ctx: ObjectState,
+          env: unknown,
+        ) => object,
+        {
+          id: entry.id,
+          env: this.env as unknown,
+          clock: this.clock,
+          storage: { ...this.#storage, persistence },
+          onReset: (error) => {
+            entry.token.error = error;
+            entry.token = { error: null };
+          },
+          ...(this.#random === undefined ? {} : { random: this.#random }),
+          ...(this.#bcwTimeoutMs === undefined ? {} : { blockConcurrencyTimeoutMs: this.#bcwTimeoutMs }),
+        },
+      );
+      if (this.#closed) {
+        await context.close();
+        return;
+      }
+      entry.context = context;
+      this.#starts++;
+    } catch (e) {
+      this.#failedStarts++;
+      throw e;
+    }
+  }
+
+  /** After the last event in flight: arm the idle timer, or forget an entry that holds nothing. */
+  #afterEvents(entry: Entry): void {
+    if (this.#closed) return;
+    if (entry.context === null && !entry.opening && !entry.closing) {
+      if (entry.wakeTimer === undefined) this.#entries.delete(entry.key);
+      return;
+    }
+    this.#armIdle(entry);
+  }
+
+  #armIdle(entry: Entry): void {
+    if (entry.idleTimer !== undefined) this.clock.clearTimer(entry.idleTimer);
+    entry.idleTimer = undefined;
+    if (!Number.isFinite(this.idleTimeoutMs)) return;
+    entry.idleTimer = this.clock.setTimer(() => {
+      entry.idleTimer = undefined;
+      void this.#evict(entry, false);
+    }, this.idleTimeoutMs);
+  }
+
+  #clearTimers(entry: Entry): void {
+    if (entry.idleTimer !== undefined) this.clock.clearTimer(entry.idleTimer);
+    if (entry.wakeTimer !== undefined) this.clock.clearTimer(entry.wakeTimer);
+    entry.idleTimer = undefined;
+    entry.wakeTimer = undefined;
+  }
+
+  /** Evicts `entry` if it is idle; resolves with whether it did. */
+  async #evict(entry: Entry, now: boolean): Promise<boolean> {
+    const context = entry.context;
+    if (context === null || entry.closing || entry.inFlight > 0 || this.#closed) return false;
+    // Work the object still does on its own keeps it: waitUntil promises and a running alarm.
+    await context.waitUntilSettled();
+    await context.alarms.idle();
+    if (entry.context !== context || entry.closing || entry.inFlight > 0 || this.#closed) return false;
+    // An event came and went meanwhile: its own idle timer decides.
+    if (!now && entry.idleTimer !== undefined) return false;
+    const planned = context.alarms.next();
+    if (planned !== null && planned.retryCount > 0) {
+      // Evicting would restart the retry count; stay until the retries are over.
+      this.#armIdle(entry);
+      return false;
+    }
+    if (entry.idleTimer !== undefined) this.clock.clearTimer(entry.idleTimer);
+    entry.idleTimer = undefined;
+    entry.context = null;
+    entry.closing = (async () => {
+      try {
+        await context.close();
+      } finally {
+        entry.closing = null;
+        this.#evictions++;
+        // Pending calls that waited for the close start the object again at once.
+        if (entry.inFlight === 0 && !this.#closed) {
+          if (planned !== null) this.#planWake(entry, planned.runAtMs);
+          else if (!entry.opening && entry.context === null) this.#entries.delete(entry.key);
+        }
+      }
+    })();
+    await entry.closing;
+    return true;
+  }
+
+  /** Keeps one timer for a sleeping object's alarm: the host starts the object when it is due. */
+  #planWake(entry: Entry, atMs: number): void {
+    entry.wakeAtMs = atMs;
+    entry.wakeTimer = this.clock.setTimer(
+      () => {
+        entry.wakeTimer = undefined;
+        entry.wakeAtMs = null;
+        if (this.#closed || entry.context || entry.opening || entry.closing) return;
+        this.#alarmWakes++;
+        // The context arms the stored alarm as it opens; an alarm whose time passed fires at once.
+        this.#open(entry).then(
+          () => {
+            if (entry.inFlight === 0) this.#armIdle(entry);
+          },
+          () => {
+            // The object could not start (its persistence failed to open, say): try again later
+            // rather than lose the alarm.
+            if (!this.#closed && entry.context === null && entry.wakeTimer === undefined) {
+              this.#planWake(entry, this.clock.now() + Math.max(1_000, Math.min(this.idleTimeoutMs, 60_000)));
+            }
+          },
+        );
+      },
+      Math.max(0, atMs - this.clock.now()),
+    );
+  }
+}
