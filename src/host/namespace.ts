@@ -79,20 +79,39 @@ export interface GetObjectOptions {
 export type ObjectJurisdiction = "eu" | "fedramp" | "fedramp-high" | "us";
 const JURISDICTIONS: ReadonlySet<string> = new Set(["eu", "fedramp", "fedramp-high", "us"]);
 
+/**
+ * One event a stub sends: a request, a method call, or a property read. Plain data (arguments already
+ * cloned), so a host can also send it to another process. @internal
+ */
+export type StubOperation =
+  | { readonly kind: "fetch"; readonly request: Request }
+  | { readonly kind: "call"; readonly method: string; readonly args: unknown[] }
+  | { readonly kind: "get"; readonly property: string };
+
 /** What a stub's calls go through (the host). @internal */
 export interface Dispatcher {
   /**
-   * Runs `event` as one event on the object (waking it if needed). `binding` is the stub's: the
-   * host binds it to the instance and fails the call when the instance it was bound to was reset.
-   * What the event throws reaches the caller as the boundary delivers it (see boundary.ts); the
-   * host's own errors (closed, persistence failed to open) reach it unchanged.
+   * Runs `operation` as one event on the object (waking it if needed; see {@link applyOperation}).
+   * `binding` is the stub's: the host binds it to the instance and fails the call when the instance
+   * it was bound to was reset. What the object throws reaches the caller as the boundary delivers it
+   * (see boundary.ts); the host's own errors (closed, persistence failed to open) reach it unchanged.
    */
-  dispatch<R>(
-    namespace: string,
-    id: ObjectId,
-    binding: StubBinding,
-    event: (instance: object) => R | Promise<R>,
-  ): Promise<Awaited<R>>;
+  dispatch(namespace: string, id: ObjectId, binding: StubBinding, operation: StubOperation): Promise<unknown>;
+}
+
+/** Runs one stub operation on an instance, by the platform's rules. @internal */
+export function applyOperation(instance: object, operation: StubOperation): unknown {
+  if (operation.kind === "fetch") {
+    const handler = (instance as { fetch?: unknown }).fetch;
+    if (typeof handler !== "function") throw new Error("Handler does not export a fetch() function.");
+    return (handler as (r: Request) => Response | Promise<Response>).call(instance, operation.request);
+  }
+  const name = operation.kind === "call" ? operation.method : operation.property;
+  const member = findMember(instance, name);
+  const value = member === undefined ? undefined : "value" in member ? member.value : member.get?.call(instance);
+  if (operation.kind === "get") return value;
+  if (typeof value !== "function") throw new TypeError(missingMethodMessage(name));
+  return (value as (...a: unknown[]) => unknown).apply(instance, operation.args);
 }
 
 /** A stub's binding to one instance of its object. @internal */
@@ -200,20 +219,15 @@ async function settle<T>(fn: () => Promise<T>): Promise<T> {
 
 function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher): ObjectStub<I> {
   const binding: StubBinding = { token: null };
-  const run = <R>(event: (instance: object) => R | Promise<R>): Promise<Awaited<R>> =>
-    dispatcher.dispatch(namespace, id, binding, event);
+  const run = (operation: StubOperation): Promise<unknown> => dispatcher.dispatch(namespace, id, binding, operation);
   const target: Record<string, unknown> = {};
   Object.defineProperty(target, "id", { value: id, enumerable: true });
   Object.defineProperty(target, "name", { value: id.name, enumerable: true });
   Object.defineProperty(target, "fetch", {
-    value: (input: RequestInfo | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<Response> =>
+    value: (input: RequestInfo | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<unknown> =>
       settle(() => {
         const request = new Request(input as RequestInfo | URL, init as RequestInit | undefined);
-        return run((instance) => {
-          const handler = (instance as { fetch?: unknown }).fetch;
-          if (typeof handler !== "function") throw new Error("Handler does not export a fetch() function.");
-          return (handler as (r: Request) => Response | Promise<Response>).call(instance, request);
-        });
+        return run({ kind: "fetch", request });
       }),
   });
   Object.defineProperty(target, "connect", {
@@ -224,28 +238,13 @@ function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher):
   const methods = new Map<string, unknown>();
   const method = (name: string): unknown => {
     const call = (...args: unknown[]): Promise<unknown> =>
-      settle(async () => {
-        const sent = cloneAcross(args);
-        const result = await run((instance) => {
-          const member = findMember(instance, name);
-          const fn = member === undefined ? undefined : "value" in member ? member.value : member.get?.call(instance);
-          if (typeof fn !== "function") throw new TypeError(missingMethodMessage(name));
-          return (fn as (...a: unknown[]) => unknown).apply(instance, sent);
-        });
-        return cloneAcross(result);
-      });
+      settle(async () => cloneAcross(await run({ kind: "call", method: name, args: cloneAcross(args) })));
     // `await stub.prop` reads a property (a getter on the class), as on the platform: the member is
     // a thenable on purpose.
     // biome-ignore lint/suspicious/noThenProperty: awaiting a stub property reads it, as on the platform
     Object.defineProperty(call, "then", {
       value: (resolve?: (v: unknown) => unknown, reject?: (e: unknown) => unknown) =>
-        settle(async () => {
-          const value = await run((instance) => {
-            const member = findMember(instance, name);
-            return member === undefined ? undefined : "value" in member ? member.value : member.get?.call(instance);
-          });
-          return cloneAcross(value);
-        }).then(resolve, reject),
+        settle(async () => cloneAcross(await run({ kind: "get", property: name }))).then(resolve, reject),
     });
     return call;
   };

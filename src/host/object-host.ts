@@ -22,7 +22,7 @@ import { ActorStoreError } from "../errors";
 import type { ObjectStorageOptions } from "../storage/object-storage";
 import { type Clock, systemClock, type TimerHandle } from "../util/clock";
 import { errorAcross } from "./boundary";
-import { type Dispatcher, ObjectNamespace, type StubBinding } from "./namespace";
+import { applyOperation, type Dispatcher, ObjectNamespace, type StubBinding, type StubOperation } from "./namespace";
 import { checkOptions, memoryPerObject, type PersistenceFactory } from "./options";
 
 /** A class the host can run: `constructor(ctx, env)`. */
@@ -172,7 +172,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     this.#random = options.random;
     this.#bcwTimeoutMs = options.blockConcurrencyTimeoutMs;
     const env: Record<string, unknown> = { ...(options.env as object | undefined) };
-    const dispatcher: Dispatcher = { dispatch: (ns, id, binding, event) => this.#dispatch(ns, id, binding, event) };
+    const dispatcher: Dispatcher = { dispatch: (ns, id, binding, op) => this.#dispatch(ns, id, binding, op) };
     for (const [name, objectClass] of Object.entries(options.namespaces)) {
       if (typeof objectClass !== "function") {
         throw new TypeError(`ObjectHost: namespace "${name}" must be a class with a (ctx, env) constructor.`);
@@ -278,12 +278,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
 
   // ------------------------------------------------------------------ events
 
-  async #dispatch<R>(
-    namespace: string,
-    id: ObjectId,
-    binding: StubBinding,
-    event: (instance: object) => R | Promise<R>,
-  ): Promise<Awaited<R>> {
+  async #dispatch(namespace: string, id: ObjectId, binding: StubBinding, operation: StubOperation): Promise<unknown> {
     if (this.#closed) throw new ActorStoreError("ERR_CLOSED", "This object host was closed; create a new one.");
     if (binding.token?.error) throw errorAcross(binding.token.error);
     const entry = this.#entry(namespace, id);
@@ -297,7 +292,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       if (binding.token?.error) throw errorAcross(binding.token.error);
       binding.token = entry.token;
       try {
-        return await context.deliver((instance) => event(instance));
+        return await context.deliver((instance) => applyOperation(instance, operation));
       } catch (e) {
         throw errorAcross(e);
       }
