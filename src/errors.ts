@@ -29,6 +29,8 @@ export const ACTOR_STORE_ERROR_CODES = [
   "ERR_DESERIALIZATION",
   /** Part of the platform API that this version does not implement yet. */
   "ERR_NOT_IMPLEMENTED",
+  /** Another process, or another storage of this process, has the directory open (one writer per directory). */
+  "ERR_LOCKED",
 ] as const;
 
 /** A code carried by {@link ActorStoreError}. */

@@ -4,6 +4,7 @@
  *
  * @packageDocumentation
  */
+import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
 import type { LoadResult } from "./persistence";
 
@@ -49,7 +50,10 @@ export class CommitTimeline {
         // gap are gone, so the timeline restarts at that snapshot instead of refusing to open.
         const covering = result.snapshots.find((s) => s.seq === r.seq - 1);
         if (covering === undefined || covering.seq < timeline.lastSeq)
-          throw new RangeError(`CommitTimeline.fromLoad(): records jump from seq ${timeline.lastSeq} to ${r.seq}.`);
+          throw new ActorStoreError(
+            "ERR_CORRUPT",
+            `The stored history is incomplete: the log jumps from commit ${timeline.lastSeq} to commit ${r.seq}, and no snapshot holds the state in between (a snapshot file is missing, or log files were deleted). The commits after ${timeline.lastSeq} cannot be rebuilt; restore the directory from a backup.`,
+          );
         timeline = new CommitTimeline(covering.seq, covering.timeMs);
       }
       timeline.append(r.seq, r.timeMs);

@@ -9,6 +9,11 @@ export const SNAPSHOT_RE = /^snap-(\d{16})-(\d{16})-([0-9a-f]{8})\.sqlite$/;
 export const META_NAME = "meta";
 export const TMP_SUFFIX = ".tmp";
 
+/** Whether `name` is one of an object directory's files (a segment, a snapshot, the meta or a lock generation). */
+export function isObjectFile(name: string): boolean {
+  return SEGMENT_RE.test(name) || SNAPSHOT_RE.test(name) || name === META_NAME || /^lock-\d{16}$/.test(name);
+}
+
 export const pad16 = (n: number): string => String(n).padStart(16, "0");
 export const segmentName = (firstSeq: number): string => `log-${pad16(firstSeq)}.seg`;
 export const snapshotName = (seq: number, timeMs: number, crc: number): string =>

@@ -5,15 +5,18 @@
  * <dir>/log-<firstSeq:16>.seg                      commit log segments (frames, see record-codec.ts)
  * <dir>/snap-<seq:16>-<timeMs:16>-<crc32:8>.sqlite database images (plain SQLite files)
  * <dir>/meta                                       small metadata: crc32le + bytes
- * <dir>/*.tmp                                      unfinished writes; ignored and deleted on load
+ * <dir>/lock-<generation:16>                       the directory lock (directory-lock.ts)
+ * <dir>/*.tmp                                      unfinished writes; ignored, deleted by a writer's load
  * ```
  *
  * Durability points (docs/durability.md has the full story):
  * - append: write the frames at the segment's confirmed end, then `fdatasync`; a new segment's
  *   directory entry is fsynced too. Only then does the append resolve.
  * - snapshot and meta: write a temp file, `fsync` it, rename it into place, `fsync` the directory.
- * - load: a torn or corrupt tail of the last segment is truncated and fsynced before anything is
- *   appended after it, so a later crash can never expose the old bytes again.
+ * - load: takes the directory lock (one writer per directory), then reads the directory
+ *   (directory-scan.ts); a torn tail of the last segment is truncated and fsynced before anything
+ *   is appended after it, so a later crash can never expose the old bytes again. Corruption is
+ *   never cut: it fails with `ERR_CORRUPT`.
  *
  * Node modules are loaded with `import()` inside {@link openFilePersistence}, so bundles for the
  * browser never pull them in.
@@ -24,18 +27,10 @@ import type { FileHandle } from "node:fs/promises";
 import { ActorStoreError, toError } from "../errors";
 import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
-import {
-  asPlainBytes,
-  concat,
-  isErrno,
-  META_NAME,
-  SEGMENT_RE,
-  SNAPSHOT_RE,
-  segmentName,
-  snapshotName,
-  TMP_SUFFIX,
-  writeAll,
-} from "./file-layout";
+import { DirectoryLock, type LockEnv } from "./directory-lock";
+import { corruptError, type DirectoryScan, type Segment, type StoredSnapshot, scanDirectory } from "./directory-scan";
+import { DirectoryIo } from "./file-io";
+import { asPlainBytes, concat, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
 import {
   checkAppendOrder,
   checkRange,
@@ -44,14 +39,10 @@ import {
   missingSnapshot,
   type PersistenceAdapter,
   type PersistenceStats,
-  type SnapshotInfo,
   snapshotTimeMs,
 } from "./persistence";
 import { decodeRecords, encodeRecords } from "./record-codec";
 import { planPrune } from "./retention";
-
-type Fs = typeof import("node:fs/promises");
-type Path = typeof import("node:path");
 
 /** Options of {@link openFilePersistence}. */
 export interface OpenFilePersistenceOptions {
@@ -68,6 +59,12 @@ export interface OpenFilePersistenceOptions {
    * throwaway data only.
    */
   allowUnsyncedWrites?: boolean;
+  /**
+   * Opens the directory for reading only: no lock is taken (a live writer may hold it), nothing in
+   * the directory is changed (a torn tail is skipped, not cut; leftovers stay), and every write
+   * rejects. The directory must exist. This is how `actorstore-inspect` reads.
+   */
+  readOnly?: boolean;
 }
 
 /** Sizes and I/O counts of a file adapter. */
@@ -86,22 +83,15 @@ export interface FilePersistence extends PersistenceAdapter {
   readonly directory: string;
   /** What the directory holds and how many flushes the log took. */
   stats(): FilePersistenceStats;
+  /**
+   * Whether this adapter still holds the directory's lock (loaded and not closed, and no other
+   * process took the lock over). A writer can check this as its fence before a write that must
+   * not land after a takeover.
+   */
+  holdsLock(): Promise<boolean>;
 }
 
 const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
-interface Segment {
-  name: string;
-  firstSeq: number;
-  /** The last seq in the segment (`firstSeq - 1` while empty). */
-  lastSeq: number;
-  /** Bytes known to be valid and durable; appends write here. */
-  bytes: number;
-}
-
-interface StoredSnapshot extends SnapshotInfo {
-  name: string;
-  crc: number;
-}
 
 interface PendingAppend {
   frames: Uint8Array;
@@ -111,18 +101,16 @@ interface PendingAppend {
   reject: (error: Error) => void;
 }
 
-/**
- * Which adapter currently owns each directory in this process. Loading a directory fences off any
- * older adapter of it, whose writes then reject instead of interleaving with the new owner's.
- */
-const owners = new Map<string, FileAdapter>();
-
 class FileAdapter implements FilePersistence {
   readonly directory: string;
-  readonly #fs: Fs;
-  readonly #path: Path;
+  readonly #io: DirectoryIo;
+  readonly #lockEnv: LockEnv;
   readonly #segmentBytes: number;
-  readonly #sync: boolean;
+  readonly #readOnly: boolean;
+  /** The directory lock, held from the first load until close (writers only). */
+  #lock: DirectoryLock | null = null;
+  /** The newest snapshot's image as load() verified it, handed to the first readSnapshot of it. */
+  #verified: { seq: number; image: Uint8Array } | undefined;
 
   #loaded = false;
   #segments: Segment[] = [];
@@ -139,14 +127,12 @@ class FileAdapter implements FilePersistence {
   #roundWaiters: Array<() => void> = [];
   /** Serializes snapshot, prune and meta writes so they never race over the same files. */
   #maintenance: Promise<unknown> = Promise.resolve();
-  #dirSyncWorks = true;
   #logFlushes = 0;
   #appends = 0;
 
-  constructor(directory: string, fs: Fs, path: Path, options: OpenFilePersistenceOptions) {
+  constructor(directory: string, env: LockEnv, options: OpenFilePersistenceOptions) {
     this.directory = directory;
-    this.#fs = fs;
-    this.#path = path;
+    this.#lockEnv = env;
     const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
     if (!(Number.isSafeInteger(segmentBytes) && segmentBytes > 0))
       throw new ActorStoreError(
@@ -154,140 +140,72 @@ class FileAdapter implements FilePersistence {
         `segmentBytes must be a positive integer; got ${String(options.segmentBytes)}.`,
       );
     this.#segmentBytes = segmentBytes;
-    this.#sync = options.allowUnsyncedWrites !== true;
+    this.#readOnly = options.readOnly === true;
+    this.#io = new DirectoryIo(directory, env.fs, env.path, options.allowUnsyncedWrites !== true);
   }
 
   // -- load --------------------------------------------------------------------------------------
 
   async load(): Promise<LoadResult> {
     await this.#settle();
-    const fs = this.#fs;
     // After a failed append, cut the active segment back to what was confirmed, so a batch whose
     // append rejected is never resurrected by an in-process reload (a crash may still keep it; the
-    // contract allows both, this makes the common case deterministic).
-    // Only while this adapter still owns the directory: if another adapter loaded it since, the
-    // bytes after our confirmed end are that adapter's confirmed commits.
-    if (this.#failure !== null && this.#loaded && owners.get(this.directory) === this) {
+    // contract allows both, this makes the common case deterministic). We still hold the lock, so
+    // the bytes after our confirmed end are ours.
+    if (this.#failure !== null && this.#loaded && this.#lock !== null) {
       const last = this.#segments[this.#segments.length - 1];
-      if (last !== undefined) await this.#truncate(last.name, last.bytes).catch(() => undefined);
+      if (last !== undefined) await this.#io.truncate(last.name, last.bytes).catch(() => undefined);
     }
     await this.#closeActive();
     this.#loaded = false;
     this.#failure = null;
-    owners.set(this.directory, this);
+    this.#verified = undefined;
+    const fs = this.#io.fs;
 
-    const created = await fs.mkdir(this.directory, { recursive: true });
-    // A freshly created directory must itself survive a crash before anything in it can.
-    if (created !== undefined) await this.#syncDir(this.#path.dirname(this.directory));
-
-    const segments: Segment[] = [];
-    const snapshots: StoredSnapshot[] = [];
-    for (const name of await fs.readdir(this.directory)) {
-      if (name.endsWith(TMP_SUFFIX)) {
-        // An unfinished snapshot or meta write (crash before its rename): never part of the state.
-        await fs.rm(this.#file(name), { force: true });
-        continue;
-      }
-      const seg = SEGMENT_RE.exec(name);
-      if (seg !== null) {
-        const firstSeq = Number(seg[1]);
-        segments.push({ name, firstSeq, lastSeq: firstSeq - 1, bytes: 0 });
-        continue;
-      }
-      const snap = SNAPSHOT_RE.exec(name);
-      if (snap !== null) {
-        const { size } = await fs.stat(this.#file(name));
-        snapshots.push({
-          name,
-          seq: Number(snap[1]),
-          timeMs: Number(snap[2]),
-          crc: Number.parseInt(snap[3] ?? "", 16),
-          bytes: size,
-        });
+    let scan: DirectoryScan;
+    if (this.#readOnly) {
+      scan = await scanDirectory(this.directory, fs, this.#io.path);
+    } else {
+      const created = await fs.mkdir(this.directory, { recursive: true });
+      // A freshly created directory must itself survive a crash before anything in it can.
+      if (created !== undefined) await this.#io.syncDir(this.#io.path.dirname(this.directory));
+      this.#lock ??= await DirectoryLock.acquire(this.directory, this.#lockEnv);
+      try {
+        scan = await scanDirectory(this.directory, fs, this.#io.path);
+        await this.#applyScan(scan);
+      } catch (error) {
+        // Damaged or unreadable: let go of the directory so that a repair (or a person) can act.
+        await this.#releaseLock();
+        throw error;
       }
     }
-    segments.sort((a, b) => a.firstSeq - b.firstSeq);
-    snapshots.sort((a, b) => a.seq - b.seq);
-
-    const oldestSnapshotSeq = snapshots[0]?.seq ?? 0;
-    const snapshotSeqs = new Set(snapshots.map((s) => s.seq));
-    const records: CommitRecord[] = [];
-    let truncatedBytes = 0;
-    let previous: Segment | undefined;
-    for (let i = 0; i < segments.length; i++) {
-      const segment = segments[i] as Segment;
-      const next = segments[i + 1];
-      const isLast = next === undefined;
-      if (previous !== undefined && segment.firstSeq !== previous.lastSeq + 1) {
-        // A gap is legitimate only when a snapshot covers it (the log was started again after a
-        // snapshot newer than its end); otherwise confirmed commits are missing.
-        if (!(segment.firstSeq > previous.lastSeq + 1 && snapshotSeqs.has(segment.firstSeq - 1)))
-          throw this.#corrupt(
-            `log segment ${segment.name} starts at seq ${segment.firstSeq}, but the previous segment ends at seq ${previous.lastSeq}`,
-          );
-      }
-      if (next !== undefined && next.firstSeq - 1 <= oldestSnapshotSeq) {
-        // Entirely older than every snapshot: not needed to open or restore; prune will delete it.
-        segment.lastSeq = next.firstSeq - 1;
-        segment.bytes = (await fs.stat(this.#file(segment.name))).size;
-        previous = segment;
-        continue;
-      }
-      const bytes = await fs.readFile(this.#file(segment.name));
-      const decoded = decodeRecords(bytes);
-      if (decoded.tornTail) {
-        if (!isLast)
-          throw this.#corrupt(
-            `log segment ${segment.name} is damaged at byte ${decoded.validBytes} (${decoded.reason}) and later segments hold newer commits`,
-          );
-        // The tail of the newest segment: a write that a crash interrupted (or damage we cannot
-        // tell from one). Cut it off durably now, before anything is appended after it.
-        await this.#truncate(segment.name, decoded.validBytes);
-        truncatedBytes += bytes.length - decoded.validBytes;
-      }
-      let expected = segment.firstSeq;
-      for (const record of decoded.records) {
-        if (record.seq !== expected)
-          throw this.#corrupt(`log segment ${segment.name} holds seq ${record.seq} where seq ${expected} belongs`);
-        expected++;
-        if (record.seq > oldestSnapshotSeq) records.push(record);
-      }
-      segment.lastSeq = expected - 1;
-      segment.bytes = decoded.validBytes;
-      previous = segment;
-    }
-
-    // An empty newest segment (a crash right after creating it, or a truncated tail) carries no
-    // commits; remove it so the next append starts cleanly.
-    const last = segments[segments.length - 1];
-    if (last !== undefined && last.bytes === 0) {
-      await fs.rm(this.#file(last.name), { force: true });
-      await this.#syncDir(this.directory);
-      segments.pop();
-    }
-
-    // Snapshots older than the log's first record minus one cannot be replayed forward (a prune
-    // was interrupted between deleting segments and snapshots): finish that prune.
-    const firstLogSeq = segments[0]?.firstSeq;
-    const logEnd = segments[segments.length - 1]?.lastSeq ?? 0;
-    const lastSeq = Math.max(logEnd, snapshots[snapshots.length - 1]?.seq ?? 0);
-    const floor = (firstLogSeq ?? lastSeq + 1) - 1;
-    const orphans = snapshots.filter((s, i) => s.seq < floor && i < snapshots.length - 1);
-    for (const s of orphans) await fs.rm(this.#file(s.name), { force: true });
-    const kept = snapshots.filter((s) => !orphans.includes(s));
-    const keptOldest = kept[0]?.seq ?? 0;
-
-    this.#segments = segments;
-    this.#snapshots = kept;
-    this.#acceptedSeq = lastSeq;
-    this.#durableSeq = lastSeq;
+    this.#segments = scan.segments;
+    this.#snapshots = scan.snapshots;
+    this.#verified = scan.verified;
+    this.#acceptedSeq = scan.lastSeq;
+    this.#durableSeq = scan.lastSeq;
     this.#loaded = true;
     return {
-      snapshots: kept.map((s) => ({ seq: s.seq, timeMs: s.timeMs, bytes: s.bytes })),
-      records: keptOldest === oldestSnapshotSeq ? records : records.filter((r) => r.seq > keptOldest),
-      truncatedBytes,
-      lastSeq,
+      snapshots: scan.snapshots.map((s) => ({ seq: s.seq, timeMs: s.timeMs, bytes: s.bytes })),
+      records: scan.records,
+      truncatedBytes: scan.torn === undefined || this.#readOnly ? 0 : scan.torn.fileBytes - scan.torn.validBytes,
+      lastSeq: scan.lastSeq,
     };
+  }
+
+  /** Makes what a scan found true on disk: cuts a torn tail, removes leftovers. Writers only. */
+  async #applyScan(scan: DirectoryScan): Promise<void> {
+    const io = this.#io;
+    // Unfinished snapshot or meta writes (crash before their rename): never part of the state.
+    for (const name of scan.tmpFiles) await io.fs.rm(io.file(name), { force: true });
+    // The torn tail of the newest segment is cut durably now, before anything is appended after it.
+    if (scan.torn !== undefined) await io.truncate(scan.torn.segment, scan.torn.validBytes);
+    // An empty newest segment (a crash right after creating it, or a cut tail) carries no commits.
+    if (scan.emptyNewest !== undefined) {
+      await io.fs.rm(io.file(scan.emptyNewest), { force: true });
+      await io.syncDir(this.directory);
+    }
+    for (const s of scan.orphans) await io.fs.rm(io.file(s.name), { force: true });
   }
 
   // -- append (group commit) ---------------------------------------------------------------------
@@ -320,7 +238,7 @@ class FileAdapter implements FilePersistence {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0);
         try {
-          if (owners.get(this.directory) !== this) throw this.#supersededError();
+          if (this.#lock === null) throw closedError(this.directory);
           await this.#writeBatch(batch);
         } catch (error) {
           this.#failure = toError(error);
@@ -348,23 +266,23 @@ class FileAdapter implements FilePersistence {
       // Roll: the previous segment is complete and already flushed, so it is never written again.
       await this.#closeActive();
       segment = { name: segmentName(first.firstSeq), firstSeq: first.firstSeq, lastSeq: first.firstSeq - 1, bytes: 0 };
-      this.#active = await this.#fs.open(this.#file(segment.name), "wx");
+      this.#active = await this.#io.fs.open(this.#io.file(segment.name), "wx");
       this.#segments.push(segment);
       created = true;
     } else if (this.#active === null) {
-      this.#active = await this.#fs.open(this.#file(segment.name), "r+");
+      this.#active = await this.#io.fs.open(this.#io.file(segment.name), "r+");
     }
     const handle = this.#active as FileHandle;
     const data = batch.length === 1 ? first.frames : concat(batch.map((p) => p.frames));
     // Positional writes at the confirmed end: after a failed write nothing is appended after
     // garbage, and load() can cut the file back to exactly `segment.bytes`.
     await writeAll(handle, data, segment.bytes);
-    if (this.#sync) {
+    if (this.#io.sync) {
       // fdatasync, not fsync: it flushes the data and the size change, which is all a reader needs.
       await handle.datasync();
       // A new segment's directory entry must be durable too, or a crash could drop the whole file
       // whose contents we just flushed.
-      if (created) await this.#syncDir(this.directory);
+      if (created) await this.#io.syncDir(this.directory);
     }
     this.#logFlushes++;
     segment.bytes += data.length;
@@ -383,9 +301,14 @@ class FileAdapter implements FilePersistence {
       const name = snapshotName(info.seq, timeMs, crc);
       // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
       // partial image under a real snapshot name. The directory fsync makes the rename durable.
-      await this.#writeFileAtomic(name, image);
+      await this.#io.writeFileAtomic(name, image);
+      // Read back before older snapshots may go: until a newer image is known good, prune keeps
+      // the previous one and the log after it (see prune), so a damaged image is never the only one.
+      const back = asPlainBytes(await this.#io.fs.readFile(this.#io.file(name)));
+      if (back.length !== image.length || crc32(back) !== crc)
+        throw corruptError(this.directory, `snapshot ${name} read back differently than it was written`);
       const replaced = this.#snapshots.filter((s) => s.seq === info.seq && s.name !== name);
-      for (const s of replaced) await this.#fs.rm(this.#file(s.name), { force: true });
+      for (const s of replaced) await this.#io.fs.rm(this.#io.file(s.name), { force: true });
       this.#snapshots = this.#snapshots.filter((s) => s.seq !== info.seq);
       this.#snapshots.push({ name, seq: info.seq, timeMs, bytes: image.length, crc });
       this.#snapshots.sort((a, b) => a.seq - b.seq);
@@ -395,15 +318,21 @@ class FileAdapter implements FilePersistence {
   async readSnapshot(seq: number): Promise<Uint8Array> {
     const found = this.#snapshots.find((s) => s.seq === seq);
     if (found === undefined) throw missingSnapshot(seq);
+    const verified = this.#verified;
+    if (verified !== undefined && verified.seq === seq) {
+      this.#verified = undefined; // handed out once: opening reads the image load() verified
+      return verified.image;
+    }
     let bytes: Uint8Array;
     try {
-      bytes = asPlainBytes(await this.#fs.readFile(this.#file(found.name)));
+      bytes = asPlainBytes(await this.#io.fs.readFile(this.#io.file(found.name)));
     } catch (error) {
       if (isErrno(error, "ENOENT")) throw missingSnapshot(seq);
       throw error;
     }
     if (crc32(bytes) !== found.crc)
-      throw this.#corrupt(
+      throw corruptError(
+        this.directory,
         `snapshot ${found.name} fails its checksum; an older snapshot and the log may still reach this state`,
       );
     return bytes;
@@ -421,13 +350,14 @@ class FileAdapter implements FilePersistence {
       let bytes: Uint8Array;
       try {
         // Only the confirmed prefix: bytes past it may be a write in flight.
-        bytes = await this.#readPrefix(segment.name, segment.bytes);
+        bytes = await this.#io.readPrefix(segment.name, segment.bytes);
       } catch (error) {
         if (isErrno(error, "ENOENT")) throw prunedError(fromSeq);
         throw error;
       }
       const decoded = decodeRecords(bytes);
-      if (decoded.tornTail) throw this.#corrupt(`log segment ${segment.name} changed on disk after it was written`);
+      if (decoded.tornTail)
+        throw corruptError(this.directory, `log segment ${segment.name} changed on disk after it was written`);
       for (const r of decoded.records) if (r.seq > fromSeq && r.seq <= toSeq) out.push(r);
     }
     // A gap bridged by a snapshot can leave records missing inside an otherwise valid range.
@@ -440,25 +370,30 @@ class FileAdapter implements FilePersistence {
 
   prune(keepFromSeq: number): Promise<void> {
     return this.#maintain("prune", async () => {
-      const plan = planPrune(this.#snapshots, keepFromSeq);
+      // Keep the snapshot before the newest one and the log after it: if the newest image is
+      // damaged later, load() falls back to that one (writeSnapshot verified the newest on write).
+      const fallback = this.#snapshots[this.#snapshots.length - 2];
+      const keep = fallback === undefined ? keepFromSeq : Math.min(keepFromSeq, fallback.seq);
+      const plan = planPrune(this.#snapshots, keep);
       if (plan.baseSeq === null) return;
       const doomed = new Set(plan.deleteSnapshots);
       // Snapshots first, made durable, then segments: a crash in between leaves extra old segments
       // (harmless), never a snapshot whose following records are gone.
-      for (const s of this.#snapshots) if (doomed.has(s.seq)) await this.#fs.rm(this.#file(s.name), { force: true });
+      for (const s of this.#snapshots)
+        if (doomed.has(s.seq)) await this.#io.fs.rm(this.#io.file(s.name), { force: true });
       this.#snapshots = this.#snapshots.filter((s) => !doomed.has(s.seq));
-      if (doomed.size > 0) await this.#syncDir(this.directory);
+      if (doomed.size > 0) await this.#io.syncDir(this.directory);
       // Whole segments only, oldest first, never the newest (appends go there).
       let removed = 0;
       while (removed < this.#segments.length - 1) {
         const segment = this.#segments[removed] as Segment;
         if (segment.lastSeq > plan.dropRecordsThrough) break;
-        await this.#fs.rm(this.#file(segment.name), { force: true });
+        await this.#io.fs.rm(this.#io.file(segment.name), { force: true });
         removed++;
       }
       if (removed > 0) {
         this.#segments.splice(0, removed);
-        await this.#syncDir(this.directory);
+        await this.#io.syncDir(this.directory);
       }
     });
   }
@@ -468,28 +403,28 @@ class FileAdapter implements FilePersistence {
   async readMeta(): Promise<Uint8Array | null> {
     let bytes: Uint8Array;
     try {
-      bytes = asPlainBytes(await this.#fs.readFile(this.#file(META_NAME)));
+      bytes = asPlainBytes(await this.#io.fs.readFile(this.#io.file(META_NAME)));
     } catch (error) {
       if (isErrno(error, "ENOENT")) return null;
       throw error;
     }
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (bytes.length < 4 || view.getUint32(0, true) !== crc32(bytes, 4))
-      throw this.#corrupt("the meta file fails its checksum");
+      throw corruptError(this.directory, "the meta file fails its checksum");
     return bytes.slice(4);
   }
 
   writeMeta(bytes: Uint8Array | null): Promise<void> {
     return this.#maintain("writeMeta", async () => {
       if (bytes === null) {
-        await this.#fs.rm(this.#file(META_NAME), { force: true });
-        await this.#syncDir(this.directory);
+        await this.#io.fs.rm(this.#io.file(META_NAME), { force: true });
+        await this.#io.syncDir(this.directory);
         return;
       }
       const framed = new Uint8Array(bytes.length + 4);
       framed.set(bytes, 4);
       new DataView(framed.buffer).setUint32(0, crc32(bytes), true);
-      await this.#writeFileAtomic(META_NAME, framed);
+      await this.#io.writeFileAtomic(META_NAME, framed);
     });
   }
 
@@ -499,7 +434,18 @@ class FileAdapter implements FilePersistence {
     await this.#settle();
     await this.#closeActive();
     this.#loaded = false;
-    if (owners.get(this.directory) === this) owners.delete(this.directory);
+    this.#verified = undefined;
+    await this.#releaseLock();
+  }
+
+  async holdsLock(): Promise<boolean> {
+    return this.#lock !== null && (await this.#lock.stillHeld());
+  }
+
+  async #releaseLock(): Promise<void> {
+    const lock = this.#lock;
+    this.#lock = null;
+    await lock?.release();
   }
 
   stats(): FilePersistenceStats {
@@ -524,24 +470,18 @@ class FileAdapter implements FilePersistence {
 
   // -- helpers -----------------------------------------------------------------------------------
 
-  #file(name: string): string {
-    return this.#path.join(this.directory, name);
-  }
-
   #checkWritable(method: string): void {
     if (!this.#loaded)
       throw new ActorStoreError(
         "ERR_CLOSED",
         `Cannot call ${method}() before load(): load (or reload) the persistence first.`,
       );
-    if (owners.get(this.directory) !== this) throw this.#supersededError();
-  }
-
-  #supersededError(): ActorStoreError {
-    return new ActorStoreError(
-      "ERR_CLOSED",
-      `Another persistence adapter loaded ${this.directory}; this one can no longer write. Use the newest adapter.`,
-    );
+    if (this.#readOnly)
+      throw new ActorStoreError(
+        "ERR_INVALID_OPTION",
+        `Cannot ${method}(): ${this.directory} was opened with readOnly: true. Open it without readOnly to change it.`,
+      );
+    if (this.#lock === null) throw closedError(this.directory);
   }
 
   #failedError(): ActorStoreError {
@@ -549,13 +489,6 @@ class FileAdapter implements FilePersistence {
       "ERR_WRITE_FAILED",
       `Writing the commit log in ${this.directory} failed (${this.#failure?.message ?? "unknown error"}); call load() to reopen.`,
       { cause: this.#failure },
-    );
-  }
-
-  #corrupt(what: string): ActorStoreError {
-    return new ActorStoreError(
-      "ERR_CORRUPT",
-      `The persisted data in ${this.directory} is damaged: ${what}. Restore the directory from a backup or move the damaged file away.`,
     );
   }
 
@@ -602,73 +535,13 @@ class FileAdapter implements FilePersistence {
     this.#active = null;
     if (handle !== null) await handle.close().catch(() => undefined);
   }
+}
 
-  async #truncate(name: string, length: number): Promise<void> {
-    const handle = await this.#fs.open(this.#file(name), "r+");
-    try {
-      await handle.truncate(length);
-      if (this.#sync) await handle.datasync();
-    } finally {
-      await handle.close();
-    }
-  }
-
-  async #readPrefix(name: string, length: number): Promise<Uint8Array> {
-    const handle = await this.#fs.open(this.#file(name), "r");
-    try {
-      const out = new Uint8Array(length);
-      let at = 0;
-      while (at < length) {
-        const { bytesRead } = await handle.read(out, at, length - at, at);
-        if (bytesRead === 0) break;
-        at += bytesRead;
-      }
-      return at === length ? out : out.subarray(0, at);
-    } finally {
-      await handle.close();
-    }
-  }
-
-  async #writeFileAtomic(name: string, data: Uint8Array): Promise<void> {
-    const tmp = this.#file(name + TMP_SUFFIX);
-    const handle = await this.#fs.open(tmp, "w");
-    try {
-      await writeAll(handle, data, 0);
-      // Full fsync: the file is new, so its size and allocation must be durable before the rename
-      // can point at it.
-      if (this.#sync) await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await this.#fs.rename(tmp, this.#file(name));
-    await this.#syncDir(this.directory);
-  }
-
-  /**
-   * fsyncs a directory so that creates, renames and deletes in it are durable. Some platforms
-   * (Windows) cannot open a directory for syncing; there the rename is as durable as the OS makes it.
-   */
-  async #syncDir(dir: string): Promise<void> {
-    if (!this.#sync || !this.#dirSyncWorks) return;
-    let handle: FileHandle;
-    try {
-      handle = await this.#fs.open(dir, "r");
-    } catch (error) {
-      if (isErrno(error, "EISDIR") || isErrno(error, "EPERM") || isErrno(error, "EACCES")) {
-        this.#dirSyncWorks = false;
-        return;
-      }
-      throw error;
-    }
-    try {
-      await handle.sync();
-    } catch (error) {
-      if (!(isErrno(error, "EINVAL") || isErrno(error, "EPERM") || isErrno(error, "EBADF"))) throw error;
-      this.#dirSyncWorks = false;
-    } finally {
-      await handle.close();
-    }
-  }
+function closedError(directory: string): ActorStoreError {
+  return new ActorStoreError(
+    "ERR_CLOSED",
+    `This persistence adapter of ${directory} was closed and no longer holds the directory; call load() to reopen.`,
+  );
 }
 
 function prunedError(fromSeq: number): ActorStoreError {
@@ -680,8 +553,10 @@ function prunedError(fromSeq: number): ActorStoreError {
 
 /**
  * Opens (without loading) the file persistence of one object in `directory`, created on first
- * load. Call `load()` before anything else. Loading the same directory with a second adapter in
- * this process fences off the first (its writes reject); separate processes must not share one.
+ * load. Call `load()` before anything else. `load()` takes the directory's lock: while one adapter
+ * (of this process or another) has the directory loaded, loading it elsewhere rejects with
+ * `ERR_LOCKED` naming the holder; a lock left by a killed process is taken over. `close()` releases
+ * it. With `readOnly: true` no lock is taken and nothing is changed.
  *
  * @example
  * ```ts
@@ -694,6 +569,7 @@ export async function openFilePersistence(
   options: OpenFilePersistenceOptions = {},
 ): Promise<FilePersistence> {
   // Loaded here, not at the top of the module, so browser bundles never see node: imports.
-  const [fs, path] = await Promise.all([import("node:fs/promises"), import("node:path")]);
-  return new FileAdapter(path.resolve(directory), fs, path, options);
+  const [fs, path, os] = await Promise.all([import("node:fs/promises"), import("node:path"), import("node:os")]);
+  const env: LockEnv = { fs, path, hostname: os.hostname(), pid: process.pid };
+  return new FileAdapter(path.resolve(directory), env, options);
 }

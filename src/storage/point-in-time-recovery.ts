@@ -129,8 +129,13 @@ export async function openWithPendingRestore(settings: CoreSettings, enabled: bo
   try {
     core = await StorageCore.open(settings, restoreTarget === undefined ? {} : { restoreTarget });
   } catch (e) {
-    if (!requested) throw e;
-    await persistence.writeMeta(null);
+    // A failed open lets go of the persistence (a directory's lock), so that another open, the
+    // inspector's repair or a person can act on it.
+    if (!requested) {
+      await persistence.close().catch(() => undefined);
+      throw e;
+    }
+    await persistence.writeMeta(null).finally(() => persistence.close().catch(() => undefined));
     throw new ActorStoreError(
       "ERR_BOOKMARK",
       `The point-in-time restore requested by the previous session could not be applied and was cancelled: ${e instanceof Error ? e.message : String(e)} Open the storage again to continue from its latest state.`,

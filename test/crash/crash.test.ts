@@ -2,8 +2,10 @@
  * Crash test with the file adapter: a child process (worker.ts) runs a random workload and reports
  * every confirmed batch; the parent SIGKILLs it at random moments (also during startup, recovery,
  * segment rolls and snapshot writes) and checks, after every restart, that every confirmed batch is
- * present and no batch is half-applied. It also truncates the newest log segment at random offsets
- * and flips bytes in its last frame, and checks that recovery cuts exactly the damaged tail off.
+ * present and no batch is half-applied. Kills also land while the directory lock is taken (startup)
+ * and released (the worker closes and reopens now and then). It also truncates the newest log
+ * segment at random offsets (a torn write: recovery cuts exactly the torn tail off) and flips bytes
+ * in its last frame (corruption: opening refuses with ERR_CORRUPT and changes nothing).
  *
  * One directory per lane is reused across kills: each child continues the previous one's history.
  * The worker is bundled once with esbuild (a plain `node bundle.mjs` starts several times faster
@@ -78,7 +80,7 @@ interface Life {
   stderr: string;
 }
 
-/** Runs one child and SIGKILLs it at a random moment: `killAfterOpenMs` after its report, or `killAtMs` after spawn. */
+/** Runs one child and SIGKILLs it at a random moment: `afterOpenMs` after its first confirmed batch, or `atMs` after spawn. */
 async function life(
   dir: string,
   seed: number,
@@ -101,13 +103,16 @@ async function life(
     }),
   );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  // "Opened" once the child reported its recovered state and confirmed its first batch: timing the
+  // kill from there keeps every life making progress however slow the machine is (on a loaded one,
+  // the first batch alone can take longer than the whole kill window).
   const opened = new Promise<void>((done) => {
     lines.on("line", (line) => {
       if (line.startsWith("S ")) {
         result.recovered = JSON.parse(line.slice(2)) as RecoveredState;
-        done();
       } else if (line.startsWith("C ")) {
         result.confirmed = Math.max(result.confirmed, Number(line.slice(2)));
+        done();
       }
     });
     void exited.then(() => done());
@@ -169,11 +174,18 @@ async function damageTail(
     await truncate(path, cut);
     how = `truncated ${segment} from ${bytes.length} to ${cut} bytes`;
   } else {
+    // A flipped byte in the last frame is corruption, not a torn write: opening must refuse and
+    // change nothing. Then the damaged frame is dropped by hand, as a person (or repair) would.
     const at = lastFrameStart + next(whole.validBytes - lastFrameStart);
-    damaged = bytes.slice(0, whole.validBytes);
-    damaged[at] = (damaged[at] as number) ^ (1 + next(255));
-    await writeFile(path, damaged);
+    const flipped = bytes.slice(0, whole.validBytes);
+    flipped[at] = (flipped[at] as number) ^ (1 + next(255));
+    await writeFile(path, flipped);
     how = `flipped byte ${at} of ${segment} (last frame ${lastFrameStart}..${whole.validBytes})`;
+    await expect(ObjectStorage.open({ directory: dir }), how).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+    expect(new Uint8Array(await readFile(path)), how).toEqual(flipped);
+    damaged = bytes.subarray(0, lastFrameStart);
+    await truncate(path, lastFrameStart);
+    how += ", then cut before the damaged frame";
   }
   const kept = decodeRecords(damaged);
   const snapshotSeq = await newestSnapshotSeq(dir);

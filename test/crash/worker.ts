@@ -85,6 +85,13 @@ async function main(): Promise<void> {
     }
     // Up to four batches in flight (group commit); then wait for the oldest.
     if (inFlight.length >= 1 + next(4)) await inFlight.shift();
+    if (context === undefined && next(40) === 0) {
+      // Close and reopen now and then, so that kills also land while the directory lock is being
+      // released and taken again.
+      await Promise.all(inFlight.splice(0));
+      await storage.close();
+      storage = await ObjectStorage.open(options);
+    }
     await nextTurn();
   }
 }

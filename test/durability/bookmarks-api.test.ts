@@ -3,7 +3,7 @@
  * onNextSessionRestoreBookmark, retention pruning, and the "kv" backend's refusal. Time comes from a
  * FakeClock; nothing here waits on real time.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
@@ -310,23 +310,27 @@ describe("onNextSessionRestoreBookmark", () => {
     first.sql.exec("DELETE FROM t");
     await first.sync();
     await first.onNextSessionRestoreBookmark(bookmark);
-    // No close(), no abort(): the process "dies" here. A new storage over the directory (a new
-    // process would do the same) applies the request.
-    const second = await ObjectStorage.open({ directory, clock });
+    // No close(), no abort(): the process "dies" here. What a crash leaves on disk is a copy of the
+    // directory as it is now (this process still holds the original's lock); a new storage over it
+    // (a new process would do the same) applies the request.
+    const crashed = await tempDir();
+    await cp(directory, crashed, { recursive: true });
+    const second = await ObjectStorage.open({ directory: crashed, clock });
     expect([...(await second.list())]).toEqual([["a", 1]]);
     expect(second.sql.exec("SELECT x FROM t").toArray()).toEqual(rows);
     expect(await second.core.settings.persistence.readMeta()).toBeNull();
     await second.close();
     // Applied once: a third session does not restore again.
-    const third = await ObjectStorage.open({ directory, clock });
+    const third = await ObjectStorage.open({ directory: crashed, clock });
     await third.put("c", 3);
     await third.close();
-    const fourth = await ObjectStorage.open({ directory, clock });
+    const fourth = await ObjectStorage.open({ directory: crashed, clock });
     expect([...(await fourth.list())]).toEqual([
       ["a", 1],
       ["c", 3],
     ]);
     await fourth.close();
+    await first.close();
   });
 
   test("onNextSessionRestoreBookmark: a bookmark older than every snapshot restores its state, not an empty database", async () => {

@@ -1,0 +1,355 @@
+/**
+ * One writer per directory: the lock the file adapter takes before it reads or writes an object's
+ * directory. docs/durability.md ("One writer per directory") states the protocol and why it is safe.
+ *
+ * The lock is a sequence of **generations**: files `lock-<n, 16 digits>`, each created exactly once,
+ * with its whole content, by `link()`ing a private temp file to that name (which fails if the name
+ * exists: an atomic compare-and-set on the name). The newest generation is the lock's state: a
+ * holder (pid, host, boot, process start, since when, token) or `free`. Nobody ever rewrites or
+ * deletes the newest generation; it is only superseded by creating the next one, so two processes
+ * racing to take over the same stale (or free) generation `n` both try to create `n + 1` and
+ * exactly one succeeds.
+ *
+ * Node modules are passed in by {@link openFilePersistence}, so browser bundles never see them.
+ *
+ * @packageDocumentation
+ */
+import { ActorStoreError } from "../errors";
+import { systemClock } from "../util/clock";
+import { crc32 } from "./crc32";
+import { isErrno, pad16 } from "./file-layout";
+
+type Fs = typeof import("node:fs/promises");
+type Path = typeof import("node:path");
+
+/** The Node modules and process facts the lock uses. @internal */
+export interface LockEnv {
+  fs: Fs;
+  path: Path;
+  hostname: string;
+  pid: number;
+}
+
+/** Who holds (or last held) a directory. */
+export interface LockHolder {
+  /** The holder's process id. */
+  pid: number;
+  /** The holder's host name. */
+  host: string;
+  /** When the holder took the lock (ms since epoch). */
+  sinceMs: number;
+}
+
+/** What a lock generation file says. @internal */
+interface LockContent extends LockHolder {
+  state: "held" | "free";
+  /** The kernel's boot id, when known: a holder from an earlier boot is certainly gone. */
+  boot: string;
+  /** The holder process's start time (clock ticks since boot, from /proc), when known: tells a reused pid apart. */
+  start: string;
+  /** Random: which acquisition this is. */
+  token: string;
+}
+
+/** What {@link readLockState} found. */
+export type LockState =
+  | { kind: "none" }
+  | { kind: "free"; file: string }
+  | { kind: "held"; file: string; holder: LockHolder; live: boolean }
+  | { kind: "damaged"; file: string };
+
+export const LOCK_RE = /^lock-(\d{16})$/;
+const LOCK_TMP_RE = /^lock-[0-9a-f]{16}\.tmp$/;
+const lockName = (generation: number): string => `lock-${pad16(generation)}`;
+/** Attempts before giving up on a lock that keeps changing under us (many processes racing). */
+const MAX_ATTEMPTS = 64;
+
+/**
+ * Locks held (or being taken) by this process: directory and token of each acquisition. A second storage
+ * of this process on the same directory is refused like another process would be.
+ */
+const heldHere = new Set<string>();
+const heldKey = (directory: string, token: string): string => `${directory}\0${token}`;
+
+/**
+ * A held directory lock. {@link DirectoryLock.stillHeld} is the fence check a writer can run before
+ * a write that must not land after a takeover.
+ */
+export class DirectoryLock {
+  readonly directory: string;
+  readonly holder: LockHolder;
+  readonly #env: LockEnv;
+  readonly #generation: number;
+  readonly #token: string;
+  #released = false;
+
+  private constructor(directory: string, env: LockEnv, generation: number, content: LockContent) {
+    this.directory = directory;
+    this.#env = env;
+    this.#generation = generation;
+    this.#token = content.token;
+    this.holder = { pid: content.pid, host: content.host, sinceMs: content.sinceMs };
+  }
+
+  /**
+   * Takes the lock of `directory` (which must exist), or rejects with `ERR_LOCKED` naming the live
+   * holder (another process, or another storage of this process), or `ERR_CORRUPT` when the lock
+   * file is damaged. A holder that is gone (killed) is taken over.
+   */
+  static async acquire(directory: string, env: LockEnv): Promise<DirectoryLock> {
+    const { fs, path } = env;
+    const self = await describeSelf(env);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const state = await readLockState(directory, env);
+      let next = 1;
+      if (state.kind === "damaged") throw damagedLock(directory, state.file);
+      if (state.kind === "held" && state.live) throw lockedError(directory, state.holder);
+      if (state.kind !== "none") next = generationOf(state.file) + 1;
+      const content: LockContent = {
+        ...self,
+        state: "held",
+        sinceMs: Math.floor(systemClock.now()),
+        token: randomToken(),
+      };
+      // Registered before the link so that a concurrent acquisition in this process that reads
+      // our new generation sees a live holder, not a stale one with our own pid.
+      heldHere.add(heldKey(directory, content.token));
+      let created: boolean;
+      try {
+        created = await createOnce(directory, lockName(next), content, env);
+      } catch (error) {
+        heldHere.delete(heldKey(directory, content.token));
+        throw error;
+      }
+      if (!created) {
+        heldHere.delete(heldKey(directory, content.token));
+        continue; // someone else created generation `next` first: look again
+      }
+      // A process that listed the directory long ago may have created an older generation again
+      // after we deleted it; a newer one than ours means we lost a race we could not see.
+      const newest = await newestGeneration(directory, env);
+      if (newest > next) {
+        heldHere.delete(heldKey(directory, content.token));
+        await fs.rm(path.join(directory, lockName(next)), { force: true });
+        continue;
+      }
+      // Older generations (and temp files of crashed acquisitions) are history: remove them.
+      for (const name of await fs.readdir(directory)) {
+        const m = LOCK_RE.exec(name);
+        if ((m !== null && Number(m[1]) < next) || LOCK_TMP_RE.test(name))
+          await fs.rm(path.join(directory, name), { force: true });
+      }
+      return new DirectoryLock(directory, env, next, content);
+    }
+    throw new ActorStoreError(
+      "ERR_LOCKED",
+      `Could not lock ${directory}: its lock changed ${MAX_ATTEMPTS} times while this process tried to take it. Only one process may open a directory at a time.`,
+    );
+  }
+
+  /** Whether this lock is still the newest generation and ours (false after release or a takeover). */
+  async stillHeld(): Promise<boolean> {
+    if (this.#released) return false;
+    const state = await readLockState(this.directory, this.#env);
+    if (state.kind !== "held" || generationOf(state.file) !== this.#generation) return false;
+    return heldHere.has(heldKey(this.directory, this.#token));
+  }
+
+  /** Releases the lock (idempotent): the next generation says `free`. */
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    heldHere.delete(heldKey(this.directory, this.#token));
+    const free: LockContent = {
+      state: "free",
+      pid: this.holder.pid,
+      host: this.holder.host,
+      boot: "",
+      start: "",
+      sinceMs: Math.floor(systemClock.now()),
+      token: randomToken(),
+    };
+    const { fs, path } = this.#env;
+    // If the next generation exists, someone took the lock over (believing us gone): leave theirs.
+    if (await createOnce(this.directory, lockName(this.#generation + 1), free, this.#env).catch(() => false))
+      await fs.rm(path.join(this.directory, lockName(this.#generation)), { force: true });
+  }
+}
+
+/**
+ * Reads the newest lock generation of `directory` without taking or changing anything (the
+ * inspector's view). `live` says whether the holder is running: same host and boot, the pid exists,
+ * is no zombie, and started when the lock says; a holder on another host counts as live.
+ */
+export async function readLockState(directory: string, env: LockEnv): Promise<LockState> {
+  const { fs, path } = env;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const generation = await newestGeneration(directory, env);
+    if (generation === 0) return { kind: "none" };
+    const file = lockName(generation);
+    let text: string;
+    try {
+      text = await fs.readFile(path.join(directory, file), "utf8");
+    } catch (error) {
+      if (isErrno(error, "ENOENT")) continue; // superseded and removed meanwhile
+      throw error;
+    }
+    const content = parseLock(text);
+    if (content === undefined) return { kind: "damaged", file };
+    if (content.state === "free") return { kind: "free", file };
+    const holder = { pid: content.pid, host: content.host, sinceMs: content.sinceMs };
+    return { kind: "held", file, holder, live: await isLive(content, directory, env) };
+  }
+  return { kind: "none" };
+}
+
+/** Whether `name` is a lock file (a generation or an acquisition's temp file). @internal */
+export function isLockFile(name: string): boolean {
+  return LOCK_RE.test(name) || LOCK_TMP_RE.test(name);
+}
+
+/** The `ERR_LOCKED` error naming a holder. @internal */
+export function lockedError(directory: string, holder: LockHolder): ActorStoreError {
+  const since = Number.isFinite(holder.sinceMs) ? new Date(holder.sinceMs).toISOString() : "an unknown time";
+  return new ActorStoreError(
+    "ERR_LOCKED",
+    `The directory ${directory} is open in process ${holder.pid} on host ${holder.host} (since ${since}). One process and one storage may have a directory open at a time: close that storage first. actorstore-inspect can read the directory meanwhile.`,
+  );
+}
+
+function damagedLock(directory: string, file: string): ActorStoreError {
+  return new ActorStoreError(
+    "ERR_CORRUPT",
+    `The lock file ${file} in ${directory} is damaged, so it cannot tell whether another process has the directory open. If none has, run actorstore-inspect ${directory} repair (it removes the damaged lock file and keeps a copy).`,
+  );
+}
+
+async function newestGeneration(directory: string, env: LockEnv): Promise<number> {
+  let newest = 0;
+  for (const name of await env.fs.readdir(directory)) {
+    const m = LOCK_RE.exec(name);
+    if (m !== null) newest = Math.max(newest, Number(m[1]));
+  }
+  return newest;
+}
+
+const generationOf = (file: string): number => Number(LOCK_RE.exec(file)?.[1] ?? 0);
+
+/**
+ * Creates `name` with `content`, whole, or reports that it exists. The content goes into a private
+ * temp file first; `link()` then publishes it under the final name atomically and fails with EEXIST
+ * if the name is taken, so a reader never sees a half-written lock. Where hard links are not
+ * supported, an exclusive create (`wx`) is used instead.
+ */
+async function createOnce(directory: string, name: string, content: LockContent, env: LockEnv): Promise<boolean> {
+  const { fs, path } = env;
+  const text = formatLock(content);
+  const tmp = path.join(directory, `lock-${content.token}.tmp`);
+  await fs.writeFile(tmp, text, { flag: "wx" });
+  try {
+    await fs.link(tmp, path.join(directory, name));
+    return true;
+  } catch (error) {
+    if (isErrno(error, "EEXIST")) return false;
+    // Our temp file was removed by a concurrent acquisition's clean-up: try again from the top.
+    if (isErrno(error, "ENOENT")) return false;
+    if (!(isErrno(error, "EPERM") || isErrno(error, "ENOTSUP") || isErrno(error, "ENOSYS"))) throw error;
+    try {
+      await fs.writeFile(path.join(directory, name), text, { flag: "wx" });
+      return true;
+    } catch (inner) {
+      if (isErrno(inner, "EEXIST")) return false;
+      throw inner;
+    }
+  } finally {
+    await fs.rm(tmp, { force: true });
+  }
+}
+
+const MAGIC = "actorstore-lock 1";
+
+function formatLock(content: LockContent): string {
+  const body = JSON.stringify(content);
+  return `${MAGIC}\n${body}\n${crc32(new TextEncoder().encode(body)).toString(16).padStart(8, "0")}\n`;
+}
+
+function parseLock(text: string): LockContent | undefined {
+  const lines = text.split("\n");
+  if (lines.length !== 4 || lines[0] !== MAGIC || lines[3] !== "") return undefined;
+  const body = lines[1] as string;
+  if (lines[2] !== crc32(new TextEncoder().encode(body)).toString(16).padStart(8, "0")) return undefined;
+  try {
+    const c = JSON.parse(body) as Partial<LockContent>;
+    if (
+      (c.state === "held" || c.state === "free") &&
+      Number.isSafeInteger(c.pid) &&
+      typeof c.host === "string" &&
+      typeof c.boot === "string" &&
+      typeof c.start === "string" &&
+      typeof c.sinceMs === "number" &&
+      typeof c.token === "string"
+    )
+      return c as LockContent;
+  } catch {
+    // fall through
+  }
+  return undefined;
+}
+
+async function describeSelf(env: LockEnv): Promise<Pick<LockContent, "pid" | "host" | "boot" | "start">> {
+  return {
+    pid: env.pid,
+    host: env.hostname,
+    boot: await bootId(env),
+    start: (await processStart(env.pid, env))?.start ?? "",
+  };
+}
+
+async function isLive(content: LockContent, directory: string, env: LockEnv): Promise<boolean> {
+  // Another host: its processes cannot be checked from here, so assume the worst.
+  if (content.host !== env.hostname) return true;
+  const boot = await bootId(env);
+  if (content.boot !== "" && boot !== "" && content.boot !== boot) return false; // rebooted since
+  if (content.pid === env.pid) return heldHere.has(heldKey(directory, content.token));
+  try {
+    process.kill(content.pid, 0);
+  } catch (error) {
+    if (isErrno(error, "ESRCH")) return false;
+    if (!isErrno(error, "EPERM")) throw error; // EPERM: it exists, owned by another user
+  }
+  const now = await processStart(content.pid, env);
+  if (now === undefined) return true; // no /proc: the pid exists, trust it
+  if (now.zombie) return false; // killed, not yet reaped by its parent
+  return content.start === "" || now.start === content.start;
+}
+
+/** The kernel boot id (Linux), or "" when unknown. */
+async function bootId(env: LockEnv): Promise<string> {
+  try {
+    return (await env.fs.readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+  } catch {
+    return "";
+  }
+}
+
+/** A process's start time and whether it is a zombie (Linux /proc), or undefined when unknown. */
+async function processStart(pid: number, env: LockEnv): Promise<{ start: string; zombie: boolean } | undefined> {
+  let stat: string;
+  try {
+    stat = await env.fs.readFile(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // "pid (comm) state ppid …": comm may contain spaces and parentheses, so split after the last ")".
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const state = fields[0];
+  const start = fields[19]; // field 22 of the whole line
+  if (state === undefined || start === undefined) return undefined;
+  return { start, zombie: state === "Z" || state === "X" };
+}
+
+function randomToken(): string {
+  const bytes = new Uint8Array(8);
+  globalThis.crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}

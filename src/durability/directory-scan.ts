@@ -1,0 +1,357 @@
+/**
+ * Reading an object's directory without changing it: which segments, records and snapshots it
+ * holds, which damage is a torn write (may be cut) and which is corruption (must not be touched).
+ * The file adapter applies the plan this returns (cuts a torn tail, removes leftovers) only after it
+ * holds the directory lock; the inspector and `repair` use the same scan read-only.
+ *
+ * The rules (docs/durability.md, "Torn writes and corruption"):
+ * - Only an incomplete last frame at the end of the newest log segment is a torn write: the frame's
+ *   declared length runs past the end of the file (or its length bytes do), no valid frame follows,
+ *   and the bytes up to the end of the file do not form a whole frame under another length (which
+ *   would be a damaged length field). A tail of zero bytes (space a crash allocated but never
+ *   filled) is torn too.
+ * - Anything else that fails to decode is corruption: `ERR_CORRUPT` naming the file and byte offset.
+ * - A damaged newest snapshot is skipped for an older one plus the log; if nothing older reaches
+ *   the log, that is corruption with a sentence saying so.
+ *
+ * @packageDocumentation
+ */
+import { ActorStoreError } from "../errors";
+import type { CommitRecord } from "./commit-record";
+import { crc32 } from "./crc32";
+import { isLockFile } from "./directory-lock";
+import { asPlainBytes, META_NAME, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
+import { decodeRecords, encodedRecordSize } from "./record-codec";
+
+type Fs = typeof import("node:fs/promises");
+type Path = typeof import("node:path");
+
+/** A log segment as the adapter tracks it. @internal */
+export interface Segment {
+  name: string;
+  firstSeq: number;
+  /** The last seq in the segment (`firstSeq - 1` while empty). */
+  lastSeq: number;
+  /** Bytes known to be valid and durable; appends write here. */
+  bytes: number;
+}
+
+/** A snapshot file. @internal */
+export interface StoredSnapshot {
+  name: string;
+  seq: number;
+  timeMs: number;
+  bytes: number;
+  crc: number;
+}
+
+/** What a directory holds, and what loading it for writing would change. @internal */
+export interface DirectoryScan {
+  segments: Segment[];
+  /** Usable snapshots, oldest first (damaged newest ones and orphans left out). */
+  snapshots: StoredSnapshot[];
+  /** Every record after the oldest usable snapshot (all when there is none), contiguous. */
+  records: CommitRecord[];
+  lastSeq: number;
+  /** The newest usable snapshot's image, already read and verified (so opening reads it once). */
+  verified: { seq: number; image: Uint8Array } | undefined;
+  /** Newest snapshots that fail their checksum and were skipped (left on disk). */
+  damagedSnapshots: StoredSnapshot[];
+  /** A torn tail to cut: the newest segment is cut back to `validBytes`. */
+  torn: { segment: string; validBytes: number; fileBytes: number } | undefined;
+  /** The newest segment holds no frame (after the cut): remove it. */
+  emptyNewest: string | undefined;
+  /** Unfinished snapshot or meta writes (`*.tmp`). */
+  tmpFiles: string[];
+  /** Snapshots the log can no longer extend (an interrupted prune): delete them. */
+  orphans: StoredSnapshot[];
+  /** Whether the directory holds anything of an object (segments, snapshots, meta, lock files). */
+  isObjectDirectory: boolean;
+}
+
+/** Reads `directory` (which must exist) without changing it. Throws `ERR_CORRUPT` on corruption. @internal */
+export async function scanDirectory(directory: string, fs: Fs, path: Path): Promise<DirectoryScan> {
+  const file = (name: string) => path.join(directory, name);
+  const corrupt = (what: string, damage: Damage) => {
+    const error = corruptError(directory, what);
+    damages.set(error, damage);
+    return error;
+  };
+  const segments: Segment[] = [];
+  const all: StoredSnapshot[] = [];
+  const tmpFiles: string[] = [];
+  let isObjectDirectory = false;
+  for (const name of await fs.readdir(directory)) {
+    if (name === META_NAME || isLockFile(name)) isObjectDirectory = true;
+    if (name.endsWith(TMP_SUFFIX)) {
+      if (!isLockFile(name)) tmpFiles.push(name);
+      continue;
+    }
+    const seg = SEGMENT_RE.exec(name);
+    if (seg !== null) {
+      const firstSeq = Number(seg[1]);
+      segments.push({ name, firstSeq, lastSeq: firstSeq - 1, bytes: 0 });
+      isObjectDirectory = true;
+      continue;
+    }
+    const snap = SNAPSHOT_RE.exec(name);
+    if (snap !== null) {
+      const { size } = await fs.stat(file(name));
+      all.push({
+        name,
+        seq: Number(snap[1]),
+        timeMs: Number(snap[2]),
+        crc: Number.parseInt(snap[3] ?? "", 16),
+        bytes: size,
+      });
+      isObjectDirectory = true;
+    }
+  }
+  segments.sort((a, b) => a.firstSeq - b.firstSeq);
+  all.sort((a, b) => a.seq - b.seq);
+
+  // The newest snapshot that passes its checksum is the base of the newest state; newer ones that
+  // fail are skipped (kept on disk for a person to look at), and the log must reach back to the base.
+  const damagedSnapshots: StoredSnapshot[] = [];
+  let verified: DirectoryScan["verified"];
+  for (let i = all.length - 1; i >= 0; i--) {
+    const s = all[i] as StoredSnapshot;
+    const image = await readVerified(fs, file(s.name), s.crc);
+    if (image !== undefined) {
+      verified = { seq: s.seq, image };
+      break;
+    }
+    damagedSnapshots.push(s);
+  }
+  const snapshots = all.filter((s) => !damagedSnapshots.includes(s));
+  const oldestSnapshotSeq = snapshots[0]?.seq ?? 0;
+  const snapshotSeqs = new Set(snapshots.map((s) => s.seq));
+
+  const records: CommitRecord[] = [];
+  let torn: DirectoryScan["torn"];
+  let previous: Segment | undefined;
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i] as Segment;
+    const next = segments[i + 1];
+    if (previous !== undefined && segment.firstSeq !== previous.lastSeq + 1) {
+      // A gap is legitimate only when a usable snapshot covers it (the log was started again after
+      // a snapshot newer than its end); otherwise confirmed commits are missing.
+      if (!(segment.firstSeq > previous.lastSeq + 1 && snapshotSeqs.has(segment.firstSeq - 1)))
+        throw corrupt(
+          `log segment ${segment.name} starts at seq ${segment.firstSeq}, but the previous segment ends at seq ${previous.lastSeq}${damagedSnapshots.some((s) => s.seq === segment.firstSeq - 1) ? ", and the snapshot that bridged the gap fails its checksum" : ""}`,
+          { kind: "gap", segment: segment.name, lastGoodSeq: previous.lastSeq },
+        );
+    }
+    if (next !== undefined && next.firstSeq - 1 <= oldestSnapshotSeq) {
+      // Entirely older than every usable snapshot: not needed to open or restore; prune deletes it.
+      segment.lastSeq = next.firstSeq - 1;
+      segment.bytes = (await fs.stat(file(segment.name))).size;
+      previous = segment;
+      continue;
+    }
+    const bytes = asPlainBytes(await fs.readFile(file(segment.name)));
+    const decoded = decodeRecords(bytes);
+    let expected = segment.firstSeq;
+    let offset = 0;
+    for (const record of decoded.records) {
+      if (record.seq !== expected)
+        throw corrupt(`log segment ${segment.name} holds seq ${record.seq} where seq ${expected} belongs`, {
+          kind: "segment",
+          segment: segment.name,
+          offset,
+          lastGoodSeq: expected - 1,
+        });
+      offset += encodedRecordSize(record);
+      expected++;
+      if (record.seq > oldestSnapshotSeq) records.push(record);
+    }
+    if (decoded.tornTail) {
+      const at = decoded.validBytes;
+      if (next !== undefined)
+        throw corrupt(
+          `log segment ${segment.name} is damaged at byte ${at} (${decoded.reason}), and later segments hold newer commits`,
+          { kind: "segment", segment: segment.name, offset: at, lastGoodSeq: expected - 1 },
+        );
+      if (!isTornTail(bytes, at, expected - 1))
+        throw corrupt(
+          `log segment ${segment.name} is damaged at byte ${at} (${decoded.reason}); the damage is not a write a crash interrupted (a whole frame or a valid frame follows it), so confirmed commits may be behind it`,
+          { kind: "segment", segment: segment.name, offset: at, lastGoodSeq: expected - 1 },
+        );
+      torn = { segment: segment.name, validBytes: at, fileBytes: bytes.length };
+    }
+    segment.lastSeq = expected - 1;
+    segment.bytes = decoded.validBytes;
+    previous = segment;
+  }
+
+  const last = segments[segments.length - 1];
+  const emptyNewest = last !== undefined && last.bytes === 0 ? last.name : undefined;
+  const liveSegments = emptyNewest === undefined ? segments : segments.slice(0, -1);
+
+  // Snapshots older than the log's first record minus one cannot be replayed forward (a prune was
+  // interrupted between deleting segments and snapshots): finishing that prune deletes them.
+  const firstLogSeq = liveSegments[0]?.firstSeq;
+  const logEnd = liveSegments[liveSegments.length - 1]?.lastSeq ?? 0;
+  const lastSeq = Math.max(logEnd, snapshots[snapshots.length - 1]?.seq ?? 0, ...damagedSnapshots.map((s) => s.seq));
+  const floor = (firstLogSeq ?? lastSeq + 1) - 1;
+  const orphans = snapshots.filter((s, i) => s.seq < floor && i < snapshots.length - 1);
+  const kept = snapshots.filter((s) => !orphans.includes(s));
+  const keptOldest = kept[0]?.seq ?? 0;
+
+  // The newest state must be reachable: a usable snapshot the log continues from, or the log from
+  // seq 1 (the empty database). A damaged snapshot newer than the log's end cannot be skipped.
+  const base = kept[kept.length - 1];
+  const reachable = base !== undefined ? base.seq >= floor : floor === 0;
+  if (!reachable || lastSeq > Math.max(logEnd, base?.seq ?? 0)) {
+    const damaged = damagedSnapshots.map((s) => s.name).join(", ");
+    throw corrupt(
+      damaged !== ""
+        ? `the newest snapshot (${damaged}) fails its checksum, and no older snapshot with the log after it reaches the newest commit (seq ${lastSeq}), so that state cannot be rebuilt`
+        : `the log starts at commit ${firstLogSeq ?? lastSeq + 1}, but no snapshot holds the state before it (the snapshot files are missing), so no commit can be rebuilt`,
+      { kind: "unreachable" },
+    );
+  }
+  return {
+    segments: liveSegments,
+    snapshots: kept,
+    records: keptOldest === oldestSnapshotSeq ? records : records.filter((r) => r.seq > keptOldest),
+    lastSeq,
+    verified: verified !== undefined && kept.some((s) => s.seq === verified?.seq) ? verified : undefined,
+    damagedSnapshots,
+    torn,
+    emptyNewest,
+    tmpFiles,
+    orphans,
+    isObjectDirectory,
+  };
+}
+
+/**
+ * Where a scan found corruption, for `repair`: a segment to cut at `offset` (later segments hold
+ * commits that can no longer follow), a segment that starts after a gap, or a state nothing reaches.
+ * @internal
+ */
+export type Damage =
+  | { kind: "segment"; segment: string; offset: number; lastGoodSeq: number }
+  | { kind: "gap"; segment: string; lastGoodSeq: number }
+  | { kind: "unreachable" };
+
+const damages = new WeakMap<Error, Damage>();
+
+/** The damage behind an `ERR_CORRUPT` that {@link scanDirectory} threw, if it was one. @internal */
+export function damageOf(error: unknown): Damage | undefined {
+  return error instanceof Error ? damages.get(error) : undefined;
+}
+
+/** The `ERR_CORRUPT` error of a damaged directory. @internal */
+export function corruptError(directory: string, what: string): ActorStoreError {
+  return new ActorStoreError(
+    "ERR_CORRUPT",
+    `The persisted data in ${directory} is damaged: ${what}. Nothing was changed. Restore the directory from a backup, or run actorstore-inspect ${directory} repair (it keeps a copy of every file it changes).`,
+  );
+}
+
+/** Reads a file and returns it when its CRC-32 is `crc`; `undefined` when it differs or is unreadable. */
+async function readVerified(fs: Fs, file: string, crc: number): Promise<Uint8Array | undefined> {
+  let bytes: Uint8Array;
+  try {
+    bytes = asPlainBytes(await fs.readFile(file));
+  } catch {
+    return undefined;
+  }
+  return crc32(bytes) === crc ? bytes : undefined;
+}
+
+/**
+ * Whether the bytes from `at` (where decoding stopped) to the end of the newest segment are a
+ * write a crash interrupted: see the module comment. `lastSeq` is the last valid record's seq.
+ * @internal
+ */
+export function isTornTail(bytes: Uint8Array, at: number, lastSeq: number): boolean {
+  if (bytes.subarray(at).every((b) => b === 0)) return true;
+  if (validFrameAfter(bytes, at + 1, lastSeq)) return false;
+  const length = readVarint(bytes, at);
+  if (length === "incomplete") return true;
+  if (length === "bad" || length.value === 0) return false;
+  const end = at + length.size + length.value + 4;
+  // A frame that fits in the file but fails its checksum (or parses badly) is whole: not torn.
+  if (end <= bytes.length) return false;
+  return !wholeFrameUnderOtherLength(bytes, at);
+}
+
+/** An unsigned LEB128 varint at `at` (at most 5 bytes, minimal), for frame lengths. */
+function readVarint(bytes: Uint8Array, at: number): { value: number; size: number } | "incomplete" | "bad" {
+  let value = 0;
+  let scale = 1;
+  for (let p = at; ; p++) {
+    if (p >= bytes.length) return "incomplete";
+    if (p - at >= 5) return "bad";
+    const b = bytes[p] as number;
+    value += (b & 0x7f) * scale;
+    scale *= 0x80;
+    if (b < 0x80) {
+      const size = p - at + 1;
+      return size > 1 && b === 0 ? "bad" : { value, size };
+    }
+  }
+}
+
+function encodeVarint(value: number): number[] {
+  const out: number[] = [];
+  let v = value;
+  while (v >= 0x80) {
+    out.push((v % 0x80) | 0x80);
+    v = Math.floor(v / 0x80);
+  }
+  out.push(v);
+  return out;
+}
+
+/**
+ * Whether some frame starts after `from` and decodes whole, with a seq after `lastSeq` (a record a
+ * writer appended later). Candidates are filtered by their length, flags and seq before the
+ * checksum, so the scan is linear in practice.
+ */
+function validFrameAfter(bytes: Uint8Array, from: number, lastSeq: number): boolean {
+  const maxSeq = lastSeq + Math.ceil(bytes.length / 6) + 1;
+  for (let o = from; o < bytes.length; o++) {
+    const length = readVarint(bytes, o);
+    if (typeof length === "string" || length.value < 2) continue;
+    const end = o + length.size + length.value + 4;
+    if (end > bytes.length) continue;
+    const flags = bytes[o + length.size] as number;
+    if ((flags & 0x0c) === 0x0c) continue;
+    const seq = readVarint(bytes, o + length.size + 1);
+    if (typeof seq === "string" || seq.value <= lastSeq || seq.value > maxSeq) continue;
+    const decoded = decodeRecords(bytes.subarray(o, end));
+    if (!decoded.tornTail && decoded.records.length === 1) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether the bytes from `at` to the end of the file are one whole frame whose length bytes were
+ * damaged: for each possible length size, the length that ends the frame exactly at the end of the
+ * file, re-encoded, gives the checksum stored in the last four bytes.
+ */
+function wholeFrameUnderOtherLength(bytes: Uint8Array, at: number): boolean {
+  const end = bytes.length;
+  if (end - at < 7) return false;
+  const stored =
+    ((bytes[end - 4] as number) |
+      ((bytes[end - 3] as number) << 8) |
+      ((bytes[end - 2] as number) << 16) |
+      ((bytes[end - 1] as number) << 24)) >>>
+    0;
+  for (let size = 1; size <= 5; size++) {
+    const length = end - 4 - at - size;
+    if (length < 1) break;
+    const prefix = encodeVarint(length);
+    if (prefix.length !== size) continue;
+    const frame = new Uint8Array(size + length);
+    frame.set(prefix, 0);
+    frame.set(bytes.subarray(at + size, end - 4), size);
+    if (crc32(frame) === stored) return true;
+  }
+  return false;
+}

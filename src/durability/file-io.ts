@@ -1,0 +1,102 @@
+/**
+ * The durable file operations of the file adapter in one directory: atomic replace (temp file,
+ * fsync, rename, directory fsync), truncation, prefix reads and directory fsyncs. docs/durability.md
+ * lists where each is used.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { isErrno, TMP_SUFFIX, writeAll } from "./file-layout";
+
+type Fs = typeof import("node:fs/promises");
+type Path = typeof import("node:path");
+
+/** Durable writes in one directory. @internal */
+export class DirectoryIo {
+  readonly directory: string;
+  readonly fs: Fs;
+  readonly path: Path;
+  /** Whether flushes are made (`allowUnsyncedWrites` turns them off). */
+  readonly sync: boolean;
+  #dirSyncWorks = true;
+
+  constructor(directory: string, fs: Fs, path: Path, sync: boolean) {
+    this.directory = directory;
+    this.fs = fs;
+    this.path = path;
+    this.sync = sync;
+  }
+
+  /** The absolute path of `name` in the directory. */
+  file(name: string): string {
+    return this.path.join(this.directory, name);
+  }
+
+  /** Cuts `name` to `length` bytes, durably. */
+  async truncate(name: string, length: number): Promise<void> {
+    const handle = await this.fs.open(this.file(name), "r+");
+    try {
+      await handle.truncate(length);
+      if (this.sync) await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** The first `length` bytes of `name` (fewer if it is shorter). */
+  async readPrefix(name: string, length: number): Promise<Uint8Array> {
+    const handle = await this.fs.open(this.file(name), "r");
+    try {
+      const out = new Uint8Array(length);
+      let at = 0;
+      while (at < length) {
+        const { bytesRead } = await handle.read(out, at, length - at, at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+      }
+      return at === length ? out : out.subarray(0, at);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Replaces `name` with `data` atomically: temp file, flush, rename, directory flush. */
+  async writeFileAtomic(name: string, data: Uint8Array): Promise<void> {
+    const tmp = this.file(name + TMP_SUFFIX);
+    const handle = await this.fs.open(tmp, "w");
+    try {
+      await writeAll(handle, data, 0);
+      // Full fsync: the file is new, so its size and allocation must be durable before the rename
+      // can point at it.
+      if (this.sync) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await this.fs.rename(tmp, this.file(name));
+    await this.syncDir(this.directory);
+  }
+
+  /**
+   * fsyncs a directory so that creates, renames and deletes in it are durable. Some platforms
+   * (Windows) cannot open a directory for syncing; there the rename is as durable as the OS makes it.
+   */
+  async syncDir(dir: string): Promise<void> {
+    if (!this.sync || !this.#dirSyncWorks) return;
+    let handle: FileHandle;
+    try {
+      handle = await this.fs.open(dir, "r");
+    } catch (error) {
+      if (isErrno(error, "EISDIR") || isErrno(error, "EPERM") || isErrno(error, "EACCES")) {
+        this.#dirSyncWorks = false;
+        return;
+      }
+      throw error;
+    }
+    try {
+      await handle.sync();
+    } catch (error) {
+      if (!(isErrno(error, "EINVAL") || isErrno(error, "EPERM") || isErrno(error, "EBADF"))) throw error;
+      this.#dirSyncWorks = false;
+    } finally {
+      await handle.close();
+    }
+  }
+}
