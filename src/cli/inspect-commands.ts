@@ -2,14 +2,16 @@
  * The commands of `actorstore-inspect`, as a function from arguments to output lines and an exit
  * code, so that tests run them in-process. `inspect.ts` is the executable around it.
  */
-import { stat, writeFile } from "node:fs/promises";
+import { readdir, stat, writeFile } from "node:fs/promises";
 import { inspect } from "node:util";
 import { formatBookmark } from "../durability/bookmarks";
+import { isObjectFile } from "../durability/file-layout";
 import { openFilePersistence } from "../durability/file-persistence";
 import type { EngineValue } from "../engine/engine";
 import { loadSqlJsEngine } from "../engine/sqljs";
 import { ObjectStorage } from "../storage/object-storage";
 import { ReadOnlyPersistence } from "./read-only-persistence";
+import { repairDirectory } from "./repair";
 
 /** Where the inspector writes. */
 export interface InspectIo {
@@ -30,11 +32,17 @@ Commands:
   keys [--prefix <p>] [--limit <n>]  list keys in UTF-8 order
   get <key>                          print a key's value
   sql "<read-only SQL>"              run one read-only statement (hidden _cf_ tables are readable)
-  bookmarks [--all]                  commits with their times and bookmarks, snapshots, a pending restore
+  bookmarks [--all]                  the newest 50 commits with their times and bookmarks (--all:
+                                     every commit kept), then snapshots and a pending restore
   restore <bookmark>                 restore the object to a bookmark now; prints how to undo it
-  export <file.sqlite>               write the database as a standard SQLite file
+  export <file.sqlite> [--force]     write the database as a standard SQLite file (--force
+                                     replaces an existing file)
+  repair                             make a damaged directory openable again: copies every file
+                                     it changes into <directory>/repair-<time>/ first, then says
+                                     what it changed and which commits it dropped
 
-Every command but restore opens the directory read-only.`;
+keys, get, sql, bookmarks and export only read: they take no lock, run while the object is open,
+and never change the directory. restore and repair refuse while another process has it open.`;
 
 /** Most commits `bookmarks` prints without `--all`. */
 const DEFAULT_BOOKMARK_LINES = 50;
@@ -82,6 +90,9 @@ export async function runInspect(argv: readonly string[], io: InspectIo): Promis
       case "export":
         await exportDatabase(directory, rest, io);
         return 0;
+      case "repair":
+        parseArgs(rest, [], 0);
+        return (await repairDirectory(directory, io)) ? 0 : 1;
       default:
         throw new UsageError(`Unknown command "${command}".`);
     }
@@ -166,7 +177,7 @@ async function sql(directory: string, args: readonly string[], io: InspectIo): P
 
 async function bookmarks(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
   const { flags } = parseArgs(args, ["all"], 0);
-  const persistence = new ReadOnlyPersistence(await openFilePersistence(directory));
+  const persistence = new ReadOnlyPersistence(await openFilePersistence(directory, { readOnly: true }));
   try {
     const loaded = await persistence.load();
     const oldestSnapshot = loaded.snapshots[0];
@@ -228,10 +239,20 @@ async function restore(directory: string, args: readonly string[], io: InspectIo
 }
 
 async function exportDatabase(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
-  const { positional } = parseArgs(args, [], 1);
+  const { flags, positional } = parseArgs(args, ["force"], 1);
   const file = positional[0] as string;
+  const force = flags.force === "true";
+  if (!force && (await stat(file).catch(() => undefined)) !== undefined)
+    throw new Error(`${file} already exists; pass --force to replace it, or choose another file name.`);
   const image = await withReadOnly(directory, async (storage) => storage.core.engine.exportBytes());
-  await writeFile(file, image);
+  try {
+    // "wx": a file that appeared meanwhile is not replaced either.
+    await writeFile(file, image, { flag: force ? "w" : "wx" });
+  } catch (e) {
+    if ((e as { code?: unknown }).code === "EEXIST")
+      throw new Error(`${file} already exists; pass --force to replace it, or choose another file name.`);
+    throw e;
+  }
   io.out(`wrote ${image.byteLength} bytes to ${file} (a standard SQLite database; key-value data is in _cf_KV)`);
 }
 
@@ -241,11 +262,16 @@ async function requireDirectory(directory: string): Promise<void> {
   const info = await stat(directory).catch(() => undefined);
   if (info === undefined || !info.isDirectory())
     throw new Error(`${directory} is not a directory: pass the directory given to ObjectStorage.open({ directory }).`);
+  const names = await readdir(directory);
+  if (!names.some(isObjectFile))
+    throw new Error(
+      `${directory} is not an actorstore directory (it holds no log segments, snapshots or metadata): pass the directory given to ObjectStorage.open({ directory }).`,
+    );
 }
 
 async function withReadOnly<T>(directory: string, fn: (storage: ObjectStorage) => Promise<T>): Promise<T> {
   const storage = await ObjectStorage.open({
-    persistence: new ReadOnlyPersistence(await openFilePersistence(directory)),
+    persistence: new ReadOnlyPersistence(await openFilePersistence(directory, { readOnly: true })),
   });
   try {
     return await fn(storage);
@@ -270,7 +296,7 @@ function parseArgs(
       const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
       if (!known.includes(name)) throw new UsageError(`Unknown option --${name}.`);
       if (eq >= 0) flags[name] = arg.slice(eq + 1);
-      else if (name === "all") flags[name] = "true";
+      else if (name === "all" || name === "force") flags[name] = "true";
       else {
         const value = args[++i];
         if (value === undefined) throw new UsageError(`--${name} needs a value.`);

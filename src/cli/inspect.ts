@@ -15,6 +15,15 @@
  */
 import { runInspect } from "./inspect-commands";
 
+// A reader that stops early (`… keys | head -1`) closes the pipe: that is not an error, so stop
+// quietly (exit code 0) instead of printing EPIPE's stack trace. Other write errors still surface.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(0);
+    throw error;
+  });
+}
+
 process.exitCode = await runInspect(process.argv.slice(2), {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),

@@ -11,8 +11,8 @@ import { ActorStoreError } from "../errors";
  * (reported by {@link ReadOnlyPersistence.pendingRestoreMeta} instead), because opening storage
  * would otherwise apply it, which is a write.
  *
- * The inner adapter's `load()` may still cut off a torn log tail: that is recovery of bytes that
- * were never confirmed, and every later open would do the same.
+ * Open the inner file adapter with `readOnly: true`: then it takes no lock (a live writer may hold
+ * the directory) and changes nothing, not even a torn tail.
  *
  * @example
  * ```ts

@@ -1,0 +1,137 @@
+/**
+ * `actorstore-inspect <dir> repair`: the only command that changes a damaged directory. It copies
+ * every file it changes first, says what it did, refuses while the object is open, and afterwards
+ * the directory opens with every commit before the damage.
+ */
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runInspect } from "../../src/cli/inspect-commands";
+import { openFilePersistence } from "../../src/durability/file-persistence";
+import { ObjectStorage } from "../../src/index";
+
+const root = await mkdtemp(join(tmpdir(), "actorstore-repair-"));
+let counter = 0;
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function inspectCli(...argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runInspect(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out, err };
+}
+
+/** An object with `n` commits (key k<i> each) in small segments. */
+async function objectWith(n: number): Promise<string> {
+  const dir = join(root, `d-${++counter}`);
+  const storage = await ObjectStorage.open({ persistence: await openFilePersistence(dir, { segmentBytes: 400 }) });
+  for (let i = 0; i < n; i++) {
+    await storage.put(`k${String(i).padStart(3, "0")}`, i);
+    await storage.sync();
+  }
+  await storage.close();
+  return dir;
+}
+
+const segments = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith(".seg")).sort();
+const openError = (dir: string) =>
+  ObjectStorage.open({ directory: dir }).then(
+    async (s) => {
+      await s.close();
+      return undefined;
+    },
+    (e: unknown) => e as Error,
+  );
+
+describe("actorstore-inspect repair", () => {
+  it("corruption in the newest segment: cuts there, keeps a copy, and the directory opens with what came before", async () => {
+    const dir = await objectWith(30);
+    const newest = (await segments(dir)).at(-1) as string;
+    const original = await readFile(join(dir, newest));
+    const damaged = Buffer.from(original);
+    damaged[10] = (damaged[10] as number) ^ 0x04; // inside the first frame; valid frames follow
+    await writeFile(join(dir, newest), damaged);
+    const refused = await openError(dir);
+    expect(refused).toMatchObject({ code: "ERR_CORRUPT" });
+    expect(refused?.message).toContain(`${newest} is damaged at byte 0`);
+    expect(refused?.message).toContain("actorstore-inspect");
+
+    const run = await inspectCli(dir, "repair");
+    expect(run.code, run.err.join("\n")).toBe(0);
+    const said = run.out.join("\n");
+    expect(said).toContain(`${newest}`);
+    expect(said).toMatch(/copies of every file changed or removed are in .*repair-/);
+    // The copy is the damaged file as it was.
+    const backup = (await readdir(dir)).find((n) => n.startsWith("repair-")) as string;
+    expect(await readFile(join(dir, backup, newest))).toEqual(damaged);
+
+    const storage = await ObjectStorage.open({ directory: dir });
+    const keys = [...(await storage.list()).keys()];
+    await storage.close();
+    // Every commit before the damaged segment survives; the ones in it are gone, and were reported.
+    const firstLost = Number(newest.slice(4, 20));
+    expect(keys).toEqual(Array.from({ length: firstLost - 1 }, (_, i) => `k${String(i).padStart(3, "0")}`));
+  });
+
+  it("a damaged lock file: removed (a copy kept), and every commit is there", async () => {
+    const dir = await objectWith(5);
+    const lock = (await readdir(dir)).find((n) => n.startsWith("lock-")) as string;
+    await writeFile(join(dir, lock), "garbage");
+    const refused = await openError(dir);
+    expect(refused).toMatchObject({ code: "ERR_CORRUPT" });
+    expect(refused?.message).toContain(`The lock file ${lock}`);
+    const run = await inspectCli(dir, "repair");
+    expect(run.code).toBe(0);
+    expect(run.out.join("\n")).toContain(`removed ${lock} (a damaged lock file)`);
+    expect(run.out.join("\n")).toContain("no commit was dropped");
+    const storage = await ObjectStorage.open({ directory: dir });
+    expect((await storage.list()).size).toBe(5);
+    await storage.close();
+  });
+
+  it("a damaged newest snapshot: moved aside and reported; the data is whole", async () => {
+    const dir = join(root, `d-${++counter}`);
+    const storage = await ObjectStorage.open({ directory: dir, snapshotEveryRecords: 5 });
+    for (let i = 0; i < 12; i++) {
+      await storage.put(`k${i}`, i);
+      await storage.sync();
+    }
+    await storage.close();
+    const newest = (await readdir(dir))
+      .filter((n) => n.startsWith("snap-"))
+      .sort()
+      .at(-1) as string;
+    const bytes = await readFile(join(dir, newest));
+    bytes[100] = (bytes[100] as number) ^ 1;
+    await writeFile(join(dir, newest), bytes);
+    const run = await inspectCli(dir, "repair");
+    expect(run.code).toBe(0);
+    expect(run.out.join("\n")).toContain(`removed ${newest} (a snapshot that fails its checksum`);
+    expect(await readdir(dir)).not.toContain(newest);
+    const again = await ObjectStorage.open({ directory: dir });
+    expect((await again.list()).size).toBe(12);
+    await again.close();
+  });
+
+  it("refuses while the object is open, and changes nothing", async () => {
+    const dir = await objectWith(3);
+    const live = await ObjectStorage.open({ directory: dir });
+    const before = (await readdir(dir)).filter((n) => !n.startsWith("lock-")).sort();
+    const run = await inspectCli(dir, "repair");
+    expect(run.code).toBe(1);
+    expect(run.err.join("\n")).toContain(`is open in process ${process.pid}`);
+    expect((await readdir(dir)).filter((n) => !n.startsWith("lock-")).sort()).toEqual(before);
+    await live.close();
+  });
+
+  it("a healthy directory: nothing to repair, nothing written", async () => {
+    const dir = await objectWith(3);
+    const run = await inspectCli(dir, "repair");
+    expect(run).toMatchObject({ code: 0, out: ["nothing to repair: the directory opens as it is"] });
+    expect((await readdir(dir)).some((n) => n.startsWith("repair-"))).toBe(false);
+  });
+});
