@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     setupFiles: ["test/setup/fast-check.ts"],
+    // Each provisions something tests need (a browser, a server); add yours to the array.
+    globalSetup: ["test/setup/chromium.ts"],
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,31 +1,19 @@
 /**
- * actorstore outside Node: headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core)
+ * actorstore outside Node: headless Chromium (provided by test/setup/chromium.ts, driven by playwright-core)
  * loads the built ESM bundle from a local HTTP server, opens an in-memory ObjectStorage with sql.js
  * pointed at its WASM file by `sqlJs.locateFile`, and runs KV, SQL and a transaction.
  *
- * Without Chromium this test fails (it never skips): the browser is part of what `npm test` proves.
+ * The test never skips: the browser is part of what `npm test` proves, and the global setup provides it.
  */
-import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
 import { chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ensureDist, ROOT } from "../package/ensure-dist";
-
-const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+import { CHROMIUM_FLAGS } from "../setup/chromium";
 
 /** What the page reports back. */
 interface PageResult {
@@ -133,15 +121,12 @@ describe("in a browser (headless Chromium)", () => {
   });
 
   it("the built bundle: opens in-memory storage and runs KV, SQL and a transaction", async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `Chromium is not installed at ${CHROMIUM}; the browser test needs it. Install it with: apt-get update && apt-get install -y chromium`,
-      );
-    }
+    const browser = inject("chromium");
     const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
+      executablePath: browser.executablePath,
+      env: { ...process.env, ...browser.env } as Record<string, string>,
       headless: true,
-      args: FLAGS,
+      args: CHROMIUM_FLAGS,
     });
     const problems: string[] = [];
     try {
