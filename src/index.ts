@@ -17,6 +17,8 @@ export type { CommitRecord, KvWrite, SqlWrite } from "./durability/commit-record
 export { DelegatingPersistence } from "./durability/delegating-persistence";
 export { FaultyPersistence } from "./durability/faulty-persistence";
 export { openFilePersistence } from "./durability/file-persistence";
+export type { IndexedDbPersistenceOptions } from "./durability/indexeddb-persistence";
+export { IndexedDbPersistence, openIndexedDbPersistence } from "./durability/indexeddb-persistence";
 export { createMemoryPersistence, MemoryPersistence } from "./durability/memory-persistence";
 export type { LoadResult, PersistenceAdapter, SnapshotInfo } from "./durability/persistence";
 export type { EngineStatement, EngineValue, SqlEngine, SqlEngineFactory } from "./engine/engine";

@@ -1,6 +1,6 @@
 /**
  * actorstore outside Node: headless Chromium (provided by test/setup/chromium.ts, driven by playwright-core)
- * loads the built ESM bundle from a local HTTP server, opens an in-memory ObjectStorage with sql.js
+ * loads the package's browser build (dist/browser/, no bundler: an import map) from a local HTTP server, opens an in-memory ObjectStorage with sql.js
  * pointed at its WASM file by `sqlJs.locateFile`, and runs KV, SQL and a transaction.
  *
  * The test never skips: the browser is part of what `npm test` proves, and the global setup provides it.
@@ -34,7 +34,7 @@ const PAGE = `<!doctype html>
 <script type="importmap">{ "imports": { "sql.js": "/shim/sql.js" } }</script>
 </head><body>
 <script type="module">
-import { ObjectStorage } from "/dist/index.js";
+import { ObjectStorage } from "/dist/browser/index.js";
 try {
   const storage = await ObjectStorage.open({ sqlJs: { locateFile: (file) => "/wasm/" + file } });
   await storage.put("user:1", { name: "Ada", tags: new Set(["a"]), at: new Date(0) });
@@ -135,6 +135,8 @@ describe("in a browser (headless Chromium)", () => {
       page.on("console", (m) => {
         if (m.type() === "error") problems.push(`console: ${m.text()}`);
       });
+      const requested: string[] = [];
+      page.on("request", (r) => requested.push(new URL(r.url()).pathname));
       const { port } = server.address() as AddressInfo;
       await page.goto(`http://127.0.0.1:${port}/`);
       await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result !== undefined, null, {
@@ -142,6 +144,11 @@ describe("in a browser (headless Chromium)", () => {
       });
       const result = (await page.evaluate(() => (window as unknown as { __result: unknown }).__result)) as PageResult;
       expect(result.error, problems.join("\n")).toBeUndefined();
+      expect(problems).toEqual([]);
+      // The browser build asks for no node: module (it has no import of one at all).
+      expect(
+        requested.filter((p) => !/^\/$|^\/dist\/browser\/[\w.-]+\.js$|^\/shim\/sql\.js$|^\/wasm\//.test(p)),
+      ).toEqual([]);
       expect(result.user).toEqual({ name: "Ada", tags: ["a"], at: "1970-01-01T00:00:00.000Z" });
       expect(result.listed).toEqual(["user:1", "user:2"]);
       expect(result.rows).toEqual([

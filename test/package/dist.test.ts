@@ -8,8 +8,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ensureDist, ROOT } from "./ensure-dist";
 
 /** Runs an ES module in a fresh Node process at the repository root and returns its stdout. */
-async function node(source: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", source], {
+async function node(source: string, flags: string[] = []): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, [...flags, "--input-type=module", "-e", source], {
     cwd: ROOT,
     timeout: 60_000,
   });
@@ -55,6 +55,34 @@ describe("dist/", () => {
       console.log(await c.call("increment"), await c.get("n"));
     `);
     expect(out).toBe("2 2");
+  });
+
+  it('"actorstore" under the browser condition: the browser build, in memory; file persistence says it needs Node', async () => {
+    const out = await node(
+      `
+      import { ObjectStorage, openFilePersistence, openIndexedDbPersistence } from "actorstore";
+      import { createTestObject } from "actorstore/testkit";
+      import { readFileSync } from "node:fs";
+      // sql.js's browser build fetches its WASM file, which Node cannot do from a path: hand it the bytes.
+      const sqlJs = { wasmBinary: readFileSync("node_modules/sql.js/dist/sql-wasm-browser.wasm") };
+      const storage = await ObjectStorage.open({ sqlJs });
+      await storage.put("k", 1);
+      const file = await openFilePersistence("./nowhere").then(() => "opened", (e) => e.message);
+      const idb = await openIndexedDbPersistence("x").then(() => "opened", (e) => e.code);
+      const t = await createTestObject(class { constructor(ctx) { this.ctx = ctx; } }, { storage: { sqlJs } });
+      console.log(JSON.stringify({ k: await storage.get("k"), codec: storage.codec, file, idb,
+        url: import.meta.resolve("actorstore"), shared: (await t.storage()) instanceof ObjectStorage }));
+    `,
+      ["--conditions=browser"],
+    );
+    expect(JSON.parse(out)).toEqual({
+      k: 1,
+      codec: "structured",
+      file: expect.stringMatching(/^node:fs\/promises is not available in actorstore's browser build/),
+      idb: "ERR_INVALID_OPTION",
+      url: expect.stringMatching(/\/dist\/browser\/index\.js$/),
+      shared: true,
+    });
   });
 
   it("actorstore-inspect: the bin file runs and prints usage", async () => {

@@ -12,7 +12,14 @@ import { promisify } from "node:util";
 /** The repository root. */
 export const ROOT = resolve(import.meta.dirname, "../..");
 /** The built files every package test needs. */
-const OUTPUTS = ["dist/index.js", "dist/api/index.js", "dist/testkit/index.js", "dist/cli/inspect.js"];
+const OUTPUTS = [
+  "dist/index.js",
+  "dist/api/index.js",
+  "dist/testkit/index.js",
+  "dist/cli/inspect.js",
+  "dist/browser/index.js",
+  "dist/browser/testkit/index.js",
+];
 
 /** Builds `dist/` unless it is there. Returns the dist directory. */
 export async function ensureDist(): Promise<string> {

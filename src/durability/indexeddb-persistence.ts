@@ -1,0 +1,447 @@
+/**
+ * Persistence in a browser: one IndexedDB database per object. It survives page reloads, tab and
+ * browser restarts (as long as the browser keeps the origin's storage), and is the browser's
+ * counterpart of `openFilePersistence`.
+ *
+ * ```
+ * records    key seq → one commit-log frame (record-codec.ts: length, payload, CRC-32)
+ * snapshots  key seq → { seq, timeMs, bytes, crc } (listed on load without reading any image)
+ * images     key seq → the SQLite image of that snapshot
+ * meta       key "meta" → the metadata bytes
+ * ```
+ *
+ * Durability: every change is one IndexedDB transaction opened with `durability: "strict"` (the
+ * browser flushes it to disk before reporting completion), and a call resolves only on the
+ * transaction's `complete` event. Appends run one transaction at a time; appends queued meanwhile share
+ * the next one (group commit), so the stored log never has a gap.
+ *
+ * @packageDocumentation
+ */
+import { ActorStoreError, toError } from "../errors";
+import type { CommitRecord } from "./commit-record";
+import { crc32 } from "./crc32";
+import {
+  checkAppendOrder,
+  checkRange,
+  checkSnapshotSeq,
+  type LoadResult,
+  missingSnapshot,
+  type PersistenceAdapter,
+  type PersistenceStats,
+  type SnapshotInfo,
+  snapshotTimeMs,
+} from "./persistence";
+import { decodeRecords, encodeRecord } from "./record-codec";
+import { planPrune } from "./retention";
+
+/** Options of {@link openIndexedDbPersistence}. */
+export interface IndexedDbPersistenceOptions {
+  /**
+   * The IndexedDB factory to use. Default: the global `indexedDB`. Pass another (for example one
+   * from the `fake-indexeddb` package) to run the adapter where there is no global one.
+   */
+  indexedDB?: IDBFactory;
+  /** The `IDBKeyRange` that goes with {@link IndexedDbPersistenceOptions.indexedDB}. Default: the global one. */
+  IDBKeyRange?: typeof IDBKeyRange;
+}
+
+const RECORDS = "records";
+const SNAPSHOTS = "snapshots";
+const IMAGES = "images";
+const META = "meta";
+const STORES = [RECORDS, SNAPSHOTS, IMAGES, META];
+const OPTION_NAMES = ["indexedDB", "IDBKeyRange"];
+
+interface StoredSnapshotInfo extends SnapshotInfo {
+  crc: number;
+}
+
+interface PendingAppend {
+  frames: Uint8Array[];
+  firstSeq: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/** Resolves with a request's result, or rejects with its error. */
+function request<T>(req: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error ?? new Error("IndexedDB request failed"));
+  });
+}
+
+/** Resolves once a transaction has completed (durably, for "strict" ones); rejects if it aborts. */
+function completion(txn: IDBTransaction): Promise<void> {
+  return new Promise((resolve, reject) => {
+    txn.oncomplete = () => resolve();
+    txn.onabort = () => reject(txn.error ?? new Error("IndexedDB transaction aborted"));
+    txn.onerror = (event) => event.preventDefault();
+  });
+}
+
+/**
+ * A {@link PersistenceAdapter} over one IndexedDB database. Create it with
+ * {@link openIndexedDbPersistence}.
+ *
+ * One adapter (one live object) per database name: two tabs that open the same name at once would
+ * both write the log, and nothing detects that yet.
+ */
+export class IndexedDbPersistence implements PersistenceAdapter {
+  readonly #name: string;
+  readonly #factory: IDBFactory;
+  readonly #range: typeof IDBKeyRange;
+  #db: IDBDatabase | null = null;
+  #open = false;
+  #lastSeq = 0;
+  /** The first seq still stored (lastSeq + 1 when the log is empty). */
+  #firstSeq = 1;
+  #snapshots: StoredSnapshotInfo[] = [];
+  /** Set when a write failed; every later append rejects until load(). */
+  #failure: Error | null = null;
+  /** Every I/O operation, in call order. */
+  #chain: Promise<void> = Promise.resolve();
+  /** Appends waiting for the next log transaction (it has not started yet). */
+  #pending: PendingAppend[] | null = null;
+  #appends = 0;
+  #flushes = 0;
+
+  /** @internal Use {@link openIndexedDbPersistence}. */
+  constructor(name: string, factory: IDBFactory, range: typeof IDBKeyRange) {
+    this.#name = name;
+    this.#factory = factory;
+    this.#range = range;
+  }
+
+  /** The IndexedDB database name. */
+  get name(): string {
+    return this.#name;
+  }
+
+  async load(): Promise<LoadResult> {
+    this.#open = false;
+    this.#failure = null;
+    this.#pending = null;
+    await this.#chain.catch(() => undefined);
+    this.#chain = Promise.resolve();
+    const db = await this.#database();
+    const txn = db.transaction(STORES, "readonly");
+    const done = completion(txn);
+    const [infos, keys, frames] = await Promise.all([
+      request(txn.objectStore(SNAPSHOTS).getAll() as IDBRequest<StoredSnapshotInfo[]>),
+      request(txn.objectStore(RECORDS).getAllKeys()),
+      request(txn.objectStore(RECORDS).getAll() as IDBRequest<Uint8Array[]>),
+    ]);
+    await done;
+    const snapshots = infos.sort((a, b) => a.seq - b.seq);
+    const oldest = snapshots[0]?.seq ?? 0;
+    const records: CommitRecord[] = [];
+    // The first bad or missing record ends the log; valid data after it means real damage.
+    let bad: { at: number; why: string } | undefined;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as number;
+      const decoded = decodeRecords(frames[i] as Uint8Array);
+      const record = decoded.records[0];
+      const expected = i === 0 ? undefined : (keys[i - 1] as number) + 1;
+      if (bad === undefined && expected !== undefined && key !== expected)
+        bad = { at: i, why: `record ${expected} is missing` };
+      const why =
+        record === undefined || decoded.tornTail || decoded.records.length !== 1
+          ? `record ${key} does not decode (${decoded.reason ?? "extra bytes"})`
+          : record.seq !== key
+            ? `record stored under ${key} has seq ${record.seq}`
+            : undefined;
+      if (why !== undefined) {
+        if (bad === undefined) bad = { at: i, why };
+        continue;
+      }
+      if (bad !== undefined)
+        throw new ActorStoreError(
+          "ERR_CORRUPT",
+          `The persisted data in IndexedDB database "${this.#name}" is damaged: ${bad.why}, but record ${key} follows it. Delete the database (or restore it from an export) to start again.`,
+        );
+      if ((record as CommitRecord).seq > oldest) records.push(record as CommitRecord);
+    }
+    let truncatedBytes = 0;
+    if (bad !== undefined) {
+      // A damaged tail with nothing valid after it: cut it off durably, as the file adapter does.
+      const doomed = keys.slice(bad.at) as number[];
+      for (let i = bad.at; i < frames.length; i++) truncatedBytes += (frames[i] as Uint8Array).length;
+      const cut = db.transaction([RECORDS], "readwrite", { durability: "strict" });
+      const cutDone = completion(cut);
+      cut.objectStore(RECORDS).delete(this.#range.bound(doomed[0] as number, doomed.at(-1) as number));
+      await cutDone;
+    }
+    const validKeys = (bad === undefined ? keys : keys.slice(0, bad.at)) as number[];
+    const lastRecord = validKeys.at(-1) ?? 0;
+    this.#snapshots = snapshots;
+    this.#lastSeq = Math.max(lastRecord, snapshots.at(-1)?.seq ?? 0);
+    this.#firstSeq = validKeys[0] ?? this.#lastSeq + 1;
+    this.#open = true;
+    return {
+      snapshots: snapshots.map(({ seq, timeMs, bytes }) => ({ seq, timeMs, bytes })),
+      records,
+      truncatedBytes,
+      lastSeq: this.#lastSeq,
+    };
+  }
+
+  append(records: readonly CommitRecord[]): Promise<void> {
+    try {
+      this.#checkOpen("append");
+      if (this.#failure !== null) throw this.#failedError();
+      const lastSeq = checkAppendOrder(records, this.#lastSeq);
+      if (records.length === 0) return this.#enqueue(async () => undefined);
+      // Encode now: the caller may not change the records afterwards, but encoding early also
+      // surfaces an unencodable record before anything is queued.
+      const frames = records.map((r) => encodeRecord(r).slice());
+      const firstSeq = (records[0] as CommitRecord).seq;
+      this.#lastSeq = lastSeq;
+      return new Promise<void>((resolve, reject) => {
+        if (this.#pending === null) {
+          const batch: PendingAppend[] = [];
+          this.#pending = batch;
+          void this.#enqueue(() => this.#commit(batch));
+        }
+        this.#pending.push({ frames, firstSeq, resolve, reject });
+      });
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  async #commit(batch: PendingAppend[]): Promise<void> {
+    if (this.#pending === batch) this.#pending = null;
+    if (this.#failure !== null) {
+      for (const p of batch) p.reject(this.#failedError());
+      return;
+    }
+    try {
+      const txn = (this.#db as IDBDatabase).transaction([RECORDS], "readwrite", { durability: "strict" });
+      const done = completion(txn);
+      const store = txn.objectStore(RECORDS);
+      for (const p of batch) for (let i = 0; i < p.frames.length; i++) store.put(p.frames[i], p.firstSeq + i);
+      await done;
+      if (this.#firstSeq > (batch[0] as PendingAppend).firstSeq) this.#firstSeq = (batch[0] as PendingAppend).firstSeq;
+      this.#flushes++;
+      this.#appends += batch.length;
+      for (const p of batch) p.resolve();
+    } catch (e) {
+      this.#failure = toError(e);
+      for (const p of batch) p.reject(this.#failedError());
+    }
+  }
+
+  writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
+    try {
+      this.#checkOpen("writeSnapshot");
+      checkSnapshotSeq(info.seq, this.#lastSeq);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    // Copy now: the caller may reuse its buffer as soon as this returns.
+    const copy = image.slice();
+    const stored: StoredSnapshotInfo = {
+      seq: info.seq,
+      timeMs: snapshotTimeMs(info.timeMs),
+      bytes: copy.length,
+      crc: crc32(copy),
+    };
+    return this.#enqueue(async () => {
+      await this.#write([SNAPSHOTS, IMAGES], (txn) => {
+        txn.objectStore(IMAGES).put(copy, stored.seq);
+        txn.objectStore(SNAPSHOTS).put(stored, stored.seq);
+      });
+      this.#snapshots = this.#snapshots.filter((s) => s.seq !== stored.seq).concat(stored);
+      this.#snapshots.sort((a, b) => a.seq - b.seq);
+    });
+  }
+
+  readSnapshot(seq: number): Promise<Uint8Array> {
+    return this.#enqueue(async () => {
+      const txn = this.#connection("readSnapshot").transaction([SNAPSHOTS, IMAGES], "readonly");
+      const [info, image] = await Promise.all([
+        request(txn.objectStore(SNAPSHOTS).get(seq) as IDBRequest<StoredSnapshotInfo | undefined>),
+        request(txn.objectStore(IMAGES).get(seq) as IDBRequest<Uint8Array | undefined>),
+      ]);
+      if (info === undefined || image === undefined) throw missingSnapshot(seq);
+      if (image.length !== info.bytes || crc32(image) !== info.crc)
+        throw new ActorStoreError(
+          "ERR_CORRUPT",
+          `The persisted data in IndexedDB database "${this.#name}" is damaged: snapshot ${seq} fails its checksum.`,
+        );
+      return image;
+    });
+  }
+
+  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
+    return this.#enqueue(async () => {
+      checkRange(fromSeq, toSeq, this.#firstSeq, this.#lastSeq);
+      if (toSeq <= fromSeq) return [];
+      const txn = this.#connection("readRecords").transaction([RECORDS], "readonly");
+      const frames = await request(
+        txn.objectStore(RECORDS).getAll(this.#range.bound(fromSeq + 1, toSeq)) as IDBRequest<Uint8Array[]>,
+      );
+      const records = frames.flatMap((frame) => decodeRecords(frame).records);
+      if (records.length !== toSeq - fromSeq || records.some((r, i) => r.seq !== fromSeq + 1 + i))
+        throw new ActorStoreError(
+          "ERR_CORRUPT",
+          `The persisted data in IndexedDB database "${this.#name}" is damaged: records ${fromSeq + 1}..${toSeq} are not all readable.`,
+        );
+      return records;
+    });
+  }
+
+  prune(keepFromSeq: number): Promise<void> {
+    return this.#enqueue(async () => {
+      const plan = planPrune(this.#snapshots, keepFromSeq);
+      if (plan.deleteSnapshots.length === 0 && plan.dropRecordsThrough < this.#firstSeq) return;
+      await this.#write([RECORDS, SNAPSHOTS, IMAGES], (txn) => {
+        for (const seq of plan.deleteSnapshots) {
+          txn.objectStore(SNAPSHOTS).delete(seq);
+          txn.objectStore(IMAGES).delete(seq);
+        }
+        if (plan.dropRecordsThrough >= this.#firstSeq)
+          txn.objectStore(RECORDS).delete(this.#range.upperBound(plan.dropRecordsThrough));
+      });
+      const doomed = new Set(plan.deleteSnapshots);
+      this.#snapshots = this.#snapshots.filter((s) => !doomed.has(s.seq));
+      this.#firstSeq = Math.max(this.#firstSeq, plan.dropRecordsThrough + 1);
+    });
+  }
+
+  readMeta(): Promise<Uint8Array | null> {
+    return this.#enqueue(async () => {
+      const txn = this.#connection("readMeta").transaction([META], "readonly");
+      const bytes = await request(txn.objectStore(META).get(META) as IDBRequest<Uint8Array | undefined>);
+      return bytes ?? null;
+    });
+  }
+
+  writeMeta(bytes: Uint8Array | null): Promise<void> {
+    const copy = bytes === null ? null : bytes.slice();
+    return this.#enqueue(() =>
+      this.#write([META], (txn) => {
+        if (copy === null) txn.objectStore(META).delete(META);
+        else txn.objectStore(META).put(copy, META);
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.#open = false;
+    await this.#chain.catch(() => undefined);
+    this.#db?.close();
+    this.#db = null;
+  }
+
+  /** What the adapter holds (log bytes are the stored frames, as in the file format). */
+  async stats(): Promise<PersistenceStats & { appends: number; logFlushes: number }> {
+    return this.#enqueue(async () => {
+      const txn = this.#connection("stats").transaction([RECORDS], "readonly");
+      const frames = await request(txn.objectStore(RECORDS).getAll() as IDBRequest<Uint8Array[]>);
+      return {
+        records: frames.length,
+        logBytes: frames.reduce((n, f) => n + f.length, 0),
+        snapshots: this.#snapshots.length,
+        snapshotBytes: this.#snapshots.reduce((n, s) => n + s.bytes, 0),
+        appends: this.#appends,
+        logFlushes: this.#flushes,
+      };
+    });
+  }
+
+  /** Runs `op` after every operation called before it. */
+  #enqueue<T>(op: () => Promise<T>): Promise<T> {
+    const result = this.#chain.then(op);
+    this.#chain = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+
+  /** One durable read-write transaction. */
+  async #write(stores: string[], fill: (txn: IDBTransaction) => void): Promise<void> {
+    const txn = this.#connection("write").transaction(stores, "readwrite", { durability: "strict" });
+    const done = completion(txn);
+    fill(txn);
+    await done;
+  }
+
+  #connection(method: string): IDBDatabase {
+    if (this.#db === null)
+      throw new ActorStoreError(
+        "ERR_CLOSED",
+        `Cannot call ${method}() before load(): load (or reload) the persistence first.`,
+      );
+    return this.#db;
+  }
+
+  async #database(): Promise<IDBDatabase> {
+    if (this.#db !== null) return this.#db;
+    const open = this.#factory.open(this.#name, 1);
+    open.onupgradeneeded = () => {
+      for (const store of STORES)
+        if (!open.result.objectStoreNames.contains(store)) open.result.createObjectStore(store);
+    };
+    this.#db = await request(open);
+    // Another tab deleting or upgrading the database: let it, and reopen on the next load().
+    this.#db.onversionchange = () => {
+      this.#db?.close();
+      this.#db = null;
+      this.#open = false;
+    };
+    return this.#db;
+  }
+
+  #checkOpen(method: string): void {
+    if (!this.#open || this.#db === null)
+      throw new ActorStoreError(
+        "ERR_CLOSED",
+        `Cannot call ${method}() before load(): load (or reload) the persistence first.`,
+      );
+  }
+
+  #failedError(): ActorStoreError {
+    return new ActorStoreError(
+      "ERR_WRITE_FAILED",
+      `Writing the commit log in IndexedDB database "${this.#name}" failed (${this.#failure?.message ?? "unknown error"}); call load() to reopen.`,
+      { cause: this.#failure },
+    );
+  }
+}
+
+/**
+ * Opens (creating if needed) the IndexedDB database `name` as an object's persistence. Use one name per
+ * object. Works wherever IndexedDB exists: browsers, web workers, and Node with an `indexedDB` option.
+ *
+ * @example
+ * ```ts
+ * const persistence = await openIndexedDbPersistence("actorstore:room-1");
+ * const storage = await ObjectStorage.open({ persistence, codec: "structured" });
+ * ```
+ */
+export async function openIndexedDbPersistence(
+  name: string,
+  options: IndexedDbPersistenceOptions = {},
+): Promise<IndexedDbPersistence> {
+  if (typeof name !== "string" || name === "")
+    throw new TypeError(`openIndexedDbPersistence() needs a database name (a non-empty string); got ${String(name)}.`);
+  if (options === null || typeof options !== "object")
+    throw new TypeError(`openIndexedDbPersistence() options must be an object; got ${String(options)}.`);
+  for (const key of Object.keys(options))
+    if (!OPTION_NAMES.includes(key))
+      throw new TypeError(
+        `openIndexedDbPersistence() has no option "${key}"; the options are: ${OPTION_NAMES.join(", ")}.`,
+      );
+  const global = globalThis as { indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange };
+  const factory = options.indexedDB ?? global.indexedDB;
+  const range = options.IDBKeyRange ?? global.IDBKeyRange;
+  if (factory === undefined || typeof factory.open !== "function" || typeof range?.bound !== "function")
+    throw new ActorStoreError(
+      "ERR_INVALID_OPTION",
+      "openIndexedDbPersistence() needs IndexedDB, which this runtime does not have: in Node use openFilePersistence(dir), or pass { indexedDB, IDBKeyRange } (for example from the fake-indexeddb package).",
+    );
+  return new IndexedDbPersistence(name, factory, range);
+}

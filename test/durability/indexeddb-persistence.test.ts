@@ -1,0 +1,190 @@
+/**
+ * The IndexedDB adapter against the shared PersistenceAdapter contract, in Node over fake-indexeddb
+ * (an in-memory IndexedDB). The real browser run (page reloads, a restore) is in
+ * test/browser/recipe.test.ts.
+ */
+import { IDBKeyRange, indexedDB } from "fake-indexeddb";
+import { describe, expect, it } from "vitest";
+import { openIndexedDbPersistence } from "../../src/durability/indexeddb-persistence";
+import { ObjectStorage } from "../../src/storage/object-storage";
+import { FakeClock } from "../../src/util/clock";
+import { describeAdapterContract, kvRecord, range } from "./adapter-contract";
+
+let counter = 0;
+const fresh = () => `actorstore-test-${process.pid}-${counter++}`;
+const options = { indexedDB, IDBKeyRange };
+
+/** Raw access to the adapter's database, to damage it the way a bug or a tool could. */
+async function raw<T>(name: string, store: string, fn: (s: IDBObjectStore) => IDBRequest<T>): Promise<T> {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const open = indexedDB.open(name);
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+  try {
+    const txn = db.transaction([store], "readwrite");
+    const req = fn(txn.objectStore(store));
+    const result = await new Promise<T>((resolve, reject) => {
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
+    await new Promise((resolve) => (txn.oncomplete = resolve));
+    return result;
+  } finally {
+    db.close();
+  }
+}
+
+describeAdapterContract("indexeddb", async () => {
+  const name = fresh();
+  let adapter = await openIndexedDbPersistence(name, options);
+  return {
+    adapter,
+    async reopen() {
+      await adapter.close();
+      adapter = await openIndexedDbPersistence(name, options);
+      return adapter;
+    },
+  };
+});
+
+describe("IndexedDbPersistence", () => {
+  it("rejects a missing name, unknown options and a runtime without IndexedDB", async () => {
+    await expect(openIndexedDbPersistence("", options)).rejects.toThrow(TypeError);
+    await expect(openIndexedDbPersistence("x", { ...options, indexDB: indexedDB } as never)).rejects.toThrow(
+      /has no option "indexDB"; the options are: indexedDB, IDBKeyRange/,
+    );
+    await expect(openIndexedDbPersistence("x")).rejects.toMatchObject({
+      code: "ERR_INVALID_OPTION",
+      message: expect.stringMatching(/needs IndexedDB/),
+    });
+  });
+
+  it("concurrent appends share log transactions (group commit) and keep call order", async () => {
+    const adapter = await openIndexedDbPersistence(fresh(), options);
+    await adapter.load();
+    await Promise.all(range(1, 40).map((seq) => adapter.append([kvRecord(seq)])));
+    const stats = await adapter.stats();
+    expect(stats).toMatchObject({ records: 40, appends: 40 });
+    expect(stats.logFlushes).toBeLessThan(40);
+    expect((await adapter.readRecords(0, 40)).map((r) => r.seq)).toEqual(range(1, 40));
+  });
+
+  it("a damaged tail is cut off durably on load; damage that valid records follow is ERR_CORRUPT", async () => {
+    const name = fresh();
+    const adapter = await openIndexedDbPersistence(name, options);
+    await adapter.load();
+    await adapter.append(range(1, 5).map((s) => kvRecord(s)));
+    await adapter.close();
+    // The last record's frame loses its final byte (its checksum no longer matches).
+    const frame = await raw(name, "records", (s) => s.get(5) as IDBRequest<Uint8Array>);
+    await raw(name, "records", (s) => s.put(frame.subarray(0, frame.length - 1).slice(), 5));
+    let loaded = await adapter.load();
+    expect(loaded.records.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    expect(loaded.truncatedBytes).toBe(frame.length - 1);
+    expect(loaded.lastSeq).toBe(4);
+    await adapter.append([kvRecord(5)]);
+    await adapter.close();
+    loaded = await adapter.load();
+    expect(loaded.records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(loaded.truncatedBytes).toBe(0);
+    await adapter.close();
+    // A record in the middle disappears: confirmed commits after it must not be dropped silently.
+    await raw(name, "records", (s) => s.delete(3));
+    await expect(adapter.load()).rejects.toMatchObject({
+      code: "ERR_CORRUPT",
+      message: expect.stringMatching(/record 3 is missing, but record 4 follows it/),
+    });
+  });
+
+  it("a snapshot image that fails its checksum is ERR_CORRUPT", async () => {
+    const name = fresh();
+    const adapter = await openIndexedDbPersistence(name, options);
+    await adapter.load();
+    await adapter.append([kvRecord(1)]);
+    await adapter.writeSnapshot({ seq: 1, timeMs: 0 }, new Uint8Array([1, 2, 3]));
+    await raw(name, "images", (s) => s.put(new Uint8Array([1, 2, 4]), 1));
+    await expect(adapter.readSnapshot(1)).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+  });
+
+  it("a failed log write rejects that append and every later one until load()", async () => {
+    const name = fresh();
+    let failWrites = false;
+    // A factory whose connections abort their read-write transactions once armed (a full disk, say).
+    const faulty = {
+      open(dbName: string, version?: number) {
+        const req = indexedDB.open(dbName, version);
+        req.addEventListener("success", () => {
+          const db = req.result;
+          const transaction = db.transaction.bind(db);
+          db.transaction = ((stores, mode, opts) => {
+            const txn = transaction(stores, mode, opts);
+            if (failWrites && mode === "readwrite") queueMicrotask(() => txn.abort());
+            return txn;
+          }) as IDBDatabase["transaction"];
+        });
+        return req;
+      },
+    } as IDBFactory;
+    const adapter = await openIndexedDbPersistence(name, { indexedDB: faulty, IDBKeyRange });
+    await adapter.load();
+    await adapter.append([kvRecord(1)]);
+    failWrites = true;
+    const failed = adapter.append([kvRecord(2)]);
+    const queued = adapter.append([kvRecord(3)]);
+    await expect(failed).rejects.toMatchObject({ code: "ERR_WRITE_FAILED" });
+    await expect(queued).rejects.toMatchObject({ code: "ERR_WRITE_FAILED" });
+    failWrites = false;
+    await expect(adapter.append([kvRecord(4)])).rejects.toMatchObject({
+      code: "ERR_WRITE_FAILED",
+      message: expect.stringMatching(/call load\(\) to reopen/),
+    });
+    const loaded = await adapter.load();
+    expect(loaded.records.map((r) => r.seq)).toEqual([1]);
+    await adapter.append([kvRecord(2)]);
+    expect((await adapter.readRecords(0, 2)).map((r) => r.seq)).toEqual([1, 2]);
+  });
+
+  it("the database deleted by another connection: calls fail with ERR_CLOSED until load()", async () => {
+    const name = fresh();
+    const adapter = await openIndexedDbPersistence(name, options);
+    await adapter.load();
+    await adapter.append([kvRecord(1)]);
+    // Another connection deletes the database: the adapter's connection is closed under it.
+    await new Promise((resolve, reject) => {
+      const del = indexedDB.deleteDatabase(name);
+      del.onsuccess = resolve;
+      del.onerror = () => reject(del.error);
+    });
+    await expect(adapter.append([kvRecord(2)])).rejects.toMatchObject({ code: "ERR_CLOSED" });
+    const loaded = await adapter.load();
+    expect(loaded.lastSeq).toBe(0);
+    await adapter.append([kvRecord(1)]);
+  });
+
+  it("ObjectStorage over it: writes survive a reopen, and a bookmark restore applies on the next open", async () => {
+    const name = fresh();
+    const clock = new FakeClock();
+    let storage = await ObjectStorage.open({ persistence: await openIndexedDbPersistence(name, options), clock });
+    await storage.put("a", 1);
+    storage.sql.exec("CREATE TABLE t (x)");
+    storage.sql.exec("INSERT INTO t VALUES (1)");
+    clock.advance(1000);
+    const bookmark = await storage.getCurrentBookmark();
+    await storage.put("a", 2);
+    storage.sql.exec("INSERT INTO t VALUES (2)");
+    await storage.sync();
+    await storage.close();
+
+    storage = await ObjectStorage.open({ persistence: await openIndexedDbPersistence(name, options), clock });
+    expect(await storage.get("a")).toBe(2);
+    expect(storage.sql.exec("SELECT count(*) AS n FROM t").one().n).toBe(2);
+    await storage.onNextSessionRestoreBookmark(bookmark);
+    await storage.close();
+
+    storage = await ObjectStorage.open({ persistence: await openIndexedDbPersistence(name, options), clock });
+    expect(await storage.get("a")).toBe(1);
+    expect(storage.sql.exec("SELECT count(*) AS n FROM t").one().n).toBe(1);
+    await storage.close();
+  });
+});
