@@ -54,10 +54,16 @@ export default defineConfig([
     entry: {
       ...BROWSER_ENTRIES,
       "api/index": "src/api/index.ts",
+      "cluster/index": "src/cluster/index.ts",
       "cli/inspect": "src/cli/inspect.ts",
     },
     dts: {
-      entry: { index: "src/index.ts", "api/index": "src/api/index.ts", "testkit/index": "src/testkit/index.ts" },
+      entry: {
+        index: "src/index.ts",
+        "api/index": "src/api/index.ts",
+        "testkit/index": "src/testkit/index.ts",
+        "cluster/index": "src/cluster/index.ts",
+      },
     },
     // Everything but dist/browser/, which the second build writes at the same time.
     clean: ["!browser/**"],

@@ -8,6 +8,8 @@
 //   storage/    never imports context/ (the object context builds on storage, not the reverse)
 //   host/       the object host sits above the object context: it may import context/, storage/,
 //               durability/, util/ and errors; nothing outside host/ but the entry points imports it
+//   cluster/    hosts on several processes (node:http): imports host/, context/, util/, errors;
+//               an entry of its own (actorstore/cluster) that nothing else imports
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
@@ -71,7 +73,17 @@ for (const file of walk(src)) {
         );
       }
     }
-    const isEntry = rel === "index.ts" || rel === "testkit/index.ts" || rel.startsWith("testkit/");
+    if (rel.startsWith("cluster/") && spec.startsWith(".")) {
+      const ok = ["cluster/", "host/", "context/", "util/"].some((p) => target.startsWith(p));
+      if (!ok && target !== "errors" && target !== "errors.js") {
+        problems.push(`${rel}: cluster/ may import only host/, context/, util/ and errors (imports ${spec})`);
+      }
+    }
+    if (!rel.startsWith("cluster/") && spec.startsWith(".") && target.startsWith("cluster/")) {
+      problems.push(`${rel}: nothing imports the cluster layer; it is an entry of its own (${spec})`);
+    }
+    const isEntry =
+      rel === "index.ts" || rel === "testkit/index.ts" || rel.startsWith("testkit/") || rel.startsWith("cluster/");
     if (!rel.startsWith("host/") && !isEntry && spec.startsWith(".") && target.startsWith("host/")) {
       problems.push(`${rel}: only the entry points and the test kit may import the object host (${spec})`);
     }

@@ -31,6 +31,8 @@ export const ACTOR_STORE_ERROR_CODES = [
   "ERR_NOT_IMPLEMENTED",
   /** Another process, or another storage of this process, has the directory open (one writer per directory). */
   "ERR_LOCKED",
+  /** No host of a cluster can serve the object now (none live, or their views disagree). */
+  "ERR_UNAVAILABLE",
 ] as const;
 
 /** A code carried by {@link ActorStoreError}. */

@@ -106,6 +106,37 @@ interface Entry {
   token: { error: Error | null };
 }
 
+/** What the cluster layer needs from a host, beyond its public API. @internal */
+export interface HostInternals {
+  /** Runs an operation on a local object (a forwarded one uses a fresh binding). */
+  dispatch: Dispatcher["dispatch"];
+  /** Evicts one object if it is live and idle; resolves with whether it did. */
+  evict(namespace: string, id: ObjectId): Promise<boolean>;
+  /** The objects with a live context. */
+  held(): Array<{ namespace: string; id: ObjectId }>;
+}
+
+let internalsOf: (host: ObjectHost) => HostInternals;
+const routers = new WeakMap<object, (local: Dispatcher) => Dispatcher>();
+
+/**
+ * Builds a host whose namespaces (in its `env`, which its objects see too) send operations through
+ * `router` instead of straight to the local objects. @internal
+ */
+export function createRoutedHost<N extends NamespaceClasses, E>(
+  options: ObjectHostOptions<N, E>,
+  router: (local: Dispatcher) => Dispatcher,
+): ObjectHost<N, E> {
+  const copy = { ...options };
+  routers.set(copy, router);
+  return new ObjectHost(copy);
+}
+
+/** The internals of `host`. @internal */
+export function hostInternals(host: ObjectHost<NamespaceClasses, unknown>): HostInternals {
+  return internalsOf(host as ObjectHost);
+}
+
 const HOST_OPTIONS = {
   namespaces: "object",
   env: "object",
@@ -172,7 +203,8 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     this.#random = options.random;
     this.#bcwTimeoutMs = options.blockConcurrencyTimeoutMs;
     const env: Record<string, unknown> = { ...(options.env as object | undefined) };
-    const dispatcher: Dispatcher = { dispatch: (ns, id, binding, op) => this.#dispatch(ns, id, binding, op) };
+    const local: Dispatcher = { dispatch: (ns, id, binding, op) => this.#dispatch(ns, id, binding, op) };
+    const dispatcher = routers.get(options)?.(local) ?? local;
     for (const [name, objectClass] of Object.entries(options.namespaces)) {
       if (typeof objectClass !== "function") {
         throw new TypeError(`ObjectHost: namespace "${name}" must be a class with a (ctx, env) constructor.`);
@@ -182,6 +214,20 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       env[name] = new ObjectNamespace(name, name, dispatcher);
     }
     this.env = Object.freeze(env) as HostEnv<N, E>;
+  }
+
+  static {
+    internalsOf = (host) => ({
+      dispatch: (ns, id, binding, op) => host.#dispatch(ns, id, binding, op),
+      evict: async (ns, id) => {
+        const entry = host.#entries.get(`${ns}\u0000${id.toString()}`);
+        return entry === undefined ? false : host.#evict(entry, true);
+      },
+      held: () =>
+        [...host.#entries.values()]
+          .filter((e) => e.context !== null)
+          .map((e) => ({ namespace: e.namespace, id: e.id })),
+    });
   }
 
   /** The namespace registered as `name`. */

@@ -1,0 +1,385 @@
+/**
+ * Hosts on several processes (or machines) that share a store form a cluster with no coordinator:
+ *
+ * - membership: each host records itself (id, address, heartbeat) in a shared directory
+ *   (membership.ts);
+ * - ownership: an object's owner is chosen by rendezvous hashing over the live members
+ *   (rendezvous.ts), so every host computes the same owner from the same view;
+ * - forwarding: a stub call for an object another host owns is sent to it over HTTP (wire.ts); each
+ *   host serves that endpoint. A host that receives an operation for an object it does not own (its
+ *   view differs) answers 421 and the sender re-reads the members and tries again;
+ * - hand-over: when the members change, a host evicts the objects it no longer owns (they are flushed
+ *   and closed), and the new owner starts them from the store on their next event. `drain()` does
+ *   that for every object at once before a deploy.
+ *
+ * What membership cannot do is keep two hosts from writing one object while their views differ (a
+ * paused process, a slow heartbeat). That is the store's job: a persistence adapter with an
+ * exclusive claim per object (the S3 adapter's fencing, or the file adapter's per-directory lock on
+ * one machine). See docs/hosting.md for what is and is not guaranteed.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ObjectId } from "../context/object-id";
+import { ActorStoreError } from "../errors";
+import type { ObjectNamespace, StubBinding, StubOperation } from "../host/namespace";
+import {
+  createRoutedHost,
+  type HostEnv,
+  type HostInternals,
+  hostInternals,
+  type NamespaceClasses,
+  type ObjectHost,
+  type ObjectHostOptions,
+} from "../host/object-host";
+import { type Clock, systemClock } from "../util/clock";
+import { DirectoryMembership } from "./membership";
+import { rendezvousOwner } from "./rendezvous";
+import { decode, encode, FORWARD_PREFIX, fromWireError, toWireError, type WireResult } from "./wire";
+
+/** Options of {@link ClusterHost.start}: the host's options plus where the cluster meets. */
+export interface ClusterHostOptions<N extends NamespaceClasses, E = object> extends ObjectHostOptions<N, E> {
+  cluster: {
+    /** The directory the hosts share for membership (and, in the demo, for the objects' data). */
+    directory: string;
+    /** This host's id, unique in the cluster. */
+    id: string;
+    /** Where to serve forwarded operations. Default 127.0.0.1 and a free port. */
+    hostname?: string;
+    port?: number;
+    /** Heartbeat period. Default 1,000 ms. */
+    heartbeatMs?: number;
+    /** A member whose heartbeat is older than this is dead. Default 5,000 ms. */
+    ttlMs?: number;
+  };
+}
+
+/** How many times an operation follows a 421 (a host with another view) before giving up. */
+const MAX_HOPS = 4;
+
+/**
+ * One host of a cluster.
+ *
+ * @example
+ * ```ts
+ * const node = await ClusterHost.start({
+ *   namespaces: { COUNTER: Counter },
+ *   persistence: directoryPerObject("/shared/data"),
+ *   cluster: { directory: "/shared/cluster", id: "host-a", port: 8801 },
+ * });
+ * await node.env.COUNTER.getByName("a").increment(1); // served here or forwarded to the owner
+ * await node.drain();                                  // before a deploy
+ * await node.close();
+ * ```
+ */
+export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = object> {
+  /** The local host (its `env` routes through the cluster). */
+  readonly host: ObjectHost<N, E>;
+  /** This host's membership record. */
+  readonly membership: DirectoryMembership;
+  readonly #internals: HostInternals;
+  readonly #server: Server;
+  readonly #clock: Clock;
+  #draining = false;
+  #closed = false;
+  #forwarded = 0;
+  #served = 0;
+
+  private constructor(host: ObjectHost<N, E>, membership: DirectoryMembership, server: Server, clock: Clock) {
+    this.host = host;
+    this.membership = membership;
+    this.#internals = hostInternals(host as unknown as ObjectHost<NamespaceClasses, unknown>);
+    this.#server = server;
+    this.#clock = clock;
+  }
+
+  /** Starts the host: serves the forwarding endpoint and joins the cluster. */
+  static async start<N extends NamespaceClasses, E = object>(
+    options: ClusterHostOptions<N, E>,
+  ): Promise<ClusterHost<N, E>> {
+    const { cluster, ...hostOptions } = options;
+    if (cluster === undefined || typeof cluster.directory !== "string" || typeof cluster.id !== "string") {
+      throw new TypeError('ClusterHost: option "cluster" needs { directory, id }.');
+    }
+    const clock = hostOptions.clock ?? systemClock;
+    let self: ClusterHost<N, E> | undefined;
+    const host = createRoutedHost<N, E>(hostOptions, (local) => ({
+      dispatch: (ns, id, binding, op) => {
+        if (self === undefined) return local.dispatch(ns, id, binding, op);
+        return self.#route(ns, id, binding, op);
+      },
+    }));
+    const server = createServer((req, res) => {
+      if (self === undefined) {
+        res.writeHead(503).end();
+        return;
+      }
+      void self.#serve(req, res);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(cluster.port ?? 0, cluster.hostname ?? "127.0.0.1", () => resolve());
+    });
+    const address = server.address() as AddressInfo;
+    const membership = new DirectoryMembership({
+      directory: cluster.directory,
+      id: cluster.id,
+      address: `http://${cluster.hostname ?? "127.0.0.1"}:${address.port}`,
+      clock,
+      ...(cluster.heartbeatMs === undefined ? {} : { heartbeatMs: cluster.heartbeatMs }),
+      ...(cluster.ttlMs === undefined ? {} : { ttlMs: cluster.ttlMs }),
+      onChange: () => {
+        if (self !== undefined) void self.#handOver();
+      },
+    });
+    self = new ClusterHost(host, membership, server, clock);
+    await membership.join();
+    return self;
+  }
+
+  /** The env: namespaces whose stubs reach an object wherever the cluster runs it. */
+  get env(): HostEnv<N, E> {
+    return this.host.env;
+  }
+
+  /** The id of this host. */
+  get id(): string {
+    return this.membership.id;
+  }
+
+  /** The forwarding address of this host. */
+  get address(): string {
+    return this.membership.address;
+  }
+
+  /** The live member that owns an object now, by this host's view. */
+  ownerOf(namespace: string, id: ObjectId | string): string | undefined {
+    return rendezvousOwner(`${namespace}/${id.toString()}`, this.membership.live());
+  }
+
+  /** Operations this host sent to others, and operations it served for others. */
+  stats(): { forwarded: number; served: number } {
+    return { forwarded: this.#forwarded, served: this.#served };
+  }
+
+  /**
+   * Hands every object over before a deploy: leaves the membership (the others stop routing here at
+   * their next refresh), then evicts every object (flushing and closing it), so the next owner can
+   * start it at once. Operations that still arrive are forwarded to the new owners.
+   */
+  async drain(): Promise<void> {
+    this.#draining = true;
+    await this.membership.leave();
+    for (let round = 0; round < 50; round++) {
+      await this.host.evictIdle();
+      if (this.#internals.held().length === 0) break;
+      await new Promise<void>((resolve) => this.#clock.setTimer(resolve, 10));
+    }
+  }
+
+  /** Stops serving, leaves the cluster (unless already drained) and closes every object. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (!this.#draining) await this.membership.leave().catch(() => {});
+    this.membership.stop();
+    await new Promise<void>((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections?.();
+    });
+    await this.host.close();
+  }
+
+  /**
+   * Simulates a crash for tests: stops the heartbeat and the server without leaving the membership
+   * or flushing anything, as `kill -9` would (the record stays until its heartbeat is too old).
+   */
+  async crashForTest(): Promise<void> {
+    this.#closed = true;
+    this.membership.stop();
+    await new Promise<void>((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections?.();
+    });
+  }
+
+  // ------------------------------------------------------------------ routing
+
+  async #route(ns: string, id: ObjectId, binding: StubBinding, op: StubOperation): Promise<unknown> {
+    const key = `${ns}/${id.toString()}`;
+    for (let hop = 0; hop < MAX_HOPS; hop++) {
+      const owner = rendezvousOwner(key, this.membership.live());
+      if (owner === undefined) {
+        throw new ActorStoreError(
+          "ERR_UNAVAILABLE",
+          `No live host in the cluster can serve ${ns} object ${id.toString()}; start a host or wait for one to join.`,
+        );
+      }
+      if (owner === this.id && !this.#draining) return this.#internals.dispatch(ns, id, binding, op);
+      const member = this.membership.member(owner);
+      if (member === undefined) {
+        await this.membership.refresh();
+        continue;
+      }
+      const answer = await this.#forward(member.address, ns, id, op).catch((e: unknown) => ({ failed: e }));
+      if ("misdirected" in answer || "failed" in answer) {
+        // The owner's view differs from ours, or it is unreachable: re-read the members and retry.
+        await this.membership.refresh();
+        if ("failed" in answer && hop === MAX_HOPS - 1) throw answer.failed;
+        continue;
+      }
+      return answer.value;
+    }
+    throw new ActorStoreError(
+      "ERR_UNAVAILABLE",
+      `The hosts of the cluster disagree about who owns ${ns} object ${id.toString()}; try again once membership settles.`,
+    );
+  }
+
+  async #forward(
+    address: string,
+    ns: string,
+    id: ObjectId,
+    op: StubOperation,
+  ): Promise<{ value: unknown } | { misdirected: true }> {
+    this.#forwarded++;
+    const base = `${address}${FORWARD_PREFIX}${encodeURIComponent(ns)}/${id.toString()}`;
+    const headers: Record<string, string> = {};
+    if (id.name !== undefined) headers["x-actorstore-name"] = encodeURIComponent(id.name);
+    if (op.kind === "fetch") {
+      const request = op.request;
+      const forwardHeaders = new Headers(request.headers);
+      forwardHeaders.set("x-actorstore-url", request.url);
+      forwardHeaders.set("x-actorstore-method", request.method);
+      for (const [k, v] of Object.entries(headers)) forwardHeaders.set(k, v);
+      const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+      const response = await fetch(`${base}/fetch`, {
+        method: "POST",
+        headers: forwardHeaders,
+        ...(body === undefined ? {} : { body }),
+      });
+      if (response.status === 421 && response.headers.has("x-actorstore-owner")) return { misdirected: true };
+      if (response.headers.get("x-actorstore-error") === "1") {
+        throw fromWireError(decode<WireResult & { ok: false }>(new Uint8Array(await response.arrayBuffer())).error);
+      }
+      const out = new Headers(response.headers);
+      out.delete("content-length");
+      out.delete("transfer-encoding");
+      out.delete("connection");
+      out.delete("keep-alive");
+      out.delete("date");
+      const bytes = await response.arrayBuffer();
+      return {
+        value: new Response(response.status === 204 || response.status === 304 ? null : bytes, {
+          status: response.status,
+          statusText: response.statusText,
+          headers: out,
+        }),
+      };
+    }
+    const path =
+      op.kind === "call" ? `call/${encodeURIComponent(op.method)}` : `get/${encodeURIComponent(op.property)}`;
+    const response = await fetch(`${base}/${path}`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/octet-stream" },
+      body: op.kind === "call" ? Buffer.from(encode(op.args)) : Buffer.alloc(0),
+    });
+    if (response.status === 421) return { misdirected: true };
+    if (response.headers.get("content-type") !== "application/octet-stream") {
+      throw new ActorStoreError(
+        "ERR_UNAVAILABLE",
+        `Host ${address} answered ${response.status}: ${await response.text()}`,
+      );
+    }
+    const result = decode<WireResult>(new Uint8Array(await response.arrayBuffer()));
+    if (!result.ok) throw fromWireError(result.error);
+    return { value: result.value };
+  }
+
+  // ------------------------------------------------------------------ serving
+
+  async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://host");
+    if (!url.pathname.startsWith(FORWARD_PREFIX)) {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
+      return;
+    }
+    const [nsPart, idPart, kind, namePart] = url.pathname.slice(FORWARD_PREFIX.length).split("/");
+    const ns = decodeURIComponent(nsPart ?? "");
+    let id: ObjectId;
+    try {
+      const namespace = (this.env as Record<string, unknown>)[ns] as ObjectNamespace | undefined;
+      if (namespace === undefined || typeof namespace.idFromString !== "function")
+        throw new TypeError(`no namespace ${ns}`);
+      const nameHeader = req.headers["x-actorstore-name"];
+      const name = typeof nameHeader === "string" ? decodeURIComponent(nameHeader) : undefined;
+      id = name !== undefined ? namespace.idFromName(name) : namespace.idFromString(idPart ?? "");
+      if (id.toString() !== idPart) throw new TypeError("the name does not match the id");
+    } catch (e) {
+      res.writeHead(400, { "content-type": "text/plain" }).end(String((e as Error).message));
+      return;
+    }
+    const owner = this.ownerOf(ns, id);
+    if (owner !== this.id || this.#draining) {
+      res.writeHead(421, { "x-actorstore-owner": owner ?? "" }).end();
+      return;
+    }
+    this.#served++;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const binding: StubBinding = { token: null };
+    if (kind === "fetch") {
+      try {
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(req.headers)) {
+          if (v === undefined || k.startsWith("x-actorstore-") || k === "host" || k === "content-length") continue;
+          headers.set(k, Array.isArray(v) ? v.join(", ") : v);
+        }
+        const method = String(req.headers["x-actorstore-method"] ?? "GET");
+        const request = new Request(String(req.headers["x-actorstore-url"] ?? "http://object/"), {
+          method,
+          headers,
+          ...(method === "GET" || method === "HEAD" ? {} : { body }),
+        });
+        const response = (await this.#internals.dispatch(ns, id, binding, { kind: "fetch", request })) as Response;
+        const bytes = Buffer.from(await response.arrayBuffer());
+        const out: Record<string, string> = {};
+        response.headers.forEach((value, key) => {
+          out[key] = value;
+        });
+        res.writeHead(response.status, response.statusText, out).end(bytes);
+      } catch (e) {
+        res
+          .writeHead(500, { "x-actorstore-error": "1", "content-type": "application/octet-stream" })
+          .end(encode({ ok: false, error: toWireError(e) }));
+      }
+      return;
+    }
+    let result: WireResult;
+    try {
+      const name = decodeURIComponent(namePart ?? "");
+      const op: StubOperation =
+        kind === "call"
+          ? { kind: "call", method: name, args: decode<unknown[]>(body) }
+          : { kind: "get", property: name };
+      result = { ok: true, value: await this.#internals.dispatch(ns, id, binding, op) };
+    } catch (e) {
+      result = { ok: false, error: toWireError(e) };
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = encode(result);
+    } catch (e) {
+      bytes = encode({ ok: false, error: toWireError(e) });
+    }
+    res.writeHead(200, { "content-type": "application/octet-stream" }).end(bytes);
+  }
+
+  /** After the members changed: evict every local object another host owns now. */
+  async #handOver(): Promise<void> {
+    if (this.#closed) return;
+    for (const { namespace, id } of this.#internals.held()) {
+      if (this.ownerOf(namespace, id) !== this.id) await this.#internals.evict(namespace, id).catch(() => false);
+    }
+  }
+}

@@ -1,0 +1,185 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { ClusterHost } from "../../src/cluster/cluster-host";
+import { rendezvousOwner, rendezvousRank } from "../../src/cluster/rendezvous";
+import { DurableObject } from "../../src/context/durable-object";
+import { directoryPerObject } from "../../src/host/options";
+import { FakeClock } from "../../src/util/clock";
+
+interface Env {
+  HOST_ID: string;
+}
+
+class Counter extends DurableObject<Env> {
+  async increment(by: number): Promise<{ n: number; servedBy: string }> {
+    const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + by;
+    await this.ctx.storage.put("n", n);
+    return { n, servedBy: this.env.HOST_ID };
+  }
+  whoAmI(): { name: string | null; servedBy: string } {
+    return { name: this.ctx.id.name ?? null, servedBy: this.env.HOST_ID };
+  }
+  boom(): never {
+    throw new RangeError("bad thing");
+  }
+  echo(value: unknown): unknown {
+    return value;
+  }
+  override async fetch(request: Request): Promise<Response> {
+    const body = request.method === "POST" ? await request.text() : "";
+    return new Response(`${request.method} ${new URL(request.url).pathname} ${body} by ${this.env.HOST_ID}`, {
+      status: 201,
+      headers: { "x-served-by": this.env.HOST_ID },
+    });
+  }
+}
+
+let dir: string;
+const nodes: Array<ClusterHost<{ COUNTER: typeof Counter }, Env>> = [];
+const clock = new FakeClock();
+
+async function startNode(id: string): Promise<ClusterHost<{ COUNTER: typeof Counter }, Env>> {
+  const node = await ClusterHost.start({
+    namespaces: { COUNTER: Counter },
+    env: { HOST_ID: id },
+    clock,
+    persistence: directoryPerObject(join(dir, "data")),
+    cluster: { directory: dir, id, heartbeatMs: 1_000, ttlMs: 3_000 },
+  });
+  nodes.push(node);
+  return node;
+}
+
+/** Every node renews its heartbeat and re-reads the members (what the next heartbeat does). */
+async function beatAll(): Promise<void> {
+  for (const n of nodes) await n.membership.beat().catch(() => {});
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "actorstore-cluster-"));
+});
+afterEach(async () => {
+  await Promise.all(nodes.splice(0).map((n) => n.close().catch(() => {})));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("rendezvous hashing", () => {
+  test("every host picks the same owner; removing a member moves only its objects, each to its next choice", () => {
+    const members = ["a", "b", "c", "d"];
+    const keys = Array.from({ length: 2_000 }, (_, i) => `COUNTER/${i}`);
+    const owners = keys.map((k) => rendezvousOwner(k, members));
+    expect(keys.map((k) => rendezvousOwner(k, [...members].reverse()))).toEqual(owners);
+    for (const m of members) {
+      const share = owners.filter((o) => o === m).length / keys.length;
+      expect(share).toBeGreaterThan(0.2);
+      expect(share).toBeLessThan(0.3);
+    }
+    const without = members.filter((m) => m !== "b");
+    keys.forEach((k, i) => {
+      const after = rendezvousOwner(k, without);
+      if (owners[i] !== "b") expect(after).toBe(owners[i]);
+      else expect(after).toBe(rendezvousRank(k, members)[1]);
+    });
+    expect(rendezvousOwner("x", [])).toBeUndefined();
+  });
+});
+
+describe("cluster of hosts on loopback", () => {
+  test("an operation sent to any host reaches the owner; RPC, errors and fetch survive forwarding", async () => {
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await beatAll();
+    expect(a.membership.live()).toEqual(["host-a", "host-b"]);
+    const names = Array.from({ length: 12 }, (_, i) => `room-${i}`);
+    const owners = new Set<string>();
+    for (const name of names) {
+      const id = a.env.COUNTER.idFromName(name);
+      const owner = a.ownerOf("COUNTER", id);
+      expect(b.ownerOf("COUNTER", id)).toBe(owner);
+      owners.add(owner as string);
+      expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 1, servedBy: owner });
+      expect(await b.env.COUNTER.getByName(name).increment(2)).toEqual({ n: 3, servedBy: owner });
+      // The name travels with a forwarded operation.
+      expect(await b.env.COUNTER.getByName(name).whoAmI()).toEqual({ name, servedBy: owner });
+    }
+    expect(owners).toEqual(new Set(["host-a", "host-b"]));
+    expect(a.stats().forwarded).toBeGreaterThan(0);
+    expect(b.stats().forwarded).toBeGreaterThan(0);
+
+    // Pick a name owned by b and call it through a.
+    const remote = names.find((n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b") as string;
+    const stub = a.env.COUNTER.getByName(remote);
+    await expect(stub.boom()).rejects.toThrowError(new RangeError("bad thing"));
+    await expect((stub as unknown as { nope(): Promise<unknown> }).nope()).rejects.toThrowError(
+      new TypeError('The RPC receiver does not implement the method "nope".'),
+    );
+    const value = { d: new Date(7), m: new Map([[1, "x"]]), big: 5n };
+    expect(await stub.echo(value)).toEqual(value);
+    const res = await stub.fetch("http://room/path", { method: "POST", body: "hello" });
+    expect(res.status).toBe(201);
+    expect(res.headers.get("x-served-by")).toBe("host-b");
+    expect(await res.text()).toBe("POST /path hello by host-b");
+  });
+
+  test("kill of the owner: after its heartbeat expires another host serves the object with every confirmed write", async () => {
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await beatAll();
+    const name = Array.from({ length: 50 }, (_, i) => `k-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-a",
+    ) as string;
+    let confirmed = 0;
+    for (let i = 0; i < 5; i++) confirmed = (await b.env.COUNTER.getByName(name).increment(1)).n;
+    expect(confirmed).toBe(5);
+    await a.crashForTest();
+    nodes.splice(nodes.indexOf(a), 1);
+    // Until the heartbeat is too old, b still routes to a, which does not answer.
+    await clock.advance(3_000);
+    await beatAll();
+    expect(b.membership.live()).toEqual(["host-b"]);
+    expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 6, servedBy: "host-b" });
+    await a.host.close().catch(() => {});
+  });
+
+  test("drain hands objects over at once; the drained host forwards what still reaches it", async () => {
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await beatAll();
+    const names = Array.from({ length: 20 }, (_, i) => `d-${i}`);
+    for (const n of names) await a.env.COUNTER.getByName(n).increment(1);
+    expect(a.host.stats().live).toBeGreaterThan(0);
+    await a.drain();
+    expect(a.host.stats().live).toBe(0);
+    await b.membership.refresh();
+    expect(b.membership.live()).toEqual(["host-b"]);
+    for (const n of names) {
+      expect(await a.env.COUNTER.getByName(n).increment(1)).toEqual({ n: 2, servedBy: "host-b" });
+    }
+  });
+
+  test("a host that joins takes over its share: the others evict what moved, with nothing lost", async () => {
+    const a = await startNode("host-a");
+    const names = Array.from({ length: 20 }, (_, i) => `j-${i}`);
+    for (const n of names) expect((await a.env.COUNTER.getByName(n).increment(1)).servedBy).toBe("host-a");
+    const b = await startNode("host-b");
+    await beatAll();
+    await a.host.settled();
+    const moved = names.filter((n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b");
+    expect(moved.length).toBeGreaterThan(0);
+    // a evicted the objects that moved (its hand-over runs when it sees the new member).
+    const held = new Set(a.host.objects().map((o) => o.name));
+    for (const n of moved) expect(held.has(n)).toBe(false);
+    for (const n of names) {
+      const owner = a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n));
+      expect(await b.env.COUNTER.getByName(n).increment(1)).toEqual({ n: 2, servedBy: owner });
+    }
+  });
+
+  test("no live host: ERR_UNAVAILABLE", async () => {
+    const a = await startNode("host-a");
+    await a.drain();
+    await expect(a.env.COUNTER.getByName("x").increment(1)).rejects.toMatchObject({ code: "ERR_UNAVAILABLE" });
+  });
+});
