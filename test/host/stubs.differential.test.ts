@@ -1,0 +1,128 @@
+/**
+ * The namespace and stub rules against real workerd (Miniflare 4): the same scenario runs in a
+ * Worker against `env.C`/`env.O` and in Node against an ObjectHost, and each step's outcome (value,
+ * or error class, name and message) must match.
+ */
+import { Miniflare } from "miniflare";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type HostedClass, ObjectHost } from "../../src/host/object-host";
+import { FakeClock } from "../../src/util/clock";
+import { ensureWorkerdExecutable } from "../differential/workerd";
+
+/**
+ * The scenario, as a self-contained function (its source is embedded in the Worker). `env` has two
+ * namespaces of the same class, `C` and `O`.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the scenario runs untyped in the Worker too
+async function scenario(env: Record<string, any>): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const t = async (name: string, f: () => unknown) => {
+    try {
+      const v = await f();
+      out[name] = { ok: true, v: typeof v === "object" && v !== null ? JSON.stringify(v) : String(v) };
+      // biome-ignore lint/suspicious/noExplicitAny: anything may be thrown
+    } catch (e: any) {
+      out[name] = { ok: false, ctor: e?.constructor?.name, name: e?.name, message: e?.message };
+    }
+  };
+  const id = env.C.idFromName("a");
+  const s = env.C.get(id);
+  const unused = env.C.get(id);
+  await t("idShape", () => /^[0-9a-f]{64}$/.test(id.toString()) && id.name === "a" && s.name === "a");
+  await t("scoped", () => env.O.idFromName("a").toString() !== id.toString());
+  await t("crossNamespace", () => env.O.idFromString(id.toString()).toString());
+  await t("notHex", () => env.C.idFromString("zz"));
+  await t("notAString", () => env.C.idFromString(5));
+  await t("foreignHex", () => env.C.idFromString("a".repeat(64)));
+  await t("upperCase", () => env.C.idFromString(id.toString().toUpperCase()).toString() === id.toString());
+  await t("parsedName", () => String(env.C.idFromString(id.toString()).name));
+  await t("getNotId", () => env.C.get("abc"));
+  await t("uniqueName", () => String(env.C.newUniqueId().name));
+  await t("increment", () => s.increment(2));
+  await t("missing", () => s.nope(1));
+  await t("field", () => s.field());
+  await t("boom", () => s.boom());
+  await t("symbolArg", () => s.echo(Symbol("x")));
+  await t("classArg", () => {
+    class K {
+      x = 1;
+    }
+    return s.echo(new K());
+  });
+  await t("symbolResult", () => s.symbol());
+  await t("dateEcho", async () => (await s.echo(new Date(5))) instanceof Date);
+  await t("mutation", async () => {
+    const o = { a: 1 };
+    const r = await s.mutate(o);
+    return [o, r];
+  });
+  await t("getter", async () => await s.answer);
+  await t("thenable", () => typeof s.then);
+  await t("fetch", async () => (await s.fetch("http://x/p")).text());
+  await t("abort", () => s.abortMe("custom reason"));
+  await t("sameStubAfter", () => s.increment(1));
+  await t("unusedStubAfter", () => unused.increment(1));
+  await t("newStubAfter", () => env.C.get(id).increment(1));
+  await t("byName", () => env.C.getByName("bn").whoAmI());
+  return out;
+}
+
+const CLASS_SOURCE = `
+  async increment(n) { const v = ((await this.ctx.storage.get("n")) ?? 0) + n; await this.ctx.storage.put("n", v); return v; }
+  boom() { const e = new RangeError("bad thing"); e.extra = 5; throw e; }
+  symbol() { return Symbol("q"); }
+  echo(x) { return x; }
+  mutate(o) { o.changed = true; return o; }
+  abortMe(reason) { this.ctx.abort(reason); }
+  get answer() { return 42; }
+  field = 7;
+  whoAmI() { return { name: this.ctx.id.name ?? null }; }
+  async fetch(request) { return new Response("fetched " + new URL(request.url).pathname); }
+`;
+
+// The same class for Node (the Worker gets CLASS_SOURCE inside `class ... extends DurableObject`).
+const NodeClass = new Function("base", `return class Scenario extends base { ${CLASS_SOURCE} }`)(
+  class {
+    ctx: unknown;
+    constructor(ctx: unknown) {
+      this.ctx = ctx;
+    }
+  },
+) as HostedClass;
+
+let mf: Miniflare;
+beforeAll(async () => {
+  ensureWorkerdExecutable();
+  const source = scenario.toString();
+  if (/__vite_ssr_|__vi_import|import\.meta/.test(source)) throw new Error("the scenario must stay self-contained");
+  const script = `
+import { DurableObject } from "cloudflare:workers";
+// esbuild's keepNames helper, in case the test transform inserted calls to it.
+const __name = (target) => target;
+export class Scenario extends DurableObject { ${CLASS_SOURCE} }
+// A second class, so that its ids differ (workerd keys a namespace by its class).
+export class Other extends Scenario {}
+const scenario = ${source};
+export default { async fetch(request, env) { return Response.json(await scenario(env)); } };`;
+  mf = new Miniflare({
+    modules: true,
+    script,
+    compatibilityDate: "2026-02-23",
+    durableObjects: { C: { className: "Scenario", useSQLite: true }, O: { className: "Other", useSQLite: true } },
+  });
+}, 60_000);
+afterAll(async () => {
+  await mf?.dispose();
+});
+
+describe("stubs against workerd", () => {
+  test("every step has the same outcome (value, or error class and message)", async () => {
+    const response = await mf.dispatchFetch("http://x/");
+    const workerd = (await response.json()) as Record<string, unknown>;
+    const host = new ObjectHost({ namespaces: { C: NodeClass, O: NodeClass }, clock: new FakeClock() });
+    const ours = JSON.parse(JSON.stringify(await scenario(host.env as unknown as Record<string, unknown>)));
+    await host.close();
+    expect(Object.keys(ours)).toEqual(Object.keys(workerd));
+    for (const key of Object.keys(workerd)) expect({ [key]: ours[key] }).toEqual({ [key]: workerd[key] });
+  }, 60_000);
+});
