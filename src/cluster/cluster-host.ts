@@ -79,12 +79,21 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
   readonly #internals: HostInternals;
   readonly #server: Server;
   readonly #clock: Clock;
+  readonly #ttlMs: number;
   #draining = false;
+  #handingOver: Promise<void> = Promise.resolve();
   #closed = false;
   #forwarded = 0;
   #served = 0;
 
-  private constructor(host: ObjectHost<N, E>, membership: DirectoryMembership, server: Server, clock: Clock) {
+  private constructor(
+    host: ObjectHost<N, E>,
+    membership: DirectoryMembership,
+    server: Server,
+    clock: Clock,
+    ttlMs: number,
+  ) {
+    this.#ttlMs = ttlMs;
     this.host = host;
     this.membership = membership;
     this.#internals = hostInternals(host as unknown as ObjectHost<NamespaceClasses, unknown>);
@@ -128,10 +137,11 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       ...(cluster.heartbeatMs === undefined ? {} : { heartbeatMs: cluster.heartbeatMs }),
       ...(cluster.ttlMs === undefined ? {} : { ttlMs: cluster.ttlMs }),
       onChange: () => {
-        if (self !== undefined) void self.#handOver();
+        const node = self;
+        if (node !== undefined) node.#handingOver = node.#handingOver.then(() => node.#handOver());
       },
     });
-    self = new ClusterHost(host, membership, server, clock);
+    self = new ClusterHost(host, membership, server, clock, cluster.ttlMs ?? 5_000);
     await membership.join();
     return self;
   }
@@ -154,6 +164,12 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
   /** The live member that owns an object now, by this host's view. */
   ownerOf(namespace: string, id: ObjectId | string): string | undefined {
     return rendezvousOwner(`${namespace}/${id.toString()}`, this.membership.live());
+  }
+
+  /** Resolves when the hand-over after the last membership change is done and the host is settled. */
+  async settled(): Promise<void> {
+    await this.#handingOver;
+    await this.host.settled();
   }
 
   /** Operations this host sent to others, and operations it served for others. */
@@ -191,7 +207,8 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
 
   /**
    * Simulates a crash for tests: stops the heartbeat and the server without leaving the membership
-   * or flushing anything, as `kill -9` would (the record stays until its heartbeat is too old).
+   * (the record stays until its heartbeat is too old), and closes the objects so that the store's
+   * lock is released, as the death of the process would.
    */
   async crashForTest(): Promise<void> {
     this.#closed = true;
@@ -200,6 +217,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       this.#server.close(() => resolve());
       this.#server.closeAllConnections?.();
     });
+    await this.host.close();
   }
 
   // ------------------------------------------------------------------ routing
@@ -214,7 +232,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
           `No live host in the cluster can serve ${ns} object ${id.toString()}; start a host or wait for one to join.`,
         );
       }
-      if (owner === this.id && !this.#draining) return this.#internals.dispatch(ns, id, binding, op);
+      if (owner === this.id && !this.#draining) return this.#local(ns, id, binding, op);
       const member = this.membership.member(owner);
       if (member === undefined) {
         await this.membership.refresh();
@@ -277,7 +295,11 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       };
     }
     const path =
-      op.kind === "call" ? `call/${encodeURIComponent(op.method)}` : `get/${encodeURIComponent(op.property)}`;
+      op.kind === "call"
+        ? `call/${encodeURIComponent(op.method)}`
+        : op.kind === "start"
+          ? "start/-"
+          : `get/${encodeURIComponent(op.property)}`;
     const response = await fetch(`${base}/${path}`, {
       method: "POST",
       headers: { ...headers, "content-type": "application/octet-stream" },
@@ -293,6 +315,24 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     const result = decode<WireResult>(new Uint8Array(await response.arrayBuffer()));
     if (!result.ok) throw fromWireError(result.error);
     return { value: result.value };
+  }
+
+  /**
+   * Runs an operation on a local object. While the previous owner still holds the object's store
+   * (`ERR_LOCKED`: it is handing the object over, or it is paused and still holds it), waits and
+   * tries again for up to `ttlMs`, in real time: this waits for another process, not for the
+   * object's logical clock.
+   */
+  async #local(ns: string, id: ObjectId, binding: StubBinding, op: StubOperation): Promise<unknown> {
+    const deadline = systemClock.now() + this.#ttlMs;
+    for (;;) {
+      try {
+        return await this.#internals.dispatch(ns, id, binding, op);
+      } catch (e) {
+        if (!(e instanceof ActorStoreError && e.code === "ERR_LOCKED") || systemClock.now() >= deadline) throw e;
+        await new Promise<void>((resolve) => systemClock.setTimer(resolve, 50));
+      }
+    }
   }
 
   // ------------------------------------------------------------------ serving
@@ -341,7 +381,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
           headers,
           ...(method === "GET" || method === "HEAD" ? {} : { body }),
         });
-        const response = (await this.#internals.dispatch(ns, id, binding, { kind: "fetch", request })) as Response;
+        const response = (await this.#local(ns, id, binding, { kind: "fetch", request })) as Response;
         const bytes = Buffer.from(await response.arrayBuffer());
         const out: Record<string, string> = {};
         response.headers.forEach((value, key) => {
@@ -361,8 +401,10 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       const op: StubOperation =
         kind === "call"
           ? { kind: "call", method: name, args: decode<unknown[]>(body) }
-          : { kind: "get", property: name };
-      result = { ok: true, value: await this.#internals.dispatch(ns, id, binding, op) };
+          : kind === "start"
+            ? { kind: "start" }
+            : { kind: "get", property: name };
+      result = { ok: true, value: await this.#local(ns, id, binding, op) };
     } catch (e) {
       result = { ok: false, error: toWireError(e) };
     }

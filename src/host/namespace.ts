@@ -86,7 +86,9 @@ const JURISDICTIONS: ReadonlySet<string> = new Set(["eu", "fedramp", "fedramp-hi
 export type StubOperation =
   | { readonly kind: "fetch"; readonly request: Request }
   | { readonly kind: "call"; readonly method: string; readonly args: unknown[] }
-  | { readonly kind: "get"; readonly property: string };
+  | { readonly kind: "get"; readonly property: string }
+  /** Starts the object (so that its alarm is armed) and runs nothing. */
+  | { readonly kind: "start" };
 
 /** What a stub's calls go through (the host). @internal */
 export interface Dispatcher {
@@ -101,6 +103,7 @@ export interface Dispatcher {
 
 /** Runs one stub operation on an instance, by the platform's rules. @internal */
 export function applyOperation(instance: object, operation: StubOperation): unknown {
+  if (operation.kind === "start") return undefined;
   if (operation.kind === "fetch") {
     const handler = (instance as { fetch?: unknown }).fetch;
     if (typeof handler !== "function") throw new Error("Handler does not export a fetch() function.");

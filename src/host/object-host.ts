@@ -177,6 +177,8 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   readonly #classes = new Map<string, HostedClass>();
   readonly #entries = new Map<string, Entry>();
   readonly #persistence: PersistenceFactory;
+  /** Where operations go: the local objects, or a cluster's router. */
+  readonly #router: Dispatcher;
   readonly #storage: ObjectHostOptions<N, E>["storage"];
   readonly #random: (() => number) | undefined;
   readonly #bcwTimeoutMs: number | undefined;
@@ -205,6 +207,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     const env: Record<string, unknown> = { ...(options.env as object | undefined) };
     const local: Dispatcher = { dispatch: (ns, id, binding, op) => this.#dispatch(ns, id, binding, op) };
     const dispatcher = routers.get(options)?.(local) ?? local;
+    this.#router = dispatcher;
     for (const [name, objectClass] of Object.entries(options.namespaces)) {
       if (typeof objectClass !== "function") {
         throw new TypeError(`ObjectHost: namespace "${name}" must be a class with a (ctx, env) constructor.`);
@@ -488,6 +491,17 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     return true;
   }
 
+  /** Whether an entry has no context, no start or stop under way, no event in flight and no wake timer. */
+  #holdsNothing(entry: Entry): boolean {
+    return (
+      entry.context === null &&
+      !entry.opening &&
+      !entry.closing &&
+      entry.inFlight === 0 &&
+      entry.wakeTimer === undefined
+    );
+  }
+
   /** Keeps one timer for a sleeping object's alarm: the host starts the object when it is due. */
   #planWake(entry: Entry, atMs: number): void {
     entry.wakeAtMs = atMs;
@@ -497,16 +511,22 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
         entry.wakeAtMs = null;
         if (this.#closed || entry.context || entry.opening || entry.closing) return;
         this.#alarmWakes++;
+        // Started through the router: in a cluster, the object's owner may be another host now.
         // The context arms the stored alarm as it opens; an alarm whose time passed fires at once.
-        this.#open(entry).then(
+        this.#router.dispatch(entry.namespace, entry.id, { token: null }, { kind: "start" }).then(
           () => {
-            if (entry.inFlight === 0) this.#armIdle(entry);
+            // Started elsewhere (another host owns it now): forget the local record.
+            const current = this.#entries.get(entry.key);
+            if (current !== undefined && this.#holdsNothing(current)) this.#entries.delete(entry.key);
           },
           () => {
             // The object could not start (its persistence failed to open, say): try again later
             // rather than lose the alarm.
-            if (!this.#closed && entry.context === null && entry.wakeTimer === undefined) {
-              this.#planWake(entry, this.clock.now() + Math.max(1_000, Math.min(this.idleTimeoutMs, 60_000)));
+            if (this.#closed) return;
+            let current = this.#entries.get(entry.key);
+            if (current === undefined) this.#entries.set(entry.key, (current = entry));
+            if (this.#holdsNothing(current)) {
+              this.#planWake(current, this.clock.now() + Math.max(1_000, Math.min(this.idleTimeoutMs, 60_000)));
             }
           },
         );

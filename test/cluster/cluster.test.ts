@@ -21,6 +21,15 @@ class Counter extends DurableObject<Env> {
   whoAmI(): { name: string | null; servedBy: string } {
     return { name: this.ctx.id.name ?? null, servedBy: this.env.HOST_ID };
   }
+  async alarmAt(ms: number): Promise<void> {
+    await this.ctx.storage.setAlarm(ms);
+  }
+  override async alarm(): Promise<void> {
+    await this.ctx.storage.put("alarmedBy", this.env.HOST_ID);
+  }
+  async alarmedBy(): Promise<string | null> {
+    return (await this.ctx.storage.get<string>("alarmedBy")) ?? null;
+  }
   boom(): never {
     throw new RangeError("bad thing");
   }
@@ -165,7 +174,7 @@ describe("cluster of hosts on loopback", () => {
     for (const n of names) expect((await a.env.COUNTER.getByName(n).increment(1)).servedBy).toBe("host-a");
     const b = await startNode("host-b");
     await beatAll();
-    await a.host.settled();
+    await a.settled();
     const moved = names.filter((n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b");
     expect(moved.length).toBeGreaterThan(0);
     // a evicted the objects that moved (its hand-over runs when it sees the new member).
@@ -174,6 +183,30 @@ describe("cluster of hosts on loopback", () => {
     for (const n of names) {
       const owner = a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n));
       expect(await b.env.COUNTER.getByName(n).increment(1)).toEqual({ n: 2, servedBy: owner });
+    }
+  });
+
+  test("an evicted object's alarm wakes it on its owner, also when the owner changed meanwhile", async () => {
+    const a = await startNode("host-a");
+    const names = Array.from({ length: 40 }, (_, i) => `w-${i}`);
+    const at = clock.now() + 60_000;
+    for (const n of names.slice(0, 10)) await a.env.COUNTER.getByName(n).alarmAt(at);
+    await a.host.evictIdle();
+    expect(a.host.stats()).toMatchObject({ live: 0, sleeping: 10 });
+    const b = await startNode("host-b");
+    await beatAll();
+    await a.settled();
+    const owners = names.slice(0, 10).map((n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)));
+    expect(owners).toContain("host-b");
+    // Heartbeats keep both alive while the clock moves to the alarms.
+    for (let t = 0; t < 61; t++) {
+      await clock.advance(1_000);
+      await beatAll();
+    }
+    await a.settled();
+    await b.settled();
+    for (const [i, n] of names.slice(0, 10).entries()) {
+      expect(await b.env.COUNTER.getByName(n).alarmedBy()).toBe(owners[i]);
     }
   });
 
