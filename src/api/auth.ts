@@ -21,31 +21,89 @@ export type Credentials =
 /** Either what the headers said, or the response to send back. */
 export type HeaderCheck<T> = { ok: true; value: T } | { ok: false; response: ApiResponse<never> };
 
+// RFC 9110 `token` characters, the only ones a header name may have.
+const TOKEN_CHARS = new Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+
+function isHeaderName(name: string): boolean {
+  if (name.length === 0) return false;
+  for (const c of name) if (!TOKEN_CHARS.has(c)) return false;
+  return true;
+}
+
 /**
- * Reads one header case-insensitively without ever throwing.
+ * Reads one header case-insensitively without ever throwing: the value, `undefined` when the header
+ * is absent, or a failure (400, `6003 Invalid request headers`) when `name` cannot be a header name
+ * at all (the `Headers` class throws a `TypeError` there).
  *
  * @example
  * ```ts
- * readHeader({ "content-type": "application/json" }, "Content-Type"); // "application/json"
+ * readHeader({ "content-type": "application/json" }, "Content-Type"); // { ok: true, value: "application/json" }
+ * readHeader(new Headers(), "=\n[").ok; // false
  * ```
  */
-export function readHeader(headers: HeadersInput, name: string): string | undefined {
+export function readHeader(headers: HeadersInput, name: string): HeaderCheck<string | undefined> {
+  if (!isHeaderName(name)) return { ok: false, response: fail(400, invalidRequestHeaders([])) };
   // Guarded so that runtimes without a global Headers still work with plain records.
-  if (typeof Headers !== "undefined" && headers instanceof Headers) return headers.get(name) ?? undefined;
+  if (typeof Headers !== "undefined" && headers instanceof Headers) {
+    return { ok: true, value: headers.get(name) ?? undefined };
+  }
   const wanted = name.toLowerCase();
   for (const [key, value] of Object.entries(headers as Readonly<Record<string, string | undefined>>)) {
-    if (key.toLowerCase() === wanted && value !== undefined) return value;
+    if (key.toLowerCase() === wanted && value !== undefined) return { ok: true, value };
   }
-  return undefined;
+  return { ok: true, value: undefined };
+}
+
+/** {@link readHeader} for the fixed, valid names this module reads. */
+function header(headers: HeadersInput, name: CheckedHeader): string | undefined {
+  const read = readHeader(headers, name);
+  return read.ok ? read.value : undefined;
 }
 
 // RFC 6750 b64token. Platform tokens are 40 characters of [A-Za-z0-9_-], a subset of this.
 const BEARER_RE = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 // Global API keys are 37 characters of digits and lower-case letters; anything else gets 6103.
 const API_KEY_RE = /^[0-9a-z]{37}$/;
-// Deliberately loose: the platform's exact rule is not documented, and we only reject what is
-// clearly not an address (spaces, no @, no dot in the domain).
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * Deliberately loose: the platform's exact rule is not documented, and we only reject what is
+ * clearly not an address: whitespace, not exactly one `@`, an empty local part, or a domain without
+ * a dot between two non-empty labels. A single left-to-right scan: a regular expression for this
+ * rule backtracks quadratically on a long header full of dots.
+ */
+function isPlausibleEmail(email: string): boolean {
+  let at = -1;
+  let dotInDomain = false;
+  for (let i = 0; i < email.length; i++) {
+    const c = email.charCodeAt(i);
+    if (c === 0x40) {
+      if (at !== -1 || i === 0) return false;
+      at = i;
+    } else if (isWhitespaceCode(c)) {
+      return false;
+    } else if (c === 0x2e && at !== -1 && i > at + 1 && i < email.length - 1) {
+      dotInDomain = true;
+    }
+  }
+  return at !== -1 && dotInDomain;
+}
+
+/** What `\s` matches in a JavaScript regular expression, tested one code unit at a time. */
+function isWhitespaceCode(c: number): boolean {
+  return (
+    (c >= 0x09 && c <= 0x0d) ||
+    c === 0x20 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
 
 function headerFailure(headers: CheckedHeader[]): ApiResponse<never> {
   return fail(400, invalidRequestHeaders(headers));
@@ -68,19 +126,19 @@ function headerFailure(headers: CheckedHeader[]): ApiResponse<never> {
  * ```
  */
 export function validateAuthHeaders(headers: HeadersInput): HeaderCheck<Credentials> {
-  const authorization = readHeader(headers, "authorization");
+  const authorization = header(headers, "authorization");
   if (authorization !== undefined) {
     const m = BEARER_RE.exec(authorization.trim());
     if (m === null || m[1] === undefined) return { ok: false, response: headerFailure(["authorization"]) };
     return { ok: true, value: { scheme: "api_token", token: m[1] } };
   }
-  const email = readHeader(headers, "x-auth-email");
-  const key = readHeader(headers, "x-auth-key");
+  const email = header(headers, "x-auth-email");
+  const key = header(headers, "x-auth-key");
   if (email === undefined && key === undefined) {
     return { ok: false, response: fail(401, authenticationError()) };
   }
   const bad: CheckedHeader[] = [];
-  if (email === undefined || !EMAIL_RE.test(email.trim())) bad.push("x-auth-email");
+  if (email === undefined || !isPlausibleEmail(email.trim())) bad.push("x-auth-email");
   if (key === undefined || !API_KEY_RE.test(key.trim())) bad.push("x-auth-key");
   if (bad.length > 0 || email === undefined || key === undefined) return { ok: false, response: headerFailure(bad) };
   return { ok: true, value: { scheme: "api_key", email: email.trim(), key: key.trim() } };
@@ -108,7 +166,7 @@ export function describeCredentials(credentials: Credentials): string {
  * ```
  */
 export function validateJsonContentType(headers: HeadersInput): HeaderCheck<"application/json"> {
-  const raw = readHeader(headers, "content-type");
+  const raw = header(headers, "content-type");
   const mediaType = raw?.split(";", 1)[0]?.trim().toLowerCase();
   if (mediaType !== "application/json") return { ok: false, response: headerFailure(["content-type"]) };
   return { ok: true, value: "application/json" };

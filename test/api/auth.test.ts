@@ -121,7 +121,23 @@ describe("secrets never leak", () => {
   it("readHeader: does not throw on values the Headers constructor would refuse", () => {
     // new Headers({ a: "x\n" }) throws a TypeError that quotes the value.
     expect(() => readHeader({ Authorization: `Bearer ${SECRET}\r\n` }, "authorization")).not.toThrow();
+    expect(readHeader({ Authorization: "x" }, "authorization")).toEqual({ ok: true, value: "x" });
+    expect(readHeader(new Headers(), "authorization")).toEqual({ ok: true, value: undefined });
   });
+
+  it.each(["=\n[", "", "a b", "x:y", "é", "a\u0000"])(
+    "readHeader: a name that cannot be a header (%j) is an error result",
+    (name) => {
+      for (const headers of [new Headers(), { [name]: "v" }]) {
+        const read = readHeader(headers, name);
+        expect(read.ok).toBe(false);
+        if (!read.ok) {
+          expect(read.response.status).toBe(400);
+          expect(read.response.body.errors[0]?.code).toBe(6003);
+        }
+      }
+    },
+  );
 });
 
 describe("validateJsonContentType", () => {

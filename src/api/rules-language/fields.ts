@@ -155,6 +155,10 @@ const BYTES_FIELDS = [
   "cf.waf.score.class",
   "cf.worker.upstream_zone",
   "cf.random_seed",
+  // Used in rule expressions in the public documentation (zone-level and account-level rulesets).
+  "cf.zone.name",
+  "cf.zone.plan",
+  "cf.colo.region",
 ] as const;
 
 const INT_FIELDS = [
@@ -168,6 +172,7 @@ const INT_FIELDS = [
   "cf.bot_management.score",
   "cf.threat_score",
   "cf.edge.server_port",
+  "cf.colo.id",
   "cf.waf.score",
   "cf.waf.score.sqli",
   "cf.waf.score.xss",

@@ -7,7 +7,8 @@
  */
 import type { Literal } from "./ast";
 import { sameType, typeToString, type ValueType } from "./fields";
-import { checkRegexSyntax, checkWildcard } from "./lexer";
+import { checkWildcard } from "./lexer";
+import { checkRegexSyntax } from "./regex-syntax";
 
 /** Whether an argument is a literal or something evaluated (a field, call or sub-expression). */
 export const ARGUMENT_KINDS = ["Literal", "Field"] as const;

@@ -14,6 +14,7 @@ import type {
   RegexLiteral,
 } from "./ast";
 import { ParseFailure } from "./errors";
+import { checkRegexSyntax } from "./regex-syntax";
 
 /** A scanned value and the position just after it. */
 export type Scanned<T> = readonly [value: T, end: number];
@@ -625,118 +626,6 @@ export function scanRegex(src: string, pos: number): Scanned<RegexLiteral> {
   const problem = checkRegexSyntax(pattern);
   if (problem) throw new ParseFailure(problem, bodyStart, i - 1);
   return [{ kind: "regex", format: "quoted", hashes: 0, pattern, span: { start: pos, end: i } }, i];
-}
-
-function regexError(pattern: string, at: number, length: number, message: string): string {
-  const width = Math.max(1, length);
-  return `regex parse error:\n    ${pattern}\n    ${" ".repeat(at)}${"^".repeat(width)}\nerror: ${message}`;
-}
-
-/**
- * A syntax check for Rust `regex` patterns covering the errors people actually make (unbalanced
- * groups and classes, dangling repetition, look-around and backreferences, which Rust rejects and
- * JavaScript accepts). Returns the error text in the regex crate's shape, or `null`.
- *
- * @example
- * checkRegexSyntax("(a"); // "regex parse error:\n    (a\n    ^\nerror: unclosed group"
- */
-export function checkRegexSyntax(pattern: string): string | null {
-  const groups: number[] = [];
-  let canRepeat = false;
-  for (let i = 0; i < pattern.length; ) {
-    const ch = pattern[i] ?? "";
-    if (ch === "\\") {
-      const next = pattern[i + 1];
-      if (next === undefined) {
-        return regexError(pattern, i, 1, "incomplete escape sequence, reached end of pattern prematurely");
-      }
-      if (/[1-9]/.test(next)) return regexError(pattern, i, 2, "backreferences are not supported");
-      if (/[A-Za-z0-9]/.test(next) && !/[dDsSwWbBAzpPxuUtnrfvaQEeK0]/.test(next)) {
-        return regexError(pattern, i, 2, "unrecognized escape sequence");
-      }
-      i += 2;
-      canRepeat = true;
-      continue;
-    }
-    if (ch === "[") {
-      const end = classEnd(pattern, i);
-      if (end === -1) return regexError(pattern, i, 1, "unclosed character class");
-      i = end;
-      canRepeat = true;
-      continue;
-    }
-    if (ch === "(") {
-      if (/^\(\?<?[=!]/.test(pattern.slice(i))) {
-        return regexError(
-          pattern,
-          i,
-          pattern.startsWith("(?<", i) ? 4 : 3,
-          "look-around, including look-ahead and look-behind, is not supported",
-        );
-      }
-      groups.push(i);
-      i++;
-      canRepeat = false;
-      continue;
-    }
-    if (ch === ")") {
-      if (groups.pop() === undefined) return regexError(pattern, i, 1, "unopened group");
-      i++;
-      canRepeat = true;
-      continue;
-    }
-    if (ch === "*" || ch === "+" || ch === "?") {
-      if (!canRepeat) return regexError(pattern, i, 1, "repetition operator missing expression");
-      i++;
-      if (pattern[i] === "?") i++;
-      canRepeat = false;
-      continue;
-    }
-    if (ch === "{") {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i));
-      if (m) {
-        if (!canRepeat) return regexError(pattern, i, m[0].length, "repetition operator missing expression");
-        if (m[3] !== undefined && m[3] !== "" && Number(m[3]) < Number(m[1])) {
-          return regexError(pattern, i, m[0].length, "invalid repetition count range, the start must be <= the end");
-        }
-        i += m[0].length;
-        if (pattern[i] === "?") i++;
-        canRepeat = false;
-        continue;
-      }
-    }
-    canRepeat = ch !== "|";
-    i++;
-  }
-  const open = groups.pop();
-  if (open !== undefined) return regexError(pattern, open, 1, "unclosed group");
-  return null;
-}
-
-/** Returns the index after the class starting at `start`, or -1 when it is not closed. */
-function classEnd(pattern: string, start: number): number {
-  let i = start + 1;
-  if (pattern[i] === "^") i++;
-  // A `]` first in a class is a literal.
-  if (pattern[i] === "]") i++;
-  while (i < pattern.length) {
-    const ch = pattern[i];
-    if (ch === "\\") i += 2;
-    else if (ch === "[") {
-      if (pattern[i + 1] === ":") {
-        const close = pattern.indexOf(":]", i + 2);
-        if (close !== -1) {
-          i = close + 2;
-          continue;
-        }
-      }
-      const inner = classEnd(pattern, i);
-      if (inner === -1) return -1;
-      i = inner;
-    } else if (ch === "]") return i + 1;
-    else i++;
-  }
-  return -1;
 }
 
 /**

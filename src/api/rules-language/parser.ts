@@ -214,6 +214,8 @@ class Parser {
   // mismatch is reported (just after the right-hand operand and any operator that follows it).
   #more(lhs: Expression, minOp: LogicalOp | null, lookahead: Lookahead): Scanned<Expression> {
     let la = lookahead;
+    // The items array of the combining expression this call is building, owned by this call.
+    let owned: Expression[] | undefined;
     while (la.op !== null) {
       const op: LogicalOp = la.op;
       let rhs = this.#simple(la.pos);
@@ -228,10 +230,16 @@ class Parser {
         this.#fail(typeMismatch([lhs.type], right.type), la.pos);
       }
       const span = { start: lhs.span.start, end: right.span.end };
-      lhs =
-        lhs.kind === "combining" && lhs.op === op
-          ? { ...lhs, items: [...lhs.items, right], span }
-          : { kind: "combining", op, items: [lhs, right], type: lhs.type, span };
+      if (lhs.kind === "combining" && lhs.op === op) {
+        // Appending to the array this call built keeps a long `a or b or …` chain linear; copying
+        // the items on every operand made it quadratic.
+        if (owned !== lhs.items) owned = [...lhs.items];
+        owned.push(right);
+        lhs = { ...lhs, items: owned, span };
+      } else {
+        owned = [lhs, right];
+        lhs = { kind: "combining", op, items: owned, type: lhs.type, span };
+      }
       if (precedence(la.op) < precedence(minOp)) la = { op: null, pos: rightEnd };
     }
     return [lhs, la.pos];
