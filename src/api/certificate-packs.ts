@@ -68,8 +68,11 @@ export type CertificatePackStatus = (typeof CERTIFICATE_PACK_STATUSES)[number];
  */
 export const isCertificatePackStatus = oneOf(CERTIFICATE_PACK_STATUSES);
 
-/** Certificate authorities; `digicert` appears in one OAS variant and in older packs. */
-export const CERTIFICATE_AUTHORITIES = ["google", "lets_encrypt", "ssl_com", "digicert"] as const;
+/**
+ * Certificate authorities the published schema's certificate-pack object allows. (`digicert` appears
+ * in one older variant of the schema only, and is refused, as the current schema and the SDK do.)
+ */
+export const CERTIFICATE_AUTHORITIES = ["google", "lets_encrypt", "ssl_com"] as const;
 /** One of {@link CERTIFICATE_AUTHORITIES}. */
 export type CertificateAuthority = (typeof CERTIFICATE_AUTHORITIES)[number];
 /**
@@ -172,7 +175,8 @@ export interface CertificatePack {
   readonly hosts: readonly string[];
   readonly status: CertificatePackStatus;
   readonly primary_certificate?: string;
-  readonly certificates?: readonly Certificate[];
+  /** Required by the published schema (an empty array when the pack has no certificate yet). */
+  readonly certificates: readonly Certificate[];
   readonly created_on?: string;
   readonly validity_days?: ValidityDays;
   readonly validation_method?: ValidationMethod;
@@ -292,20 +296,18 @@ export function validateCertificatePack(value: unknown): Validation<CertificateP
   if (value.cloudflare_branding !== undefined && typeof value.cloudflare_branding !== "boolean") {
     issues.push({ path: "cloudflare_branding", message: "cloudflare_branding must be true or false." });
   }
-  if (value.certificates !== undefined) {
-    if (!Array.isArray(value.certificates)) {
-      issues.push({ path: "certificates", message: "certificates must be an array." });
-    } else {
-      value.certificates.forEach((c, i) => {
-        checkCertificate(c, joinPath("certificates", i), issues);
+  if (!Array.isArray(value.certificates)) {
+    issues.push({ path: "certificates", message: "certificates is required and must be an array." });
+  } else {
+    value.certificates.forEach((c, i) => {
+      checkCertificate(c, joinPath("certificates", i), issues);
+    });
+    const ids = value.certificates.map((c) => (isRecord(c) ? c.id : undefined));
+    if (typeof value.primary_certificate === "string" && ids.length > 0 && !ids.includes(value.primary_certificate)) {
+      issues.push({
+        path: "primary_certificate",
+        message: "primary_certificate must be the id of one of certificates.",
       });
-      const ids = value.certificates.map((c) => (isRecord(c) ? c.id : undefined));
-      if (typeof value.primary_certificate === "string" && ids.length > 0 && !ids.includes(value.primary_certificate)) {
-        issues.push({
-          path: "primary_certificate",
-          message: "primary_certificate must be the id of one of certificates.",
-        });
-      }
     }
   }
   return issues.length > 0 ? { ok: false, errors: issues } : { ok: true, value: value as unknown as CertificatePack };

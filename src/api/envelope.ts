@@ -139,6 +139,8 @@ export const ERROR_CODES = {
   couldNotRoute: 7003,
   /** platform */
   invalidAccessToken: 9109,
+  /** platform: `Unknown X-Auth-Key or X-Auth-Email`. */
+  unknownApiKey: 9103,
   /** platform */
   authenticationError: 10000,
   /** platform: duplicate filter, with `meta.id`. */
@@ -167,6 +169,14 @@ export const ERROR_CODES = {
   firewallRuleNotFound: 10204,
   /** actorstore: an invitation can no longer be answered. */
   inviteNotPending: 1002,
+  /** actorstore: the service could not read or save its state; nothing was changed. */
+  internalError: 1004,
+  /** actorstore: no invitation with that id. */
+  inviteNotFound: 1003,
+  /** actorstore: the zone has no entry-point ruleset in that phase yet. */
+  rulesetNotFound: 10500,
+  /** actorstore: the path names a phase the rulesets API does not have. */
+  unknownRulesetPhase: 10501,
 } as const;
 
 /**

@@ -61,7 +61,10 @@ export type NameOperator = (typeof NAME_OPERATORS)[number];
  */
 export const isNameOperator = oneOf(NAME_OPERATORS);
 
-/** A zone as the API returns it; unknown fields are kept by the validator but not typed. */
+/**
+ * A zone as the API returns it. The fields the published schema (`zones_zone`) requires are
+ * required here too; unknown fields are kept by the validator but not typed.
+ */
 export interface Zone {
   readonly id: string;
   readonly name: string;
@@ -69,22 +72,84 @@ export interface Zone {
   readonly paused?: boolean;
   readonly type?: ZoneType;
   readonly account: { readonly id: string; readonly name?: string };
-  readonly plan?: { readonly id?: string; readonly name?: string };
-  readonly name_servers?: readonly string[];
-  readonly created_on?: string;
-  readonly modified_on?: string;
-  readonly activated_on?: string | null;
+  readonly plan: {
+    readonly id?: string;
+    readonly name?: string;
+    readonly legacy_id?: string;
+    readonly price?: number;
+    readonly currency?: string;
+    readonly frequency?: string;
+    readonly is_subscribed?: boolean;
+    readonly can_subscribe?: boolean;
+    readonly legacy_discount?: boolean;
+    readonly externally_managed?: boolean;
+  };
+  readonly owner: { readonly id?: string | null; readonly name?: string; readonly type?: string };
+  readonly meta: {
+    readonly step?: number;
+    readonly custom_certificate_quota?: number;
+    readonly page_rule_quota?: number;
+    readonly phishing_detected?: boolean;
+    readonly cdn_only?: boolean;
+    readonly dns_only?: boolean;
+    readonly foundation_dns?: boolean;
+  };
+  readonly development_mode: number;
+  readonly name_servers: readonly string[];
+  readonly original_dnshost: string | null;
+  readonly original_name_servers: readonly string[] | null;
+  readonly original_registrar: string | null;
+  readonly permissions?: readonly string[];
+  readonly created_on: string;
+  readonly modified_on: string;
+  readonly activated_on: string | null;
 }
 
 const MAX_ZONE_NAME = 253;
 
+/** The schema's zone-name rule, checked in one pass (`^([a-zA-Z0-9][-a-zA-Z0-9]*\.)+[-a-zA-Z0-9]{2,20}$`). */
+function isAlnum(c: string): boolean {
+  return (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9");
+}
+
 /**
- * Validates a zone object (e.g. a `GET /zones/{zone_id}` result).
+ * Checks a zone name as the API does: at most 253 characters, at least two labels, each label of
+ * letters, digits and hyphens starting with a letter or digit, and a last label of 2 to 20 such
+ * characters. So `localhost`, names with underscores or spaces, and `example..com` are refused.
+ * Returns the problem, or `undefined` when the name is valid.
  *
  * @example
  * ```ts
- * validateZone({ id: "023e105f4ecef8ad9ca31a8372d0c353", name: "example.com", status: "active",
- *   account: { id: "01a7362d577a6c3019a474fd6f485823" } }).ok; // true
+ * checkZoneName("example.com"); // undefined
+ * checkZoneName("my_site.com"); // "name must be a domain name: ..."
+ * ```
+ */
+export function checkZoneName(name: unknown): string | undefined {
+  const problem =
+    "name must be a domain name of at most 253 characters: labels of letters, digits and hyphens joined by dots, the last of 2 to 20 characters (no localhost, underscores or spaces).";
+  if (typeof name !== "string" || name.length === 0 || name.length > MAX_ZONE_NAME) return problem;
+  const labels = name.split(".");
+  if (labels.length < 2) return problem;
+  const last = labels[labels.length - 1] ?? "";
+  if (last.length < 2 || last.length > 20) return problem;
+  for (const c of last) if (!isAlnum(c) && c !== "-") return problem;
+  for (const label of labels.slice(0, -1)) {
+    if (label.length === 0 || !isAlnum(label[0] ?? "")) return problem;
+    for (const c of label) if (!isAlnum(c) && c !== "-") return problem;
+  }
+  return undefined;
+}
+
+const ZONE_OBJECT_FIELDS = ["plan", "owner", "meta"] as const;
+const NULLABLE_STRING_FIELDS = ["original_dnshost", "original_registrar"] as const;
+
+/**
+ * Validates a zone object (e.g. a `GET /zones/{zone_id}` result) against the published schema:
+ * every required field present with its type, and a valid zone name.
+ *
+ * @example
+ * ```ts
+ * validateZone(zone).ok; // true for zones this library serves
  * ```
  */
 export function validateZone(value: unknown): Validation<Zone> {
@@ -93,9 +158,8 @@ export function validateZone(value: unknown): Validation<Zone> {
   if (typeof value.id !== "string" || value.id.length === 0 || value.id.length > 32) {
     issues.push({ path: "id", message: "id must be a string of 1 to 32 characters." });
   }
-  if (typeof value.name !== "string" || value.name.length === 0 || value.name.length > MAX_ZONE_NAME) {
-    issues.push({ path: "name", message: `name must be a string of 1 to ${MAX_ZONE_NAME} characters.` });
-  }
+  const nameProblem = checkZoneName(value.name);
+  if (nameProblem !== undefined) issues.push({ path: "name", message: nameProblem });
   if (!isZoneStatus(value.status))
     issues.push({ path: "status", message: `status must be one of ${ZONE_STATUSES.join(", ")}.` });
   if (value.type !== undefined && !isZoneType(value.type)) {
@@ -107,21 +171,37 @@ export function validateZone(value: unknown): Validation<Zone> {
   } else if (value.account.name !== undefined && typeof value.account.name !== "string") {
     issues.push({ path: "account.name", message: "account.name must be a string." });
   }
+  for (const key of ZONE_OBJECT_FIELDS) {
+    if (!isRecord(value[key])) issues.push({ path: key, message: `${key} must be an object.` });
+  }
+  if (typeof value.development_mode !== "number") {
+    issues.push({ path: "development_mode", message: "development_mode must be a number." });
+  }
+  for (const key of NULLABLE_STRING_FIELDS) {
+    if (value[key] !== null && typeof value[key] !== "string") {
+      issues.push({ path: key, message: `${key} must be a string or null.` });
+    }
+  }
   for (const key of ["created_on", "modified_on"] as const) {
-    if (value[key] !== undefined && !isMicrosecondTimestamp(value[key])) {
+    if (!isMicrosecondTimestamp(value[key])) {
       issues.push({ path: key, message: `${key} must be an ISO 8601 timestamp with microseconds and Z.` });
     }
   }
-  if (value.activated_on !== undefined && value.activated_on !== null && !isMicrosecondTimestamp(value.activated_on)) {
+  if (value.activated_on !== null && !isMicrosecondTimestamp(value.activated_on)) {
     issues.push({
       path: "activated_on",
       message: "activated_on must be null or an ISO 8601 timestamp with microseconds and Z.",
     });
   }
-  if (value.name_servers !== undefined) {
-    if (!Array.isArray(value.name_servers) || !value.name_servers.every((n) => typeof n === "string")) {
-      issues.push({ path: "name_servers", message: "name_servers must be an array of strings." });
-    }
+  const isStringArray = (v: unknown) => Array.isArray(v) && v.every((n) => typeof n === "string");
+  if (!isStringArray(value.name_servers)) {
+    issues.push({ path: "name_servers", message: "name_servers must be an array of strings." });
+  }
+  if (value.original_name_servers !== null && !isStringArray(value.original_name_servers)) {
+    issues.push({
+      path: "original_name_servers",
+      message: "original_name_servers must be null or an array of strings.",
+    });
   }
   if (issues.length > 0) return { ok: false, errors: issues };
   return { ok: true, value: value as unknown as Zone };

@@ -37,7 +37,10 @@ const pack = {
 describe("validateCertificatePack", () => {
   it.each([
     ["the seed's pack", pack],
-    ["a pack without certificates", { id: "p", type: "advanced", hosts: ["a.example"], status: "pending_validation" }],
+    [
+      "a pack with no certificate yet",
+      { id: "p", type: "advanced", hosts: ["a.example"], status: "pending_validation", certificates: [] },
+    ],
   ])("validateCertificatePack: accepts %s", (_n, value) => {
     expect(validateCertificatePack(value).ok).toBe(true);
   });
@@ -53,6 +56,12 @@ describe("validateCertificatePack", () => {
     ["validity_days 60", { ...pack, validity_days: 60 }, "validity_days"],
     ["validation_method cname", { ...pack, validation_method: "cname" }, "validation_method"],
     ["certificate_authority comodo", { ...pack, certificate_authority: "comodo" }, "certificate_authority"],
+    [
+      "certificate_authority digicert (not in the schema)",
+      { ...pack, certificate_authority: "digicert" },
+      "certificate_authority",
+    ],
+    ["certificates missing", { ...pack, certificates: undefined, primary_certificate: undefined }, "certificates"],
     ["created_on in milliseconds", { ...pack, created_on: "2022-12-09T23:11:05.986Z" }, "created_on"],
     ["hosts not strings", { ...pack, hosts: [1] }, "hosts"],
     ["primary not among certificates", { ...pack, primary_certificate: "nope" }, "primary_certificate"],

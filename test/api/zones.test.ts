@@ -11,30 +11,34 @@ import {
 } from "../../src/api/zones";
 
 const ACCOUNT = "01a7362d577a6c3019a474fd6f485823";
+const STAMP = "2014-01-01T05:20:00.120000Z";
 const zone = (over: Partial<Zone> & { name: string }): Zone => ({
   id: "023e105f4ecef8ad9ca31a8372d0c353",
   status: "active",
   account: { id: ACCOUNT, name: "Main" },
+  plan: { id: "0feeeeeeeeeeeeeeeeeeeeeeeeeeeeee", name: "Free Website" },
+  owner: { id: null, type: "user" },
+  meta: {},
+  development_mode: 0,
+  name_servers: ["bob.ns.cloudflare.com"],
+  original_dnshost: null,
+  original_name_servers: null,
+  original_registrar: null,
+  created_on: STAMP,
+  modified_on: STAMP,
+  activated_on: null,
   ...over,
 });
 
 describe("validateZone", () => {
   const good = {
-    id: "023e105f4ecef8ad9ca31a8372d0c353",
-    name: "example.com",
-    status: "active",
+    ...zone({ name: "example.com", account: { id: ACCOUNT, name: "Example Account" } }),
     paused: false,
     type: "full",
-    account: { id: ACCOUNT, name: "Example Account" },
-    created_on: "2014-01-01T05:20:00.120000Z",
-    modified_on: "2014-01-01T05:20:00.120000Z",
-    activated_on: null,
-    name_servers: ["bob.ns.cloudflare.com"],
     meta: { anything: 1 },
   };
   it.each([
     ["a full zone with an unknown key", good],
-    ["a minimal zone", { id: "a", name: "example.com", status: "pending", account: { id: "b" } }],
     ["activated_on set", { ...good, activated_on: "2014-01-02T00:01:00.120000Z" }],
   ])("validateZone: accepts %s", (_n, value) => {
     expect(validateZone(value).ok).toBe(true);
@@ -49,6 +53,14 @@ describe("validateZone", () => {
     ["account missing", { ...good, account: undefined }, "account"],
     ["timestamp without microseconds", { ...good, created_on: "2014-01-01T05:20:00Z" }, "created_on"],
     ["name_servers not strings", { ...good, name_servers: [1] }, "name_servers"],
+    ["a required field missing (plan)", { ...good, plan: undefined }, "plan"],
+    ["a required field missing (original_registrar)", { ...good, original_registrar: undefined }, "original_registrar"],
+    ["localhost", { ...good, name: "localhost" }, "name"],
+    ["an underscore", { ...good, name: "my_site.example.com" }, "name"],
+    ["a space", { ...good, name: "my site.com" }, "name"],
+    ["an empty label", { ...good, name: "example..com" }, "name"],
+    ["a label starting with a hyphen", { ...good, name: "-a.example.com" }, "name"],
+    ["a one-letter top-level label", { ...good, name: "example.c" }, "name"],
   ])("validateZone: rejects %s", (_n, value, path) => {
     const v = validateZone(value);
     expect(v.ok === false && v.errors.map((e) => e.path)).toEqual([path]);

@@ -21,7 +21,7 @@ export { createUriOverride, deleteUriOverride } from "./overrides";
 export type { PreviousWafSettingsPatch } from "./previous-settings";
 export { PREVIOUS_API_GONE_MESSAGE, updatePreviousWafSettings } from "./previous-settings";
 export type { ApiMessage, OperationResult, StepOutcome, StepStatus } from "./result";
-export { isStepStatus, STEP_STATUSES } from "./result";
+export { isStepStatus, MIGRATION_ERROR_CODES, MIGRATION_NOTE_CODE, STEP_STATUSES } from "./result";
 export type {
   CategoryOverride,
   EntryPointRuleset,

@@ -76,6 +76,33 @@ export type OperationResult<T> =
     };
 
 /**
+ * The code each refusing step puts on the errors it reports, so every message of the migration
+ * carries a `code` as the v4 envelope's schema requires (`code` integer, at least 1000). The
+ * platform's own codes for these refusals are not published; these are this library's, in a range
+ * the known platform codes do not use, and listed in docs/api.md. Errors that already carry the
+ * platform's code (e.g. 20125 for a blank expression) keep it.
+ */
+export const MIGRATION_ERROR_CODES: Readonly<Record<string, number>> = {
+  "validate-zone": 10400,
+  "parse-query": 10401,
+  "check-state": 10402,
+  "check-plan": 10403,
+  "check-compatibility": 10404,
+  "check-limits": 10405,
+  "validate-body": 10406,
+  "validate-override": 10407,
+  "validate-patch": 10408,
+  "validate-resource": 10409,
+};
+/** The code of an informational message (a compatibility finding). */
+export const MIGRATION_NOTE_CODE = 10410;
+const OTHER_MIGRATION_ERROR_CODE = 10411;
+
+function withCode(message: ApiMessage, code: number): ApiMessage {
+  return message.code === undefined ? { ...message, code } : message;
+}
+
+/**
  * Collects step outcomes and turns them into an {@link OperationResult}. Internal helper shared by
  * the operations of this folder.
  *
@@ -100,7 +127,7 @@ export class StepLog {
 
   /** Records an informational message for the envelope's `messages`. */
   note(message: ApiMessage): this {
-    this.#messages.push(message);
+    this.#messages.push(withCode(message, MIGRATION_NOTE_CODE));
     return this;
   }
 
@@ -123,7 +150,8 @@ export class StepLog {
     zone: ZoneState,
     notRun: readonly string[] = [],
   ): OperationResult<T> {
-    const errs = errors.length > 0 ? errors : [{ message }];
+    const code = MIGRATION_ERROR_CODES[step] ?? OTHER_MIGRATION_ERROR_CODE;
+    const errs = (errors.length > 0 ? errors : [{ message }]).map((e) => withCode(e, code));
     this.add(step, "refused", message, errs);
     this.skip(notRun);
     return { success: false, result: null, errors: errs, messages: [...this.#messages], zone, steps: [...this.#steps] };

@@ -125,7 +125,7 @@ describe("checkCompatibility", () => {
         ...zone(),
         firewallRules: [{ id: "x", expression: "true", action: "bypass", paused: false }],
       }).errors,
-    ).toEqual([{ message: "products must be specified for the 'bypass' action" }]);
+    ).toEqual([{ code: 10400, message: "products must be specified for the 'bypass' action" }]);
     expect(checkCompatibility(zone(), null as never).success).toBe(true);
   });
 

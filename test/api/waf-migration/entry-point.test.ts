@@ -106,7 +106,7 @@ describe("updateEntryPoint: procedure", () => {
       deleteUriOverride(done, "o1"),
     ]) {
       expect(r.success).toBe(false);
-      expect(r.errors).toEqual([{ message: PREVIOUS_API_GONE_MESSAGE }]);
+      expect(r.errors).toEqual([{ code: 10402, message: PREVIOUS_API_GONE_MESSAGE }]);
     }
   });
 
