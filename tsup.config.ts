@@ -56,6 +56,8 @@ export default defineConfig([
       "api/index": "src/api/index.ts",
       "cluster/index": "src/cluster/index.ts",
       "cli/inspect": "src/cli/inspect.ts",
+      "server/index": "src/server/index.ts",
+      "server/cli": "src/server/cli.ts",
     },
     dts: {
       entry: {
@@ -63,6 +65,7 @@ export default defineConfig([
         "api/index": "src/api/index.ts",
         "testkit/index": "src/testkit/index.ts",
         "cluster/index": "src/cluster/index.ts",
+        "server/index": "src/server/index.ts",
       },
     },
     // Everything but dist/browser/, which the second build writes at the same time.

@@ -10,6 +10,8 @@
 //               durability/, util/ and errors; nothing outside host/ but the entry points imports it
 //   cluster/    hosts on several processes (node:http): imports host/, context/, util/, errors;
 //               an entry of its own (actorstore/cluster) that nothing else imports
+//   server/     the API server: may import api/, storage/ and util/; nothing imports it but the
+//               test kit's server helper (the other layers never depend on HTTP serving)
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
@@ -58,6 +60,23 @@ for (const file of walk(src)) {
       !(target.startsWith("util/") || target === "errors" || target === "errors.js")
     ) {
       problems.push(`${rel}: util/ must not import ${spec}`);
+    }
+    if (
+      rel.startsWith("server/") &&
+      spec.startsWith(".") &&
+      !/^(server|api|storage|util|durability|engine)\//.test(target) &&
+      target !== "errors" &&
+      target !== "limits"
+    ) {
+      problems.push(`${rel}: server/ may import only api/, storage/ and what storage builds on (imports ${spec})`);
+    }
+    if (
+      !rel.startsWith("server/") &&
+      rel !== "testkit/api-server.ts" &&
+      spec.startsWith(".") &&
+      target.startsWith("server/")
+    ) {
+      problems.push(`${rel}: nothing imports server/ (the API server is a top layer; imports ${spec})`);
     }
     if (
       (rel.startsWith("storage/") || rel.startsWith("engine/") || rel.startsWith("durability/")) &&

@@ -164,6 +164,7 @@ export {
   ZONES_LISTING,
 } from "./listing";
 export * from "./rules-language/index";
+export * from "./service/index";
 export type { QueryInput, Validation, ValidationIssue } from "./validation";
 export {
   invalid,
@@ -175,6 +176,7 @@ export * from "./waf-migration/index";
 export type { NameFilter, NameOperator, Zone, ZoneListQuery, ZoneStatus, ZoneType } from "./zones";
 export {
   checkZoneId,
+  checkZoneName,
   handleListZones,
   isNameOperator,
   isZoneStatus,

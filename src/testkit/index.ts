@@ -20,6 +20,8 @@ export type { ObjectState } from "../context/object-state";
 export type { ObjectStub } from "../host/namespace";
 export type { HostEnv, HostStats } from "../host/object-host";
 export { FakeClock } from "../util/clock";
+export type { StartTestApiServerOptions } from "./api-server";
+export { startTestApiServer, TEST_API_TOKEN } from "./api-server";
 export type { CreateTestHostOptions } from "./test-host";
 export { createTestHost, TestHost } from "./test-host";
 export type {

@@ -85,6 +85,17 @@ describe("dist/", () => {
     });
   });
 
+  it('"actorstore/server": the API handler answers a request', async () => {
+    const out = await node(`
+      import { createApiHandler } from "actorstore/server";
+      const handler = createApiHandler({ credentials: { tokens: ["t"] }, fixture: { accounts: [{ name: "A" }], zones: [] } });
+      const response = await handler(new Request("http://x/client/v4/zones", { headers: { authorization: "Bearer t" } }));
+      console.log(response.status, JSON.stringify((await response.json()).result));
+      await handler.close();
+    `);
+    expect(out).toBe("200 []");
+  });
+
   it("actorstore-inspect: the bin file runs and prints usage", async () => {
     const run = promisify(execFile)(process.execPath, ["dist/cli/inspect.js", "--help"], { cwd: ROOT });
     await expect(run).resolves.toMatchObject({ stdout: expect.stringContaining("Usage: actorstore-inspect") });

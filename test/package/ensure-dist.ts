@@ -19,6 +19,7 @@ const OUTPUTS = [
   "dist/cli/inspect.js",
   "dist/browser/index.js",
   "dist/browser/testkit/index.js",
+  "dist/server/index.js",
 ];
 
 /** Builds `dist/` unless it is there. Returns the dist directory. */

@@ -1,0 +1,294 @@
+/**
+ * Seeding: a JSON fixture listing accounts, zones with their plan, DNS records, certificate packs,
+ * firewall rules and invitations becomes the service's first state. Everything is validated as the
+ * API would validate it (zone names, plans, record types, certificate packs); a bad fixture is
+ * refused whole, with every problem and where it is.
+ */
+import { validateCertificatePack } from "../certificate-packs";
+import type { DnsRecordType } from "../dns-records";
+import { isDnsRecordType } from "../dns-records";
+import { EMPTY_FIREWALL_STATE, type FirewallState } from "../filters";
+import { createFirewallRules } from "../firewall-rules";
+import type { IdGenerator } from "../ids";
+import { formatMicrosecondTimestamp, isHexId } from "../ids";
+import type { Invite } from "../invites";
+import { isInviteStatus } from "../invites";
+import type { Validation, ValidationIssue } from "../validation";
+import { isRecord, joinPath } from "../validation";
+import { createZoneState, isPlan, type PreviousWafConfig, type ZoneState } from "../waf-migration/zone-state";
+import { checkZoneName, isZoneStatus, isZoneType, type Zone } from "../zones";
+import type { AccountRecord, ApiSeed, DnsRecord, ZoneRecord } from "./records";
+import { PLAN_DETAILS } from "./records";
+
+/** What seeding needs besides the fixture: the clock and where ids come from. */
+export interface SeedContext {
+  readonly nowMs: number;
+  readonly newId: IdGenerator;
+}
+
+const ZONE_KEYS = new Set([
+  "id",
+  "name",
+  "account",
+  "plan",
+  "status",
+  "type",
+  "paused",
+  "dns_records",
+  "certificate_packs",
+  "firewall_rules",
+  "previous_waf",
+  "uri_overrides",
+  "page_rules",
+  "partner_account",
+]);
+const TOP_KEYS = new Set(["accounts", "zones", "invites"]);
+
+function unknownKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>, path: string): ValidationIssue[] {
+  return Object.keys(value)
+    .filter((k) => !allowed.has(k))
+    .map((k) => ({
+      path: joinPath(path, k),
+      message: `${joinPath(path, k)} is not a fixture field; allowed: ${[...allowed].join(", ")}.`,
+    }));
+}
+
+function list(value: unknown, path: string, issues: ValidationIssue[]): unknown[] {
+  if (value === undefined) return [];
+  if (Array.isArray(value)) return value;
+  issues.push({ path, message: `${path} must be an array.` });
+  return [];
+}
+
+function idOr(value: unknown, path: string, issues: ValidationIssue[], newId: IdGenerator): string {
+  if (value === undefined) return newId();
+  if (isHexId(value)) return value;
+  issues.push({ path, message: `${path} must be 32 lower-case hex characters (or be left out to get one).` });
+  return newId();
+}
+
+function seedAccount(value: unknown, path: string, issues: ValidationIssue[], ctx: SeedContext): AccountRecord {
+  if (!isRecord(value) || typeof value.name !== "string" || value.name.length === 0) {
+    issues.push({ path, message: `${path} must be an object with a name (and optionally an id).` });
+    return { id: ctx.newId(), name: "" };
+  }
+  issues.push(...unknownKeys(value, new Set(["id", "name"]), path));
+  return { id: idOr(value.id, joinPath(path, "id"), issues, ctx.newId), name: value.name };
+}
+
+function seedDnsRecord(value: unknown, path: string, issues: ValidationIssue[], ctx: SeedContext): DnsRecord | null {
+  if (!isRecord(value)) {
+    issues.push({ path, message: `${path} must be an object with type, name and content.` });
+    return null;
+  }
+  const start = issues.length;
+  if (!isDnsRecordType(value.type)) issues.push({ path: joinPath(path, "type"), message: "type is not a DNS type." });
+  for (const key of ["name", "content"] as const) {
+    if (typeof value[key] !== "string" || (value[key] as string).length === 0) {
+      issues.push({ path: joinPath(path, key), message: `${joinPath(path, key)} must be a non-empty string.` });
+    }
+  }
+  const ttl = value.ttl ?? 1;
+  if (typeof ttl !== "number" || !Number.isInteger(ttl) || (ttl !== 1 && (ttl < 30 || ttl > 86400))) {
+    issues.push({ path: joinPath(path, "ttl"), message: "ttl must be 1 (automatic) or 30 to 86400 seconds." });
+  }
+  if (value.proxied !== undefined && typeof value.proxied !== "boolean") {
+    issues.push({ path: joinPath(path, "proxied"), message: "proxied must be true or false." });
+  }
+  if (value.comment !== undefined && value.comment !== null && typeof value.comment !== "string") {
+    issues.push({ path: joinPath(path, "comment"), message: "comment must be a string or null." });
+  }
+  const tags = value.tags ?? [];
+  if (!Array.isArray(tags) || !tags.every((t) => typeof t === "string")) {
+    issues.push({ path: joinPath(path, "tags"), message: "tags must be an array of name:value strings." });
+  }
+  if (value.priority !== undefined && (typeof value.priority !== "number" || !Number.isInteger(value.priority))) {
+    issues.push({ path: joinPath(path, "priority"), message: "priority must be an integer." });
+  }
+  const id = idOr(value.id, joinPath(path, "id"), issues, ctx.newId);
+  if (issues.length > start) return null;
+  const type = value.type as DnsRecordType;
+  const now = formatMicrosecondTimestamp(ctx.nowMs);
+  const proxiable = type === "A" || type === "AAAA" || type === "CNAME";
+  return {
+    id,
+    type,
+    name: value.name as string,
+    content: value.content as string,
+    ttl: ttl as number,
+    proxied: proxiable && value.proxied === true,
+    proxiable,
+    comment: (value.comment as string | null | undefined) ?? null,
+    tags: tags as string[],
+    settings: {},
+    meta: {},
+    created_on: now,
+    modified_on: now,
+    ...(typeof value.priority === "number" ? { priority: value.priority } : {}),
+  };
+}
+
+function seedInvite(value: unknown, path: string, issues: ValidationIssue[], ctx: SeedContext): Invite | null {
+  if (!isRecord(value) || typeof value.organization_id !== "string") {
+    issues.push({ path, message: `${path} must be an object with an organization_id.` });
+    return null;
+  }
+  if (value.status !== undefined && !isInviteStatus(value.status)) {
+    issues.push({ path: joinPath(path, "status"), message: "status must be pending, accepted, rejected or expired." });
+    return null;
+  }
+  const now = formatMicrosecondTimestamp(ctx.nowMs);
+  const week = formatMicrosecondTimestamp(ctx.nowMs + 7 * 24 * 3600 * 1000);
+  return {
+    invited_member_id: null,
+    invited_on: now,
+    expires_on: week,
+    roles: [],
+    organization_is_enforcing_twofactor: false,
+    ...(value as Partial<Invite>),
+    id: idOr(value.id, joinPath(path, "id"), issues, ctx.newId),
+    status: (value.status as Invite["status"] | undefined) ?? "pending",
+    organization_id: value.organization_id,
+  };
+}
+
+function seedZone(
+  value: unknown,
+  path: string,
+  accounts: ReadonlyMap<string, AccountRecord>,
+  issues: ValidationIssue[],
+  ctx: SeedContext,
+): ZoneRecord | null {
+  if (!isRecord(value)) {
+    issues.push({ path, message: `${path} must be an object with a name, an account and a plan.` });
+    return null;
+  }
+  const start = issues.length;
+  issues.push(...unknownKeys(value, ZONE_KEYS, path));
+  const nameProblem = checkZoneName(value.name);
+  if (nameProblem !== undefined) issues.push({ path: joinPath(path, "name"), message: nameProblem });
+  const account = typeof value.account === "string" ? accounts.get(value.account) : undefined;
+  if (account === undefined) {
+    issues.push({
+      path: joinPath(path, "account"),
+      message: `${joinPath(path, "account")} must be the id of an account of the fixture.`,
+    });
+  }
+  if (!isPlan(value.plan)) {
+    issues.push({ path: joinPath(path, "plan"), message: "plan must be free, pro, business or enterprise." });
+  }
+  if (value.status !== undefined && !isZoneStatus(value.status)) {
+    issues.push({ path: joinPath(path, "status"), message: "status must be initializing, pending, active or moved." });
+  }
+  if (value.type !== undefined && !isZoneType(value.type)) {
+    issues.push({ path: joinPath(path, "type"), message: "type must be full, partial, secondary or internal." });
+  }
+  const id = idOr(value.id, joinPath(path, "id"), issues, ctx.newId);
+  const dnsRecords = list(value.dns_records, joinPath(path, "dns_records"), issues).flatMap((r, i) => {
+    const rec = seedDnsRecord(r, joinPath(joinPath(path, "dns_records"), i), issues, ctx);
+    return rec === null ? [] : [rec];
+  });
+  const packs = list(value.certificate_packs, joinPath(path, "certificate_packs"), issues).flatMap((p, i) => {
+    const v = validateCertificatePack(p);
+    if (v.ok) return [v.value];
+    const at = joinPath(joinPath(path, "certificate_packs"), i);
+    issues.push(...v.errors.map((e) => ({ path: joinPath(at, e.path), message: e.message })));
+    return [];
+  });
+  if (issues.length > start || account === undefined || !isPlan(value.plan)) return null;
+
+  let firewall: FirewallState = EMPTY_FIREWALL_STATE;
+  const rules = list(value.firewall_rules, joinPath(path, "firewall_rules"), issues);
+  if (rules.length > 0) {
+    const created = createFirewallRules(firewall, rules, { idGenerator: ctx.newId });
+    if (!created.response.body.success) {
+      for (const e of created.response.body.errors) {
+        issues.push({ path: joinPath(joinPath(path, "firewall_rules"), e.source?.pointer ?? ""), message: e.message });
+      }
+      return null;
+    }
+    firewall = created.state;
+  }
+  const now = formatMicrosecondTimestamp(ctx.nowMs);
+  const plan = PLAN_DETAILS[value.plan];
+  const status = (value.status as Zone["status"] | undefined) ?? "active";
+  const zone: Zone = {
+    id,
+    name: (value.name as string).toLowerCase(),
+    status,
+    paused: value.paused === true,
+    type: (value.type as Zone["type"] | undefined) ?? "full",
+    development_mode: 0,
+    name_servers: ["ada.ns.cloudflare.com", "bob.ns.cloudflare.com"],
+    original_name_servers: null,
+    original_registrar: null,
+    original_dnshost: null,
+    created_on: now,
+    modified_on: now,
+    activated_on: status === "active" ? now : null,
+    meta: { step: 2, custom_certificate_quota: 0, page_rule_quota: 3, phishing_detected: false },
+    owner: { id: null, type: "user" },
+    account: { id: account.id, name: account.name },
+    permissions: ["#zone:read", "#zone:edit"],
+    plan: {
+      ...plan,
+      legacy_id: value.plan,
+      currency: "USD",
+      frequency: value.plan === "free" ? "" : "monthly",
+      is_subscribed: true,
+      can_subscribe: false,
+      legacy_discount: false,
+      externally_managed: false,
+    },
+  };
+  const waf: ZoneState = createZoneState({
+    id,
+    plan: value.plan,
+    partnerAccount: value.partner_account === true,
+    ...(isRecord(value.previous_waf) ? { previousWaf: value.previous_waf as Partial<PreviousWafConfig> } : {}),
+    ...(Array.isArray(value.uri_overrides) ? { uriOverrides: value.uri_overrides as ZoneState["uriOverrides"] } : {}),
+    ...(Array.isArray(value.page_rules) ? { pageRules: value.page_rules as ZoneState["pageRules"] } : {}),
+  });
+  return { zone, dnsRecords, certificatePacks: packs, firewall, waf, rulesets: {} };
+}
+
+/**
+ * Validates a fixture and builds the first state from it.
+ *
+ * The fixture is `{ accounts: [{ id?, name }], zones: [{ id?, name, account, plan, status?, type?,
+ * paused?, dns_records?, certificate_packs?, firewall_rules?, previous_waf?, uri_overrides?,
+ * page_rules?, partner_account? }], invites?: [{ id?, organization_id, organization_name?, status?, … }] }`.
+ * Ids left out are drawn from `ctx.newId`.
+ *
+ * @example
+ * ```ts
+ * const seed = seedFromFixture({ accounts: [{ name: "Main" }], zones: [] }, { nowMs: Date.UTC(2024, 0, 1), newId: randomHexId });
+ * if (!seed.ok) console.error(seed.errors);
+ * ```
+ */
+export function seedFromFixture(fixture: unknown, ctx: SeedContext): Validation<ApiSeed> {
+  if (!isRecord(fixture)) {
+    return { ok: false, errors: [{ path: "", message: "The fixture must be a JSON object with accounts and zones." }] };
+  }
+  const issues: ValidationIssue[] = unknownKeys(fixture, TOP_KEYS, "");
+  const accounts = list(fixture.accounts, "accounts", issues).map((a, i) =>
+    seedAccount(a, joinPath("accounts", i), issues, ctx),
+  );
+  const byId = new Map(accounts.map((a) => [a.id, a]));
+  if (byId.size !== accounts.length) issues.push({ path: "accounts", message: "Account ids must be unique." });
+  const zones = list(fixture.zones, "zones", issues).flatMap((z, i) => {
+    const zone = seedZone(z, joinPath("zones", i), byId, issues, ctx);
+    return zone === null ? [] : [zone];
+  });
+  const names = new Set(zones.map((z) => z.zone.name));
+  if (names.size !== zones.length) issues.push({ path: "zones", message: "Zone names must be unique." });
+  if (new Set(zones.map((z) => z.zone.id)).size !== zones.length) {
+    issues.push({ path: "zones", message: "Zone ids must be unique." });
+  }
+  const invites = list(fixture.invites, "invites", issues).flatMap((v, i) => {
+    const invite = seedInvite(v, joinPath("invites", i), issues, ctx);
+    return invite === null ? [] : [invite];
+  });
+  if (issues.length > 0) return { ok: false, errors: issues };
+  return { ok: true, value: { accounts, zones, user: { invites } } };
+}

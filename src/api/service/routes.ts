@@ -1,0 +1,208 @@
+/**
+ * The route table of the v4 API service: one entry per endpoint with the record it works on and
+ * its pure operation, and {@link matchRoute}, which finds the entry for a method and path (with or
+ * without the `/client/v4` prefix) or answers with the platform's routing errors.
+ */
+import type { ApiResponse } from "../envelope";
+import { couldNotRoute, ERROR_CODES, fail, invalidRequest, noRoute, ok } from "../envelope";
+import { isHexId } from "../ids";
+import { type Invite, respondToInvite, validateInviteId } from "../invites";
+import { paginate } from "../listing";
+import { matchesZoneQuery, parseZoneListQuery, type Zone } from "../zones";
+import {
+  checkMigration,
+  deleteUriOverrideOperation,
+  getEntryPoint,
+  getMigrationConfigOperation,
+  getMigrationStatusOperation,
+  updateEntryPointOperation,
+} from "./migration-operations";
+import type { ApiRequest, Operation } from "./operation";
+import { reading } from "./operation";
+import type { UserRecord, ZoneRecord } from "./records";
+import {
+  createFiltersOperation,
+  createFirewallRulesOperation,
+  deleteFilterOperation,
+  deleteFirewallRuleOperation,
+  getFilterOperation,
+  getFirewallRuleOperation,
+  getZone,
+  listCertificatePacks,
+  listDnsRecords,
+  listFiltersOperation,
+  listFirewallRulesOperation,
+  updateFilterOperation,
+  updateFirewallRuleOperation,
+} from "./zone-operations";
+
+/** The API root every documented path is under; bare paths route too. */
+export const API_PREFIX = "/client/v4";
+
+/** A route whose operation works on one zone's record (`{zone_id}` in the path). */
+export interface ZoneRoute {
+  readonly scope: "zone";
+  readonly method: string;
+  readonly path: string;
+  readonly run: Operation<ZoneRecord>;
+}
+
+/** A route whose operation works on the user's record (invitations). */
+export interface UserRoute {
+  readonly scope: "user";
+  readonly method: string;
+  readonly path: string;
+  readonly run: Operation<UserRecord>;
+}
+
+/** A read-only route over every zone the credentials can see (`GET /zones`). */
+export interface ZonesRoute {
+  readonly scope: "zones";
+  readonly method: string;
+  readonly path: string;
+  readonly run: (zones: readonly Zone[], request: ApiRequest) => ApiResponse<unknown>;
+}
+
+/** One endpoint of the service. */
+export type Route = ZoneRoute | UserRoute | ZonesRoute;
+
+function inviteNotFound(id: string): ApiResponse<never> {
+  return fail(404, {
+    code: ERROR_CODES.inviteNotFound,
+    message: `Invitation ${id} does not exist; list invitations to find its id.`,
+  });
+}
+
+const listInvites: Operation<UserRecord> = reading((user) => ok(user.invites));
+const getInvite: Operation<UserRecord> = reading((user, request) => {
+  const id = request.params.invite_id ?? "";
+  const invite = user.invites.find((i) => i.id === id);
+  return invite === undefined ? inviteNotFound(id) : ok(invite);
+});
+const editInvite: Operation<UserRecord> = (user, request) => {
+  const id = request.params.invite_id ?? "";
+  const checked = validateInviteId(id);
+  if (!checked.ok) return { state: user, response: invalidRequest(checked.errors) };
+  const invite = user.invites.find((i) => i.id === id);
+  if (invite === undefined) return { state: user, response: inviteNotFound(id) };
+  const answered = respondToInvite(invite, request.body);
+  if (answered.invite === invite) return { state: user, response: answered.response };
+  const invites: Invite[] = user.invites.map((i) => (i.id === id ? answered.invite : i));
+  return { state: { invites }, response: answered.response };
+};
+
+function listZones(zones: readonly Zone[], request: ApiRequest): ApiResponse<unknown> {
+  const q = parseZoneListQuery(request.query);
+  if (!q.ok) return invalidRequest(q.errors);
+  const page = paginate(
+    zones.filter((z) => matchesZoneQuery(z, q.value)),
+    q.value.listing,
+  );
+  return ok(page.result, { resultInfo: page.result_info });
+}
+
+const Z = "/zones/:zone_id";
+
+/** Every endpoint, in match order (literal segments are listed before parameters where both could match). */
+export const ROUTES: readonly Route[] = [
+  { scope: "zones", method: "GET", path: "/zones", run: listZones },
+  { scope: "zone", method: "GET", path: Z, run: getZone },
+  { scope: "zone", method: "GET", path: `${Z}/dns_records`, run: listDnsRecords },
+  { scope: "zone", method: "GET", path: `${Z}/ssl/certificate_packs`, run: listCertificatePacks },
+  { scope: "zone", method: "GET", path: `${Z}/filters`, run: listFiltersOperation },
+  { scope: "zone", method: "POST", path: `${Z}/filters`, run: createFiltersOperation },
+  { scope: "zone", method: "GET", path: `${Z}/filters/:filter_id`, run: getFilterOperation },
+  { scope: "zone", method: "PUT", path: `${Z}/filters/:filter_id`, run: updateFilterOperation },
+  { scope: "zone", method: "DELETE", path: `${Z}/filters/:filter_id`, run: deleteFilterOperation },
+  { scope: "zone", method: "GET", path: `${Z}/firewall/rules`, run: listFirewallRulesOperation },
+  { scope: "zone", method: "POST", path: `${Z}/firewall/rules`, run: createFirewallRulesOperation },
+  { scope: "zone", method: "GET", path: `${Z}/firewall/rules/:rule_id`, run: getFirewallRuleOperation },
+  { scope: "zone", method: "PUT", path: `${Z}/firewall/rules/:rule_id`, run: updateFirewallRuleOperation },
+  { scope: "zone", method: "DELETE", path: `${Z}/firewall/rules/:rule_id`, run: deleteFirewallRuleOperation },
+  {
+    scope: "zone",
+    method: "DELETE",
+    path: `${Z}/firewall/waf/overrides/:override_id`,
+    run: deleteUriOverrideOperation,
+  },
+  { scope: "zone", method: "GET", path: `${Z}/waf_migration/check`, run: checkMigration },
+  { scope: "zone", method: "GET", path: `${Z}/waf_migration/config`, run: getMigrationConfigOperation },
+  { scope: "zone", method: "GET", path: `${Z}/waf_migration/status`, run: getMigrationStatusOperation },
+  { scope: "zone", method: "GET", path: `${Z}/rulesets/phases/:ruleset_phase/entrypoint`, run: getEntryPoint },
+  {
+    scope: "zone",
+    method: "PUT",
+    path: `${Z}/rulesets/phases/:ruleset_phase/entrypoint`,
+    run: updateEntryPointOperation,
+  },
+  { scope: "user", method: "GET", path: "/user/invites", run: listInvites },
+  { scope: "user", method: "GET", path: "/user/invites/:invite_id", run: getInvite },
+  { scope: "user", method: "PATCH", path: "/user/invites/:invite_id", run: editInvite },
+];
+
+/** The result of {@link matchRoute}: the route and its parameters, or the response to send. */
+export type RouteMatch =
+  | {
+      readonly ok: true;
+      readonly route: Route;
+      readonly params: Readonly<Record<string, string>>;
+      readonly path: string;
+    }
+  | { readonly ok: false; readonly response: ApiResponse<never>; readonly allow?: readonly string[] };
+
+function segments(path: string): string[] {
+  return path.split("/").filter((s) => s.length > 0);
+}
+
+const COMPILED = ROUTES.map((route) => ({ route, parts: segments(route.path) }));
+
+function matchParts(parts: readonly string[], actual: readonly string[]): Record<string, string> | null {
+  if (parts.length !== actual.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i++) {
+    const want = parts[i] ?? "";
+    const got = actual[i] ?? "";
+    if (want.startsWith(":")) params[want.slice(1)] = got;
+    else if (want !== got) return null;
+  }
+  return params;
+}
+
+/**
+ * Finds the route for a method and a URL path. `/client/v4/zones` and `/zones` are the same
+ * endpoint. An unknown path is 404 `7000 No route for that URI`; a known path with another method
+ * is 405 with the same error (and the methods it allows); a `{zone_id}` that is not 32 hex
+ * characters is 400 with the platform's 7003 and 7000 pair.
+ *
+ * @example
+ * ```ts
+ * const m = matchRoute("GET", "/client/v4/zones/023e105f4ecef8ad9ca31a8372d0c353/dns_records");
+ * if (m.ok) m.params.zone_id; // "023e105f4ecef8ad9ca31a8372d0c353"
+ * ```
+ */
+export function matchRoute(method: string, pathname: string): RouteMatch {
+  let path = pathname;
+  if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) path = path.slice(API_PREFIX.length);
+  let actual: string[];
+  try {
+    actual = segments(path).map((s) => decodeURIComponent(s));
+  } catch {
+    return { ok: false, response: fail(404, noRoute()) };
+  }
+  const canonical = `/${actual.join("/")}`;
+  const allow: string[] = [];
+  for (const { route, parts } of COMPILED) {
+    const params = matchParts(parts, actual);
+    if (params === null) continue;
+    if (route.method !== method.toUpperCase()) {
+      allow.push(route.method);
+      continue;
+    }
+    if (params.zone_id !== undefined && !isHexId(params.zone_id)) {
+      return { ok: false, response: fail(400, couldNotRoute(canonical), noRoute()) };
+    }
+    return { ok: true, route, params, path: canonical };
+  }
+  if (allow.length > 0) return { ok: false, response: fail(405, noRoute()), allow };
+  return { ok: false, response: fail(404, noRoute()) };
+}

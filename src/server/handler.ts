@@ -1,0 +1,229 @@
+/**
+ * `createApiHandler`: the v4 API over the pure route table of `actorstore/api`, as a fetch-style
+ * `(Request) => Promise<Response>`. This file only adds what the models cannot do purely: reading
+ * the request, checking the credentials against the configured ones, loading and saving records,
+ * and serializing requests so each operation sees the previous one's state.
+ */
+import { parseJsonBody, validateAuthHeaders } from "../api/auth";
+import type { ApiResponse } from "../api/envelope";
+import { couldNotRoute, ERROR_CODES, fail, noRoute } from "../api/envelope";
+import { randomHexId } from "../api/ids";
+import { seedFromFixture } from "../api/service/fixture";
+import type { ApiRequest } from "../api/service/operation";
+import type { ApiSeed, UserRecord, ZoneRecord } from "../api/service/records";
+import { matchRoute } from "../api/service/routes";
+import { systemClock } from "../util/clock";
+import { type ApiCredentials, type CreateApiHandlerOptions, checkHandlerOptions } from "./options";
+import { RecordStore } from "./record-store";
+
+/** A fetch-style handler of the v4 API, with its lifecycle. */
+export interface ApiHandler {
+  (request: Request): Promise<Response>;
+  /** Resolves once the state is loaded (or seeded from the fixture); rejects with a bad fixture. */
+  ready(): Promise<void>;
+  /** Waits for requests in flight, then closes the storage. */
+  close(): Promise<void>;
+}
+
+/** The index record: which accounts and zones exist. */
+interface IndexRecord {
+  readonly version: 1;
+  readonly accounts: readonly { readonly id: string; readonly name: string }[];
+  readonly zones: readonly string[];
+}
+
+interface LoadedState {
+  index: IndexRecord;
+  zones: Map<string, ZoneRecord>;
+  user: UserRecord;
+}
+
+const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+function respond(response: ApiResponse<unknown>, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(response.body), {
+    status: response.status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+function credentialCheck(credentials: ApiCredentials) {
+  const tokens = new Set(credentials.tokens ?? []);
+  const keys = new Set((credentials.keys ?? []).map((k) => `${k.email.toLowerCase()}\n${k.key}`));
+  return (headers: Headers): ApiResponse<never> | undefined => {
+    const auth = validateAuthHeaders(headers);
+    if (!auth.ok) return auth.response;
+    const c = auth.value;
+    if (c.scheme === "api_token") {
+      return tokens.has(c.token)
+        ? undefined
+        : fail(403, { code: ERROR_CODES.invalidAccessToken, message: "Invalid access token" });
+    }
+    return keys.has(`${c.email.toLowerCase()}\n${c.key}`)
+      ? undefined
+      : fail(403, { code: ERROR_CODES.unknownApiKey, message: "Unknown X-Auth-Key or X-Auth-Email" });
+  };
+}
+
+async function readFixture(fixture: unknown): Promise<unknown> {
+  if (typeof fixture !== "string") return fixture;
+  const { readFile } = await import("node:fs/promises");
+  const text = await readFile(fixture, "utf8");
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new TypeError(`createApiHandler: fixture ${fixture} is not valid JSON.`);
+  }
+}
+
+const zoneName = (id: string) => `zone-${id}`;
+
+/**
+ * Creates a handler of the v4 API: every endpoint of `ROUTES` (zones, DNS records, certificate
+ * packs, invitations, filters, firewall rules, rulesets, the managed-rules migration), under
+ * `/client/v4` and bare, with both auth schemes, and state kept in this library's storage.
+ *
+ * @example
+ * ```ts
+ * import { createApiHandler } from "actorstore/server";
+ * const handler = createApiHandler({ credentials: { tokens: ["local-token"] }, fixture: "./fixture.json" });
+ * const response = await handler(new Request("http://local/client/v4/zones", {
+ *   headers: { authorization: "Bearer local-token" },
+ * }));
+ * ```
+ */
+export function createApiHandler(options: CreateApiHandlerOptions): ApiHandler {
+  checkHandlerOptions(options);
+  const clock = options.clock ?? systemClock;
+  const newId = options.idGenerator ?? randomHexId;
+  const store = new RecordStore({
+    ...(options.directory === undefined ? {} : { directory: options.directory }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+  const authenticate = credentialCheck(options.credentials);
+  let state: Promise<LoadedState> | undefined;
+  // Requests run one at a time: each operation reads the record the previous one saved.
+  let queue: Promise<unknown> = Promise.resolve();
+
+  async function seed(seedValue: ApiSeed): Promise<LoadedState> {
+    for (const zone of seedValue.zones) await store.save(zoneName(zone.zone.id), zone);
+    for (const account of seedValue.accounts) await store.save(`account-${account.id}`, account);
+    await store.save("user", seedValue.user);
+    const index: IndexRecord = {
+      version: 1,
+      accounts: seedValue.accounts,
+      zones: seedValue.zones.map((z) => z.zone.id),
+    };
+    // The index is written last: a seed interrupted halfway is redone from the start next time.
+    await store.save("index", index);
+    return { index, zones: new Map(seedValue.zones.map((z) => [z.zone.id, z])), user: seedValue.user };
+  }
+
+  async function load(): Promise<LoadedState> {
+    const index = (await store.load("index")) as IndexRecord | undefined;
+    if (index === undefined) {
+      const fixture = await readFixture(options.fixture ?? { accounts: [], zones: [] });
+      const seeded = seedFromFixture(fixture, { nowMs: clock.now(), newId });
+      if (!seeded.ok) {
+        const problems = seeded.errors.map((e) => `${e.path === "" ? "(root)" : e.path}: ${e.message}`).join("; ");
+        throw new TypeError(`createApiHandler: the fixture is not valid: ${problems}`);
+      }
+      return seed(seeded.value);
+    }
+    const zones = new Map<string, ZoneRecord>();
+    for (const id of index.zones) {
+      const zone = (await store.load(zoneName(id))) as ZoneRecord | undefined;
+      if (zone !== undefined) zones.set(id, zone);
+    }
+    const user = ((await store.load("user")) as UserRecord | undefined) ?? { invites: [] };
+    return { index, zones, user };
+  }
+
+  function ready(): Promise<LoadedState> {
+    state ??= load();
+    return state;
+  }
+
+  async function serve(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const refused = authenticate(request.headers);
+    if (refused !== undefined) return respond(refused);
+    const match = matchRoute(request.method, url.pathname);
+    if (!match.ok) return respond(match.response, match.allow === undefined ? {} : { allow: match.allow.join(", ") });
+    let body: unknown;
+    if (METHODS_WITH_BODY.has(request.method.toUpperCase())) {
+      const text = await request.text();
+      if (text.length > 0) {
+        const parsed = parseJsonBody(request.headers, text);
+        if (!parsed.ok) return respond(parsed.response);
+        body = parsed.value;
+      }
+    }
+    const loaded = await ready();
+    const apiRequest: ApiRequest = {
+      method: request.method.toUpperCase(),
+      path: match.path,
+      params: match.params,
+      query: url.searchParams,
+      body,
+      nowMs: clock.now(),
+      newId,
+    };
+    const route = match.route;
+    if (route.scope === "zones") {
+      return respond(
+        route.run(
+          [...loaded.zones.values()].map((z) => z.zone),
+          apiRequest,
+        ),
+      );
+    }
+    if (route.scope === "user") {
+      const outcome = route.run(loaded.user, apiRequest);
+      if (outcome.state !== loaded.user) {
+        await store.save("user", outcome.state);
+        loaded.user = outcome.state;
+      }
+      return respond(outcome.response);
+    }
+    const zoneId = match.params.zone_id ?? "";
+    const record = loaded.zones.get(zoneId);
+    if (record === undefined) return respond(fail(404, couldNotRoute(match.path), noRoute()));
+    const outcome = route.run(record, apiRequest);
+    if (outcome.state !== record) {
+      // Saved before the cache moves on: a failed write leaves both at the last confirmed state.
+      await store.save(zoneName(zoneId), outcome.state);
+      loaded.zones.set(zoneId, outcome.state);
+    }
+    return respond(outcome.response);
+  }
+
+  const handler = (request: Request): Promise<Response> => {
+    const run = queue.then(async () => {
+      try {
+        return await serve(request);
+      } catch (e) {
+        if (e instanceof TypeError && e.message.startsWith("createApiHandler:")) {
+          return respond(fail(500, { code: ERROR_CODES.internalError, message: e.message }));
+        }
+        return respond(
+          fail(500, {
+            code: ERROR_CODES.internalError,
+            message: "The request could not be completed: the state could not be read or saved. Nothing was changed.",
+          }),
+        );
+      }
+    });
+    queue = run.catch(() => undefined);
+    return run;
+  };
+  return Object.assign(handler, {
+    ready: async () => {
+      await ready();
+    },
+    close: async () => {
+      await queue;
+      await store.close();
+    },
+  });
+}

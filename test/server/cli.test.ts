@@ -1,0 +1,68 @@
+/**
+ * `actorstore-api serve`: started as a process, it serves the API until it is told to stop.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { ENT_ZONE, FIXTURE, TOKEN } from "./helpers";
+
+const CLI = fileURLToPath(new URL("../../src/server/cli.ts", import.meta.url));
+
+function run(args: string[]) {
+  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, exited, out: () => stdout, err: () => stderr };
+}
+
+describe("actorstore-api serve", () => {
+  it("serves the fixture on the port it prints, with a directory, and stops on SIGTERM", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "actorstore-cli-"));
+    try {
+      const fixture = join(dir, "fixture.json");
+      await writeFile(fixture, JSON.stringify(FIXTURE));
+      const p = run(["serve", "--port", "0", "--directory", join(dir, "data"), "--token", TOKEN, "--fixture", fixture]);
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setInterval(() => {
+          const m = /listening on (\S+)/.exec(p.out());
+          if (m?.[1] !== undefined) {
+            clearInterval(timer);
+            resolve(m[1]);
+          }
+        }, 50);
+        p.exited.then((code) => {
+          clearInterval(timer);
+          reject(new Error(`exited with ${code}: ${p.err()}`));
+        });
+      });
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/client\/v4$/);
+      const response = await fetch(`${url}/zones/${ENT_ZONE}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(response.status).toBe(200);
+      const refused = await fetch(`${url}/zones/${ENT_ZONE}`, { headers: { authorization: "Bearer other" } });
+      expect(refused.status).toBe(403);
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("refuses to start without credentials, and on an unknown option, saying why", async () => {
+    const none = run(["serve", "--port", "0"]);
+    expect(await none.exited).toBe(1);
+    expect(none.err()).toMatch(/at least one --token/);
+    const typo = run(["serve", "--prot", "1", "--token", "x"]);
+    expect(await typo.exited).toBe(1);
+    expect(typo.err()).toMatch(/Unknown option --prot/);
+  }, 60_000);
+});

@@ -1,0 +1,204 @@
+/**
+ * createApiHandler and startApiServer without the SDK: options that say when they are wrong,
+ * state that survives a restart in a directory, handlers that never share in-memory state, the
+ * fixture refused whole when it is wrong, and the schema checker itself catching what it must.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createApiHandler, startApiServer } from "../../src/server/index";
+import { ACCOUNT_A, CREDENTIALS, ENT_ZONE, FIXTURE, TOKEN } from "./helpers";
+import { schemaProblems } from "./schema";
+
+const AUTH = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "actorstore-api-"));
+  dirs.push(dir);
+  return dir;
+}
+
+const base = "http://local/client/v4";
+const filterBody = JSON.stringify([{ expression: 'http.request.uri.path contains "/admin"' }]);
+
+describe("options", () => {
+  it.each([
+    [{ credentials: CREDENTIALS, directroy: "x" }, /directroy is not an option/],
+    [{ credentials: CREDENTIALS, directory: 5 }, /directory must be a non-empty string \(got number\)/],
+    [{ credentials: CREDENTIALS, clock: {} }, /clock must be a clock/],
+    [{ credentials: CREDENTIALS, idGenerator: "x" }, /idGenerator must be a function/],
+    [{}, /credentials must be an object/],
+    [{ credentials: { tokens: [] } }, /at least one token or key/],
+    [{ credentials: { token: ["x"] } }, /credentials\.token is not an option/],
+    [{ credentials: { keys: [{ email: "a@b.co" }] } }, /credentials\.keys must be an array of \{ email, key \}/],
+    [null, /options must be an object/],
+  ])("createApiHandler: %j is a TypeError naming the option", (options, message) => {
+    expect(() => createApiHandler(options as never)).toThrow(TypeError);
+    expect(() => createApiHandler(options as never)).toThrow(message);
+  });
+
+  it.each([
+    [{ credentials: CREDENTIALS, port: "8787" }, /port must be an integer from 0 to 65535/],
+    [{ credentials: CREDENTIALS, port: 70000 }, /port must be an integer/],
+    [{ credentials: CREDENTIALS, hostname: "" }, /hostname must be a non-empty string/],
+    [{ credentials: CREDENTIALS, prot: 1 }, /prot is not an option/],
+  ])("startApiServer: %j is a TypeError naming the option", async (options, message) => {
+    await expect(startApiServer(options as never)).rejects.toThrow(TypeError);
+    await expect(startApiServer(options as never)).rejects.toThrow(message);
+  });
+
+  it("a fixture with a bad zone name is refused whole, naming every problem", async () => {
+    const handler = createApiHandler({
+      credentials: CREDENTIALS,
+      fixture: {
+        accounts: [{ id: ACCOUNT_A, name: "A" }],
+        zones: [
+          { name: "localhost", account: ACCOUNT_A, plan: "pro" },
+          { name: "my_site.com", account: ACCOUNT_A, plan: "gold" },
+        ],
+      },
+    });
+    const error = await handler.ready().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(String(error)).toMatch(/zones\[0\]\.name/);
+    expect(String(error)).toMatch(/zones\[1\]\.name/);
+    expect(String(error)).toMatch(/zones\[1\]\.plan/);
+    await handler.close();
+  });
+});
+
+describe("state", () => {
+  it("two handlers never share in-memory state", async () => {
+    const a = createApiHandler({ credentials: CREDENTIALS, fixture: FIXTURE });
+    const b = createApiHandler({ credentials: CREDENTIALS, fixture: FIXTURE });
+    const created = await a(
+      new Request(`${base}/zones/${ENT_ZONE}/filters`, { method: "POST", headers: AUTH, body: filterBody }),
+    );
+    expect(created.status).toBe(200);
+    const inA = (await (await a(new Request(`${base}/zones/${ENT_ZONE}/filters`, { headers: AUTH }))).json()) as {
+      result: unknown[];
+    };
+    const inB = (await (await b(new Request(`${base}/zones/${ENT_ZONE}/filters`, { headers: AUTH }))).json()) as {
+      result: unknown[];
+    };
+    expect(inA.result).toHaveLength(1);
+    expect(inB.result).toHaveLength(0);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("a directory keeps the state across a restart; the fixture only seeds an empty directory", async () => {
+    const directory = await tempDir();
+    const fixturePath = join(directory, "..", `${directory.split("/").pop()}-fixture.json`);
+    await writeFile(fixturePath, JSON.stringify(FIXTURE));
+    dirs.push(fixturePath);
+    const first = await startApiServer({ credentials: CREDENTIALS, fixture: fixturePath, directory });
+    const post = await fetch(`${first.url}/zones/${ENT_ZONE}/filters`, {
+      method: "POST",
+      headers: AUTH,
+      body: filterBody,
+    });
+    const filterId = ((await post.json()) as { result: { id: string }[] }).result[0]?.id;
+    const accept = await fetch(`${first.url}/user/invites/${FIXTURE.invites[0]?.id}`, {
+      method: "PATCH",
+      headers: AUTH,
+      body: JSON.stringify({ status: "accepted" }),
+    });
+    expect(accept.status).toBe(200);
+    await first.close();
+
+    // Restarted with a different fixture: the directory's state wins.
+    const second = await startApiServer({
+      credentials: CREDENTIALS,
+      fixture: { accounts: [], zones: [] },
+      directory,
+    });
+    const got = await fetch(`${second.url}/zones/${ENT_ZONE}/filters/${filterId}`, { headers: AUTH });
+    expect(got.status).toBe(200);
+    const invite = (await (
+      await fetch(`${second.url}/user/invites/${FIXTURE.invites[0]?.id}`, { headers: AUTH })
+    ).json()) as {
+      result: { status: string };
+    };
+    expect(invite.result.status).toBe("accepted");
+    const zones = (await (await fetch(`${second.url}/zones?per_page=50`, { headers: AUTH })).json()) as {
+      result_info: { total_count: number };
+    };
+    expect(zones.result_info.total_count).toBe(FIXTURE.zones.length);
+    await second.close();
+  });
+
+  it("concurrent writes are applied one after another, none lost", async () => {
+    const handler = createApiHandler({ credentials: CREDENTIALS, fixture: FIXTURE });
+    const bodies = Array.from({ length: 12 }, (_, i) => JSON.stringify([{ expression: `ip.src eq 192.0.2.${i + 1}` }]));
+    const responses = await Promise.all(
+      bodies.map((body) =>
+        handler(new Request(`${base}/zones/${ENT_ZONE}/filters`, { method: "POST", headers: AUTH, body })),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(12).fill(200));
+    const listed = (await (
+      await handler(new Request(`${base}/zones/${ENT_ZONE}/filters?per_page=100`, { headers: AUTH }))
+    ).json()) as {
+      result: unknown[];
+    };
+    expect(listed.result).toHaveLength(12);
+    await handler.close();
+  });
+
+  it("a JSON body without Content-Type: application/json, or malformed, is 400 with the platform's codes", async () => {
+    const handler = createApiHandler({ credentials: CREDENTIALS, fixture: FIXTURE });
+    const noType = await handler(
+      new Request(`${base}/zones/${ENT_ZONE}/filters`, {
+        method: "POST",
+        headers: { authorization: AUTH.authorization },
+        body: filterBody,
+      }),
+    );
+    expect(noType.status).toBe(400);
+    expect(((await noType.json()) as { errors: { code: number }[] }).errors[0]?.code).toBe(6003);
+    const malformed = await handler(
+      new Request(`${base}/zones/${ENT_ZONE}/filters`, { method: "POST", headers: AUTH, body: "[{" }),
+    );
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as { errors: { code: number }[] }).errors[0]?.code).toBe(6007);
+    const none = await handler(new Request(`${base}/zones/${ENT_ZONE}`));
+    expect(none.status).toBe(401);
+    await handler.close();
+  });
+});
+
+describe("the schema checker", () => {
+  it("catches a missing required field, a wrong type, an enum miss, a pattern miss and an extra property", () => {
+    expect(schemaProblems({ id: "a" }, "zone").join("\n")).toMatch(/missing required plan/);
+    expect(schemaProblems({ id: "x".repeat(32), expression: 1, paused: false }, "filter").join("\n")).toMatch(
+      /expected string/,
+    );
+    expect(
+      schemaProblems({ id: "x".repeat(32), expression: "a", paused: false, extra: 1 }, "filter").join("\n"),
+    ).toMatch(/unexpected property extra/);
+    expect(schemaProblems({ compatible: true, migration_state: "done" }, "migration_check").join("\n")).toMatch(
+      /not one of/,
+    );
+    expect(
+      schemaProblems(
+        {
+          id: "A".repeat(32),
+          kind: "zone",
+          last_updated: "x",
+          name: "d",
+          phase: "http_request_firewall_managed",
+          rules: [],
+          version: "1",
+        },
+        "ruleset",
+      ).join("\n"),
+    ).toMatch(/does not match/);
+    expect(schemaProblems({ success: false, errors: [], messages: [], result: null }, "failure").join("\n")).toMatch(
+      /fewer than 1 items/,
+    );
+  });
+});

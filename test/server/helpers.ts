@@ -1,0 +1,223 @@
+/**
+ * Shared set-up of the server tests: a fixture with accounts, zones on every plan, DNS records,
+ * certificate packs and invitations; SDK clients for both auth schemes whose fetch records every
+ * response body so each test can check them all against the published schema.
+ */
+import Cloudflare from "cloudflare";
+import { expect } from "vitest";
+import type { SchemaName } from "./schema";
+import { expectFailureBody, expectSuccessBody } from "./schema";
+
+export const TOKEN = "Y2xvdWRmbGFyZS1hcGktdG9rZW4tMDAwMDAwMDAw";
+export const EMAIL = "user@example.com";
+export const KEY = "c2547eb745079dac9320b638f5e225cf483cc";
+export const ACCOUNT_A = "01a7362d577a6c3019a474fd6f485823";
+export const ACCOUNT_B = "02b7362d577a6c3019a474fd6f485824";
+export const ENT_ZONE = "e0000000000000000000000000000001";
+export const PRO_ZONE = "e0000000000000000000000000000002";
+export const BIZ_ZONE = "e0000000000000000000000000000003";
+export const PENDING_INVITE = "4f5f0c14a2a41d5063dd301b2f829f04";
+export const EXPIRED_INVITE = "4f5f0c14a2a41d5063dd301b2f829f05";
+export const BULK_ZONES = 23;
+
+const certificate = (id: string, host: string) => ({
+  id,
+  hosts: [host, `*.${host}`],
+  issuer: "LetsEncrypt",
+  signature: "ECDSAWithSHA256",
+  status: "active",
+  bundle_method: "ubiquitous",
+  zone_id: ENT_ZONE,
+  uploaded_on: "2024-01-01T00:00:00.000000Z",
+  modified_on: "2024-01-01T00:00:00.000000Z",
+  expires_on: "2024-04-01T00:00:00.000000Z",
+  priority: null,
+});
+
+/** The fixture every server test starts from. */
+export const FIXTURE = {
+  accounts: [
+    { id: ACCOUNT_A, name: "Main account" },
+    { id: ACCOUNT_B, name: "Bulk account" },
+  ],
+  zones: [
+    {
+      id: ENT_ZONE,
+      name: "ent.example.com",
+      account: ACCOUNT_A,
+      plan: "enterprise",
+      dns_records: [
+        {
+          id: "d0000000000000000000000000000001",
+          type: "A",
+          name: "ent.example.com",
+          content: "192.0.2.1",
+          proxied: true,
+        },
+        { id: "d0000000000000000000000000000002", type: "AAAA", name: "www.ent.example.com", content: "2001:db8::1" },
+        {
+          id: "d0000000000000000000000000000003",
+          type: "CNAME",
+          name: "api.ent.example.com",
+          content: "ent.example.com",
+        },
+        {
+          id: "d0000000000000000000000000000004",
+          type: "TXT",
+          name: "ent.example.com",
+          content: "v=spf1 -all",
+          comment: "mail",
+        },
+        {
+          id: "d0000000000000000000000000000005",
+          type: "MX",
+          name: "ent.example.com",
+          content: "mx.ent.example.com",
+          priority: 10,
+        },
+      ],
+      certificate_packs: [
+        {
+          id: "c0000000000000000000000000000001",
+          type: "universal",
+          hosts: ["ent.example.com", "*.ent.example.com"],
+          primary_certificate: "c1000000000000000000000000000001",
+          status: "active",
+          certificates: [certificate("c1000000000000000000000000000001", "ent.example.com")],
+          created_on: "2024-01-01T00:00:00.000000Z",
+          validity_days: 90,
+          validation_method: "txt",
+          certificate_authority: "lets_encrypt",
+        },
+        {
+          id: "c0000000000000000000000000000002",
+          type: "advanced",
+          hosts: ["shop.ent.example.com"],
+          status: "pending_validation",
+          certificates: [],
+          validity_days: 90,
+          validation_method: "http",
+          certificate_authority: "google",
+        },
+      ],
+    },
+    { id: PRO_ZONE, name: "pro.example.net", account: ACCOUNT_A, plan: "pro" },
+    {
+      id: BIZ_ZONE,
+      name: "biz.example.net",
+      account: ACCOUNT_A,
+      plan: "business",
+      uri_overrides: [{ id: "0e000000000000000000000000000001", urls: ["biz.example.net/admin*"] }],
+    },
+    ...Array.from({ length: BULK_ZONES }, (_, i) => ({
+      name: `site-${String(i).padStart(2, "0")}.example.org`,
+      account: ACCOUNT_B,
+      plan: "free",
+      status: i % 5 === 0 ? "pending" : "active",
+    })),
+  ],
+  invites: [
+    {
+      id: PENDING_INVITE,
+      organization_id: ACCOUNT_A,
+      organization_name: "Main account",
+      invited_by: "owner@example.com",
+    },
+    { id: EXPIRED_INVITE, organization_id: ACCOUNT_B, organization_name: "Bulk account", status: "expired" },
+  ],
+};
+
+/** The credentials the test servers accept. */
+export const CREDENTIALS = { tokens: [TOKEN], keys: [{ email: EMAIL, key: KEY }] };
+
+/** A response the SDK received, with the schema it must conform to. */
+interface Recorded {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly body: unknown;
+}
+
+const Z = "/client/v4/zones/[0-9a-f]{32}";
+const SCHEMAS: readonly [string, RegExp, SchemaName | null, boolean][] = [
+  ["GET", /^\/client\/v4\/zones$/, "zone", true],
+  ["GET", new RegExp(`^${Z}$`), "zone", false],
+  ["GET", new RegExp(`^${Z}/dns_records$`), "dns_record", true],
+  ["GET", new RegExp(`^${Z}/ssl/certificate_packs$`), "certificate_pack", true],
+  ["GET", /^\/client\/v4\/user\/invites$/, "invite", true],
+  ["GET", /^\/client\/v4\/user\/invites\/[^/]+$/, "invite", false],
+  ["PATCH", /^\/client\/v4\/user\/invites\/[^/]+$/, "invite", false],
+  ["GET", new RegExp(`^${Z}/filters$`), "filter", true],
+  ["POST", new RegExp(`^${Z}/filters$`), "filter", true],
+  ["GET", new RegExp(`^${Z}/filters/[^/]+$`), "filter", false],
+  ["PUT", new RegExp(`^${Z}/filters/[^/]+$`), "filter", false],
+  ["DELETE", new RegExp(`^${Z}/filters/[^/]+$`), "id_only", false],
+  ["GET", new RegExp(`^${Z}/firewall/rules$`), "firewall_rule", true],
+  ["POST", new RegExp(`^${Z}/firewall/rules$`), "firewall_rule", true],
+  ["GET", new RegExp(`^${Z}/firewall/rules/[^/]+$`), "firewall_rule", false],
+  ["PUT", new RegExp(`^${Z}/firewall/rules/[^/]+$`), "firewall_rule", false],
+  ["DELETE", new RegExp(`^${Z}/firewall/rules/[^/]+$`), "id_only", false],
+  ["DELETE", new RegExp(`^${Z}/firewall/waf/overrides/[^/]+$`), "id_only", false],
+  ["GET", new RegExp(`^${Z}/waf_migration/check$`), "migration_check", false],
+  ["GET", new RegExp(`^${Z}/waf_migration/config$`), "migration_config", false],
+  ["GET", new RegExp(`^${Z}/waf_migration/status$`), "migration_status", false],
+  ["GET", new RegExp(`^${Z}/rulesets/phases/[a-z0-9_]+/entrypoint$`), "ruleset", false],
+  ["PUT", new RegExp(`^${Z}/rulesets/phases/[a-z0-9_]+/entrypoint$`), "ruleset", false],
+];
+
+/** Records every response an SDK client receives. */
+export class ResponseLog {
+  readonly responses: Recorded[] = [];
+
+  /** A fetch for the SDK that records what comes back. */
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    const response = await fetch(request);
+    const text = await response.clone().text();
+    this.responses.push({
+      method: request.method,
+      path: new URL(request.url).pathname,
+      status: response.status,
+      body: JSON.parse(text) as unknown,
+    });
+    return response;
+  };
+
+  /** Requests made to paths matching `pattern`. */
+  count(method: string, pattern: RegExp): number {
+    return this.responses.filter((r) => r.method === method && pattern.test(r.path)).length;
+  }
+
+  /** Checks every recorded body against the schema: failures as failure envelopes, successes by route. */
+  expectAllConform(): void {
+    expect(this.responses.length).toBeGreaterThan(0);
+    for (const r of this.responses) {
+      if (r.status >= 400) {
+        expectFailureBody(r.body);
+        continue;
+      }
+      const entry = SCHEMAS.find(([m, p]) => m === r.method && p.test(r.path));
+      expect(entry, `${r.method} ${r.path} has no schema in the test table`).toBeDefined();
+      if (entry !== undefined) expectSuccessBody(r.body, entry[2], entry[3]);
+    }
+  }
+}
+
+/** An SDK client for `baseURL` with the given credentials, recording into `log`. */
+export function sdk(
+  baseURL: string,
+  log: ResponseLog,
+  auth: { apiToken: string } | { apiEmail: string; apiKey: string } = { apiToken: TOKEN },
+): Cloudflare {
+  return new Cloudflare({
+    // Explicit nulls keep CLOUDFLARE_* environment variables from adding credentials.
+    apiToken: null,
+    apiEmail: null,
+    apiKey: null,
+    userServiceKey: null,
+    ...auth,
+    baseURL,
+    fetch: log.fetch,
+    maxRetries: 0,
+  });
+}
