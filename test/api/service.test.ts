@@ -1,0 +1,121 @@
+/**
+ * The pure service layer: the route table matches every documented path with and without the
+ * API prefix, and operations are pure: they never change the record they are given (it is deeply
+ * frozen here, so any write throws), and the same record and request give the same answer.
+ */
+import { describe, expect, it } from "vitest";
+import { sequentialHexIds } from "../../src/api/ids";
+import type { ApiRequest, Route, UserRecord, ZoneRecord } from "../../src/api/service/index";
+import { matchRoute, ROUTES, seedFromFixture } from "../../src/api/service/index";
+import { ENT_ZONE, FIXTURE, PENDING_INVITE } from "../server/helpers";
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+const NOW = Date.UTC(2025, 0, 1);
+function seed() {
+  const s = seedFromFixture(FIXTURE, { nowMs: NOW, newId: sequentialHexIds() });
+  if (!s.ok) throw new Error(JSON.stringify(s.errors));
+  return s.value;
+}
+
+function request(method: string, path: string, body?: unknown, query = ""): ApiRequest {
+  const m = matchRoute(method, path);
+  if (!m.ok) throw new Error(`${method} ${path} did not route: ${JSON.stringify(m.response.body)}`);
+  return {
+    method,
+    path: m.path,
+    params: m.params,
+    query: new URLSearchParams(query),
+    body,
+    nowMs: NOW,
+    newId: sequentialHexIds(1000),
+  };
+}
+
+const Z = `/zones/${ENT_ZONE}`;
+const entry = `${Z}/rulesets/phases/http_request_firewall_managed/entrypoint`;
+const CALLS: [string, string, unknown?, string?][] = [
+  ["GET", Z],
+  ["GET", `${Z}/dns_records`, undefined, "type=A"],
+  ["GET", `${Z}/ssl/certificate_packs`, undefined, "status=all"],
+  ["GET", `${Z}/filters`],
+  ["POST", `${Z}/filters`, [{ expression: "ip.src eq 192.0.2.1" }]],
+  ["POST", `${Z}/firewall/rules`, [{ filter: { expression: "ip.src eq 192.0.2.2" }, action: "block" }]],
+  ["GET", `${Z}/firewall/rules`],
+  ["GET", `${Z}/waf_migration/check`, undefined, "phase_two=1"],
+  ["GET", `${Z}/waf_migration/config`, undefined, "phase_two=1"],
+  ["GET", `${Z}/waf_migration/status`],
+  [
+    "PUT",
+    entry,
+    {
+      rules: [{ action: "execute", expression: "true", action_parameters: { id: "efb7b8c949ac4650a09736fc376e9aee" } }],
+    },
+  ],
+  ["PUT", entry, { rules: [] }, "waf_migration=pending&phase_two=1"],
+  ["GET", entry],
+];
+
+function run(route: Route, zone: ZoneRecord, user: UserRecord, req: ApiRequest) {
+  if (route.scope === "zone") return route.run(zone, req);
+  if (route.scope === "user") return route.run(user, req);
+  return { state: undefined, response: route.run([zone.zone], req) };
+}
+
+describe("the service's route table", () => {
+  it.each(ROUTES.map((r) => [r.method, r.path] as const))(
+    "%s %s routes with and without /client/v4",
+    (method, path) => {
+      const concrete = path.replace(":zone_id", ENT_ZONE).replace(/:[a-z_]+/g, "x".repeat(8));
+      const bare = matchRoute(method, concrete);
+      const prefixed = matchRoute(method, `/client/v4${concrete}`);
+      expect(bare.ok && bare.route.path).toBe(path);
+      expect(prefixed.ok && prefixed.route.path).toBe(path);
+    },
+  );
+
+  it("operations never change the record they are given, and answer the same twice", () => {
+    const { zones, user } = seed();
+    const zone = deepFreeze(zones.find((z) => z.zone.id === ENT_ZONE) as ZoneRecord);
+    deepFreeze(user);
+    let current = zone;
+    for (const [method, path, body, query] of CALLS) {
+      const req = request(method, path, body, query);
+      const m = matchRoute(method, path);
+      if (!m.ok) throw new Error("unreachable");
+      const first = run(m.route, current, user, req);
+      const second = run(m.route, current, user, { ...req, newId: sequentialHexIds(1000) });
+      expect(second.response).toEqual(first.response);
+      expect(first.response.status, `${method} ${path}: ${JSON.stringify(first.response.body)}`).toBeLessThan(400);
+      if (m.route.scope === "zone") current = deepFreeze(first.state as ZoneRecord);
+    }
+    expect(current.waf.migrationState).toBe("complete");
+    expect(current.rulesets.http_request_firewall_managed?.version).toBe("2");
+  });
+
+  it("the user's invitations: PATCH answers a pending one and leaves the record given untouched", () => {
+    const user = deepFreeze(seed().user);
+    const m = matchRoute("PATCH", `/user/invites/${PENDING_INVITE}`);
+    if (!m.ok || m.route.scope !== "user") throw new Error("did not route");
+    const out = m.route.run(user, request("PATCH", `/user/invites/${PENDING_INVITE}`, { status: "accepted" }));
+    expect(out.state.invites.find((i) => i.id === PENDING_INVITE)?.status).toBe("accepted");
+    expect(user.invites.find((i) => i.id === PENDING_INVITE)?.status).toBe("pending");
+  });
+
+  it("routing errors: unknown path 404, other method 405 with Allow, malformed zone id 400", () => {
+    const unknown = matchRoute("GET", "/nothing");
+    expect(!unknown.ok && unknown.response.status).toBe(404);
+    const method = matchRoute("DELETE", `/zones/${ENT_ZONE}`);
+    expect(!method.ok && [method.response.status, method.allow]).toEqual([405, ["GET"]]);
+    const malformed = matchRoute("GET", "/client/v4/zones/nope/dns_records");
+    expect(!malformed.ok && malformed.response.body.errors.map((e) => e.code)).toEqual([7003, 7000]);
+    const badEscape = matchRoute("GET", "/zones/%E0%A4%A");
+    expect(!badEscape.ok && badEscape.response.status).toBe(404);
+  });
+});
