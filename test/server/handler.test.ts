@@ -59,6 +59,7 @@ describe("options", () => {
         zones: [
           { name: "localhost", account: ACCOUNT_A, plan: "pro" },
           { name: "my_site.com", account: ACCOUNT_A, plan: "gold" },
+          { name: "ok.example.com", account: ACCOUNT_A, plan: "pro", previous_waf: { sensitivity: "extreme" } },
         ],
       },
     });
@@ -67,6 +68,7 @@ describe("options", () => {
     expect(String(error)).toMatch(/zones\[0\]\.name/);
     expect(String(error)).toMatch(/zones\[1\]\.name/);
     expect(String(error)).toMatch(/zones\[1\]\.plan/);
+    expect(String(error)).toMatch(/zones\[2\].*sensitivity/);
     await handler.close();
   });
 });

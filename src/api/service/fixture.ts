@@ -15,7 +15,13 @@ import type { Invite } from "../invites";
 import { isInviteStatus } from "../invites";
 import type { Validation, ValidationIssue } from "../validation";
 import { isRecord, joinPath } from "../validation";
-import { createZoneState, isPlan, type PreviousWafConfig, type ZoneState } from "../waf-migration/zone-state";
+import {
+  createZoneState,
+  isPlan,
+  type PreviousWafConfig,
+  validateZoneState,
+  type ZoneState,
+} from "../waf-migration/zone-state";
 import { checkZoneName, isZoneStatus, isZoneType, type Zone } from "../zones";
 import type { AccountRecord, ApiSeed, DnsRecord, ZoneRecord } from "./records";
 import { PLAN_DETAILS } from "./records";
@@ -249,6 +255,12 @@ function seedZone(
     ...(Array.isArray(value.uri_overrides) ? { uriOverrides: value.uri_overrides as ZoneState["uriOverrides"] } : {}),
     ...(Array.isArray(value.page_rules) ? { pageRules: value.page_rules as ZoneState["pageRules"] } : {}),
   });
+  // The previous managed-rules settings are checked here, not at the first migration call.
+  const checked = validateZoneState(waf);
+  if (!checked.ok) {
+    for (const e of checked.errors) issues.push({ path: joinPath(path, e.source?.pointer ?? ""), message: e.message });
+    return null;
+  }
   return { zone, dnsRecords, certificatePacks: packs, firewall, waf, rulesets: {} };
 }
 
