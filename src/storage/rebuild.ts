@@ -9,7 +9,7 @@ import type { SqlEngine } from "../engine/engine";
 import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults } from "./connection-defaults";
 import { KvTable } from "./kv-table";
-import { ReplayStatements, ReplayTransaction } from "./replay";
+import { ReplayInputs, ReplayStatements, ReplayTransaction } from "./replay";
 import type { CoreSettings } from "./storage-core";
 
 type Loaded = Pick<LoadResult, "snapshots" | "records">;
@@ -59,7 +59,8 @@ export async function buildState(
         }
         replay = startReplay(engine, prng);
       }
-      if (record.restoreToSeq === undefined) replay.transaction.apply(replay.kv, prng, replay.statements, record);
+      if (record.restoreToSeq === undefined)
+        replay.transaction.apply(replay.kv, prng, replay.statements, record, replay.inputs);
       lastSeq = record.seq;
       lastTimeMs = record.timeMs;
     }
@@ -83,12 +84,15 @@ function newestSnapshotAtOrBefore(loaded: Loaded, targetSeq: number | undefined)
 /** Everything replay keeps per engine. */
 function startReplay(engine: SqlEngine, prng: SplitMix64) {
   engine.setRandomSource(prng);
+  const inputs = new ReplayInputs();
+  engine.setConnectionInputs(inputs);
   applyConnectionDefaults(engine);
   const kv = new KvTable(engine);
   const statements = new ReplayStatements(engine);
   const transaction = new ReplayTransaction(engine);
   return {
     kv,
+    inputs,
     statements,
     transaction,
     finish(): void {
