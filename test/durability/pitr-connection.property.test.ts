@@ -296,7 +296,7 @@ describe("recovery with connection state (property)", () => {
           }
         },
       ),
-      { numRuns: 100 },
+      { numRuns: 80 },
     );
-  });
+  }, 300_000);
 });
