@@ -36,8 +36,13 @@ export async function buildState(
     engine = settings.engineFactory.open();
   }
   let records = loaded.records.filter((r) => r.seq > lastSeq && (targetSeq === undefined || r.seq <= targetSeq));
-  if (records.length > 0 && (records[0] as CommitRecord).seq !== lastSeq + 1) {
-    // The loaded window does not reach back far enough: read the gap from the adapter.
+  const gap =
+    records.length > 0
+      ? (records[0] as CommitRecord).seq !== lastSeq + 1
+      : targetSeq !== undefined && targetSeq > lastSeq;
+  if (gap) {
+    // The loaded window does not reach back far enough: read the gap from the adapter (which
+    // refuses with a clear error when that history is gone, rather than building another state).
     const upTo = targetSeq ?? (loaded.records[loaded.records.length - 1] as CommitRecord).seq;
     records = await settings.persistence.readRecords(lastSeq, upTo);
   }

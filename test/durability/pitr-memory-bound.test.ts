@@ -149,6 +149,27 @@ describe("in-memory persistence: history bounded by bytes", () => {
     storage.abort();
   }, 120_000);
 
+  test("a restore whose history the bound drops before the next session is cancelled, not misapplied", async () => {
+    const clock = new FakeClock();
+    const persistence = createMemoryPersistence({ maxHistoryBytes: 64 * 1024 });
+    let storage = await open(persistence, clock);
+    await churn(storage, persistence, clock, 100);
+    const bookmark = await storage.getCurrentBookmark();
+    await storage.onNextSessionRestoreBookmark(bookmark);
+    // The same session writes on; the bound drops the bookmark's history.
+    await churn(storage, persistence, clock, 800);
+    expect(persistence.keptHistory()?.fromSeq).toBeGreaterThan(parseBookmark(bookmark).seq);
+    const live = await dumpStorage(storage);
+    storage.abort();
+    await storage.core.settled();
+    const error = await rejection(open(persistence, clock));
+    expectHistoryError(error);
+    expect(error.message).toContain("could not be applied and was cancelled");
+    storage = await open(persistence, clock);
+    expect(await dumpStorage(storage)).toEqual(live);
+    storage.abort();
+  }, 120_000);
+
   test("a wrapped in-memory adapter reports the bound the same way", async () => {
     const clock = new FakeClock();
     const inner = createMemoryPersistence({ maxHistoryBytes: 64 * 1024 });
