@@ -24,6 +24,12 @@ export interface SqlWrite {
    * rolled-back savepoint changed one, which a rollback does not undo).
    */
   settings?: ConnectionSettings;
+  /**
+   * Statements replay runs instead of `sql`, when what `sql` did depended on connection state the
+   * log cannot restore: `PRAGMA optimize` analyzes only the tables this connection has used, so its
+   * log entry names the ANALYZE statements it ran.
+   */
+  replay?: string[];
 }
 
 /**

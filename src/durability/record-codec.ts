@@ -53,6 +53,7 @@ const EXT_ENTRY_EXTRAS = 0x08;
 const EXT_KNOWN = EXT_ALARM_SET | EXT_ALARM_CLEAR | EXT_SESSION | EXT_ENTRY_EXTRAS;
 const ENTRY_INPUTS = 0x01;
 const ENTRY_SETTINGS = 0x02;
+const ENTRY_REPLAY = 0x04;
 
 /** Tags of {@link EngineValue}s in SQL bindings. */
 const TAG_NULL = 0;
@@ -265,7 +266,9 @@ function writePayload(record: CommitRecord): void {
   if (record.session !== undefined) ext |= EXT_SESSION;
   for (let i = 0; i < sql.length && (ext & EXT_ENTRY_EXTRAS) === 0; i++) {
     const w = sql[i] as SqlWrite;
-    if ((w.inputs !== undefined && w.inputs.length > 0) || w.settings !== undefined) ext |= EXT_ENTRY_EXTRAS;
+    if ((w.inputs !== undefined && w.inputs.length > 0) || w.settings !== undefined || w.replay !== undefined) {
+      ext |= EXT_ENTRY_EXTRAS;
+    }
   }
   if (ext !== 0) {
     if (flags & FLAG_ALARM_SET) ext |= EXT_ALARM_SET;
@@ -337,12 +340,20 @@ function writePayload(record: CommitRecord): void {
 
 function writeEntryExtras(w: SqlWrite): void {
   const inputs = w.inputs !== undefined && w.inputs.length > 0 ? w.inputs : undefined;
-  writeVarint((inputs === undefined ? 0 : ENTRY_INPUTS) | (w.settings === undefined ? 0 : ENTRY_SETTINGS));
+  writeVarint(
+    (inputs === undefined ? 0 : ENTRY_INPUTS) |
+      (w.settings === undefined ? 0 : ENTRY_SETTINGS) |
+      (w.replay === undefined ? 0 : ENTRY_REPLAY),
+  );
   if (inputs !== undefined) {
     writeVarint(inputs.length);
     for (const v of inputs) writeBigZigzag(v);
   }
   if (w.settings !== undefined) writeVarint(settingsMask(w.settings));
+  if (w.replay !== undefined) {
+    writeVarint(w.replay.length);
+    for (const s of w.replay) writeString(s);
+  }
 }
 
 /** Like {@link writeString}, but the length is doubled (low bit 0 = text follows, 1 = back-reference). */
@@ -631,7 +642,7 @@ function readPayload(r: Reader): CommitRecord {
 
 function readEntryExtras(r: Reader, entry: SqlWrite): void {
   const extras = r.varint();
-  if (extras & ~(ENTRY_INPUTS | ENTRY_SETTINGS)) throw new Malformed();
+  if (extras & ~(ENTRY_INPUTS | ENTRY_SETTINGS | ENTRY_REPLAY)) throw new Malformed();
   if (extras & ENTRY_INPUTS) {
     const count = r.varint();
     if (count === 0) throw new Malformed();
@@ -640,6 +651,12 @@ function readEntryExtras(r: Reader, entry: SqlWrite): void {
     entry.inputs = inputs;
   }
   if (extras & ENTRY_SETTINGS) entry.settings = settingsOf(r.varint());
+  if (extras & ENTRY_REPLAY) {
+    const count = r.varint();
+    const replay: string[] = [];
+    for (let i = 0; i < count; i++) replay.push(r.utf8(r.varint()));
+    entry.replay = replay;
+  }
 }
 
 /**

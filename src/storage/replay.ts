@@ -94,6 +94,17 @@ function runLogged(
   op: SqlWrite,
   inputs: ReplayInputs | undefined,
 ): void {
+  if (op.replay !== undefined) {
+    // What the statement did live, as statements that do the same on any connection.
+    for (const sql of op.replay) {
+      try {
+        engine.exec(sql);
+      } catch {
+        // as any logged statement: a failure is part of the history
+      }
+    }
+    return;
+  }
   prng.reseed(seq, index);
   inputs?.set(op.inputs);
   engine.withNow(op.nowMs, () => {

@@ -9,14 +9,18 @@
  *   tells what it did), and after a rolled-back savepoint that ran one (a rollback does not undo a
  *   setting);
  * - what `changes()`, `total_changes()` and `last_insert_rowid()` returned while each logged
- *   statement ran.
+ *   statement ran;
+ * - what `PRAGMA optimize` analyzed (it picks the tables this connection used), as the ANALYZE
+ *   statements replay runs instead.
  */
 import type { CommitRecord, ConnectionSettings, SessionMark, SqlWrite } from "../durability/commit-record";
 import type { ConnectionInput, ConnectionInputSource, SqlEngine } from "../engine/engine";
 import { DEFAULT_CONNECTION_SETTINGS, readConnectionSettings } from "./connection-defaults";
+import { analyzedSince, readStatistics, type Statistics } from "./optimize-effect";
 
 /** Only a pragma changes a connection setting, and its text says so. */
 const MAY_CHANGE_SETTINGS = /pragma/i;
+const OPTIMIZE = /optimize/i;
 
 /** The live side of connection-state logging for one storage core. */
 export class SessionLog implements ConnectionInputSource {
@@ -30,6 +34,8 @@ export class SessionLog implements ConnectionInputSource {
   #current: SqlWrite | undefined;
   /** A logged statement that may have changed settings and whose resulting settings are not read yet. */
   #unsettled: SqlWrite | undefined;
+  /** A logged `PRAGMA optimize` and the statistics before it ran. */
+  #optimize: { entry: SqlWrite; before: Statistics } | undefined;
 
   /** Records a connection input into the running statement's log entry. */
   value(_name: ConnectionInput, live: () => bigint): bigint {
@@ -45,6 +51,7 @@ export class SessionLog implements ConnectionInputSource {
     if (MAY_CHANGE_SETTINGS.test(entry.sql)) {
       this.#dirty = true;
       this.#unsettled = entry;
+      if (OPTIMIZE.test(entry.sql)) this.#optimize = { entry, before: readStatistics(engine) };
     }
   }
 
@@ -53,6 +60,11 @@ export class SessionLog implements ConnectionInputSource {
    * anything else uses the connection: the next logged statement, a rollback, the COMMIT.
    */
   settle(engine: SqlEngine): void {
+    if (this.#optimize !== undefined) {
+      const { entry, before } = this.#optimize;
+      this.#optimize = undefined;
+      entry.replay = analyzedSince(engine, before, entry.sql);
+    }
     if (this.#unsettled === undefined) return;
     this.#unsettled.settings = readConnectionSettings(engine);
     this.#unsettled = undefined;
@@ -65,6 +77,7 @@ export class SessionLog implements ConnectionInputSource {
   rolledBack(engine: SqlEngine, removed: readonly SqlWrite[], nowMs: number): SqlWrite | undefined {
     this.#current = undefined;
     if (this.#unsettled !== undefined && removed.includes(this.#unsettled)) this.#unsettled = undefined;
+    if (this.#optimize !== undefined && removed.includes(this.#optimize.entry)) this.#optimize = undefined;
     if (!removed.some((w) => w.settings !== undefined || MAY_CHANGE_SETTINGS.test(w.sql))) return undefined;
     this.#dirty = true;
     return { sql: "", bindings: [], nowMs, settings: readConnectionSettings(engine) };
@@ -74,6 +87,7 @@ export class SessionLog implements ConnectionInputSource {
   committed(engine: SqlEngine, record: CommitRecord): void {
     this.#current = undefined;
     this.#unsettled = undefined;
+    this.#optimize = undefined;
     if (this.#mark !== undefined) {
       record.session = this.#mark;
       this.#mark = undefined;
@@ -93,6 +107,7 @@ export class SessionLog implements ConnectionInputSource {
   connectionReplaced(): void {
     this.#current = undefined;
     this.#unsettled = undefined;
+    this.#optimize = undefined;
     this.#dirty = false;
     this.#committed = { ...DEFAULT_CONNECTION_SETTINGS };
     if (this.#mark !== undefined)

@@ -52,12 +52,14 @@ const sqlWrite = (base: number): fc.Arbitrary<SqlWrite> =>
       ),
       inputs: fc.option(fc.array(int64, { minLength: 1, maxLength: 4 }), { nil: undefined, freq: 3 }),
       settings: fc.option(connectionSettings, { nil: undefined, freq: 3 }),
+      replay: fc.option(fc.array(text, { maxLength: 3 }), { nil: undefined, freq: 3 }),
     })
-    .map(({ inputs, settings, ...write }): SqlWrite => {
+    .map(({ inputs, settings, replay, ...write }): SqlWrite => {
       // Optional fields are absent rather than `undefined`, as the decoder produces them.
       const w: SqlWrite = write;
       if (inputs !== undefined) w.inputs = inputs;
       if (settings !== undefined) w.settings = settings;
+      if (replay !== undefined) w.replay = replay;
       return w;
     });
 

@@ -25,6 +25,8 @@ interface Scenario {
   write: string[];
   /** Something the live state must show, so the scenario is known to exercise the setting. */
   live: (rows: (sql: string) => unknown[][]) => void;
+  /** Reads run after the snapshot, before the write (they can change connection state too). */
+  afterSnapshot?: string[];
   /** Run `setup`'s last statement inside a savepoint that is rolled back (the setting stays). */
   rolledBack?: boolean;
 }
@@ -118,6 +120,21 @@ const SCENARIOS: Scenario[] = [
     live: (rows) => expect(rows("SELECT quote(v) FROM log")).toEqual([["9007199254740993"]]),
   },
   {
+    // Optimize analyzes only tables this connection used (here: read after the snapshot's
+    // connection state was lost), so replay on a fresh connection analyzed nothing.
+    name: "PRAGMA optimize",
+    setup: [
+      "CREATE TABLE big(a, b)",
+      "CREATE INDEX big_a ON big(a)",
+      "INSERT INTO big SELECT value % 37, value FROM (WITH RECURSIVE c(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM c WHERE value < 300) SELECT value FROM c)",
+      "PRAGMA optimize",
+      "INSERT INTO big SELECT value % 37, value FROM (WITH RECURSIVE c(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM c WHERE value < 30000) SELECT value FROM c)",
+    ],
+    afterSnapshot: ["SELECT count(*) FROM big WHERE a = 5"],
+    write: ["PRAGMA optimize"],
+    live: (rows) => expect(rows("SELECT stat FROM sqlite_stat1 WHERE idx = 'big_a'")).toEqual([["30300 667"]]),
+  },
+  {
     name: "a setting whose savepoint was rolled back",
     setup: [
       "CREATE TABLE r(n)",
@@ -169,6 +186,7 @@ async function play(s: Scenario, persistence: PersistenceAdapter, clock: FakeClo
     await storage.sync();
   }
   if (!s.rolledBack) await storage.core.snapshot();
+  for (const sql of s.afterSnapshot ?? []) storage.sql.exec(sql).toArray();
   // A key-value write in the same batch as the dependent write.
   storage.kv.put("after", 2);
   for (const sql of s.write) run(storage, sql);
