@@ -13,6 +13,56 @@ export interface SqlWrite {
   bindings: EngineValue[];
   /** The time SQLite saw as 'now' while it ran (ms since epoch). */
   nowMs: number;
+  /**
+   * What `changes()`, `total_changes()` and `last_insert_rowid()` returned while it ran, in call
+   * order (connection state a fresh connection does not have); replay answers them from here.
+   */
+  inputs?: bigint[];
+  /**
+   * The connection settings right after this statement ran (logged after statements that may
+   * change them: pragmas). An entry with empty `sql` runs nothing and only sets them (after a
+   * rolled-back savepoint changed one, which a rollback does not undo).
+   */
+  settings?: ConnectionSettings;
+  /**
+   * Statements replay runs instead of `sql`, when what `sql` did depended on connection state the
+   * log cannot restore: `PRAGMA optimize` analyzes only the tables this connection has used, so its
+   * log entry names the ANALYZE statements it ran.
+   */
+  replay?: string[];
+}
+
+/**
+ * The per-connection settings that change what a write does. SQLite keeps them outside the
+ * database file, so neither a snapshot image nor a fresh connection has them: the log carries
+ * them (see {@link SessionMark}). The order is the bit order of the log format.
+ */
+export const CONNECTION_SETTING_NAMES = [
+  "foreign_keys",
+  "defer_foreign_keys",
+  "case_sensitive_like",
+  "ignore_check_constraints",
+  "legacy_alter_table",
+  "recursive_triggers",
+  "reverse_unordered_selects",
+] as const;
+
+/** One of {@link CONNECTION_SETTING_NAMES}. */
+export type ConnectionSetting = (typeof CONNECTION_SETTING_NAMES)[number];
+
+/** A value for every connection setting. */
+export type ConnectionSettings = Record<ConnectionSetting, boolean>;
+
+/**
+ * The connection state a record starts from, when it is not simply the previous record's: the
+ * first record of a session (a new connection, so the defaults), and the first record after a
+ * snapshot (whose image holds no connection state, so replay starting there needs it).
+ */
+export interface SessionMark {
+  /** The record is the first of a session. */
+  start: boolean;
+  /** The settings in force before the record's SQL ran. */
+  settings: ConnectionSettings;
 }
 
 /** A key-value write: a value (encoded bytes) or a deletion (`null`). */
@@ -34,6 +84,8 @@ export interface CommitRecord {
   reset: boolean;
   /** When set, this commit is a point-in-time restore: the state becomes the state after `restoreToSeq`. */
   restoreToSeq?: number;
+  /** Set on the first record of a session and the first after a snapshot (see {@link SessionMark}). */
+  session?: SessionMark;
   /** SQL writes, in execution order. Each is replayed with `random()` seeded from (seq, index). */
   sql: SqlWrite[];
   /** Key-value writes (the final value of each key in this batch), applied after the SQL writes. */

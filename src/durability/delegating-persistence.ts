@@ -4,7 +4,7 @@
  * rest of the interface.
  */
 import type { CommitRecord } from "./commit-record";
-import type { LoadResult, PersistenceAdapter } from "./persistence";
+import type { KeptHistory, LoadResult, PersistenceAdapter } from "./persistence";
 
 /**
  * Forwards every {@link PersistenceAdapter} call to `inner`.
@@ -57,5 +57,8 @@ export class DelegatingPersistence<Inner extends PersistenceAdapter = Persistenc
   }
   close(): Promise<void> {
     return this.inner.close();
+  }
+  keptHistory(): KeptHistory | undefined {
+    return this.inner.keptHistory?.();
   }
 }

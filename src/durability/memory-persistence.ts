@@ -7,6 +7,10 @@
  * benchmarks measure), while {@link MemoryPersistence.stats} counts the bytes the same log would
  * take in the file format, so size numbers stay honest.
  *
+ * The history it keeps is bounded by bytes ({@link MemoryPersistenceOptions.maxHistoryBytes}): past
+ * the bound, the oldest snapshot and the records only it needed are dropped, oldest first. What the
+ * newest state needs (the newest snapshot and the records after it) is always kept.
+ *
  * @packageDocumentation
  */
 import { ActorStoreError } from "../errors";
@@ -15,6 +19,7 @@ import {
   checkAppendOrder,
   checkRange,
   checkSnapshotSeq,
+  type KeptHistory,
   type LoadResult,
   missingSnapshot,
   type PersistenceAdapter,
@@ -28,6 +33,46 @@ import { planPrune } from "./retention";
 interface StoredSnapshot {
   info: SnapshotInfo;
   image: Uint8Array;
+}
+
+/** The default {@link MemoryPersistenceOptions.maxHistoryBytes}: 64 MiB. */
+export const DEFAULT_MAX_HISTORY_BYTES = 64 * 1024 * 1024;
+
+/** Options of {@link createMemoryPersistence}. */
+export interface MemoryPersistenceOptions {
+  /**
+   * The most bytes of history (log records and snapshot images, as held in memory) to keep.
+   * Default {@link DEFAULT_MAX_HISTORY_BYTES} (64 MiB); `Infinity` keeps everything the retention
+   * window keeps. Beyond it the oldest history is dropped first, and bookmarks and times before what
+   * is left fail with `ERR_BOOKMARK`. The newest snapshot and the log after it are always kept, so
+   * a database larger than the bound keeps just those. For longer history keep it in a directory
+   * (`ObjectStorage.open({ directory })`) or a bucket.
+   */
+  maxHistoryBytes?: number;
+}
+
+/**
+ * About how many bytes of memory a record holds: its strings (two bytes a character), its bytes,
+ * and a fixed cost per object. An estimate (engines differ), but one that grows exactly with what
+ * the record holds; it is at least the record's encoded size.
+ */
+export function recordHeldBytes(record: CommitRecord): number {
+  let n = 64;
+  for (const w of record.kv) n += 48 + w.key.length * 2 + (w.value === null ? 0 : w.value.byteLength);
+  for (const op of record.sql) {
+    n += 64 + op.sql.length * 2 + (op.inputs === undefined ? 0 : 16 * op.inputs.length) + (op.settings ? 64 : 0);
+    for (const b of op.bindings) {
+      n += typeof b === "string" ? 16 + b.length * 2 : b instanceof Uint8Array ? 64 + b.byteLength : 8;
+    }
+  }
+  if (record.session !== undefined) n += 96;
+  return n;
+}
+
+function formatBytes(n: number): string {
+  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
 }
 
 /**
@@ -47,6 +92,28 @@ interface StoredSnapshot {
 export class MemoryPersistence implements PersistenceAdapter {
   /** Records after the prune point, in seq order. */
   #records: CommitRecord[] = [];
+  /** {@link recordHeldBytes} of each record in `#records`. */
+  #recordBytes: number[] = [];
+  /** Bytes held: every record's {@link recordHeldBytes} and every snapshot image. */
+  #held = 0;
+  readonly #maxHistoryBytes: number;
+  /** The oldest snapshot once the byte bound dropped older history (`undefined` until it did). */
+  #boundFromSeq: number | undefined;
+
+  constructor(options: MemoryPersistenceOptions = {}) {
+    const max = options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
+    if (typeof max !== "number" || Number.isNaN(max) || max <= 0) {
+      throw new RangeError(
+        `createMemoryPersistence(): maxHistoryBytes must be a positive number of bytes (or Infinity); got ${String(max)}.`,
+      );
+    }
+    this.#maxHistoryBytes = max;
+  }
+
+  /** The bound on bytes of history held ({@link MemoryPersistenceOptions.maxHistoryBytes}). */
+  get maxHistoryBytes(): number {
+    return this.#maxHistoryBytes;
+  }
   /**
    * Encoded sizes are counted only when `stats()` asks: computing them on every append cost about
    * a tenth of a small commit, for a number only diagnostics read.
@@ -73,8 +140,12 @@ export class MemoryPersistence implements PersistenceAdapter {
     this.#checkOpen("append");
     this.#lastSeq = checkAppendOrder(records, this.#lastSeq);
     for (const record of records) {
+      const bytes = recordHeldBytes(record);
       this.#records.push(record);
+      this.#recordBytes.push(bytes);
+      this.#held += bytes;
     }
+    if (this.#held > this.#maxHistoryBytes) this.#enforceBound();
   }
 
   async writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
@@ -85,9 +156,58 @@ export class MemoryPersistence implements PersistenceAdapter {
       info: { seq: info.seq, timeMs: snapshotTimeMs(info.timeMs), bytes: image.length },
       image: image.slice(),
     };
+    for (const s of this.#snapshots) if (s.info.seq === info.seq) this.#held -= s.image.length;
     this.#snapshots = this.#snapshots.filter((s) => s.info.seq !== info.seq);
     this.#snapshots.push(stored);
+    this.#held += stored.image.length;
     this.#snapshots.sort((a, b) => a.info.seq - b.info.seq);
+    if (this.#held > this.#maxHistoryBytes) this.#enforceBound();
+  }
+
+  /**
+   * Drops the oldest snapshot, and the records only it needed, while more than the bound is held
+   * and a newer snapshot can take its place as the base.
+   */
+  #enforceBound(): void {
+    let dropSnapshots = 0;
+    let dropRecords = 0;
+    let held = this.#held;
+    while (held > this.#maxHistoryBytes && dropSnapshots + 1 < this.#snapshots.length) {
+      held -= (this.#snapshots[dropSnapshots] as StoredSnapshot).image.length;
+      dropSnapshots++;
+      const base = (this.#snapshots[dropSnapshots] as StoredSnapshot).info.seq;
+      while (dropRecords < this.#records.length && (this.#records[dropRecords] as CommitRecord).seq <= base) {
+        held -= this.#recordBytes[dropRecords] as number;
+        dropRecords++;
+      }
+    }
+    if (dropSnapshots === 0) return;
+    this.#snapshots.splice(0, dropSnapshots);
+    this.#dropRecords(dropRecords);
+    this.#held = held;
+    this.#boundFromSeq = (this.#snapshots[0] as StoredSnapshot).info.seq;
+  }
+
+  #dropRecords(n: number): void {
+    if (n === 0) return;
+    for (let i = 0; i < n; i++) this.#held -= this.#recordBytes[i] as number;
+    this.#records.splice(0, n);
+    this.#recordBytes.splice(0, n);
+  }
+
+  /** What the byte bound left, once it dropped history (see {@link MemoryPersistenceOptions.maxHistoryBytes}). */
+  keptHistory(): KeptHistory | undefined {
+    const fromSeq = this.#boundFromSeq;
+    if (fromSeq === undefined) return undefined;
+    const max = this.#maxHistoryBytes;
+    return {
+      fromSeq,
+      refuse: (what: string) =>
+        new ActorStoreError(
+          "ERR_BOOKMARK",
+          `${what} is older than the history kept in memory: the in-memory persistence keeps at most ${formatBytes(max)} of history (maxHistoryBytes of createMemoryPersistence()), and the oldest state it can still restore is commit ${fromSeq}. Pass a larger maxHistoryBytes, or keep the history in a directory (ObjectStorage.open({ directory })) or a bucket for longer history.`,
+        ),
+    };
   }
 
   async readSnapshot(seq: number): Promise<Uint8Array> {
@@ -97,6 +217,10 @@ export class MemoryPersistence implements PersistenceAdapter {
   }
 
   async readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
+    const kept = this.keptHistory();
+    if (kept !== undefined && toSeq > fromSeq && fromSeq < kept.fromSeq) {
+      throw kept.refuse(`The state after commit ${fromSeq}`);
+    }
     checkRange(fromSeq, toSeq, this.#records[0]?.seq ?? this.#lastSeq + 1, this.#lastSeq);
     if (toSeq <= fromSeq) return [];
     const first = (this.#records[0] as CommitRecord).seq;
@@ -109,14 +233,13 @@ export class MemoryPersistence implements PersistenceAdapter {
       keepFromSeq,
     );
     const doomed = new Set(plan.deleteSnapshots);
+    for (const s of this.#snapshots) if (doomed.has(s.info.seq)) this.#held -= s.image.length;
     this.#snapshots = this.#snapshots.filter((s) => !doomed.has(s.info.seq));
     let n = 0;
     while (n < this.#records.length && (this.#records[n] as CommitRecord).seq <= plan.dropRecordsThrough) {
       n++;
     }
-    if (n > 0) {
-      this.#records.splice(0, n);
-    }
+    this.#dropRecords(n);
   }
 
   async readMeta(): Promise<Uint8Array | null> {
@@ -143,6 +266,14 @@ export class MemoryPersistence implements PersistenceAdapter {
     };
   }
 
+  /**
+   * The bytes of history held in memory, as the bound counts them: every record's estimated size
+   * (see {@link recordHeldBytes}) and every snapshot image.
+   */
+  heldBytes(): number {
+    return this.#held;
+  }
+
   #checkOpen(method: string): void {
     if (!this.#open)
       throw new ActorStoreError(
@@ -157,10 +288,10 @@ export class MemoryPersistence implements PersistenceAdapter {
  *
  * @example
  * ```ts
- * const persistence = createMemoryPersistence();
+ * const persistence = createMemoryPersistence({ maxHistoryBytes: 16 * 1024 * 1024 });
  * await persistence.load();
  * ```
  */
-export function createMemoryPersistence(): MemoryPersistence {
-  return new MemoryPersistence();
+export function createMemoryPersistence(options: MemoryPersistenceOptions = {}): MemoryPersistence {
+  return new MemoryPersistence(options);
 }

@@ -106,6 +106,20 @@ export interface PersistenceAdapter {
    * {@link PersistenceAdapter.load} again reopens the adapter.
    */
   close(): Promise<void>;
+  /**
+   * Optional: set by an adapter that may keep less history than the retention window asks for
+   * (the in-memory adapter bounds it by bytes). Point-in-time recovery refuses bookmarks and
+   * times before what it keeps with the error it gives.
+   */
+  keptHistory?(): KeptHistory | undefined;
+}
+
+/** What an adapter with its own history bound still keeps (see {@link PersistenceAdapter.keptHistory}). */
+export interface KeptHistory {
+  /** The oldest restorable seq (states from here on can be rebuilt). */
+  fromSeq: number;
+  /** The error for a request (`what`, e.g. "Bookmark …") that needs older history. */
+  refuse(what: string): ActorStoreError;
 }
 
 /** Sizes of what an adapter holds, in the bytes the file format would use. */

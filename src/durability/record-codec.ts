@@ -3,8 +3,12 @@
  *
  * ```
  * frame   = varint(payloadLength) payload crc32le(varint(payloadLength) payload)
- * payload = flags:u8 varint(seq) time(timeMs) [varint(restoreToSeq)] [alarm] [sql] [kv]
+ * payload = flags:u8 [ext:u8] varint(seq) time(timeMs) [varint(restoreToSeq)] [alarm] [session] [sql] [kv]
  * ```
+ *
+ * `ext` is present when `flags` has both alarm bits (impossible on their own): it then holds the
+ * alarm bits and the newer parts (a session mark, per-statement extras), which frames written
+ * before them never have.
  *
  * Framing costs 5–6 bytes per record (1–2 length bytes, 4 checksum bytes), and a small key-value
  * batch adds about 9 more (flags, seq, time, counts), so the log stays well within 2× the changed
@@ -17,7 +21,13 @@
  */
 import type { EngineValue } from "../engine/engine";
 import { utf8Length } from "../util/utf8";
-import type { CommitRecord, KvWrite, SqlWrite } from "./commit-record";
+import {
+  CONNECTION_SETTING_NAMES,
+  type CommitRecord,
+  type ConnectionSettings,
+  type KvWrite,
+  type SqlWrite,
+} from "./commit-record";
 import { crc32 } from "./crc32";
 
 /** Bits of the payload's first byte. Unknown bits make a frame malformed (room for a format v2). */
@@ -31,6 +41,19 @@ const FLAG_KV = 0x20;
 const FLAG_ALARM_FLOAT = 0x40;
 /** `timeMs` and every `nowMs` are stored as raw float64s (some were not integers in zigzag range). */
 const FLAG_FLOAT_TIMES = 0x80;
+/** Both alarm bits at once: an `ext` byte follows the flags. */
+const FLAG_EXTENDED = FLAG_ALARM_SET | FLAG_ALARM_CLEAR;
+/** Bits of the `ext` byte. */
+const EXT_ALARM_SET = 0x01;
+const EXT_ALARM_CLEAR = 0x02;
+/** A session mark follows the alarm: varint(settingsMask * 2 + start). */
+const EXT_SESSION = 0x04;
+/** Every SQL entry is followed by varint(extras): bit 0 inputs, bit 1 settings. */
+const EXT_ENTRY_EXTRAS = 0x08;
+const EXT_KNOWN = EXT_ALARM_SET | EXT_ALARM_CLEAR | EXT_SESSION | EXT_ENTRY_EXTRAS;
+const ENTRY_INPUTS = 0x01;
+const ENTRY_SETTINGS = 0x02;
+const ENTRY_REPLAY = 0x04;
 
 /** Tags of {@link EngineValue}s in SQL bindings. */
 const TAG_NULL = 0;
@@ -189,6 +212,35 @@ function writeValue(v: EngineValue): void {
   }
 }
 
+/** A zigzag varint of a signed 64-bit integer (up to 10 bytes). */
+function writeBigZigzag(v: bigint): void {
+  let z = v >= 0n ? v * 2n : -v * 2n - 1n;
+  ensure(10);
+  while (z > 0x7fn) {
+    scratch[pos++] = Number(z & 0x7fn) | 0x80;
+    z >>= 7n;
+  }
+  scratch[pos++] = Number(z);
+}
+
+/** The settings as a bit mask, in {@link CONNECTION_SETTING_NAMES} order. */
+function settingsMask(settings: ConnectionSettings): number {
+  let mask = 0;
+  CONNECTION_SETTING_NAMES.forEach((name, bit) => {
+    if (settings[name]) mask |= 1 << bit;
+  });
+  return mask;
+}
+
+function settingsOf(mask: number): ConnectionSettings {
+  if (mask >= 1 << CONNECTION_SETTING_NAMES.length) throw new Malformed();
+  const settings = {} as ConnectionSettings;
+  CONNECTION_SETTING_NAMES.forEach((name, bit) => {
+    settings[name] = (mask & (1 << bit)) !== 0;
+  });
+  return settings;
+}
+
 function checkSeq(name: string, v: number, min: number): void {
   if (!Number.isSafeInteger(v) || v < min)
     throw new RangeError(`CommitRecord.${name} must be a safe integer ≥ ${min}; got ${String(v)}.`);
@@ -210,6 +262,19 @@ function writePayload(record: CommitRecord): void {
   const kv = record.kv;
   if (sql.length > 0) flags |= FLAG_SQL;
   if (kv.length > 0) flags |= FLAG_KV;
+  let ext = 0;
+  if (record.session !== undefined) ext |= EXT_SESSION;
+  for (let i = 0; i < sql.length && (ext & EXT_ENTRY_EXTRAS) === 0; i++) {
+    const w = sql[i] as SqlWrite;
+    if ((w.inputs !== undefined && w.inputs.length > 0) || w.settings !== undefined || w.replay !== undefined) {
+      ext |= EXT_ENTRY_EXTRAS;
+    }
+  }
+  if (ext !== 0) {
+    if (flags & FLAG_ALARM_SET) ext |= EXT_ALARM_SET;
+    if (flags & FLAG_ALARM_CLEAR) ext |= EXT_ALARM_CLEAR;
+    flags |= FLAG_EXTENDED;
+  }
   // Times are integers from the clock in practice; a fake clock may produce fractions, and those
   // must still round-trip exactly, so the whole record then switches to float64 times.
   let floatTimes = !isZigzagInteger(record.timeMs);
@@ -223,6 +288,10 @@ function writePayload(record: CommitRecord): void {
 
   ensure(1);
   scratch[pos++] = flags;
+  if (ext !== 0) {
+    ensure(1);
+    scratch[pos++] = ext;
+  }
   writeVarint(record.seq);
   if (floatTimes) writeFloat64(record.timeMs);
   else writeZigzag(record.timeMs);
@@ -231,6 +300,8 @@ function writePayload(record: CommitRecord): void {
     if (flags & FLAG_ALARM_FLOAT) writeFloat64(alarm);
     else writeZigzag(alarm);
   }
+  if (record.session !== undefined)
+    writeVarint(settingsMask(record.session.settings) * 2 + (record.session.start ? 1 : 0));
   if (sql.length > 0) {
     writeVarint(sql.length);
     // A batch often repeats one statement (an INSERT per row): later repeats are written as a
@@ -249,6 +320,7 @@ function writePayload(record: CommitRecord): void {
       const bindings = w.bindings;
       writeVarint(bindings.length);
       for (let j = 0; j < bindings.length; j++) writeValue(bindings[j] as EngineValue);
+      if (ext & EXT_ENTRY_EXTRAS) writeEntryExtras(w);
     }
   }
   if (kv.length > 0) {
@@ -263,6 +335,24 @@ function writePayload(record: CommitRecord): void {
         writeBytes(w.value);
       }
     }
+  }
+}
+
+function writeEntryExtras(w: SqlWrite): void {
+  const inputs = w.inputs !== undefined && w.inputs.length > 0 ? w.inputs : undefined;
+  writeVarint(
+    (inputs === undefined ? 0 : ENTRY_INPUTS) |
+      (w.settings === undefined ? 0 : ENTRY_SETTINGS) |
+      (w.replay === undefined ? 0 : ENTRY_REPLAY),
+  );
+  if (inputs !== undefined) {
+    writeVarint(inputs.length);
+    for (const v of inputs) writeBigZigzag(v);
+  }
+  if (w.settings !== undefined) writeVarint(settingsMask(w.settings));
+  if (w.replay !== undefined) {
+    writeVarint(w.replay.length);
+    for (const s of w.replay) writeString(s);
   }
 }
 
@@ -404,6 +494,20 @@ class Reader {
     throw new Malformed();
   }
 
+  /** A zigzag varint of a signed 64-bit integer. */
+  bigZigzag(): bigint {
+    let z = 0n;
+    for (let i = 0; i < 10; i++) {
+      const b = this.u8();
+      z |= BigInt(b & 0x7f) << BigInt(7 * i);
+      if (b < 0x80) {
+        if (z >= 1n << 64n) throw new Malformed();
+        return z % 2n === 0n ? z / 2n : -(z + 1n) / 2n;
+      }
+    }
+    throw new Malformed();
+  }
+
   zigzag(): number {
     const z = this.varint();
     return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
@@ -475,7 +579,16 @@ class Reader {
 }
 
 function readPayload(r: Reader): CommitRecord {
-  const flags = r.u8();
+  let flags = r.u8();
+  let ext = 0;
+  if ((flags & FLAG_EXTENDED) === FLAG_EXTENDED) {
+    ext = r.u8();
+    if (ext === 0 || (ext & ~EXT_KNOWN) !== 0) throw new Malformed();
+    if ((ext & (EXT_SESSION | EXT_ENTRY_EXTRAS)) === 0) throw new Malformed();
+    flags &= ~FLAG_EXTENDED;
+    if (ext & EXT_ALARM_SET) flags |= FLAG_ALARM_SET;
+    if (ext & EXT_ALARM_CLEAR) flags |= FLAG_ALARM_CLEAR;
+  }
   if ((flags & FLAG_ALARM_SET && flags & FLAG_ALARM_CLEAR) || (flags & FLAG_ALARM_FLOAT && !(flags & FLAG_ALARM_SET)))
     throw new Malformed();
   const seq = r.varint();
@@ -486,6 +599,10 @@ function readPayload(r: Reader): CommitRecord {
   if (flags & FLAG_RESTORE) record.restoreToSeq = r.varint();
   if (flags & FLAG_ALARM_CLEAR) record.alarm = null;
   else if (flags & FLAG_ALARM_SET) record.alarm = flags & FLAG_ALARM_FLOAT ? r.float64() : r.zigzag();
+  if (ext & EXT_SESSION) {
+    const mark = r.varint();
+    record.session = { start: mark % 2 === 1, settings: settingsOf(Math.floor(mark / 2)) };
+  }
   if (flags & FLAG_SQL) {
     const count = r.varint();
     if (count === 0) throw new Malformed();
@@ -502,7 +619,9 @@ function readPayload(r: Reader): CommitRecord {
       const n = r.varint();
       const bindings: EngineValue[] = [];
       for (let j = 0; j < n; j++) bindings.push(r.value());
-      sql.push({ sql: text, bindings, nowMs });
+      const entry: SqlWrite = { sql: text, bindings, nowMs };
+      if (ext & EXT_ENTRY_EXTRAS) readEntryExtras(r, entry);
+      sql.push(entry);
     }
     record.sql = sql;
   }
@@ -519,6 +638,25 @@ function readPayload(r: Reader): CommitRecord {
   }
   if (!r.done) throw new Malformed();
   return record;
+}
+
+function readEntryExtras(r: Reader, entry: SqlWrite): void {
+  const extras = r.varint();
+  if (extras & ~(ENTRY_INPUTS | ENTRY_SETTINGS | ENTRY_REPLAY)) throw new Malformed();
+  if (extras & ENTRY_INPUTS) {
+    const count = r.varint();
+    if (count === 0) throw new Malformed();
+    const inputs: bigint[] = [];
+    for (let i = 0; i < count; i++) inputs.push(r.bigZigzag());
+    entry.inputs = inputs;
+  }
+  if (extras & ENTRY_SETTINGS) entry.settings = settingsOf(r.varint());
+  if (extras & ENTRY_REPLAY) {
+    const count = r.varint();
+    const replay: string[] = [];
+    for (let i = 0; i < count; i++) replay.push(r.utf8(r.varint()));
+    entry.replay = replay;
+  }
 }
 
 /**

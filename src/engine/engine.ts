@@ -62,6 +62,21 @@ export interface RandomSource {
   nextBytes(length: number): Uint8Array;
 }
 
+/**
+ * The SQL functions whose value is connection state rather than database state: what the last
+ * statement changed, what the connection changed in total, the last rowid it inserted.
+ */
+export type ConnectionInput = "changes" | "total_changes" | "last_insert_rowid";
+
+/**
+ * Decides what {@link ConnectionInput} functions return, so that a write which stores their value
+ * can be replayed exactly on another connection (see `setConnectionInputs`).
+ */
+export interface ConnectionInputSource {
+  /** The value `name()` returns now; `live()` reads this connection's own value. */
+  value(name: ConnectionInput, live: () => bigint): bigint;
+}
+
 /** An open database. */
 export interface SqlEngine {
   /** Compiles one statement (text after the first statement is ignored). */
@@ -83,6 +98,12 @@ export interface SqlEngine {
    * can be replayed exactly. `random()` keeps its INTEGER type.
    */
   setRandomSource(source: RandomSource): void;
+  /**
+   * Routes `changes()`, `total_changes()` and `last_insert_rowid()` through `source` (which sees
+   * the connection's own value and may record it, or answer a recorded one instead). They keep
+   * their INTEGER type.
+   */
+  setConnectionInputs(source: ConnectionInputSource): void;
   /** Runs `fn` with SQLite's notion of "now" (`datetime('now')`, `CURRENT_TIMESTAMP`) fixed to `nowMs`. */
   withNow<T>(nowMs: number, fn: () => T): T;
   /** Closes the database; every statement is freed. */

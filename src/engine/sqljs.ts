@@ -13,6 +13,8 @@ import type { Database, SqlJsStatic, Statement } from "sql.js";
 import initSqlJs from "sql.js";
 import { isWellFormed } from "../util/utf8";
 import {
+  type ConnectionInput,
+  type ConnectionInputSource,
   EngineError,
   type EngineFunction,
   type EngineStatement,
@@ -372,6 +374,37 @@ class SqlJsEngine implements SqlEngine {
     this.createFunction("randomblob", 1, (n) => source.nextBytes(Math.max(1, Math.trunc(Number(n) || 0))));
   }
 
+  setConnectionInputs(source: ConnectionInputSource): void {
+    this.#assertOpen();
+    const offsets = connectionCounterOffsets(this.#raw, this.heap, this.#keys);
+    const db = this.#dbPtr;
+    const live: Record<ConnectionInput, () => bigint> = {
+      changes: () => this.heap.i64(db + offsets.changes),
+      total_changes: () => this.heap.i64(db + offsets.totalChanges),
+      last_insert_rowid: () => this.heap.i64(db + offsets.lastRowid),
+    };
+    for (const name of Object.keys(live) as ConnectionInput[]) {
+      const read = live[name];
+      this.#registerInt64Function(name, () => source.value(name, read));
+    }
+  }
+
+  /** Registers a 0-argument function returning an INTEGER through the C API (see setRandomSource). */
+  #registerInt64Function(name: string, fn: () => bigint): void {
+    const fnPtr = this.#raw.addFunction((context: number) => {
+      this.#raw._sqlite3_result_int64(context, fn());
+    }, "viii");
+    this.#rawFunctions.push(fnPtr);
+    const namePtr = this.#raw.stringToNewUTF8(name);
+    try {
+      const SQLITE_UTF8 = 1;
+      const rc = this.#raw._sqlite3_create_function_v2(this.#dbPtr, namePtr, 0, SQLITE_UTF8, 0, fnPtr, 0, 0, 0);
+      if (rc !== 0) throw this.lastError(rc);
+    } finally {
+      this.#raw._free(namePtr);
+    }
+  }
+
   withNow<T>(nowMs: number, fn: () => T): T {
     const outer = pinNow(nowMs);
     try {
@@ -666,4 +699,59 @@ function guessResultCode(message: string): number {
   if (/database is locked/i.test(message)) return 5;
   if (/out of memory/i.test(message)) return 7;
   return 1;
+}
+
+/** Where the `sqlite3` connection struct keeps its counters, as byte offsets from its pointer. */
+interface ConnectionCounterOffsets {
+  lastRowid: number;
+  changes: number;
+  totalChanges: number;
+}
+
+const counterOffsets = new WeakMap<object, ConnectionCounterOffsets>();
+
+/**
+ * sql.js exports neither `sqlite3_last_insert_rowid` nor `sqlite3_total_changes`, and the SQL
+ * functions that read them cannot be called once they are replaced (which replay needs). So the
+ * values are read from the connection struct (`sqlite3.lastRowid`, `nChange`, `nTotalChange`, all
+ * 64-bit), whose offsets are found once by value on a probe connection and then checked against
+ * the built-in functions after further writes: a mismatch fails loudly.
+ */
+function connectionCounterOffsets(raw: RawSqlite, heap: WasmHeap, keys: PointerKeys): ConnectionCounterOffsets {
+  const known = counterOffsets.get(raw);
+  if (known !== undefined) return known;
+  const sql = raw as unknown as SqlJsStatic;
+  const db = new sql.Database();
+  try {
+    const ptr = (db as unknown as Record<string, number>)[keys.database] as number;
+    const scan = (value: bigint, after = 0): number => {
+      for (let at = after; at < 512; at += 8) if (heap.i64(ptr + at) === value) return at;
+      return -1;
+    };
+    const builtins = (): bigint[] =>
+      (db.exec("SELECT last_insert_rowid(), changes(), total_changes()")[0]?.values[0] ?? []).map((v) =>
+        BigInt(v as number),
+      );
+    db.exec("CREATE TABLE probe(x); INSERT INTO probe(rowid) VALUES (81985529216486895)");
+    const lastRowid = scan(81985529216486895n);
+    db.exec(
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 1234) INSERT INTO probe(x) SELECT i FROM c",
+    );
+    // nChange (1234) is followed by nTotalChange (1235).
+    let changes = scan(1234n);
+    while (changes >= 0 && heap.i64(ptr + changes + 8) !== 1235n) changes = scan(1234n, changes + 8);
+    const found = { lastRowid, changes, totalChanges: changes + 8 };
+    const read = () => [found.lastRowid, found.changes, found.totalChanges].map((o) => heap.i64(ptr + o));
+    db.exec("INSERT INTO probe(rowid) VALUES (4242); UPDATE probe SET x = 0 WHERE rowid < 100");
+    const ok = lastRowid >= 0 && changes >= 0 && read().every((v, i) => v === builtins()[i]);
+    if (!ok) {
+      throw new Error(
+        "actorstore could not locate SQLite's connection counters in sql.js; this version of sql.js is not supported. Install the version actorstore pins.",
+      );
+    }
+    counterOffsets.set(raw, found);
+    return found;
+  } finally {
+    db.close();
+  }
 }

@@ -55,6 +55,13 @@ export class WasmHeap {
     return this.#words[address >>> 2] as number;
   }
 
+  /** The signed 64-bit integer at `address` (8-byte aligned), little-endian. */
+  i64(address: number): bigint {
+    const lo = this.u32(address);
+    const hi = this.u32(address + 4);
+    return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
+  }
+
   /**
    * A copy of `length` bytes at `ptr`. Small copies are views into shared slabs (see
    * byte-pool.ts: a buffer of their own costs more than the copy); larger ones own their buffer.

@@ -42,7 +42,19 @@ export class PointInTimeRecovery {
       throw new TypeError("The value cannot be converted because it is not a valid Date.");
     }
     await this.#core.sync();
-    const seq = this.#retention.seqForTime(this.#core.timeline, Math.trunc(ms));
+    const kept = this.#core.settings.persistence.keptHistory?.();
+    const what = () => `The state at ${new Date(Math.trunc(ms)).toISOString()}`;
+    let seq: number;
+    try {
+      seq = this.#retention.seqForTime(this.#core.timeline, Math.trunc(ms));
+    } catch (e) {
+      // Inside the retention window but before what the adapter keeps: say which bound it was.
+      const inWindow = ms >= this.#core.settings.clock.now() - this.#retention.windowMs;
+      if (kept !== undefined && inWindow && ms < (this.#core.timeline.timeOf(kept.fromSeq) ?? 0))
+        throw kept.refuse(what());
+      throw e;
+    }
+    if (kept !== undefined && seq < kept.fromSeq) throw kept.refuse(what());
     return this.#bookmarkOf(seq);
   }
 
@@ -61,6 +73,8 @@ export class PointInTimeRecovery {
         `Bookmark ${bookmark} names a state this object has not reached yet (its latest commit is ${this.#core.lastSeq}); use a bookmark returned by this object.`,
       );
     }
+    const kept = this.#core.settings.persistence.keptHistory?.();
+    if (kept !== undefined && seq < kept.fromSeq) throw kept.refuse(`Bookmark ${bookmark}`);
     if (seq < timeline.firstSeq) {
       throw new ActorStoreError(
         "ERR_BOOKMARK",
@@ -76,6 +90,13 @@ export class PointInTimeRecovery {
   /** Drops history older than the retention window (keeping what any bookmark inside it needs). */
   async prune(): Promise<void> {
     const core = this.#core;
+    // An adapter with its own bound (the in-memory one) may have dropped older history already:
+    // commit times before it are no longer needed either.
+    const kept = core.settings.persistence.keptHistory?.();
+    if (kept !== undefined && kept.fromSeq > core.timeline.firstSeq) {
+      core.snapshots = core.snapshots.filter((x) => x.seq >= kept.fromSeq);
+      core.timeline.rebase(kept.fromSeq);
+    }
     const keepFrom = this.#retention.keepFromSeq(core.timeline);
     const plan = planPrune(core.snapshots, keepFrom);
     if (plan.baseSeq === null) return;

@@ -9,7 +9,7 @@ import type { SqlEngine } from "../engine/engine";
 import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults } from "./connection-defaults";
 import { KvTable } from "./kv-table";
-import { ReplayStatements, ReplayTransaction } from "./replay";
+import { ReplayInputs, ReplayStatements, ReplayTransaction } from "./replay";
 import type { CoreSettings } from "./storage-core";
 
 type Loaded = Pick<LoadResult, "snapshots" | "records">;
@@ -36,8 +36,13 @@ export async function buildState(
     engine = settings.engineFactory.open();
   }
   let records = loaded.records.filter((r) => r.seq > lastSeq && (targetSeq === undefined || r.seq <= targetSeq));
-  if (records.length > 0 && (records[0] as CommitRecord).seq !== lastSeq + 1) {
-    // The loaded window does not reach back far enough: read the gap from the adapter.
+  const gap =
+    records.length > 0
+      ? (records[0] as CommitRecord).seq !== lastSeq + 1
+      : targetSeq !== undefined && targetSeq > lastSeq;
+  if (gap) {
+    // The loaded window does not reach back far enough: read the gap from the adapter (which
+    // refuses with a clear error when that history is gone, rather than building another state).
     const upTo = targetSeq ?? (loaded.records[loaded.records.length - 1] as CommitRecord).seq;
     records = await settings.persistence.readRecords(lastSeq, upTo);
   }
@@ -59,7 +64,8 @@ export async function buildState(
         }
         replay = startReplay(engine, prng);
       }
-      if (record.restoreToSeq === undefined) replay.transaction.apply(replay.kv, prng, replay.statements, record);
+      if (record.restoreToSeq === undefined)
+        replay.transaction.apply(replay.kv, prng, replay.statements, record, replay.inputs);
       lastSeq = record.seq;
       lastTimeMs = record.timeMs;
     }
@@ -83,12 +89,15 @@ function newestSnapshotAtOrBefore(loaded: Loaded, targetSeq: number | undefined)
 /** Everything replay keeps per engine. */
 function startReplay(engine: SqlEngine, prng: SplitMix64) {
   engine.setRandomSource(prng);
+  const inputs = new ReplayInputs();
+  engine.setConnectionInputs(inputs);
   applyConnectionDefaults(engine);
   const kv = new KvTable(engine);
   const statements = new ReplayStatements(engine);
   const transaction = new ReplayTransaction(engine);
   return {
     kv,
+    inputs,
     statements,
     transaction,
     finish(): void {

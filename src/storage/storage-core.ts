@@ -14,7 +14,7 @@ import { ActorStoreError } from "../errors";
 import { scheduleTurnEnd } from "../util/clock";
 import { type Deferred, deferred } from "../util/deferred";
 import { SplitMix64 } from "../util/prng";
-import { applyConnectionDefaults, CONNECTION_DEFAULTS } from "./connection-defaults";
+import { applyConnectionDefaults } from "./connection-defaults";
 import {
   type CoreOpenOptions,
   type CoreSettings,
@@ -27,6 +27,7 @@ import type { KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
 import { KvTable } from "./kv-table";
 import { buildState } from "./rebuild";
+import { SessionLog } from "./session-log";
 import type { StorageHost } from "./storage-host";
 import { mergeListing, overlayInRange, type WriteLayer } from "./write-layers";
 
@@ -65,8 +66,8 @@ export class StorageCore {
   #bytesSinceSnapshot = 0;
   #snapshotInFlight: Promise<void> | null = null;
   #lastImageBytes = 0;
-  /** The next commit is this session's first: it carries the connection defaults. */
-  #sessionStartPending = true;
+  /** Connection state for the log: session starts, settings, connection inputs. */
+  readonly #session = new SessionLog();
   /** Keys written with `noCache` in the current batch. */
   readonly #noCacheKeys = new Set<string>();
   /** Commit times by seq, for bookmarks and retention. */
@@ -376,10 +377,9 @@ export class StorageCore {
     const nowMs = this.settings.clock.now();
     // Kept as is: the facade hands over an array of its own (SqlHost.beforeWrite).
     const entry: SqlWrite = { sql, bindings: bindings as EngineValue[], nowMs };
-    // The first commit of a session carries the connection defaults ahead of its SQL (see
-    // connection-defaults.ts), so this statement's index in the record is shifted by them.
-    const index = this.#batch.sql.length + (this.#sessionStartPending ? CONNECTION_DEFAULTS.length : 0);
+    const index = this.#batch.sql.length;
     this.#batch.sql.push(entry);
+    this.#session.logged(this.#engine, entry);
     this.#prng.reseed(this.#lastSeq + 1, index);
     this.#afterWrite(false);
     return nowMs;
@@ -473,7 +473,9 @@ export class StorageCore {
     this.#savepointDepth -= closed;
     this.#schemaEpoch++;
     this.#kv.invalidate();
+    const settings = this.#session.rolledBack(this.#engine, this.#batch.sql.slice(layer.sqlMark), this.now());
     this.#batch.sql.length = layer.sqlMark;
+    if (settings !== undefined) this.#batch.sql.push(settings);
     if (this.#savepointDepth === 0) this.#scheduleCommit();
   }
 
@@ -512,6 +514,7 @@ export class StorageCore {
         changedBytes += key.length + (value?.byteLength ?? 0);
       }
       if (base.alarm !== undefined) this.#kv.setAlarm(base.alarm);
+      this.#session.settle(this.#engine);
       this.#engine.exec("COMMIT");
     } catch (e) {
       this.#failCommit(e);
@@ -520,12 +523,8 @@ export class StorageCore {
     const seq = ++this.#lastSeq;
     const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
     this.#lastCommitTimeMs = timeMs;
-    let sql = batch.sql;
-    if (this.#sessionStartPending) {
-      sql = [...CONNECTION_DEFAULTS.map((text) => ({ sql: text, bindings: [], nowMs: timeMs })), ...sql];
-      this.#sessionStartPending = false;
-    }
-    const record: CommitRecord = { seq, timeMs, reset: batch.reset, sql, kv };
+    const record: CommitRecord = { seq, timeMs, reset: batch.reset, sql: batch.sql, kv };
+    this.#session.committed(this.#engine, record);
     if (base.alarm !== undefined) record.alarm = base.alarm;
     for (const op of batch.sql) changedBytes += op.sql.length + 16;
     this.timeline.append(seq, timeMs);
@@ -620,6 +619,7 @@ export class StorageCore {
   /** Writes a snapshot of the committed state (right after a commit, before new writes begin). */
   snapshot(seq = this.#lastSeq, timeMs = this.#lastCommitTimeMs): Promise<void> {
     const image = this.#engine.exportBytes();
+    this.#session.snapshotTaken();
     this.#lastImageBytes = image.byteLength;
     this.#recordsSinceSnapshot = 0;
     this.#bytesSinceSnapshot = 0;
@@ -679,6 +679,7 @@ export class StorageCore {
 
   #prepareEngine(engine: SqlEngine): void {
     engine.setRandomSource(this.#prng);
+    engine.setConnectionInputs(this.#session);
     applyConnectionDefaults(engine);
   }
 
@@ -686,6 +687,7 @@ export class StorageCore {
     this.#kv.dispose();
     this.#engine.close();
     this.#engine = engine;
+    this.#session.connectionReplaced();
     this.#prepareEngine(engine);
     this.#kv = new KvTable(engine, this.#bumpSchemaEpoch);
     this.#generation++;

@@ -2,7 +2,13 @@
  * fast-check arbitraries for commit records, shared by the durability tests.
  */
 import fc from "fast-check";
-import type { CommitRecord, KvWrite, SqlWrite } from "../../src/durability/commit-record";
+import {
+  CONNECTION_SETTING_NAMES,
+  type CommitRecord,
+  type ConnectionSettings,
+  type KvWrite,
+  type SqlWrite,
+} from "../../src/durability/commit-record";
 import type { EngineValue } from "../../src/engine/engine";
 
 const text = fc.string({ unit: "binary", maxLength: 40 });
@@ -26,16 +32,36 @@ export const timeMs = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: -1_000, max: 1_000 }) },
 );
 
+/** Any value of every connection setting. */
+export const connectionSettings: fc.Arbitrary<ConnectionSettings> = fc
+  .array(fc.boolean(), { minLength: CONNECTION_SETTING_NAMES.length, maxLength: CONNECTION_SETTING_NAMES.length })
+  .map((bits) => Object.fromEntries(CONNECTION_SETTING_NAMES.map((name, i) => [name, bits[i]])) as ConnectionSettings);
+
+/** What changes(), total_changes() and last_insert_rowid() may return: any signed 64-bit integer. */
+const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
+
 const sqlWrite = (base: number): fc.Arbitrary<SqlWrite> =>
-  fc.record({
-    sql: fc.oneof(fc.constantFrom("INSERT INTO t VALUES (?, ?)", "UPDATE t SET v = random()"), text),
-    bindings: fc.array(engineValue, { maxLength: 5 }),
-    nowMs: fc.oneof(
-      fc.constant(base),
-      fc.integer({ min: -5_000, max: 5_000 }).map((d) => base + d),
-      timeMs,
-    ),
-  });
+  fc
+    .record({
+      sql: fc.oneof(fc.constantFrom("INSERT INTO t VALUES (?, ?)", "UPDATE t SET v = random()", ""), text),
+      bindings: fc.array(engineValue, { maxLength: 5 }),
+      nowMs: fc.oneof(
+        fc.constant(base),
+        fc.integer({ min: -5_000, max: 5_000 }).map((d) => base + d),
+        timeMs,
+      ),
+      inputs: fc.option(fc.array(int64, { minLength: 1, maxLength: 4 }), { nil: undefined, freq: 3 }),
+      settings: fc.option(connectionSettings, { nil: undefined, freq: 3 }),
+      replay: fc.option(fc.array(text, { maxLength: 3 }), { nil: undefined, freq: 3 }),
+    })
+    .map(({ inputs, settings, replay, ...write }): SqlWrite => {
+      // Optional fields are absent rather than `undefined`, as the decoder produces them.
+      const w: SqlWrite = write;
+      if (inputs !== undefined) w.inputs = inputs;
+      if (settings !== undefined) w.settings = settings;
+      if (replay !== undefined) w.replay = replay;
+      return w;
+    });
 
 const kvWrite: fc.Arbitrary<KvWrite> = fc.record({ key: text, value: fc.option(bytes, { nil: null }) });
 
@@ -54,6 +80,7 @@ export function commitRecord(seq?: number): fc.Arbitrary<CommitRecord> {
       reset: fc.boolean(),
       restoreToSeq: fc.option(fc.nat(), { nil: undefined }),
       alarm: fc.option(fc.option(fc.oneof(timeMs, fc.double()), { nil: null }), { nil: undefined }),
+      session: fc.option(fc.record({ start: fc.boolean(), settings: connectionSettings }), { nil: undefined, freq: 3 }),
     })
     .chain((head) =>
       fc
@@ -66,6 +93,7 @@ export function commitRecord(seq?: number): fc.Arbitrary<CommitRecord> {
           // Optional fields are absent rather than `undefined`, as the decoder produces them.
           if (head.restoreToSeq !== undefined) record.restoreToSeq = head.restoreToSeq;
           if (head.alarm !== undefined) record.alarm = head.alarm;
+          if (head.session !== undefined) record.session = head.session;
           return record;
         }),
     );

@@ -62,6 +62,10 @@ export class RecordingEngine implements SqlEngine {
   createFunction(...args: Parameters<SqlEngine["createFunction"]>): void {
     this.#inner.createFunction(...args);
   }
+  setConnectionInputs(...args: Parameters<SqlEngine["setConnectionInputs"]>): void {
+    this.#inner.setConnectionInputs(...args);
+  }
+
   setRandomSource(...args: Parameters<SqlEngine["setRandomSource"]>): void {
     this.#inner.setRandomSource(...args);
   }

@@ -1,0 +1,73 @@
+/**
+ * The log format's newer parts: session marks, connection settings after a statement, and the
+ * connection inputs (changes(), total_changes(), last_insert_rowid()) a statement saw. Frames
+ * without them keep the original layout byte for byte.
+ */
+import { describe, expect, it } from "vitest";
+import type { CommitRecord } from "../../src/durability/commit-record";
+import { crc32 } from "../../src/durability/crc32";
+import { decodeRecords, encodeRecord } from "../../src/durability/record-codec";
+
+const settings = {
+  foreign_keys: false,
+  defer_foreign_keys: true,
+  case_sensitive_like: true,
+  ignore_check_constraints: false,
+  legacy_alter_table: true,
+  recursive_triggers: false,
+  reverse_unordered_selects: true,
+};
+
+const record: CommitRecord = {
+  seq: 7,
+  timeMs: 1_767_225_600_000,
+  reset: false,
+  session: { start: true, settings },
+  alarm: 1_767_225_660_000,
+  sql: [
+    {
+      sql: "INSERT INTO log VALUES (last_insert_rowid())",
+      bindings: [],
+      nowMs: 1_767_225_600_000,
+      inputs: [2n ** 63n - 1n, -(2n ** 63n), 0n],
+    },
+    { sql: "PRAGMA case_sensitive_like = ON", bindings: [1], nowMs: 1_767_225_600_001, settings },
+    { sql: "", bindings: [], nowMs: 1_767_225_600_002, settings: { ...settings, recursive_triggers: true } },
+  ],
+  kv: [{ key: "k", value: new Uint8Array([1]) }],
+};
+
+/** A frame for `payload`, with a valid length and checksum. */
+function frame(payload: number[]): Uint8Array {
+  const body = new Uint8Array([payload.length, ...payload]);
+  const sum = crc32(body, 0, body.length);
+  return new Uint8Array([...body, sum & 0xff, (sum >>> 8) & 0xff, (sum >>> 16) & 0xff, sum >>> 24]);
+}
+
+describe("record codec: connection state", () => {
+  it("round-trips session marks, settings and 64-bit inputs exactly", () => {
+    const decoded = decodeRecords(encodeRecord(record));
+    expect(decoded.tornTail).toBe(false);
+    expect(decoded.records).toEqual([record]);
+  });
+
+  it("a record without them is written in the original layout (no extension byte)", () => {
+    const plain: CommitRecord = { seq: 1, timeMs: 5, reset: false, sql: [], kv: [], alarm: null };
+    // length, flags (alarm cleared), seq, zigzag time, checksum
+    expect([...encodeRecord(plain).subarray(0, 4)]).toEqual([3, 0x08, 1, 10]);
+  });
+
+  it("an extension byte with an unknown bit, or with nothing new, is malformed", () => {
+    // flags = both alarm bits (extended), then ext, seq 1, time 0
+    for (const ext of [0x10, 0x80, 0x00, 0x01, 0x03 | 0x04]) {
+      const decoded = decodeRecords(frame([0x0c, ext, 1, 0, ...(ext & 0x04 ? [0] : [])]));
+      expect(decoded.reason, `ext ${ext}`).toBe("malformed");
+      expect(decoded.records).toEqual([]);
+    }
+    expect(decodeRecords(frame([0x0c, 0x04, 1, 0, 0])).records).toHaveLength(1);
+  });
+
+  it("a settings mask beyond the known settings is malformed", () => {
+    expect(decodeRecords(frame([0x0c, 0x04, 1, 0, 0x80, 0x02])).reason).toBe("malformed");
+  });
+});
