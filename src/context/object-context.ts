@@ -12,9 +12,10 @@ import { openFilePersistence } from "../durability/file-persistence";
 import { createMemoryPersistence } from "../durability/memory-persistence";
 import type { PersistenceAdapter } from "../durability/persistence";
 import { ActorStoreError, toError } from "../errors";
-import { ObjectStorage, type ObjectStorageOptions } from "../storage/object-storage";
+import { attachHost, coreOf, ObjectStorage, type ObjectStorageOptions } from "../storage/object-storage";
 import type { StorageHost } from "../storage/storage-host";
 import { type Clock, scheduleMacrotask, systemClock } from "../util/clock";
+import { checkContextOptions } from "./context-options";
 import { InputGate } from "./input-gate";
 import { ObjectId } from "./object-id";
 import { ObjectState } from "./object-state";
@@ -131,7 +132,9 @@ export class ObjectContext<Env = unknown, I extends object = object> {
           ? ObjectId.fromName(options.id)
           : ObjectId.unique();
     this.clock = options.clock ?? options.storage?.clock ?? systemClock;
-    this.#storageOptions = { ...options.storage, clock: this.clock, persistence };
+    // `directory` was turned into `persistence` by create(); every session shares that adapter.
+    const { directory: _directory, ...storageOptions } = options.storage ?? {};
+    this.#storageOptions = { ...storageOptions, clock: this.clock, persistence };
     this.#persistence = persistence;
     this.#bcwTimeoutMs = options.blockConcurrencyTimeoutMs ?? 30_000;
     this.#onReset = options.onReset;
@@ -142,7 +145,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       enabled: options.alarms ?? true,
     });
     this.alarms.connect(async () => {
-      const core = (await this.storage()).core;
+      const core = coreOf(await this.storage());
       return {
         currentAlarm: () => core.currentAlarm(),
         committedAlarm: () => core.committedAlarm,
@@ -159,6 +162,12 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     objectClass: ObjectClass<Env, I>,
     options: ObjectContextOptions<Env> = {},
   ): Promise<ObjectContext<Env, I>> {
+    if (typeof objectClass !== "function") {
+      throw new TypeError(
+        `ObjectContext.create(): the first argument must be the object's class; got ${typeof objectClass}.`,
+      );
+    }
+    checkContextOptions("ObjectContext.create()", options);
     const s = options.storage ?? {};
     const persistence =
       s.persistence ?? (s.directory !== undefined ? await openFilePersistence(s.directory) : createMemoryPersistence());
@@ -202,10 +211,11 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     // only events that arrive afterwards meet the fresh instance.
     if (this.#resets !== resetsAtArrival && this.#lastResetError !== null) throw this.#lastResetError;
     const session = await this.#ensureSession();
+    this.#construct(session);
     await Promise.all(session.init);
     // The platform commits a turn's writes before it delivers the next event, so a later event
     // (an abort, say) can never take an earlier event's finished writes down with it.
-    session.storage.core.commitNow();
+    coreOf(session.storage).commitNow();
     let result: Awaited<R>;
     try {
       if (session.broken) throw session.broken;
@@ -232,7 +242,9 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   /** The current instance (built if needed). */
   async instance(): Promise<I> {
     const session = await this.#ensureSession();
+    this.#construct(session);
     await Promise.all(session.init);
+    if (session.broken) throw session.broken;
     return session.instance as I;
   }
 
@@ -279,7 +291,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
 
   async #openSession(): Promise<Session<I>> {
     // Appends of the previous session must settle before the adapter reloads what is durable.
-    await this.#previousStorage?.core.settled();
+    if (this.#previousStorage) await coreOf(this.#previousStorage).settled();
     const storage = await ObjectStorage.open(this.#storageOptions);
     this.#previousStorage = storage;
     const session: Session<I> = {
@@ -288,20 +300,23 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       instance: undefined,
       outputGate: new OutputGate(),
       broken: null,
-      constructing: true,
+      constructing: false,
       init: [],
     };
     const host: StorageHost = {
       holdOutput: (confirmation) => session.outputGate.hold(confirmation),
       criticalSection: (fn) => this.#inputGate.runCritical(fn),
       onBroken: (error) => this.#reset(session, error),
+      // Before the instance exists (storage written directly, by the host or the test kit), the
+      // class decides.
       hasAlarmHandler: () =>
-        session.constructing || typeof (session.instance as ObjectInstance | undefined)?.alarm === "function",
+        session.constructing ||
+        typeof ((session.instance ?? this.#class.prototype) as ObjectInstance | undefined)?.alarm === "function",
       onAlarmCommitted: (timeMs) => {
         if (this.#session === session) this.alarms.onAlarmCommitted(timeMs);
       },
     };
-    storage.attach(host);
+    attachHost(storage, host);
     session.state = new ObjectState(
       this.id,
       storage,
@@ -326,14 +341,28 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       this.#props,
     );
     this.#session = session;
+    // After a reset or a restore the stored alarm may differ from what the scheduler planned.
+    this.alarms.onAlarmCommitted(coreOf(storage).committedAlarm);
+    return session;
+  }
+
+  /**
+   * Builds the session's instance if it has none yet: on the session's first event (or the first
+   * `instance()` call), never when the storage opens, so whatever was written to storage before
+   * (seeded by a test, restored from a bookmark) is what the constructor loads. A constructor that
+   * throws resets the object with its error; the next event tries again on a fresh session.
+   */
+  #construct(session: Session<I>): void {
+    if (session.instance !== undefined || session.broken) return;
+    session.constructing = true;
     try {
       session.instance = new this.#class(session.state, this.#env);
+    } catch (e) {
+      this.#reset(session, toError(e));
+      throw e;
     } finally {
       session.constructing = false;
     }
-    // After a reset or a restore the stored alarm may differ from what the scheduler planned.
-    this.alarms.onAlarmCommitted(storage.core.committedAlarm);
-    return session;
   }
 
   #blockConcurrencyWhile<T>(session: Session<I>, fn: () => Promise<T>): Promise<T> {
@@ -346,6 +375,10 @@ export class ObjectContext<Env = unknown, I extends object = object> {
           reject(error);
         }, this.#bcwTimeoutMs);
       });
+      // As on the platform, the open implicit batch commits before the callback runs, so what the
+      // callback does at the connection level (PRAGMA foreign_keys = OFF around a migration) is not
+      // swallowed by a transaction that was already open.
+      if (!session.broken) coreOf(session.storage).commitNow();
       try {
         return await Promise.race([Promise.resolve().then(fn), timeout]);
       } catch (e) {
@@ -379,7 +412,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     await this.deliver(async (instance, state) => {
       const handler = (instance as ObjectInstance).alarm;
       if (typeof handler !== "function") return;
-      const core = state.storage.core;
+      const core = coreOf(state.storage);
       const scheduled = info.scheduledTime;
       // While the handler runs the alarm looks deleted, unless the handler sets a new one.
       core.alarmViewOverride = (current) => (current === scheduled ? null : current);

@@ -15,16 +15,17 @@ import { type AsyncScope, loadAsyncScope } from "../util/async-scope";
 import { type Clock, systemClock } from "../util/clock";
 import { Mutex } from "../util/mutex";
 import { toAlarmTime } from "./alarm-time";
+import { explainDirectoryError } from "./directory-errors";
 import { KvOperations } from "./kv-operations";
+import { checkStorageOptions } from "./open-options";
 import type { Backend, GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
-import { BACKENDS } from "./options";
 import { openWithPendingRestore, PointInTimeRecovery } from "./point-in-time-recovery";
 import type { SqlHost } from "./sql/sql-host";
 import { SqlStorage } from "./sql/sql-storage";
 import type { StorageCore } from "./storage-core";
 import type { StorageHost } from "./storage-host";
 import { SyncKvStorage } from "./sync-kv";
-import { ObjectTransaction, type TransactionTarget } from "./transaction";
+import { finishTransaction, missingKeyError, ObjectTransaction, type TransactionTarget } from "./transaction";
 import type { Codecs } from "./value-io";
 import { loadV8Codec, structuredCodec, type ValueCodec } from "./values/codec";
 
@@ -73,6 +74,9 @@ export interface ObjectStorageOptions {
   engineFactory?: SqlEngineFactory;
 }
 
+/** Set by ObjectStorage's static block: reads the private core (see {@link coreOf}). */
+let coreOfStorage: (storage: ObjectStorage) => StorageCore;
+
 /** The read cache's default soft limit: 4 MiB (see {@link ObjectStorageOptions.cacheSoftLimitBytes}). */
 export const DEFAULT_CACHE_SOFT_LIMIT_BYTES = 4 * 1024 * 1024;
 
@@ -106,6 +110,11 @@ export class ObjectStorage {
   readonly #scope: AsyncScope<ObjectStorage> | undefined;
   #activeTransactions = 0;
 
+  static {
+    // The one escape hatch to the internals, kept off the public surface (see coreOf).
+    coreOfStorage = (storage) => storage.#core;
+  }
+
   private constructor(
     core: StorageCore,
     backend: Backend,
@@ -130,10 +139,8 @@ export class ObjectStorage {
    * ```
    */
   static async open(options: ObjectStorageOptions = {}): Promise<ObjectStorage> {
+    checkStorageOptions("ObjectStorage.open()", options);
     const backend = options.backend ?? "sqlite";
-    if (!BACKENDS.includes(backend)) {
-      throw new ActorStoreError("ERR_INVALID_OPTION", `backend must be "sqlite" or "kv" (got ${String(backend)}).`);
-    }
     const [engineFactory, v8, scope] = await Promise.all([
       options.engineFactory ?? loadSqlJsEngine(options.sqlJs),
       loadV8Codec(),
@@ -148,9 +155,10 @@ export class ObjectStorage {
         'codec "v8" needs node:v8, which this runtime does not have; use codec: "structured".',
       );
     }
+    const directory = options.directory;
     const persistence =
       options.persistence ??
-      (options.directory !== undefined ? await openFilePersistence(options.directory) : createMemoryPersistence());
+      (directory !== undefined ? await openFilePersistence(directory) : createMemoryPersistence());
     const core = await openWithPendingRestore(
       {
         engineFactory,
@@ -163,7 +171,9 @@ export class ObjectStorage {
         snapshotEveryBytes: 8 * 1024 * 1024,
       },
       backend === "sqlite",
-    );
+    ).catch((e: unknown) => {
+      throw explainDirectoryError(e, directory);
+    });
     const storage = new ObjectStorage(core, backend, { write, v8 }, options.retentionMs ?? DEFAULT_RETENTION_MS, scope);
     return storage;
   }
@@ -174,6 +184,8 @@ export class ObjectStorage {
   get<T = unknown>(key: string, options?: GetOptions): Promise<T | undefined>;
   get<T = unknown>(keys: string[], options?: GetOptions): Promise<Map<string, T>>;
   get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
+    // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
+    if (arguments.length === 0) return Promise.reject(missingKeyError("get", "DurableObjectStorage"));
     return attempt(() => this.#get(keyOrKeys, options));
   }
 
@@ -188,6 +200,8 @@ export class ObjectStorage {
   delete(key: string, options?: PutOptions): Promise<boolean>;
   delete(keys: string[], options?: PutOptions): Promise<number>;
   delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
+    // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
+    if (arguments.length === 0) return Promise.reject(missingKeyError("delete", "DurableObjectStorage"));
     return attempt(() => this.#delete(keyOrKeys, options));
   }
 
@@ -321,16 +335,6 @@ export class ObjectStorage {
     this.#core.abort(reason);
   }
 
-  /** @internal The core, for the object context, the alarm scheduler and the test kit. */
-  get core(): StorageCore {
-    return this.#core;
-  }
-
-  /** @internal Attaches the object context. */
-  attach(host: StorageHost | undefined): void {
-    this.#core.attach(host);
-  }
-
   /** The backend this storage was opened with. */
   get backend(): Backend {
     return this.#backend;
@@ -417,7 +421,7 @@ export class ObjectStorage {
       closed = true;
       throw e;
     } finally {
-      txn.finish();
+      finishTransaction(txn);
       // The transaction commits on its own, now.
       if (!this.#core.inTransaction) this.#core.commitNow();
     }
@@ -431,6 +435,23 @@ export class ObjectStorage {
       );
     }
   }
+}
+
+/**
+ * The core of a storage: for the object context, the alarm scheduler, the inspector and tests.
+ * Not exported from the package entry: users see only the platform's members.
+ * @internal
+ */
+export function coreOf(storage: ObjectStorage): StorageCore {
+  return coreOfStorage(storage);
+}
+
+/**
+ * Attaches the object context (gates, critical sections, reset on failure) to a storage.
+ * @internal
+ */
+export function attachHost(storage: ObjectStorage, host: StorageHost | undefined): void {
+  coreOfStorage(storage).attach(host);
 }
 
 /** Runs `fn` and turns its result or its throw into a promise: validation never throws synchronously. */

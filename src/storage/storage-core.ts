@@ -223,8 +223,8 @@ export class StorageCore {
       if (cached !== undefined) existed = cached.bytes !== null;
       else if (this.cache.knownAbsent(key)) existed = false;
     }
+    if (existed === undefined && !this.#kv.exists()) existed = false;
     if (existed === undefined) {
-      if (!this.#kv.exists()) return false;
       const began = this.#batch.began;
       this.#begin();
       existed = this.#kv.remove(key);
@@ -236,6 +236,7 @@ export class StorageCore {
       }
     }
     if (existed) this.write(key, null, allowUnconfirmed);
+    else this.#afterWrite(allowUnconfirmed); // the platform holds the output gate for any delete
     return existed;
   }
 
