@@ -127,16 +127,18 @@ export class DirectoryLock {
       }
       // A process that listed the directory long ago may have created an older generation again
       // after we deleted it; a newer one than ours means we lost a race we could not see.
-      const newest = await newestGeneration(directory, env);
+      const names = await fs.readdir(directory);
+      let newest = 0;
+      for (const name of names) newest = Math.max(newest, generationOf(name));
       if (newest > next) {
         heldHere.delete(heldKey(directory, content.token));
         await fs.rm(path.join(directory, lockName(next)), { force: true });
         continue;
       }
       // Older generations (and temp files of crashed acquisitions) are history: remove them.
-      for (const name of await fs.readdir(directory)) {
-        const m = LOCK_RE.exec(name);
-        if ((m !== null && Number(m[1]) < next) || LOCK_TMP_RE.test(name))
+      for (const name of names) {
+        const generation = generationOf(name);
+        if ((generation > 0 && generation < next) || LOCK_TMP_RE.test(name))
           await fs.rm(path.join(directory, name), { force: true });
       }
       return new DirectoryLock(directory, env, next, content);
@@ -233,6 +235,7 @@ async function newestGeneration(directory: string, env: LockEnv): Promise<number
   return newest;
 }
 
+/** The generation a lock file name holds, or 0 for any other name. */
 const generationOf = (file: string): number => Number(LOCK_RE.exec(file)?.[1] ?? 0);
 
 /**
@@ -296,13 +299,16 @@ function parseLock(text: string): LockContent | undefined {
   return undefined;
 }
 
+/** This process's own facts: constant while it runs, so read once. */
+let self: Promise<Pick<LockContent, "boot" | "start">> | undefined;
+let selfPid = 0;
+
 async function describeSelf(env: LockEnv): Promise<Pick<LockContent, "pid" | "host" | "boot" | "start">> {
-  return {
-    pid: env.pid,
-    host: env.hostname,
-    boot: await bootId(env),
-    start: (await processStart(env.pid, env))?.start ?? "",
-  };
+  if (self === undefined || selfPid !== env.pid) {
+    selfPid = env.pid;
+    self = (async () => ({ boot: await bootId(env), start: (await processStart(env.pid, env))?.start ?? "" }))();
+  }
+  return { pid: env.pid, host: env.hostname, ...(await self) };
 }
 
 async function isLive(content: LockContent, directory: string, env: LockEnv): Promise<boolean> {
@@ -323,13 +329,15 @@ async function isLive(content: LockContent, directory: string, env: LockEnv): Pr
   return content.start === "" || now.start === content.start;
 }
 
-/** The kernel boot id (Linux), or "" when unknown. */
-async function bootId(env: LockEnv): Promise<string> {
-  try {
-    return (await env.fs.readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
-  } catch {
-    return "";
-  }
+let boot: Promise<string> | undefined;
+
+/** The kernel boot id (Linux), or "" when unknown; read once per process. */
+function bootId(env: LockEnv): Promise<string> {
+  boot ??= env.fs.readFile("/proc/sys/kernel/random/boot_id", "utf8").then(
+    (text) => text.trim(),
+    () => "",
+  );
+  return boot;
 }
 
 /** A process's start time and whether it is a zombie (Linux /proc), or undefined when unknown. */
