@@ -13,7 +13,7 @@ import { createMemoryPersistence } from "../../src/durability/memory-persistence
 import type { PersistenceAdapter } from "../../src/durability/persistence";
 import type { SqlEngineFactory } from "../../src/engine/engine";
 import { loadSqlJsEngine } from "../../src/engine/sqljs";
-import { ObjectStorage } from "../../src/storage/object-storage";
+import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { FakeClock } from "../../src/util/clock";
 import { dumpStorage } from "./dump";
 
@@ -157,7 +157,7 @@ async function open(persistence: PersistenceAdapter, clock: FakeClock): Promise<
 /** Ends the session as abort() does and opens the next one. */
 async function restart(storage: ObjectStorage, persistence: PersistenceAdapter, clock: FakeClock) {
   storage.abort();
-  await storage.core.settled();
+  await coreOf(storage).settled();
   return open(persistence, clock);
 }
 
@@ -185,13 +185,13 @@ async function play(s: Scenario, persistence: PersistenceAdapter, clock: FakeClo
     } else run(storage, sql);
     await storage.sync();
   }
-  if (!s.rolledBack) await storage.core.snapshot();
+  if (!s.rolledBack) await coreOf(storage).snapshot();
   for (const sql of s.afterSnapshot ?? []) storage.sql.exec(sql).toArray();
   // A key-value write in the same batch as the dependent write.
   storage.kv.put("after", 2);
   for (const sql of s.write) run(storage, sql);
   await storage.sync();
-  s.live((sql) => storage.core.engine.query(sql));
+  s.live((sql) => coreOf(storage).engine.query(sql));
   return { storage, live: await dumpStorage(storage) };
 }
 
@@ -203,7 +203,7 @@ describe.each(SCENARIOS)("recovery is exact with $name", (s) => {
     const again = await restart(storage, persistence, clock);
     expect(await dumpStorage(again)).toEqual(live);
     // A second restart replays from the same log (and the snapshot) again.
-    await again.core.snapshot();
+    await coreOf(again).snapshot();
     expect(await dumpStorage(await restart(again, persistence, clock))).toEqual(live);
   });
 
@@ -214,7 +214,7 @@ describe.each(SCENARIOS)("recovery is exact with $name", (s) => {
     storage.kv.put("pending", 1);
     run(storage, "CREATE TABLE pending(x)");
     storage.abort();
-    await storage.core.settled();
+    await coreOf(storage).settled();
     const again = await open(persistence, clock);
     expect(await dumpStorage(again)).toEqual(live);
   });
@@ -230,7 +230,7 @@ describe.each(SCENARIOS)("recovery is exact with $name", (s) => {
     run(storage, "CREATE TABLE later(x)");
     await storage.put("later", true);
     await storage.sync();
-    await storage.core.snapshot();
+    await coreOf(storage).snapshot();
     const later = await dumpStorage(storage);
     const undo = await storage.onNextSessionRestoreBookmark(bookmark);
     let current = await restart(storage, persistence, clock);

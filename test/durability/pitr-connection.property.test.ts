@@ -18,7 +18,7 @@ import { createMemoryPersistence } from "../../src/durability/memory-persistence
 import type { PersistenceAdapter } from "../../src/durability/persistence";
 import type { SqlEngineFactory } from "../../src/engine/engine";
 import { loadSqlJsEngine } from "../../src/engine/sqljs";
-import { ObjectStorage } from "../../src/storage/object-storage";
+import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { FakeClock, nextTurn } from "../../src/util/clock";
 import { dumpStorage, type StorageDump } from "./dump";
 
@@ -198,7 +198,7 @@ function runOp(world: World, o: Op): void {
 /** Ends the session as abort() does, opens the next one, and checks it holds `expected`. */
 async function restartAndCheck(world: World, expected: StorageDump): Promise<void> {
   world.storage.abort();
-  await world.storage.core.settled();
+  await coreOf(world.storage).settled();
   world.storage = await open(world);
   expect(await dumpStorage(world.storage)).toEqual(expected);
 }
@@ -223,7 +223,7 @@ async function runStep(world: World, s: Step, bookmarks: Array<[string, StorageD
       await storage.sync();
       // The end of the turn ends a batch that only opened a transaction (and rolled it all back).
       await nextTurn();
-      await storage.core.snapshot();
+      await coreOf(storage).snapshot();
       return;
     case "bookmark":
       await storage.sync();
@@ -292,7 +292,7 @@ describe("recovery with connection state (property)", () => {
             }
           } finally {
             world.storage.abort();
-            await world.storage.core.settled();
+            await coreOf(world.storage).settled();
           }
         },
       ),

@@ -18,7 +18,7 @@ import { encodedRecordSize } from "../../src/durability/record-codec";
 import type { SqlEngineFactory } from "../../src/engine/engine";
 import { loadSqlJsEngine } from "../../src/engine/sqljs";
 import { ActorStoreError } from "../../src/errors";
-import { ObjectStorage } from "../../src/storage/object-storage";
+import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { FakeClock, nextTurn } from "../../src/util/clock";
 import { commitRecord } from "./arbitraries";
 import { dumpStorage } from "./dump";
@@ -40,7 +40,7 @@ async function restart(
   clock: FakeClock,
 ) {
   storage.abort();
-  await storage.core.settled();
+  await coreOf(storage).settled();
   return open(persistence, clock);
 }
 
@@ -75,7 +75,7 @@ async function churn(storage: ObjectStorage, persistence: MemoryPersistence, clo
     if (i % 25 === 0) await nextTurn(); // let pruning after snapshots run
     most = Math.max(most, persistence.heldBytes());
   }
-  await storage.core.settled();
+  await coreOf(storage).settled();
   return most;
 }
 
@@ -161,7 +161,7 @@ describe("in-memory persistence: history bounded by bytes", () => {
     expect(persistence.keptHistory()?.fromSeq).toBeGreaterThan(parseBookmark(bookmark).seq);
     const live = await dumpStorage(storage);
     storage.abort();
-    await storage.core.settled();
+    await coreOf(storage).settled();
     const error = await rejection(open(persistence, clock));
     expectHistoryError(error);
     expect(error.message).toContain("could not be applied and was cancelled");
