@@ -223,3 +223,37 @@ describe("s3 (fake): options and secrets", () => {
     ).not.toContain(SECRET);
   });
 });
+
+describe("s3 (fake): an object taken over by another holder", () => {
+  it("the old object context fails with ERR_FENCED and never claims the object back", async () => {
+    const { ObjectContext } = await import("../../src/index");
+    const prefix = freshPrefix("context");
+    class Counter {
+      constructor(
+        readonly state: { storage: { get(k: string): Promise<unknown>; put(k: string, v: unknown): Promise<void> } },
+      ) {}
+      async bump(): Promise<number> {
+        const n = ((await this.state.storage.get("n")) as number | undefined) ?? 0;
+        await this.state.storage.put("n", n + 1);
+        return n + 1;
+      }
+    }
+    const first = await ObjectContext.create(Counter as never, {
+      storage: { persistence: s3Persistence(optionsFor(target, prefix)) },
+      alarms: false,
+    });
+    expect(await first.call("bump")).toBe(1);
+    const second = await ObjectContext.create(Counter as never, {
+      storage: { persistence: s3Persistence(optionsFor(target, prefix)) },
+      alarms: false,
+    });
+    const claims = s3.keys("objects", `${prefix}claim/`);
+    expect(isFencedError(await rejection(first.call("bump")))).toBe(true);
+    expect(isFencedError(await rejection(first.call("bump")))).toBe(true);
+    expect(s3.keys("objects", `${prefix}claim/`)).toEqual(claims);
+    expect(await second.call("bump")).toBe(2);
+    expect(await second.call("bump")).toBe(3);
+    await second.close();
+    await first.close().catch(() => undefined);
+  });
+});
