@@ -10,6 +10,5 @@
  *
  * @packageDocumentation
  */
-export type { S3Credentials, S3PersistenceOptions } from "./options";
-export type { S3Persistence, S3PersistenceStats } from "./s3-persistence";
+export type { S3Credentials, S3Persistence, S3PersistenceOptions, S3PersistenceStats } from "./options";
 export { s3Persistence } from "./s3-persistence";

@@ -2,6 +2,7 @@
  * The options of `s3Persistence()` and their validation: an unknown or malformed option is a
  * `TypeError` that names it (never one that prints a credential).
  */
+import type { PersistenceAdapter } from "../durability/persistence";
 import type { Clock } from "../util/clock";
 
 /** Credentials for the S3-compatible store. They are never included in an error or a log line. */
@@ -157,4 +158,31 @@ export function resolveS3Options(options: unknown): ResolvedS3Options {
     clock,
     fetch: fetchFn as typeof fetch | undefined,
   };
+}
+
+/** Request counts and sizes of an S3 adapter. */
+export interface S3PersistenceStats {
+  /** Requests sent, every retry counted. */
+  requests: { PUT: number; GET: number; HEAD: number; DELETE: number; LIST: number };
+  /** Log objects written (one per group commit) since creation. */
+  logObjects: number;
+  /** Appends that resolved. */
+  appends: number;
+  /** Log objects not yet folded into a compacted segment. */
+  unfoldedObjects: number;
+  /** Compacted segments and snapshots in the manifest. */
+  segments: number;
+  snapshots: number;
+  /** Compactions done by this adapter. */
+  compactions: number;
+}
+
+/** The S3 adapter's public face: the contract plus where it writes and what it cost. */
+export interface S3Persistence extends PersistenceAdapter {
+  /** `endpoint/bucket/prefix`, for messages. Never holds credentials. */
+  readonly location: string;
+  /** Request counts and sizes. */
+  stats(): S3PersistenceStats;
+  /** Folds the log objects written so far (all but the newest) into a compacted segment now. */
+  compact(): Promise<void>;
 }

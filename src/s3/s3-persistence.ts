@@ -29,7 +29,13 @@ import {
 import { decodeRecords, encodeRecords } from "../durability/record-codec";
 import { planPrune } from "../durability/retention";
 import { ActorStoreError, toError } from "../errors";
-import { type ResolvedS3Options, resolveS3Options, type S3PersistenceOptions } from "./options";
+import {
+  type ResolvedS3Options,
+  resolveS3Options,
+  type S3Persistence,
+  type S3PersistenceOptions,
+  type S3PersistenceStats,
+} from "./options";
 import { S3Client } from "./s3-client";
 import { S3Layout } from "./s3-layout";
 import { emptyManifest, type LogObject, type Manifest, parseManifest, serializeManifest } from "./s3-manifest";
@@ -44,33 +50,6 @@ import {
   type WriterMeta,
   writeMetaVersion,
 } from "./s3-series";
-
-/** Request counts and sizes of an S3 adapter. */
-export interface S3PersistenceStats {
-  /** Requests sent, every retry counted. */
-  requests: { PUT: number; GET: number; HEAD: number; DELETE: number; LIST: number };
-  /** Log objects written (one per group commit) since creation. */
-  logObjects: number;
-  /** Appends that resolved. */
-  appends: number;
-  /** Log objects not yet folded into a compacted segment. */
-  unfoldedObjects: number;
-  /** Compacted segments and snapshots in the manifest. */
-  segments: number;
-  snapshots: number;
-  /** Compactions done by this adapter. */
-  compactions: number;
-}
-
-/** The S3 adapter's public face: the contract plus where it writes and what it cost. */
-export interface S3Persistence extends PersistenceAdapter {
-  /** `endpoint/bucket/prefix`, for messages. Never holds credentials. */
-  readonly location: string;
-  /** Request counts and sizes. */
-  stats(): S3PersistenceStats;
-  /** Folds the log objects written so far (all but the newest) into a compacted segment now. */
-  compact(): Promise<void>;
-}
 
 interface PendingAppend {
   frames: Uint8Array;
@@ -470,10 +449,14 @@ class S3Adapter implements S3Persistence {
       if (found === null) throw this.#corrupt(`the compacted segment ${this.#layout.segment(merge)} is missing`);
       parts.push(found.body);
     }
-    for (const o of folded) {
-      const found = await this.#client.get(this.#layout.log(o.position));
-      if (found === null) throw this.#corrupt(`log object ${this.#layout.log(o.position)} is missing`);
-      parts.push(found.body);
+    for (let i = 0; i < folded.length; i += FETCH_WINDOW) {
+      const window = folded.slice(i, i + FETCH_WINDOW);
+      const found = await Promise.all(window.map((o) => this.#client.get(this.#layout.log(o.position))));
+      found.forEach((f, k) => {
+        if (f === null)
+          throw this.#corrupt(`log object ${this.#layout.log((window[k] as LogObject).position)} is missing`);
+        parts.push(f.body);
+      });
     }
     const data = concat(parts);
     const withRecords = folded.filter((o) => o.lastSeq >= o.firstSeq);
@@ -494,7 +477,15 @@ class S3Adapter implements S3Persistence {
     }));
     this.#chain = this.#chain.filter((o) => o.position > segment.lastPosition);
     this.#compactions++;
-    for (const o of folded) await this.#client.delete(this.#layout.log(o.position)).catch(() => undefined);
+    // Everything at or before the folded position is never read again: the folded objects, and
+    // leftovers (a crash between manifest and deletes, a fenced writer's late write to a deleted key).
+    const doomed = new Set(folded.map((o) => this.#layout.log(o.position)));
+    const listed = await this.#client.list(this.#layout.logs).catch(() => [] as string[]);
+    for (const key of listed) {
+      const position = this.#layout.number(this.#layout.logs, key);
+      if (position !== undefined && position <= segment.lastPosition) doomed.add(key);
+    }
+    for (const key of doomed) await this.#client.delete(key).catch(() => undefined);
     if (merge !== undefined) await this.#client.delete(this.#layout.segment(merge)).catch(() => undefined);
   }
 
