@@ -22,7 +22,6 @@ import {
   fencedError,
   type LoadResult,
   missingSnapshot,
-  type PersistenceAdapter,
   snapshotTimeMs,
   type VersionedMeta,
 } from "../durability/persistence";
