@@ -55,6 +55,7 @@ export default defineConfig([
       ...BROWSER_ENTRIES,
       "api/index": "src/api/index.ts",
       "cluster/index": "src/cluster/index.ts",
+      "s3/index": "src/s3/index.ts",
       "cli/inspect": "src/cli/inspect.ts",
       "server/index": "src/server/index.ts",
       "server/cli": "src/server/cli.ts",
@@ -66,13 +67,14 @@ export default defineConfig([
         "testkit/index": "src/testkit/index.ts",
         "cluster/index": "src/cluster/index.ts",
         "server/index": "src/server/index.ts",
+        "s3/index": "src/s3/index.ts",
       },
     },
     // Everything but dist/browser/, which the second build writes at the same time.
     clean: ["!browser/**"],
     platform: "neutral",
     // node: builtins are loaded lazily and only where they exist (file adapter, v8 codec, the CLI).
-    external: ["sql.js", /^node:/],
+    external: ["sql.js", "aws4fetch", /^node:/],
   },
   {
     ...shared,

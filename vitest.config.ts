@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     setupFiles: ["test/setup/fast-check.ts"],
     // Each provisions something tests need (a browser, a server); add yours to the array.
-    globalSetup: ["test/setup/chromium.ts"],
+    globalSetup: ["test/setup/chromium.ts", "test/setup/ceph-s3.ts"],
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,

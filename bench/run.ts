@@ -13,6 +13,7 @@
 import { fileURLToPath } from "node:url";
 import { type BenchConfig, presetConfig, runBenchmarks, writeResults } from "./lib/bench";
 import { WORKLOADS } from "./lib/suite";
+import { runS3Bench } from "./s3";
 import { SYSTEM_NAMES, type SystemName } from "./systems/system";
 
 const args = process.argv.slice(2);
@@ -30,7 +31,7 @@ let config: BenchConfig = presetConfig(mode);
 
 const only = flagValue("--only")?.split(",");
 if (only !== undefined) {
-  const extras = ["recovery", "log-bytes", "memory"];
+  const extras = ["recovery", "log-bytes", "memory", "s3"];
   const unknown = only.filter((o) => !extras.includes(o) && !WORKLOADS.some((w) => w.name === o));
   if (unknown.length > 0) {
     console.error(
@@ -62,3 +63,13 @@ const results = await runBenchmarks(config);
 const directory = fileURLToPath(new URL("./results/", import.meta.url));
 console.log(`\n${await writeResults(results, directory)}`);
 console.log(`\nwrote ${directory}latest.json, latest.md${results.workloads.length > 0 ? ", throughput.svg" : ""}`);
+
+// The S3 adapter against Ceph on loopback, beside the file adapter (bench/s3.ts).
+if (only === undefined || only.includes("s3")) {
+  const { writeFile } = await import("node:fs/promises");
+  const s3 = await runS3Bench({ quick: mode === "quick" });
+  console.log(`\nS3 (Ceph RADOS Gateway on loopback) beside the file adapter:\n${s3.markdown}`);
+  await writeFile(`${directory}s3.md`, `${s3.markdown}\n`);
+  await writeFile(`${directory}s3.json`, JSON.stringify({ date: new Date().toISOString(), rows: s3.rows }, null, 2));
+  console.log(`wrote ${directory}s3.md, s3.json`);
+}

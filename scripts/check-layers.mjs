@@ -12,6 +12,8 @@
 //               an entry of its own (actorstore/cluster) that nothing else imports
 //   server/     the API server: may import api/, storage/ and util/; nothing imports it but the
 //               test kit's server helper (the other layers never depend on HTTP serving)
+//   s3/         the actorstore/s3 entry: imports only durability/, util/, errors and "aws4fetch"; only
+//               s3/ imports "aws4fetch", and only s3/ and cli/ import s3/ (the core stays sql.js-only)
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
@@ -60,6 +62,20 @@ for (const file of walk(src)) {
       !(target.startsWith("util/") || target === "errors" || target === "errors.js")
     ) {
       problems.push(`${rel}: util/ must not import ${spec}`);
+    }
+    if (spec === "aws4fetch" && !rel.startsWith("s3/")) {
+      problems.push(`${rel}: only s3/ may import aws4fetch (the core keeps sql.js as its only dependency)`);
+    }
+    if (
+      rel.startsWith("s3/") &&
+      (spec.startsWith(".")
+        ? !/^(s3|durability|util)\//.test(target) && target !== "errors" && target !== "errors.js"
+        : spec !== "aws4fetch")
+    ) {
+      problems.push(`${rel}: s3/ may import only durability/, util/, errors and aws4fetch (imports ${spec})`);
+    }
+    if (spec.startsWith(".") && target.startsWith("s3/") && !rel.startsWith("s3/") && !rel.startsWith("cli/")) {
+      problems.push(`${rel}: only the s3 entry and the CLI may import s3/ (imports ${spec})`);
     }
     if (
       rel.startsWith("server/") &&

@@ -35,6 +35,8 @@ export const ACTOR_STORE_ERROR_CODES = [
   "ERR_LOCKED",
   /** No host of a cluster can serve the object now (none live, or their views disagree). */
   "ERR_UNAVAILABLE",
+  /** Another holder claimed the object's persisted data with a newer epoch; this one must stop. */
+  "ERR_FENCED",
 ] as const;
 
 /** A code carried by {@link ActorStoreError}. */

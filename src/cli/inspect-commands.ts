@@ -6,10 +6,10 @@ import { readdir, stat, writeFile } from "node:fs/promises";
 import { inspect } from "node:util";
 import { formatBookmark } from "../durability/bookmarks";
 import { isObjectFile } from "../durability/file-layout";
-import { openFilePersistence } from "../durability/file-persistence";
 import type { EngineValue } from "../engine/engine";
 import { loadSqlJsEngine } from "../engine/sqljs";
 import { coreOf, ObjectStorage } from "../storage/object-storage";
+import { isBucketLocation, openLocation } from "./open-location";
 import { ReadOnlyPersistence } from "./read-only-persistence";
 import { repairDirectory } from "./repair";
 
@@ -26,7 +26,9 @@ export const INSPECT_USAGE = `Usage: actorstore-inspect <directory> <command> [a
 
 Inspects the persisted storage of one object: a directory written by
 ObjectStorage.open({ directory }) or ObjectContext's storage.directory.
-Stop the process that owns the directory first.
+Stop the process that owns the directory first. A bucket prefix works too:
+s3://<bucket>/<prefix> with ACTORSTORE_S3_ENDPOINT, AWS_ACCESS_KEY_ID and
+AWS_SECRET_ACCESS_KEY set (reading never fences the live holder).
 
 Commands:
   keys [--prefix <p>] [--limit <n>]  list keys in UTF-8 order
@@ -177,7 +179,7 @@ async function sql(directory: string, args: readonly string[], io: InspectIo): P
 
 async function bookmarks(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
   const { flags } = parseArgs(args, ["all"], 0);
-  const persistence = new ReadOnlyPersistence(await openFilePersistence(directory, { readOnly: true }));
+  const persistence = new ReadOnlyPersistence(await openLocation(directory, "read"));
   try {
     const loaded = await persistence.load();
     const oldestSnapshot = loaded.snapshots[0];
@@ -219,7 +221,7 @@ async function bookmarks(directory: string, args: readonly string[], io: Inspect
 async function restore(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
   const { positional } = parseArgs(args, [], 1);
   const bookmark = positional[0] as string;
-  const storage = await ObjectStorage.open({ directory });
+  const storage = await ObjectStorage.open({ persistence: await openLocation(directory, "write") });
   let undo: string;
   try {
     undo = await storage.onNextSessionRestoreBookmark(bookmark);
@@ -227,7 +229,7 @@ async function restore(directory: string, args: readonly string[], io: InspectIo
     await storage.close();
   }
   // Opening the next session is what applies a requested restore.
-  const reopened = await ObjectStorage.open({ directory });
+  const reopened = await ObjectStorage.open({ persistence: await openLocation(directory, "write") });
   try {
     const now = await reopened.getCurrentBookmark();
     io.out(`restored to ${bookmark}`);
@@ -259,6 +261,7 @@ async function exportDatabase(directory: string, args: readonly string[], io: In
 // ------------------------------------------------------------------ helpers
 
 async function requireDirectory(directory: string): Promise<void> {
+  if (isBucketLocation(directory)) return;
   const info = await stat(directory).catch(() => undefined);
   if (info === undefined || !info.isDirectory())
     throw new Error(`${directory} is not a directory: pass the directory given to ObjectStorage.open({ directory }).`);
@@ -271,7 +274,7 @@ async function requireDirectory(directory: string): Promise<void> {
 
 async function withReadOnly<T>(directory: string, fn: (storage: ObjectStorage) => Promise<T>): Promise<T> {
   const storage = await ObjectStorage.open({
-    persistence: new ReadOnlyPersistence(await openFilePersistence(directory, { readOnly: true })),
+    persistence: new ReadOnlyPersistence(await openLocation(directory, "read")),
   });
   try {
     return await fn(storage);

@@ -10,7 +10,7 @@
 import { type AlarmInvocationInfo, AlarmScheduler } from "../alarms/alarm-scheduler";
 import { openFilePersistence } from "../durability/file-persistence";
 import { createMemoryPersistence } from "../durability/memory-persistence";
-import type { PersistenceAdapter } from "../durability/persistence";
+import { isFencedError, type PersistenceAdapter } from "../durability/persistence";
 import { ActorStoreError, toError } from "../errors";
 import { attachHost, coreOf, ObjectStorage, type ObjectStorageOptions } from "../storage/object-storage";
 import type { StorageHost } from "../storage/storage-host";
@@ -113,6 +113,8 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   #session: Session<I> | null = null;
   #opening: Promise<Session<I>> | null = null;
   #closed = false;
+  /** Set when the persistence was fenced by a newer holder: the object is dropped, never reopened. */
+  #fenced: Error | null = null;
   #resets = 0;
   #previousStorage: ObjectStorage | undefined;
   #lastResetError: Error | null = null;
@@ -283,9 +285,17 @@ export class ObjectContext<Env = unknown, I extends object = object> {
 
   #ensureSession(): Promise<Session<I>> {
     if (this.#session && !this.#session.broken) return Promise.resolve(this.#session);
-    this.#opening ??= this.#openSession().finally(() => {
-      this.#opening = null;
-    });
+    // Reopening would claim the object back from its new holder: the two would take it from each
+    // other on every event. A fenced object stays dropped.
+    if (this.#fenced !== null) return Promise.reject(this.#fenced);
+    this.#opening ??= this.#openSession()
+      .catch((e: unknown) => {
+        if (isFencedError(e)) this.#fenced ??= toError(e);
+        throw e;
+      })
+      .finally(() => {
+        this.#opening = null;
+      });
     return this.#opening;
   }
 
@@ -398,6 +408,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   #reset(session: Session<I>, error: Error): void {
     if (session.broken) return;
     session.broken = error;
+    if (isFencedError(error)) this.#fenced ??= error;
     session.outputGate.break(error);
     session.storage.abort(error);
     if (this.#session === session) {

@@ -26,6 +26,7 @@ import {
   type PersistenceStats,
   type SnapshotInfo,
   snapshotTimeMs,
+  type VersionedMeta,
 } from "./persistence";
 import { encodedRecordSize } from "./record-codec";
 import { planPrune } from "./retention";
@@ -120,11 +121,19 @@ export class MemoryPersistence implements PersistenceAdapter {
    */
   #snapshots: StoredSnapshot[] = [];
   #meta: Uint8Array | null = null;
+  #metaVersion = 0;
   #lastSeq = 0;
   #open = false;
+  #epoch = 0;
+
+  /** Counts loads: one holder at a time in one process, so a load is a new epoch and fences nothing. */
+  get epoch(): number {
+    return this.#epoch;
+  }
 
   async load(): Promise<LoadResult> {
     this.#open = true;
+    this.#epoch++;
     const oldest = this.#snapshots[0]?.info.seq ?? 0;
     let i = 0;
     while (i < this.#records.length && (this.#records[i] as CommitRecord).seq <= oldest) i++;
@@ -248,6 +257,17 @@ export class MemoryPersistence implements PersistenceAdapter {
 
   async writeMeta(bytes: Uint8Array | null): Promise<void> {
     this.#meta = bytes === null ? null : bytes.slice();
+    this.#metaVersion++;
+  }
+
+  async readMetaVersion(): Promise<VersionedMeta> {
+    return { bytes: await this.readMeta(), version: this.#metaVersion };
+  }
+
+  async writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
+    if (expectedVersion !== this.#metaVersion) return false;
+    await this.writeMeta(bytes);
+    return true;
   }
 
   async close(): Promise<void> {

@@ -42,6 +42,19 @@ export interface LoadResult {
    * empty). The next append must be `lastSeq + 1`.
    */
   lastSeq: number;
+  /**
+   * The writer epoch this load claimed, for adapters that fence (see
+   * {@link PersistenceAdapter.epoch}); absent otherwise.
+   */
+  epoch?: number;
+}
+
+/** The metadata blob with the version a conditional update compares against. */
+export interface VersionedMeta {
+  /** The metadata, `null` when none. */
+  bytes: Uint8Array | null;
+  /** Increases with every update; 0 when the metadata was never written. */
+  version: number;
 }
 
 /**
@@ -112,6 +125,31 @@ export interface PersistenceAdapter {
    * times before what it keeps with the error it gives.
    */
   keptHistory?(): KeptHistory | undefined;
+
+  // -- optional: fencing, streaming and conditional metadata (adapters that can, implement them) --
+
+  /**
+   * The writer epoch claimed by the last {@link PersistenceAdapter.load}: every load of an object's
+   * data claims a higher one than any before it, and a claim fences every adapter holding an older
+   * epoch. A fenced adapter is finished for good: its pending and later calls, `load()` included,
+   * reject with an `ActorStoreError` whose code is `ERR_FENCED` (see {@link isFencedError}), and it
+   * never confirms a write made after the newer claim. Absent on adapters that do not fence (the
+   * in-memory one has only one holder).
+   */
+  readonly epoch?: number;
+  /**
+   * Streams records with `fromSeq < seq <= toSeq` in seq order, a chunk at a time, so that a long
+   * log never has to be in memory at once. Same errors as {@link PersistenceAdapter.readRecords}.
+   * Use {@link streamRecords} to stream from any adapter (it falls back to `readRecords`).
+   */
+  streamRecords?(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]>;
+  /** Reads the metadata with its version, for {@link PersistenceAdapter.writeMetaIf}. */
+  readMetaVersion?(): Promise<VersionedMeta>;
+  /**
+   * Replaces the metadata (`null` deletes it) only if its version is still `expectedVersion`;
+   * resolves `true` when it did, `false` when another write came first (nothing changed then).
+   */
+  writeMetaIf?(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean>;
 }
 
 /** What an adapter with its own history bound still keeps (see {@link PersistenceAdapter.keptHistory}). */
@@ -120,6 +158,67 @@ export interface KeptHistory {
   fromSeq: number;
   /** The error for a request (`what`, e.g. "Bookmark …") that needs older history. */
   refuse(what: string): ActorStoreError;
+}
+
+/**
+ * The terminal error of a fenced adapter: another holder claimed the object's data with a newer
+ * epoch. `what` says what failed; the message says what to do.
+ *
+ * @example
+ * ```ts
+ * if (newerClaimExists) throw fencedError("s3://objects/room-1/", 7, 8);
+ * ```
+ */
+export function fencedError(where: string, epoch: number, newerEpoch?: number, cause?: unknown): ActorStoreError {
+  const newer = newerEpoch === undefined ? "a newer epoch" : `epoch ${newerEpoch}`;
+  return new ActorStoreError(
+    "ERR_FENCED",
+    `This writer (epoch ${epoch}) of ${where} was fenced: another holder claimed the object with ${newer}. ` +
+      "Its unconfirmed writes are not confirmed and it can no longer write; drop this instance (the new holder owns the object).",
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/**
+ * True when `error`, or an error in its `cause` chain, carries the code `ERR_FENCED`: the object
+ * was taken over by a newer holder and must be dropped, not reopened.
+ *
+ * @example
+ * ```ts
+ * try { await storage.sync(); } catch (e) { if (isFencedError(e)) dropThisObject(); }
+ * ```
+ */
+export function isFencedError(error: unknown): boolean {
+  let e: unknown = error;
+  for (let depth = 0; depth < 8 && e !== null && typeof e === "object"; depth++) {
+    if ((e as { code?: unknown }).code === "ERR_FENCED") return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Streams records `fromSeq < seq <= toSeq` from any adapter: through its own
+ * {@link PersistenceAdapter.streamRecords} when it has one, else by `readRecords` in chunks of
+ * `chunk` records.
+ *
+ * @example
+ * ```ts
+ * for await (const records of streamRecords(persistence, snapshot.seq, loaded.lastSeq)) replay(records);
+ * ```
+ */
+export async function* streamRecords(
+  adapter: PersistenceAdapter,
+  fromSeq: number,
+  toSeq: number,
+  chunk = 1024,
+): AsyncIterable<readonly CommitRecord[]> {
+  if (adapter.streamRecords !== undefined) {
+    yield* adapter.streamRecords(fromSeq, toSeq);
+    return;
+  }
+  checkRange(fromSeq, toSeq, 0, Number.MAX_SAFE_INTEGER);
+  for (let at = fromSeq; at < toSeq; at += chunk) yield await adapter.readRecords(at, Math.min(toSeq, at + chunk));
 }
 
 /** Sizes of what an adapter holds, in the bytes the file format would use. */

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
-import type { PersistenceAdapter } from "../../src/durability/persistence";
+import { type PersistenceAdapter, streamRecords } from "../../src/durability/persistence";
 
 /** A fresh adapter, and a way to get the adapter a restarted object would use for the same data. */
 export interface AdapterHarness {
@@ -35,7 +35,10 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
   describe(`${name}: PersistenceAdapter contract`, () => {
     it("load: an empty store has no snapshots, records or meta", async () => {
       const { adapter } = await create();
-      expect(await adapter.load()).toEqual({ snapshots: [], records: [], truncatedBytes: 0, lastSeq: 0 });
+      // An adapter that fences also reports the epoch this load claimed.
+      const { epoch, ...loaded } = await adapter.load();
+      expect(loaded).toEqual({ snapshots: [], records: [], truncatedBytes: 0, lastSeq: 0 });
+      if (epoch !== undefined) expect(epoch).toBe(adapter.epoch);
       expect(await adapter.readMeta()).toBeNull();
     });
 
@@ -212,6 +215,63 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
       ];
       await h.adapter.append(records);
       expect((await (await h.reopen()).load()).records).toEqual(records);
+    });
+
+    it("epoch: every load claims a higher epoch (where the adapter has epochs)", async () => {
+      const h = await create();
+      await h.adapter.load();
+      const first = h.adapter.epoch;
+      if (first === undefined) {
+        expect(h.adapter.epoch).toBeUndefined();
+        return;
+      }
+      expect(Number.isSafeInteger(first) && first > 0).toBe(true);
+      const again = await h.reopen();
+      await again.load();
+      expect(again.epoch).toBeGreaterThan(first);
+    });
+
+    it("streamRecords: yields exactly what readRecords returns, in chunks, in order", async () => {
+      const h = await create();
+      await h.adapter.load();
+      await h.adapter.append(range(1, 7).map((s) => kvRecord(s)));
+      await h.adapter.append(range(8, 40).map((s) => kvRecord(s)));
+      const seen: number[] = [];
+      for await (const chunk of streamRecords(h.adapter, 3, 37, 5)) seen.push(...chunk.map((r) => r.seq));
+      expect(seen).toEqual(range(4, 37));
+      const all: CommitRecord[] = [];
+      for await (const chunk of streamRecords(h.adapter, 0, 40)) all.push(...chunk);
+      expect(all).toEqual(await h.adapter.readRecords(0, 40));
+      await expect(
+        (async () => {
+          for await (const _ of streamRecords(h.adapter, 30, 41)) {
+            // drain
+          }
+        })(),
+      ).rejects.toMatchObject({ code: "ERR_BOOKMARK" });
+    });
+
+    it("writeMetaIf: replaces the metadata only at the expected version (where the adapter has it)", async () => {
+      const h = await create();
+      await h.adapter.load();
+      const a = h.adapter;
+      if (a.writeMetaIf === undefined || a.readMetaVersion === undefined) {
+        expect(a.readMetaVersion).toBeUndefined();
+        return;
+      }
+      const v0 = await a.readMetaVersion();
+      expect(v0.bytes).toBeNull();
+      expect(await a.writeMetaIf(v0.version, new Uint8Array([1]))).toBe(true);
+      expect(await a.writeMetaIf(v0.version, new Uint8Array([2]))).toBe(false);
+      const v1 = await a.readMetaVersion();
+      expect(v1.bytes).toEqual(new Uint8Array([1]));
+      expect(v1.version).toBeGreaterThan(v0.version);
+      expect(await a.writeMetaIf(v1.version, null)).toBe(true);
+      const again = await h.reopen();
+      await again.load();
+      expect(await again.readMeta()).toBeNull();
+      const v2 = await (again.readMetaVersion as () => Promise<{ version: number }>).call(again);
+      expect(v2.version).toBeGreaterThan(v1.version);
     });
   });
 }

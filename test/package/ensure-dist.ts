@@ -20,6 +20,7 @@ const OUTPUTS = [
   "dist/browser/index.js",
   "dist/browser/testkit/index.js",
   "dist/server/index.js",
+  "dist/s3/index.js",
 ];
 
 /** Builds `dist/` unless it is there. Returns the dist directory. */

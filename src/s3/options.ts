@@ -1,0 +1,188 @@
+/**
+ * The options of `s3Persistence()` and their validation: an unknown or malformed option is a
+ * `TypeError` that names it (never one that prints a credential).
+ */
+import type { PersistenceAdapter } from "../durability/persistence";
+import type { Clock } from "../util/clock";
+
+/** Credentials for the S3-compatible store. They are never included in an error or a log line. */
+export interface S3Credentials {
+  /** The access key id. */
+  accessKeyId: string;
+  /** The secret access key. */
+  secretAccessKey: string;
+  /** A session token, for temporary credentials. */
+  sessionToken?: string;
+}
+
+/** Options of `s3Persistence()`. */
+export interface S3PersistenceOptions {
+  /** The store's base URL, for example `"http://127.0.0.1:27480"` or `"https://s3.us-east-1.amazonaws.com"`. */
+  endpoint: string;
+  /** The bucket (it must exist). Requests use path-style addressing: `<endpoint>/<bucket>/<key>`. */
+  bucket: string;
+  /**
+   * Where this object's data lives inside the bucket, for example `"room-1/"`. One object per
+   * prefix; letters, digits and `/ . _ - = +` only. Default `""` (the whole bucket).
+   */
+  prefix?: string;
+  /** The signing region. Default `"us-east-1"`. */
+  region?: string;
+  /** Access key and secret. */
+  credentials: S3Credentials;
+  /**
+   * Open without claiming the object: `load()` reads, every write rejects, and no holder is fenced.
+   * For inspection (the inspector CLI uses it). Default `false`.
+   */
+  readOnly?: boolean;
+  /** How many times a request that failed transiently (503, 500, 409, a lost answer) is retried. Default 6. */
+  retries?: number;
+  /**
+   * Log objects are folded into a compacted segment once this many have accumulated, so that
+   * opening and listing stay cheap. Default 128.
+   */
+  compactAfterObjects?: number;
+  /** A compacted segment is merged with the next fold until it holds this many bytes. Default 8 MiB. */
+  segmentBytes?: number;
+  /** The clock used for retry backoff. Default: the system clock. */
+  clock?: Clock;
+  /** The `fetch` used for requests. Default: the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+/** Validated options with defaults filled in. @internal */
+export interface ResolvedS3Options {
+  endpoint: string;
+  bucket: string;
+  prefix: string;
+  region: string;
+  credentials: S3Credentials;
+  readOnly: boolean;
+  retries: number;
+  compactAfterObjects: number;
+  segmentBytes: number;
+  clock: Clock | undefined;
+  fetch: typeof fetch | undefined;
+}
+
+const KNOWN = new Set([
+  "endpoint",
+  "bucket",
+  "prefix",
+  "region",
+  "credentials",
+  "readOnly",
+  "retries",
+  "compactAfterObjects",
+  "segmentBytes",
+  "clock",
+  "fetch",
+]);
+const CREDENTIAL_KEYS = new Set(["accessKeyId", "secretAccessKey", "sessionToken"]);
+const PREFIX_RE = /^[A-Za-z0-9/._=+-]*$/;
+const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+function fail(message: string): never {
+  throw new TypeError(`s3Persistence(): ${message}`);
+}
+
+function positiveInteger(name: string, value: unknown, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min)
+    fail(`option "${name}" must be an integer ≥ ${min}; got ${typeof value === "number" ? value : typeof value}.`);
+  return value;
+}
+
+/** Validates `s3Persistence()` options. @internal */
+export function resolveS3Options(options: unknown): ResolvedS3Options {
+  if (typeof options !== "object" || options === null) fail("expected an options object.");
+  const o = options as Record<string, unknown>;
+  for (const key of Object.keys(o)) if (!KNOWN.has(key)) fail(`unknown option "${key}".`);
+  const endpoint = o.endpoint;
+  if (typeof endpoint !== "string") fail(`option "endpoint" must be a URL string.`);
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    fail(`option "endpoint" is not a valid URL.`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") fail(`option "endpoint" must be an http: or https: URL.`);
+  // Credentials in the URL would end up in error messages; refuse them.
+  if (url.username !== "" || url.password !== "")
+    fail(`option "endpoint" must not contain credentials; pass them in "credentials".`);
+  if (url.search !== "" || url.hash !== "") fail(`option "endpoint" must not have a query or a fragment.`);
+  const bucket = o.bucket;
+  if (typeof bucket !== "string" || !BUCKET_RE.test(bucket))
+    fail(`option "bucket" must be a bucket name (3-63 lowercase letters, digits, dots, hyphens).`);
+  const prefix = o.prefix ?? "";
+  if (typeof prefix !== "string" || !PREFIX_RE.test(prefix) || prefix.startsWith("/") || prefix.includes("//"))
+    fail(`option "prefix" may hold only letters, digits and / . _ = + - (not leading "/" or "//").`);
+  const region = o.region ?? "us-east-1";
+  if (typeof region !== "string" || !/^[a-z0-9-]{1,64}$/.test(region))
+    fail(`option "region" must be a region name such as "us-east-1".`);
+  const c = o.credentials;
+  if (typeof c !== "object" || c === null) fail(`option "credentials" must be { accessKeyId, secretAccessKey }.`);
+  for (const key of Object.keys(c)) if (!CREDENTIAL_KEYS.has(key)) fail(`unknown option "credentials.${key}".`);
+  const { accessKeyId, secretAccessKey, sessionToken } = c as Record<string, unknown>;
+  if (typeof accessKeyId !== "string" || accessKeyId === "")
+    fail(`option "credentials.accessKeyId" must be a non-empty string.`);
+  if (typeof secretAccessKey !== "string" || secretAccessKey === "")
+    fail(`option "credentials.secretAccessKey" must be a non-empty string.`);
+  if (sessionToken !== undefined && typeof sessionToken !== "string")
+    fail(`option "credentials.sessionToken" must be a string.`);
+  const readOnly = o.readOnly ?? false;
+  if (typeof readOnly !== "boolean") fail(`option "readOnly" must be a boolean.`);
+  const clock = o.clock as Clock | undefined;
+  if (
+    clock !== undefined &&
+    (typeof clock !== "object" ||
+      clock === null ||
+      typeof clock.setTimer !== "function" ||
+      typeof clock.now !== "function")
+  )
+    fail(`option "clock" must be a Clock (now, setTimer, clearTimer).`);
+  const fetchFn = o.fetch;
+  if (fetchFn !== undefined && typeof fetchFn !== "function") fail(`option "fetch" must be a function.`);
+  const credentials: S3Credentials = { accessKeyId, secretAccessKey };
+  if (sessionToken !== undefined) credentials.sessionToken = sessionToken;
+  return {
+    endpoint: url.href.replace(/\/+$/, ""),
+    bucket,
+    prefix,
+    region,
+    credentials,
+    readOnly,
+    retries: positiveInteger("retries", o.retries, 6, 0),
+    compactAfterObjects: positiveInteger("compactAfterObjects", o.compactAfterObjects, 128, 2),
+    segmentBytes: positiveInteger("segmentBytes", o.segmentBytes, 8 * 1024 * 1024),
+    clock,
+    fetch: fetchFn as typeof fetch | undefined,
+  };
+}
+
+/** Request counts and sizes of an S3 adapter. */
+export interface S3PersistenceStats {
+  /** Requests sent, every retry counted. */
+  requests: { PUT: number; GET: number; HEAD: number; DELETE: number; LIST: number };
+  /** Log objects written (one per group commit) since creation. */
+  logObjects: number;
+  /** Appends that resolved. */
+  appends: number;
+  /** Log objects not yet folded into a compacted segment. */
+  unfoldedObjects: number;
+  /** Compacted segments and snapshots in the manifest. */
+  segments: number;
+  snapshots: number;
+  /** Compactions done by this adapter. */
+  compactions: number;
+}
+
+/** The S3 adapter's public face: the contract plus where it writes and what it cost. */
+export interface S3Persistence extends PersistenceAdapter {
+  /** `endpoint/bucket/prefix`, for messages. Never holds credentials. */
+  readonly location: string;
+  /** Request counts and sizes. */
+  stats(): S3PersistenceStats;
+  /** Folds the log objects written so far (all but the newest) into a compacted segment now. */
+  compact(): Promise<void>;
+}

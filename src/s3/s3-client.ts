@@ -1,0 +1,222 @@
+/**
+ * The few S3 requests the adapter makes (PUT create-only, GET, HEAD, DELETE, ListObjectsV2), signed
+ * by `aws4fetch` (no hand-written signing), with retries of transient failures on the injected
+ * clock. Errors name the method, the key and the status; never a header or a credential.
+ *
+ * @packageDocumentation
+ */
+import { AwsClient } from "aws4fetch";
+import { ActorStoreError } from "../errors";
+import { type Clock, systemClock } from "../util/clock";
+import type { ResolvedS3Options } from "./options";
+
+/** What a GET found. @internal */
+export interface S3Object {
+  body: Uint8Array;
+  /** User metadata (`x-amz-meta-*`), names lowercased without the prefix. */
+  meta: Record<string, string>;
+}
+
+/** The outcome of a create-only PUT. @internal */
+export interface PutResult {
+  /** `created`: this call made the object. `exists`: the key was taken (maybe by an earlier attempt of this call). */
+  outcome: "created" | "exists";
+  /** Whether an earlier attempt of this call may have landed (its answer was lost or failed transiently). */
+  ambiguous: boolean;
+}
+
+/** A request that failed for good (after retries, or with a non-transient status). @internal */
+export class S3RequestError extends ActorStoreError {
+  /** The HTTP status, or 0 when no answer came. */
+  readonly status: number;
+  constructor(message: string, status: number) {
+    super("ERR_WRITE_FAILED", message);
+    this.status = status;
+  }
+}
+
+const TRANSIENT = new Set([0, 408, 409, 429, 500, 502, 503, 504]);
+
+function xmlText(xml: string, tag: string): string | undefined {
+  const m = new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(xml);
+  return m === null ? undefined : decodeXml(m[1] as string);
+}
+
+function decodeXml(s: string): string {
+  return s.replace(/&(lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);/g, (_, e: string) => {
+    switch (e) {
+      case "lt":
+        return "<";
+      case "gt":
+        return ">";
+      case "amp":
+        return "&";
+      case "quot":
+        return '"';
+      case "apos":
+        return "'";
+      default:
+        return String.fromCodePoint(e[1] === "x" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)));
+    }
+  });
+}
+
+function encodeKey(key: string): string {
+  return key
+    .split("/")
+    .map((part) => encodeURIComponent(part))
+    .join("/");
+}
+
+/** A minimal S3 client over `aws4fetch`. @internal */
+export class S3Client {
+  readonly #aws: AwsClient;
+  readonly #base: string;
+  readonly #fetch: typeof fetch;
+  readonly #clock: Clock;
+  readonly #retries: number;
+  /** `endpoint/bucket/`, for messages. */
+  readonly where: string;
+  /** Requests sent (every attempt), by method. */
+  readonly counts = { PUT: 0, GET: 0, HEAD: 0, DELETE: 0, LIST: 0 };
+
+  constructor(options: ResolvedS3Options) {
+    const c = options.credentials;
+    this.#aws = new AwsClient({
+      accessKeyId: c.accessKeyId,
+      secretAccessKey: c.secretAccessKey,
+      ...(c.sessionToken === undefined ? {} : { sessionToken: c.sessionToken }),
+      service: "s3",
+      region: options.region,
+      retries: 0,
+    });
+    this.#base = `${options.endpoint}/${options.bucket}`;
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#clock = options.clock ?? systemClock;
+    this.#retries = options.retries;
+    this.where = `${options.endpoint}/${options.bucket}/${options.prefix}`;
+  }
+
+  /** One attempt. Network failures come back as status 0. */
+  async #once(
+    method: string,
+    path: string,
+    init: { body?: Uint8Array; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; body: Uint8Array; headers: Headers; error?: string }> {
+    const requestInit: RequestInit = { method, headers: init.headers ?? {} };
+    if (init.body !== undefined) requestInit.body = init.body as unknown as BodyInit;
+    try {
+      const signed = await this.#aws.sign(`${this.#base}${path}`, requestInit);
+      const response = await this.#fetch(signed);
+      const body = method === "HEAD" ? new Uint8Array(0) : new Uint8Array(await response.arrayBuffer());
+      return { status: response.status, body, headers: response.headers };
+    } catch (error) {
+      // Only the error's own message and code (for example ECONNREFUSED): never the request.
+      const e = error as { message?: unknown; cause?: { code?: unknown; message?: unknown } };
+      const detail = typeof e?.cause?.code === "string" ? e.cause.code : String(e?.message ?? "network error");
+      return { status: 0, body: new Uint8Array(0), headers: new Headers(), error: detail };
+    }
+  }
+
+  /** Retries transient failures with exponential backoff; returns the last answer. */
+  async #send(
+    kind: keyof S3Client["counts"],
+    method: string,
+    path: string,
+    init: { body?: Uint8Array; headers?: Record<string, string> } = {},
+    onAttempt?: (attempt: number) => void,
+  ): Promise<{ status: number; body: Uint8Array; headers: Headers; error?: string }> {
+    for (let attempt = 0; ; attempt++) {
+      onAttempt?.(attempt);
+      this.counts[kind]++;
+      const answer = await this.#once(method, path, init);
+      if (!TRANSIENT.has(answer.status) || attempt >= this.#retries) return answer;
+      const delay = Math.min(1000, 10 * 2 ** attempt) * (0.5 + Math.random() / 2);
+      await new Promise<void>((resolve) => this.#clock.setTimer(resolve, delay));
+    }
+  }
+
+  #fail(method: string, key: string, answer: { status: number; body: Uint8Array; error?: string }): S3RequestError {
+    const text = new TextDecoder().decode(answer.body.subarray(0, 2048));
+    const code = xmlText(text, "Code");
+    const what =
+      answer.status === 0
+        ? `no answer (${answer.error ?? "network error"})`
+        : `HTTP ${answer.status}${code === undefined ? "" : ` ${code}`}`;
+    return new S3RequestError(
+      `S3 ${method} of ${this.#base}/${key} failed: ${what}. Check the endpoint, the bucket and that the credentials may read and write it.`,
+      answer.status,
+    );
+  }
+
+  /**
+   * Creates `key` only if it does not exist (`If-None-Match: *`). Transient failures are retried;
+   * a retry that finds the key taken reports `exists` with `ambiguous: true` (the earlier attempt
+   * may have landed; the caller checks whose object it is).
+   */
+  async putIfAbsent(
+    key: string,
+    body: Uint8Array,
+    meta: Readonly<Record<string, string>> | { epoch: string; writer: string } = {},
+  ): Promise<PutResult> {
+    const headers: Record<string, string> = { "if-none-match": "*", "content-type": "application/octet-stream" };
+    for (const [name, value] of Object.entries(meta)) headers[`x-amz-meta-${name}`] = value;
+    let ambiguous = false;
+    const answer = await this.#send("PUT", "PUT", `/${encodeKey(key)}`, { body, headers }, (attempt) => {
+      if (attempt > 0) ambiguous = true;
+    });
+    if (answer.status === 200 || answer.status === 201) return { outcome: "created", ambiguous };
+    if (answer.status === 412) return { outcome: "exists", ambiguous };
+    throw this.#fail("PUT", key, answer);
+  }
+
+  /** Reads an object, or `null` when there is none. */
+  async get(key: string): Promise<S3Object | null> {
+    const answer = await this.#send("GET", "GET", `/${encodeKey(key)}`);
+    if (answer.status === 404) return null;
+    if (answer.status !== 200) throw this.#fail("GET", key, answer);
+    return { body: answer.body, meta: metaOf(answer.headers) };
+  }
+
+  /** Whether an object exists (a strongly consistent read, unlike a listing). */
+  async exists(key: string): Promise<boolean> {
+    const answer = await this.#send("HEAD", "HEAD", `/${encodeKey(key)}`);
+    if (answer.status === 404) return false;
+    if (answer.status === 200) return true;
+    throw this.#fail("HEAD", key, answer);
+  }
+
+  /** Deletes an object (a missing one is fine). */
+  async delete(key: string): Promise<void> {
+    const answer = await this.#send("DELETE", "DELETE", `/${encodeKey(key)}`);
+    if (answer.status !== 204 && answer.status !== 200 && answer.status !== 404)
+      throw this.#fail("DELETE", key, answer);
+  }
+
+  /** Every key under `prefix` (all pages), in the store's (lexicographic) order. */
+  async list(prefix: string, startAfter?: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    for (;;) {
+      const q = new URLSearchParams({ "list-type": "2", prefix });
+      if (token !== undefined) q.set("continuation-token", token);
+      else if (startAfter !== undefined) q.set("start-after", startAfter);
+      const answer = await this.#send("LIST", "GET", `?${q.toString()}`);
+      if (answer.status !== 200) throw this.#fail("LIST", `${prefix}*`, answer);
+      const xml = new TextDecoder().decode(answer.body);
+      for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) keys.push(decodeXml(m[1] as string));
+      if (xmlText(xml, "IsTruncated") !== "true") return keys;
+      token = xmlText(xml, "NextContinuationToken");
+      if (token === undefined) return keys;
+    }
+  }
+}
+
+function metaOf(headers: Headers): Record<string, string> {
+  const meta: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    const lower = name.toLowerCase();
+    if (lower.startsWith("x-amz-meta-")) meta[lower.slice(11)] = value;
+  });
+  return meta;
+}

@@ -1,0 +1,675 @@
+/**
+ * A {@link PersistenceAdapter} over S3-compatible object storage, with one writer per object
+ * enforced by the store through create-only writes (`If-None-Match: *`) and no clocks.
+ *
+ * Protocol (docs/durability.md, "S3" has the layout and why it is safe):
+ * - open: probe that the store honours `If-None-Match`, claim epoch `e` by creating `claim/e`, read
+ *   the newest manifest, walk the log objects after it, then create a fence (an empty log object) at
+ *   the first free position: no older writer can ever extend the log past it.
+ * - append: create the next log object (all commits queued meanwhile go together: group commit),
+ *   then confirm only if `claim/e+1` does not exist. A newer claim, or a position taken by someone
+ *   else, fences this writer for good (`ERR_FENCED`).
+ * - snapshots, compaction and retention change the manifest, a create-only numbered series.
+ *
+ * @packageDocumentation
+ */
+import type { CommitRecord } from "../durability/commit-record";
+import { crc32 } from "../durability/crc32";
+import {
+  checkAppendOrder,
+  checkRange,
+  checkSnapshotSeq,
+  fencedError,
+  type LoadResult,
+  missingSnapshot,
+  snapshotTimeMs,
+  type VersionedMeta,
+} from "../durability/persistence";
+import { decodeRecords, encodeRecords } from "../durability/record-codec";
+import { planPrune } from "../durability/retention";
+import { ActorStoreError, toError } from "../errors";
+import {
+  type ResolvedS3Options,
+  resolveS3Options,
+  type S3Persistence,
+  type S3PersistenceOptions,
+  type S3PersistenceStats,
+} from "./options";
+import { S3Client } from "./s3-client";
+import { S3Layout } from "./s3-layout";
+import { emptyManifest, type LogObject, type Manifest, parseManifest, serializeManifest } from "./s3-manifest";
+import {
+  concat,
+  createOwned,
+  findLast,
+  prunedError,
+  randomId,
+  readMetaVersion,
+  sameSegment,
+  type WriterMeta,
+  writeMetaVersion,
+} from "./s3-series";
+
+interface PendingAppend {
+  frames: Uint8Array;
+  firstSeq: number;
+  lastSeq: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+const FETCH_WINDOW = 8;
+
+class S3Adapter implements S3Persistence {
+  readonly location: string;
+  readonly #options: ResolvedS3Options;
+  readonly #client: S3Client;
+  readonly #layout: S3Layout;
+  readonly #writer = randomId();
+
+  #epoch: number | undefined;
+  #loaded = false;
+  #probed = false;
+  /** Terminal: another holder claimed a newer epoch. */
+  #fenced: Error | null = null;
+  /** Until the next load: an append failed. */
+  #failure: Error | null = null;
+  #manifest: Manifest = emptyManifest();
+  #manifestNumber = 0;
+  /** Log objects after the manifest's last position, in position order. */
+  #chain: LogObject[] = [];
+  #nextPosition = 1;
+  #acceptedSeq = 0;
+  #durableSeq = 0;
+  #queue: PendingAppend[] = [];
+  #draining: Promise<void> | null = null;
+  #roundWaiters: Array<() => void> = [];
+  #maintenance: Promise<unknown> = Promise.resolve();
+  #compactionQueued = false;
+  #metaVersion = 0;
+  #logObjects = 0;
+  #appends = 0;
+  #compactions = 0;
+
+  constructor(options: ResolvedS3Options) {
+    this.#options = options;
+    this.#client = new S3Client(options);
+    this.#layout = new S3Layout(options.prefix);
+    this.location = this.#client.where;
+  }
+
+  get epoch(): number | undefined {
+    return this.#epoch;
+  }
+
+  // -- open ----------------------------------------------------------------------------------------
+
+  async load(): Promise<LoadResult> {
+    if (this.#fenced !== null) throw this.#fenced;
+    await this.#settle();
+    if (this.#fenced !== null) throw this.#fenced;
+    this.#loaded = false;
+    this.#failure = null;
+    const client = this.#client;
+    const layout = this.#layout;
+    if (!this.#options.readOnly) {
+      if (!this.#probed) await this.#probeConditionalWrites();
+      this.#epoch = await this.#claim();
+    } else {
+      this.#epoch = await findLast(client, (n) => layout.claim(n));
+    }
+    this.#manifestNumber = await findLast(client, (n) => layout.manifest(n));
+    this.#manifest = this.#manifestNumber === 0 ? emptyManifest() : await this.#readManifest(this.#manifestNumber);
+    // The log objects after the manifest, fetched a window at a time; the first missing position
+    // ends the log.
+    const chain: Array<LogObject & { records: CommitRecord[] }> = [];
+    let position = this.#manifest.lastPosition + 1;
+    for (;;) {
+      const window = await Promise.all(
+        Array.from({ length: FETCH_WINDOW }, (_, i) => this.#readLogObject(position + i)),
+      );
+      const end = window.indexOf(null);
+      for (const o of end === -1 ? window : window.slice(0, end)) {
+        const object = o as LogObject & { records: CommitRecord[] };
+        // A newer holder already wrote here: never write after it (that would fence it wrongly).
+        if (!this.#options.readOnly && object.epoch > (this.#epoch as number)) throw this.#fence(object.epoch);
+        chain.push(object);
+      }
+      position += end === -1 ? FETCH_WINDOW : end;
+      if (end !== -1) break;
+    }
+    if (!this.#options.readOnly) {
+      // The fence: the first free position, taken by this epoch. An older writer's next log object
+      // can only go to a position at or before it, which is taken: it can never extend the log.
+      const epoch = this.#epoch as number;
+      for (;;) {
+        if (await createOwned(client, layout.log(position), new Uint8Array(0), this.#writerMeta())) {
+          chain.push({ position, firstSeq: 0, lastSeq: -1, epoch, bytes: 0, records: [] });
+          position++;
+          break;
+        }
+        const landed = await this.#readLogObject(position);
+        if (landed === null) continue;
+        if (landed.epoch > epoch) throw this.#fence(landed.epoch);
+        chain.push(landed);
+        position++;
+      }
+      if (await client.exists(layout.claim(epoch + 1))) throw this.#fence(epoch + 1);
+    }
+    return this.#build(chain, position);
+  }
+
+  #build(chain: Array<LogObject & { records: CommitRecord[] }>, nextPosition: number): Promise<LoadResult> {
+    return (async () => {
+      const m = this.#manifest;
+      const oldest = m.snapshots[0]?.seq ?? 0;
+      const records: CommitRecord[] = [];
+      let expected: number | undefined;
+      const take = (where: string, list: CommitRecord[]) => {
+        for (const r of list) {
+          if (expected !== undefined && r.seq !== expected) {
+            const covered = m.snapshots.some((s) => s.seq === r.seq - 1) && r.seq > expected;
+            if (!covered) throw this.#corrupt(`${where} holds seq ${r.seq} where seq ${expected} belongs`);
+          }
+          expected = r.seq + 1;
+          if (r.seq > oldest) records.push(r);
+        }
+      };
+      for (const segment of m.segments) {
+        if (segment.lastSeq <= oldest) {
+          expected = segment.lastSeq + 1;
+          continue;
+        }
+        const found = await this.#client.get(this.#layout.segment(segment));
+        if (found === null) throw this.#corrupt(`the compacted segment ${this.#layout.segment(segment)} is missing`);
+        const decoded = decodeRecords(found.body);
+        if (decoded.tornTail) throw this.#corrupt(`the compacted segment ${this.#layout.segment(segment)} is damaged`);
+        take(this.#layout.segment(segment), decoded.records);
+      }
+      const objects: LogObject[] = [];
+      let previousEpoch = 0;
+      for (const o of chain) {
+        if (o.epoch < previousEpoch)
+          throw this.#corrupt(`log object ${this.#layout.log(o.position)} has an older epoch than the one before it`);
+        previousEpoch = o.epoch;
+        take(this.#layout.log(o.position), o.records);
+        objects.push({
+          position: o.position,
+          firstSeq: o.firstSeq,
+          lastSeq: o.lastSeq,
+          epoch: o.epoch,
+          bytes: o.bytes,
+        });
+      }
+      const logEnd = expected === undefined ? 0 : expected - 1;
+      const lastSeq = Math.max(logEnd, m.snapshots[m.snapshots.length - 1]?.seq ?? 0);
+      this.#chain = objects;
+      this.#nextPosition = nextPosition;
+      this.#acceptedSeq = lastSeq;
+      this.#durableSeq = lastSeq;
+      this.#loaded = true;
+      const result: LoadResult = {
+        snapshots: m.snapshots.map((s) => ({ seq: s.seq, timeMs: s.timeMs, bytes: s.bytes })),
+        records,
+        truncatedBytes: 0,
+        lastSeq,
+      };
+      if (!this.#options.readOnly) result.epoch = this.#epoch as number;
+      return result;
+    })();
+  }
+
+  /** Refuses a store that ignores `If-None-Match: *`: it could not keep one writer per object. */
+  async #probeConditionalWrites(): Promise<void> {
+    const key = this.#layout.probe(this.#writer);
+    const body = new TextEncoder().encode("probe");
+    await this.#client.putIfAbsent(key, body);
+    const second = await this.#client.putIfAbsent(key, body);
+    await this.#client.delete(key).catch(() => undefined);
+    if (second.outcome !== "exists")
+      throw new ActorStoreError(
+        "ERR_BACKEND_UNSUPPORTED",
+        `The store at ${this.location} ignored If-None-Match: * (a create-only write replaced an existing object), so it cannot keep one writer per object. Use a store with conditional writes (AWS S3, Cloudflare R2, Ceph RADOS Gateway, MinIO).`,
+      );
+    this.#probed = true;
+  }
+
+  /** Creates the next claim: the new epoch. */
+  async #claim(): Promise<number> {
+    const body = new TextEncoder().encode(JSON.stringify({ writer: this.#writer }));
+    let epoch = (await findLast(this.#client, (n) => this.#layout.claim(n))) + 1;
+    for (;;) {
+      const meta = { epoch: String(epoch), writer: this.#writer };
+      if (await createOwned(this.#client, this.#layout.claim(epoch), body, meta)) return epoch;
+      epoch++;
+    }
+  }
+
+  async #readLogObject(position: number): Promise<(LogObject & { records: CommitRecord[] }) | null> {
+    const key = this.#layout.log(position);
+    const found = await this.#client.get(key);
+    if (found === null) return null;
+    const decoded = decodeRecords(found.body);
+    if (decoded.tornTail) throw this.#corrupt(`log object ${key} is damaged (${decoded.reason})`);
+    const epoch = Number(found.meta.epoch);
+    if (!Number.isSafeInteger(epoch) || epoch < 1) throw this.#corrupt(`log object ${key} has no writer epoch`);
+    const records = decoded.records;
+    const firstSeq = records[0]?.seq ?? 0;
+    const lastSeq = records[records.length - 1]?.seq ?? -1;
+    return { position, firstSeq, lastSeq, epoch, bytes: found.body.length, records };
+  }
+
+  async #readManifest(n: number): Promise<Manifest> {
+    const found = await this.#client.get(this.#layout.manifest(n));
+    if (found === null) throw this.#corrupt(`manifest ${n} vanished`);
+    return parseManifest(found.body, (what) => this.#corrupt(`manifest ${n} ${what}`));
+  }
+
+  // -- append (group commit) -------------------------------------------------------------------
+
+  append(records: readonly CommitRecord[]): Promise<void> {
+    try {
+      this.#checkWritable("append");
+      if (this.#failure !== null) throw this.#failedError();
+      if (records.length === 0) return this.#settledThrough(this.#acceptedSeq);
+      const firstSeq = this.#acceptedSeq + 1;
+      const lastSeq = checkAppendOrder(records, this.#acceptedSeq);
+      const frames = encodeRecords(records);
+      this.#acceptedSeq = lastSeq;
+      return new Promise<void>((resolve, reject) => {
+        this.#queue.push({ frames, firstSeq, lastSeq, resolve, reject });
+        this.#draining ??= this.#drain();
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** One log object per round: everything queued while a write is in flight goes out together. */
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0);
+        try {
+          if (this.#fenced !== null) throw this.#fenced;
+          await this.#writeBatch(batch);
+        } catch (error) {
+          if (this.#fenced === null) this.#failure = toError(error);
+          const failed = this.#fenced ?? this.#failedError();
+          for (const p of batch.concat(this.#queue.splice(0))) p.reject(failed);
+          return;
+        }
+        this.#durableSeq = (batch[batch.length - 1] as PendingAppend).lastSeq;
+        this.#appends += batch.length;
+        for (const p of batch) p.resolve();
+        this.#wakeRoundWaiters();
+        if (this.#chain.length > this.#options.compactAfterObjects) this.#queueCompaction();
+      }
+    } finally {
+      this.#draining = null;
+      this.#wakeRoundWaiters();
+    }
+  }
+
+  async #writeBatch(batch: PendingAppend[]): Promise<void> {
+    const first = batch[0] as PendingAppend;
+    const last = batch[batch.length - 1] as PendingAppend;
+    const data = batch.length === 1 ? first.frames : concat(batch.map((p) => p.frames));
+    const position = this.#nextPosition;
+    const epoch = this.#epoch as number;
+    if (!(await createOwned(this.#client, this.#layout.log(position), data, this.#writerMeta()))) {
+      // Only a newer holder writes past our fence: this writer is fenced.
+      const newer = (await this.#client.exists(this.#layout.claim(epoch + 1))) ? epoch + 1 : undefined;
+      throw this.#fence(newer);
+    }
+    this.#nextPosition = position + 1;
+    this.#logObjects++;
+    this.#chain.push({ position, firstSeq: first.firstSeq, lastSeq: last.lastSeq, epoch, bytes: data.length });
+    // Confirmed only if no newer claim exists now, after the write landed.
+    await this.#checkNotFenced();
+  }
+
+  async #checkNotFenced(): Promise<void> {
+    const epoch = this.#epoch as number;
+    if (await this.#client.exists(this.#layout.claim(epoch + 1))) throw this.#fence(epoch + 1);
+  }
+
+  // -- snapshots -------------------------------------------------------------------------------
+
+  writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
+    const queued = this.#acceptedSeq;
+    const copy = image.slice();
+    return this.#maintain("writeSnapshot", async () => {
+      await this.#settledThrough(queued);
+      if (this.#failure !== null) throw this.#failedError();
+      checkSnapshotSeq(info.seq, this.#durableSeq);
+      const entry = {
+        seq: info.seq,
+        timeMs: snapshotTimeMs(info.timeMs),
+        crc: crc32(copy),
+        epoch: this.#epoch as number,
+        bytes: copy.length,
+      };
+      const key = this.#layout.snapshot(entry);
+      // Taken already means the same seq, image (its crc is in the key) and epoch: nothing to do.
+      await this.#client.putIfAbsent(key, copy, this.#writerMeta());
+      const replaced = this.#manifest.snapshots.filter((s) => s.seq === info.seq && this.#layout.snapshot(s) !== key);
+      await this.#commitManifest((m) => ({
+        ...m,
+        snapshots: [...m.snapshots.filter((s) => s.seq !== info.seq), entry].sort((a, b) => a.seq - b.seq),
+      }));
+      for (const s of replaced) await this.#client.delete(this.#layout.snapshot(s)).catch(() => undefined);
+    });
+  }
+
+  async readSnapshot(seq: number): Promise<Uint8Array> {
+    const found = this.#manifest.snapshots.find((s) => s.seq === seq);
+    if (found === undefined) throw missingSnapshot(seq);
+    const object = await this.#client.get(this.#layout.snapshot(found));
+    if (object === null) throw missingSnapshot(seq);
+    if (crc32(object.body) !== found.crc)
+      throw this.#corrupt(`snapshot ${this.#layout.snapshot(found)} fails its checksum`);
+    return object.body;
+  }
+
+  // -- reading the log -------------------------------------------------------------------------
+
+  async readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
+    const out: CommitRecord[] = [];
+    for await (const chunk of this.streamRecords(fromSeq, toSeq)) out.push(...chunk);
+    return out;
+  }
+
+  async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
+    await this.#settledThrough(this.#acceptedSeq);
+    checkRange(fromSeq, toSeq, this.#firstSeq(), this.#durableSeq);
+    if (toSeq <= fromSeq) return;
+    let expected = fromSeq + 1;
+    const sources: Array<{ key: string; firstSeq: number; lastSeq: number }> = [
+      ...this.#manifest.segments.map((s) => ({
+        key: this.#layout.segment(s),
+        firstSeq: s.firstSeq,
+        lastSeq: s.lastSeq,
+      })),
+      ...this.#chain.map((o) => ({ key: this.#layout.log(o.position), firstSeq: o.firstSeq, lastSeq: o.lastSeq })),
+    ];
+    for (const source of sources) {
+      if (source.lastSeq < expected || source.firstSeq > toSeq || source.lastSeq < source.firstSeq) continue;
+      const found = await this.#client.get(source.key);
+      if (found === null) throw prunedError(fromSeq);
+      const decoded = decodeRecords(found.body);
+      if (decoded.tornTail) throw this.#corrupt(`${source.key} is damaged`);
+      const chunk = decoded.records.filter((r) => r.seq >= expected && r.seq <= toSeq);
+      for (const r of chunk) {
+        if (r.seq !== expected) throw prunedError(fromSeq);
+        expected++;
+      }
+      if (chunk.length > 0) yield chunk;
+      if (expected > toSeq) return;
+    }
+    if (expected <= toSeq) throw prunedError(fromSeq);
+  }
+
+  #firstSeq(): number {
+    for (const s of this.#manifest.segments) if (s.lastSeq >= s.firstSeq) return s.firstSeq;
+    for (const o of this.#chain) if (o.lastSeq >= o.firstSeq) return o.firstSeq;
+    return this.#durableSeq + 1;
+  }
+
+  // -- compaction and retention ----------------------------------------------------------------
+
+  #queueCompaction(): void {
+    if (this.#compactionQueued) return;
+    this.#compactionQueued = true;
+    this.#maintain("compact", () => this.#compact())
+      .catch(() => undefined)
+      .finally(() => {
+        this.#compactionQueued = false;
+      });
+  }
+
+  compact(): Promise<void> {
+    return this.#maintain("compact", () => this.#compact());
+  }
+
+  /**
+   * Folds every log object but the newest into a compacted segment (merged with the previous
+   * segment while that is small), records it in a new manifest, then deletes what was folded.
+   */
+  async #compact(): Promise<void> {
+    const folded = this.#chain.slice(0, -1);
+    if (folded.length === 0) return;
+    const m = this.#manifest;
+    const previous = m.segments[m.segments.length - 1];
+    const merge = previous !== undefined && previous.bytes < this.#options.segmentBytes ? previous : undefined;
+    const parts: Uint8Array[] = [];
+    if (merge !== undefined) {
+      const found = await this.#client.get(this.#layout.segment(merge));
+      if (found === null) throw this.#corrupt(`the compacted segment ${this.#layout.segment(merge)} is missing`);
+      parts.push(found.body);
+    }
+    for (let i = 0; i < folded.length; i += FETCH_WINDOW) {
+      const window = folded.slice(i, i + FETCH_WINDOW);
+      const found = await Promise.all(window.map((o) => this.#client.get(this.#layout.log(o.position))));
+      found.forEach((f, k) => {
+        if (f === null)
+          throw this.#corrupt(`log object ${this.#layout.log((window[k] as LogObject).position)} is missing`);
+        parts.push(f.body);
+      });
+    }
+    const data = concat(parts);
+    const withRecords = folded.filter((o) => o.lastSeq >= o.firstSeq);
+    const firstSeq =
+      merge?.firstSeq ?? withRecords[0]?.firstSeq ?? (m.segments[m.segments.length - 1]?.lastSeq ?? 0) + 1;
+    const lastSeq = withRecords[withRecords.length - 1]?.lastSeq ?? merge?.lastSeq ?? firstSeq - 1;
+    const segment = {
+      firstSeq,
+      lastSeq,
+      lastPosition: (folded[folded.length - 1] as LogObject).position,
+      bytes: data.length,
+    };
+    await this.#client.putIfAbsent(this.#layout.segment(segment), data, this.#writerMeta());
+    await this.#commitManifest((base) => ({
+      ...base,
+      lastPosition: Math.max(base.lastPosition, segment.lastPosition),
+      segments: [...base.segments.filter((s) => s !== merge && !sameSegment(s, merge)), segment],
+    }));
+    this.#chain = this.#chain.filter((o) => o.position > segment.lastPosition);
+    this.#compactions++;
+    // Everything at or before the folded position is never read again: the folded objects, and
+    // leftovers (a crash between manifest and deletes, a fenced writer's late write to a deleted key).
+    const doomed = new Set(folded.map((o) => this.#layout.log(o.position)));
+    const listed = await this.#client.list(this.#layout.logs).catch(() => [] as string[]);
+    for (const key of listed) {
+      const position = this.#layout.number(this.#layout.logs, key);
+      if (position !== undefined && position <= segment.lastPosition) doomed.add(key);
+    }
+    for (const key of doomed) await this.#client.delete(key).catch(() => undefined);
+    if (merge !== undefined) await this.#client.delete(this.#layout.segment(merge)).catch(() => undefined);
+  }
+
+  prune(keepFromSeq: number): Promise<void> {
+    return this.#maintain("prune", async () => {
+      const plan = planPrune(this.#manifest.snapshots, keepFromSeq);
+      if (plan.baseSeq === null) return;
+      // Fold the log first, so that whole segments can go.
+      if (this.#chain.length > 1) await this.#compact();
+      const doomed = new Set(plan.deleteSnapshots);
+      const snapshots = this.#manifest.snapshots.filter((s) => doomed.has(s.seq));
+      const segments = this.#manifest.segments.filter((s) => s.lastSeq <= plan.dropRecordsThrough);
+      if (snapshots.length === 0 && segments.length === 0) return;
+      await this.#commitManifest((m) => ({
+        ...m,
+        snapshots: m.snapshots.filter((s) => !doomed.has(s.seq)),
+        segments: m.segments.filter((s) => !(s.lastSeq <= plan.dropRecordsThrough)),
+      }));
+      // Deleted only after the manifest stopped naming them.
+      for (const s of snapshots) await this.#client.delete(this.#layout.snapshot(s)).catch(() => undefined);
+      for (const s of segments) await this.#client.delete(this.#layout.segment(s)).catch(() => undefined);
+    });
+  }
+
+  /**
+   * Writes the next manifest, `change` applied to the newest one. A manifest written meanwhile by
+   * an older writer (it could not know it was fenced) is adopted and `change` applied again on top;
+   * one by a newer writer means this one is fenced.
+   */
+  async #commitManifest(change: (m: Manifest) => Manifest): Promise<void> {
+    const epoch = this.#epoch as number;
+    for (;;) {
+      const next = change(this.#manifest);
+      const n = this.#manifestNumber + 1;
+      const body = serializeManifest(next);
+      if (await createOwned(this.#client, this.#layout.manifest(n), body, this.#writerMeta())) {
+        this.#manifest = next;
+        this.#manifestNumber = n;
+        await this.#checkNotFenced();
+        return;
+      }
+      const found = await this.#client.get(this.#layout.manifest(n));
+      if (found === null) continue;
+      const by = Number(found.meta.epoch);
+      if (by > epoch) throw this.#fence(by);
+      this.#manifest = parseManifest(found.body, (what) => this.#corrupt(`manifest ${n} ${what}`));
+      this.#manifestNumber = n;
+    }
+  }
+
+  // -- metadata --------------------------------------------------------------------------------
+
+  async readMeta(): Promise<Uint8Array | null> {
+    return (await this.readMetaVersion()).bytes;
+  }
+
+  async readMetaVersion(): Promise<VersionedMeta> {
+    const found = await readMetaVersion(this.#client, this.#layout, this.#metaVersion, (what) => this.#corrupt(what));
+    this.#metaVersion = found.version;
+    return found;
+  }
+
+  async writeMeta(bytes: Uint8Array | null): Promise<void> {
+    this.#checkWritable("writeMeta");
+    for (;;) {
+      const { version } = await this.readMetaVersion();
+      if (await this.writeMetaIf(version, bytes)) return;
+    }
+  }
+
+  async writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
+    this.#checkWritable("writeMetaIf");
+    if (!(await writeMetaVersion(this.#client, this.#layout, expectedVersion, bytes, this.#writerMeta()))) return false;
+    this.#metaVersion = expectedVersion + 1;
+    await this.#checkNotFenced();
+    return true;
+  }
+
+  // -- lifecycle -------------------------------------------------------------------------------
+
+  async close(): Promise<void> {
+    await this.#settle();
+    this.#loaded = false;
+  }
+
+  stats(): S3PersistenceStats {
+    return {
+      requests: { ...this.#client.counts },
+      logObjects: this.#logObjects,
+      appends: this.#appends,
+      unfoldedObjects: this.#chain.length,
+      segments: this.#manifest.segments.length,
+      snapshots: this.#manifest.snapshots.length,
+      compactions: this.#compactions,
+    };
+  }
+
+  // -- helpers ---------------------------------------------------------------------------------
+
+  #writerMeta(): WriterMeta {
+    return { epoch: String(this.#epoch ?? 0), writer: this.#writer };
+  }
+
+  #checkWritable(method: string): void {
+    if (this.#fenced !== null) throw this.#fenced;
+    if (this.#options.readOnly)
+      throw new ActorStoreError(
+        "ERR_CLOSED",
+        `Cannot call ${method}() on a read-only S3 persistence (readOnly: true); open one without it to write.`,
+      );
+    if (!this.#loaded)
+      throw new ActorStoreError(
+        "ERR_CLOSED",
+        `Cannot call ${method}() before load(): load (or reload) the persistence first.`,
+      );
+  }
+
+  #fence(newerEpoch?: number): Error {
+    this.#fenced ??= fencedError(this.location, this.#epoch as number, newerEpoch);
+    return this.#fenced;
+  }
+
+  #failedError(): ActorStoreError {
+    return new ActorStoreError(
+      "ERR_WRITE_FAILED",
+      `Writing the commit log to ${this.location} failed (${this.#failure?.message ?? "unknown error"}); call load() to reopen.`,
+      { cause: this.#failure },
+    );
+  }
+
+  #corrupt(what: string): ActorStoreError {
+    return new ActorStoreError(
+      "ERR_CORRUPT",
+      `The persisted data in ${this.location} is damaged: ${what}. Restore the prefix from a backup.`,
+    );
+  }
+
+  #maintain(method: string, fn: () => Promise<void>): Promise<void> {
+    const run = async () => {
+      this.#checkWritable(method);
+      try {
+        await fn();
+      } catch (error) {
+        throw this.#fenced ?? error;
+      }
+    };
+    const result = this.#maintenance.then(run, run);
+    this.#maintenance = result.catch(() => undefined);
+    return result;
+  }
+
+  async #settledThrough(seq: number): Promise<void> {
+    while (this.#durableSeq < seq && this.#failure === null && this.#fenced === null && this.#draining !== null) {
+      await new Promise<void>((resolve) => this.#roundWaiters.push(resolve));
+    }
+  }
+
+  #wakeRoundWaiters(): void {
+    for (const wake of this.#roundWaiters.splice(0)) wake();
+  }
+
+  async #settle(): Promise<void> {
+    while (this.#draining !== null) await this.#draining;
+    await this.#maintenance;
+  }
+}
+
+/**
+ * Opens persistence for one object on S3-compatible object storage (AWS S3, Cloudflare R2, Ceph
+ * RADOS Gateway, MinIO). One writer per object is enforced by the store: each `load()` claims a new
+ * epoch, and an older holder is fenced (`ERR_FENCED`) and confirms nothing after the newer claim.
+ *
+ * Throws a `TypeError` naming the option when an option is unknown or malformed. Credentials never
+ * appear in errors.
+ *
+ * @example
+ * ```ts
+ * import { s3Persistence } from "actorstore/s3";
+ * const persistence = s3Persistence({
+ *   endpoint: "http://127.0.0.1:27480", bucket: "objects", prefix: "room-1/", region: "us-east-1",
+ *   credentials: { accessKeyId: "…", secretAccessKey: "…" },
+ * });
+ * const storage = await ObjectStorage.open({ persistence });
+ * ```
+ */
+export function s3Persistence(options: S3PersistenceOptions): S3Persistence {
+  return new S3Adapter(resolveS3Options(options));
+}

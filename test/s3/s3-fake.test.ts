@@ -1,0 +1,259 @@
+/**
+ * The S3 adapter against an in-process fake with exact S3 semantics and injected faults.
+ */
+import { inspect } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isFencedError } from "../../src/durability/persistence";
+import { s3Persistence } from "../../src/s3/index";
+import { kvRecord, range } from "../durability/adapter-contract";
+import { FakeS3, gate } from "./fake-s3";
+import { freshPrefix, optionsFor, type S3Target } from "./s3-harness";
+import { describeS3Suite, rejection } from "./s3-suite";
+
+const SECRET = "fake-secret-Zq9xVv3k8wWm1pLr";
+let s3: FakeS3;
+let target: S3Target;
+
+beforeAll(async () => {
+  s3 = await FakeS3.start({ accessKeyId: "AKFAKE" });
+  target = { endpoint: s3.endpoint, bucket: "objects", accessKeyId: "AKFAKE", secretAccessKey: SECRET };
+});
+afterAll(async () => {
+  await s3.close();
+});
+
+describeS3Suite("s3 (fake)", () => target);
+
+const isLogPut = (prefix: string) => (r: { op: string; key: string }) =>
+  r.op === "PUT" && r.key.startsWith(`${prefix}log/`);
+
+describe("s3 (fake): faults", () => {
+  it("a log write that lands but whose answer is lost is confirmed once, not written twice", async () => {
+    const prefix = freshPrefix("lost");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    s3.fault({ match: isLogPut(prefix), fault: { kind: "lose-answer" } });
+    await a.append([kvRecord(1)]);
+    await a.append([kvRecord(2)]);
+    const b = s3Persistence(optionsFor(target, prefix));
+    expect((await b.load()).records).toEqual([kvRecord(1), kvRecord(2)]);
+  });
+
+  it("503 and 409 answers are retried", async () => {
+    const prefix = freshPrefix("retry");
+    const a = s3Persistence(optionsFor(target, prefix));
+    s3.fault({
+      match: (r) => r.key.startsWith(prefix),
+      fault: { kind: "status", status: 503, code: "SlowDown" },
+      times: 3,
+    });
+    await a.load();
+    s3.fault({ match: isLogPut(prefix), fault: { kind: "status", status: 409, code: "ConditionalRequestConflict" } });
+    s3.fault({ match: isLogPut(prefix), fault: { kind: "status", status: 503, code: "SlowDown" } });
+    await a.append([kvRecord(1)]);
+    const b = s3Persistence(optionsFor(target, prefix));
+    expect((await b.load()).records).toEqual([kvRecord(1)]);
+  });
+
+  it("a store that keeps failing makes the append fail with ERR_WRITE_FAILED (not fenced), and a reload recovers", async () => {
+    const prefix = freshPrefix("down");
+    const a = s3Persistence(optionsFor(target, prefix, { retries: 1 }));
+    await a.load();
+    s3.fault({ match: isLogPut(prefix), fault: { kind: "status", status: 503, code: "SlowDown" }, times: 2 });
+    const error = await rejection(a.append([kvRecord(1)]));
+    expect((error as { code?: string }).code).toBe("ERR_WRITE_FAILED");
+    expect(isFencedError(error)).toBe(false);
+    expect(String((error as Error).message)).toMatch(/HTTP 503 SlowDown/);
+    expect((await a.load()).lastSeq).toBe(0);
+    await a.append([kvRecord(1)]);
+  });
+
+  it("a slow store: a write that lands after a newer claim is never confirmed", async () => {
+    const prefix = freshPrefix("slow-answer");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    await a.append([kvRecord(1)]);
+    const held = gate();
+    // a's next log write lands at once, but its answer waits until b has claimed the object.
+    s3.fault({ match: isLogPut(prefix), fault: { kind: "delay-answer", until: held.promise } });
+    let settled = false;
+    const pending = a.append([kvRecord(2)]).finally(() => {
+      settled = true;
+    });
+    while (!s3.log.some((r) => isLogPut(prefix)(r) && r.key.endsWith("3"))) await new Promise((r) => setImmediate(r));
+    const b = s3Persistence(optionsFor(target, prefix));
+    const loaded = await b.load();
+    expect(settled).toBe(false);
+    held.open();
+    expect(isFencedError(await rejection(pending))).toBe(true);
+    // The write landed before b's fence, so b has it; but a never confirmed it.
+    expect(loaded.records.map((r) => r.seq)).toEqual([1, 2]);
+  });
+
+  it("a slow store: a write that arrives after the new holder's fence fails with ERR_FENCED and is not in the log", async () => {
+    const prefix = freshPrefix("slow-request");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    await a.append([kvRecord(1)]);
+    const held = gate();
+    s3.fault({ match: isLogPut(prefix), fault: { kind: "delay-request", until: held.promise } });
+    const pending = a.append([kvRecord(2)]);
+    const b = s3Persistence(optionsFor(target, prefix));
+    const loaded = await b.load();
+    held.open();
+    expect(isFencedError(await rejection(pending))).toBe(true);
+    expect(loaded.records.map((r) => r.seq)).toEqual([1]);
+    await b.append([kvRecord(2, { kv: [] })]);
+    const c = s3Persistence(optionsFor(target, prefix));
+    expect((await c.load()).records).toEqual([kvRecord(1), kvRecord(2, { kv: [] })]);
+  });
+
+  it("a stale LIST changes nothing: the log and the newest claim are found by reads, not listings", async () => {
+    const prefix = freshPrefix("stale");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    await a.append(range(1, 5).map((s) => kvRecord(s)));
+    s3.staleListMutations = 1_000_000;
+    try {
+      const b = s3Persistence(optionsFor(target, prefix));
+      expect((await b.load()).records.map((r) => r.seq)).toEqual(range(1, 5));
+      expect(b.epoch).toBe((a.epoch as number) + 1);
+      expect(isFencedError(await rejection(a.append([kvRecord(6)])))).toBe(true);
+    } finally {
+      s3.staleListMutations = 0;
+    }
+  });
+
+  it("group commit: appends arriving while a write is in flight go out as one log object, each confirmed only when durable", async () => {
+    const prefix = freshPrefix("group");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    const first = gate();
+    const second = gate();
+    s3.fault({ match: isLogPut(prefix), fault: { kind: "delay-answer", until: first.promise } });
+    s3.fault({ match: isLogPut(prefix), fault: { kind: "delay-answer", until: second.promise } });
+    const done = new Set<number>();
+    const appends = range(1, 20).map((s) => a.append([kvRecord(s)]).then(() => done.add(s)));
+    while (s3.log.filter(isLogPut(prefix)).length < 2) await new Promise((r) => setImmediate(r));
+    expect(done.size).toBe(0);
+    first.open();
+    while (s3.log.filter(isLogPut(prefix)).length < 3) await new Promise((r) => setImmediate(r));
+    // The first object carried seq 1 only; 2..20 wait together for the second.
+    await new Promise((r) => setImmediate(r));
+    expect([...done]).toEqual([1]);
+    second.open();
+    await Promise.all(appends);
+    const logs = s3.keys("objects", `${prefix}log/`);
+    // fence + two group commits
+    expect(logs.length).toBe(3);
+    const b = s3Persistence(optionsFor(target, prefix));
+    expect((await b.load()).records.map((r) => r.seq)).toEqual(range(1, 20));
+  });
+
+  it("refuses an endpoint that ignores conditional writes, naming If-None-Match", async () => {
+    const unsafe = await FakeS3.start({ accessKeyId: "AKFAKE", ignoreConditionalWrites: true });
+    try {
+      const a = s3Persistence(optionsFor({ ...target, endpoint: unsafe.endpoint }, freshPrefix("unsafe")));
+      const error = await rejection(a.load());
+      expect((error as { code?: string }).code).toBe("ERR_BACKEND_UNSUPPORTED");
+      expect((error as Error).message).toMatch(/If-None-Match/);
+      expect(unsafe.keys("objects").filter((k) => k.includes("/claim/"))).toEqual([]);
+    } finally {
+      await unsafe.close();
+    }
+  });
+
+  it("compaction folds log objects into segments: reopening reads few objects and every record", async () => {
+    const prefix = freshPrefix("compact");
+    const a = s3Persistence(optionsFor(target, prefix, { compactAfterObjects: 4 }));
+    await a.load();
+    for (const s of range(1, 40)) await a.append([kvRecord(s)]);
+    await a.compact();
+    expect(s3.keys("objects", `${prefix}log/`).length).toBeLessThanOrEqual(2);
+    expect(a.stats().compactions).toBeGreaterThan(1);
+    const b = s3Persistence(optionsFor(target, prefix));
+    const loaded = await b.load();
+    expect(loaded.records.map((r) => r.seq)).toEqual(range(1, 40));
+    expect((await b.readRecords(10, 30)).map((r) => r.seq)).toEqual(range(11, 30));
+  });
+});
+
+describe("s3 (fake): options and secrets", () => {
+  it("an unknown or malformed option is a TypeError naming it", () => {
+    const good = optionsFor(target, "x/");
+    expect(() => s3Persistence({ ...good, bukket: "x" } as never)).toThrow(/unknown option "bukket"/);
+    expect(() => s3Persistence({ ...good, credentials: { ...good.credentials, secret: "s" } } as never)).toThrow(
+      /unknown option "credentials.secret"/,
+    );
+    expect(() => s3Persistence({ ...good, endpoint: "ftp://x" })).toThrow(TypeError);
+    expect(() => s3Persistence({ ...good, endpoint: "http://user:pw@host" })).toThrow(/must not contain credentials/);
+    expect(() => s3Persistence({ ...good, prefix: "../x" })).not.toThrow();
+    expect(() => s3Persistence({ ...good, prefix: "a b" })).toThrow(/"prefix"/);
+    expect(() => s3Persistence({ ...good, bucket: "A" })).toThrow(/"bucket"/);
+    expect(() => s3Persistence({ ...good, retries: -1 })).toThrow(/"retries"/);
+    expect(() => s3Persistence({ ...good, credentials: { accessKeyId: "a", secretAccessKey: "" } })).toThrow(
+      /secretAccessKey/,
+    );
+  });
+
+  it("secrets never appear in errors, their causes, or the adapter's inspection", async () => {
+    const wrong = s3Persistence(
+      optionsFor({ ...target, accessKeyId: "AKWRONG", secretAccessKey: SECRET }, freshPrefix("secret")),
+    );
+    const denied = await rejection(wrong.load());
+    const closed = s3Persistence(
+      optionsFor({ ...target, endpoint: "http://127.0.0.1:1" }, freshPrefix("secret"), { retries: 0 }),
+    );
+    const unreachable = await rejection(closed.load());
+    for (const e of [denied, unreachable]) {
+      expect(e).toBeInstanceOf(Error);
+      expect(inspect(e, { depth: 10 })).not.toContain(SECRET);
+      expect(JSON.stringify(e)).not.toContain(SECRET);
+    }
+    expect(String((denied as Error).message)).toMatch(/HTTP 403 AccessDenied/);
+    expect(String((unreachable as Error).message)).toMatch(/no answer/);
+    expect(inspect(wrong, { depth: 10, showHidden: true })).not.toContain(SECRET);
+    expect(JSON.stringify(wrong)).not.toContain(SECRET);
+    expect(
+      String(
+        (await rejection(
+          Promise.resolve().then(() => s3Persistence({ ...optionsFor(target, "x/"), nope: SECRET } as never)),
+        )) as Error,
+      ),
+    ).not.toContain(SECRET);
+  });
+});
+
+describe("s3 (fake): an object taken over by another holder", () => {
+  it("the old object context fails with ERR_FENCED and never claims the object back", async () => {
+    const { ObjectContext } = await import("../../src/index");
+    const prefix = freshPrefix("context");
+    class Counter {
+      constructor(
+        readonly state: { storage: { get(k: string): Promise<unknown>; put(k: string, v: unknown): Promise<void> } },
+      ) {}
+      async bump(): Promise<number> {
+        const n = ((await this.state.storage.get("n")) as number | undefined) ?? 0;
+        await this.state.storage.put("n", n + 1);
+        return n + 1;
+      }
+    }
+    const first = await ObjectContext.create(Counter as never, {
+      storage: { persistence: s3Persistence(optionsFor(target, prefix)) },
+      alarms: false,
+    });
+    expect(await first.call("bump")).toBe(1);
+    const second = await ObjectContext.create(Counter as never, {
+      storage: { persistence: s3Persistence(optionsFor(target, prefix)) },
+      alarms: false,
+    });
+    const claims = s3.keys("objects", `${prefix}claim/`);
+    expect(isFencedError(await rejection(first.call("bump")))).toBe(true);
+    expect(isFencedError(await rejection(first.call("bump")))).toBe(true);
+    expect(s3.keys("objects", `${prefix}claim/`)).toEqual(claims);
+    expect(await second.call("bump")).toBe(2);
+    expect(await second.call("bump")).toBe(3);
+    await second.close();
+    await first.close().catch(() => undefined);
+  });
+});
