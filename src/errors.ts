@@ -27,6 +27,8 @@ export const ACTOR_STORE_ERROR_CODES = [
   "ERR_RESET",
   /** A stored value could not be decoded. */
   "ERR_DESERIALIZATION",
+  /** A storage directory cannot be used: a file is in the way, or it is not writable. */
+  "ERR_DIRECTORY",
   /** Part of the platform API that this version does not implement yet. */
   "ERR_NOT_IMPLEMENTED",
   /** Another process, or another storage of this process, has the directory open (one writer per directory). */

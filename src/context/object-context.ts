@@ -15,6 +15,7 @@ import { ActorStoreError, toError } from "../errors";
 import { ObjectStorage, type ObjectStorageOptions } from "../storage/object-storage";
 import type { StorageHost } from "../storage/storage-host";
 import { type Clock, scheduleMacrotask, systemClock } from "../util/clock";
+import { checkContextOptions } from "./context-options";
 import { InputGate } from "./input-gate";
 import { ObjectId } from "./object-id";
 import { ObjectState } from "./object-state";
@@ -159,6 +160,12 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     objectClass: ObjectClass<Env, I>,
     options: ObjectContextOptions<Env> = {},
   ): Promise<ObjectContext<Env, I>> {
+    if (typeof objectClass !== "function") {
+      throw new TypeError(
+        `ObjectContext.create(): the first argument must be the object's class; got ${typeof objectClass}.`,
+      );
+    }
+    checkContextOptions("ObjectContext.create()", options);
     const s = options.storage ?? {};
     const persistence =
       s.persistence ?? (s.directory !== undefined ? await openFilePersistence(s.directory) : createMemoryPersistence());

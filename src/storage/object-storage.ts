@@ -15,9 +15,10 @@ import { type AsyncScope, loadAsyncScope } from "../util/async-scope";
 import { type Clock, systemClock } from "../util/clock";
 import { Mutex } from "../util/mutex";
 import { toAlarmTime } from "./alarm-time";
+import { explainDirectoryError } from "./directory-errors";
 import { KvOperations } from "./kv-operations";
+import { checkStorageOptions } from "./open-options";
 import type { Backend, GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
-import { BACKENDS } from "./options";
 import { openWithPendingRestore, PointInTimeRecovery } from "./point-in-time-recovery";
 import type { SqlHost } from "./sql/sql-host";
 import { SqlStorage } from "./sql/sql-storage";
@@ -130,10 +131,8 @@ export class ObjectStorage {
    * ```
    */
   static async open(options: ObjectStorageOptions = {}): Promise<ObjectStorage> {
+    checkStorageOptions("ObjectStorage.open()", options);
     const backend = options.backend ?? "sqlite";
-    if (!BACKENDS.includes(backend)) {
-      throw new ActorStoreError("ERR_INVALID_OPTION", `backend must be "sqlite" or "kv" (got ${String(backend)}).`);
-    }
     const [engineFactory, v8, scope] = await Promise.all([
       options.engineFactory ?? loadSqlJsEngine(options.sqlJs),
       loadV8Codec(),
@@ -148,9 +147,10 @@ export class ObjectStorage {
         'codec "v8" needs node:v8, which this runtime does not have; use codec: "structured".',
       );
     }
+    const directory = options.directory;
     const persistence =
       options.persistence ??
-      (options.directory !== undefined ? await openFilePersistence(options.directory) : createMemoryPersistence());
+      (directory !== undefined ? await openFilePersistence(directory) : createMemoryPersistence());
     const core = await openWithPendingRestore(
       {
         engineFactory,
@@ -163,7 +163,9 @@ export class ObjectStorage {
         snapshotEveryBytes: 8 * 1024 * 1024,
       },
       backend === "sqlite",
-    );
+    ).catch((e: unknown) => {
+      throw explainDirectoryError(e, directory);
+    });
     const storage = new ObjectStorage(core, backend, { write, v8 }, options.retentionMs ?? DEFAULT_RETENTION_MS, scope);
     return storage;
   }

@@ -4,6 +4,7 @@
  * seed storage directly, and simulate a crash or a restart, all without sleeps.
  */
 import type { AlarmInvocationInfo, PlannedAlarm } from "../alarms/alarm-scheduler";
+import { isObjectIdOrName, storageOption } from "../context/context-options";
 import { ObjectContext, type ObjectContextOptions } from "../context/object-context";
 import type { ObjectId } from "../context/object-id";
 import type { ObjectState } from "../context/object-state";
@@ -11,8 +12,10 @@ import { createMemoryPersistence } from "../durability/memory-persistence";
 import type { PersistenceAdapter } from "../durability/persistence";
 import { ActorStoreError } from "../errors";
 import type { ObjectStorage, ObjectStorageOptions } from "../storage/object-storage";
+import { isPersistence, storageSpecWithout } from "../storage/open-options";
 import type { ListOptions } from "../storage/options";
 import { FakeClock } from "../util/clock";
+import { checkOptions, is, type OptionSpec } from "../util/options";
 
 /** A class written for the platform: `constructor(ctx, env)`. */
 export type TestObjectClass<Env, I extends object> = new (ctx: ObjectState, env: Env) => I;
@@ -49,6 +52,17 @@ export interface CreateTestObjectOptions<Env> {
   /** `blockConcurrencyWhile` timeout in ms (on the fake clock). Default 30,000. */
   blockConcurrencyTimeoutMs?: number;
 }
+
+/** What {@link createTestObject} accepts, name by name. */
+const TEST_OBJECT_OPTIONS_SPEC: OptionSpec = {
+  env: is.any(),
+  id: isObjectIdOrName,
+  clock: (v) => (v instanceof FakeClock ? undefined : "a FakeClock (from actorstore/testkit)"),
+  persistence: isPersistence,
+  storage: storageOption(storageSpecWithout("persistence", "directory", "clock")),
+  random: is.function("a function returning a number in [0, 1)"),
+  blockConcurrencyTimeoutMs: is.number({ min: 1, unit: "milliseconds" }),
+};
 
 /** Options of {@link TestObject.restart}. */
 export interface RestartOptions {
@@ -243,6 +257,7 @@ export class TestObject<Env, I extends object> {
    * {@link TestObject.runDueAlarms} runs.
    */
   async restart(options: RestartOptions = {}): Promise<void> {
+    checkOptions("restart()", options, { graceful: is.boolean() });
     const old = this.#context;
     old.alarms.stop();
     // close() commits what is pending; a crash-like restart drops it first.
@@ -292,6 +307,12 @@ export async function createTestObject<Env = unknown, I extends object = object>
   objectClass: TestObjectClass<Env, I>,
   options: CreateTestObjectOptions<Env> = {},
 ): Promise<TestObject<Env, I>> {
+  if (typeof objectClass !== "function") {
+    throw new TypeError(
+      `createTestObject(): the first argument must be the object's class; got ${typeof objectClass}.`,
+    );
+  }
+  checkOptions("createTestObject()", options, TEST_OBJECT_OPTIONS_SPEC);
   const clock = options.clock ?? new FakeClock();
   const persistence = options.persistence ?? createMemoryPersistence();
   const contextOptions: ObjectContextOptions<Env> = {

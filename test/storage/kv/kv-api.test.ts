@@ -319,8 +319,10 @@ describe.each(BACKENDS)("key-value API (%s backend)", (backend) => {
     });
 
     it("limits: nonsense limits are refused when opening", async () => {
-      await expect(openStorage({ backend, limits: { maxKeyBytes: 0 } })).rejects.toThrow(RangeError);
-      await expect(openStorage({ backend, limits: { maxKeysPerCall: 1.5 } })).rejects.toThrow(RangeError);
+      await expect(openStorage({ backend, limits: { maxKeyBytes: 0 } })).rejects.toThrow(
+        new TypeError(`ObjectStorage.open(): option "limits.maxKeyBytes" must be an integer ≥ 1 (bytes); got 0.`),
+      );
+      await expect(openStorage({ backend, limits: { maxKeysPerCall: 1.5 } })).rejects.toThrow(TypeError);
       storage = await open();
     });
   });
