@@ -8,6 +8,8 @@
  * so the numbers are what the data costs. workerd runs in its own processes: its RSS comes from
  * /proc (Linux) and its heap is not visible.
  */
+
+import { coreOf } from "../src/storage/object-storage";
 import type { MemoryProbeResult } from "./lib/memory";
 import { openActorstore, openActorstoreFile } from "./systems/actorstore";
 import { openMiniflare2 } from "./systems/miniflare2";
@@ -47,7 +49,7 @@ if (system === "actorstore" || system === "actorstore-file") {
   const opened = system === "actorstore" ? await openActorstore(options) : await openActorstoreFile(options);
   store = opened;
   sample = async () => inProcess();
-  const cache = opened.storage.core.cache;
+  const cache = coreOf(opened.storage).cache;
   trim = async () => cache.trim();
   cacheBytes = () => cache.bytes;
   note =

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PersistenceAdapter } from "../../src/index";
 import { createMemoryPersistence, ObjectStorage, openFilePersistence } from "../../src/index";
+import { coreOf } from "../../src/storage/object-storage";
 import { loadV8Codec, structuredCodec } from "../../src/storage/values/codec";
 import { type Summary, summarize } from "./stats";
 
@@ -74,7 +75,7 @@ async function buildHistory(
     }
     await storage.sync();
   }
-  await storage.core.snapshot();
+  await coreOf(storage).snapshot();
   let midBookmark = "";
   for (let i = 0; i < options.batches; i++) {
     void storage.put(key((i * 7919) % keys), options.value);
@@ -115,7 +116,7 @@ async function measureMemory(options: RecoveryOptions): Promise<RecoveryResult> 
     storage = await open(persistence);
     restoreMs.push(ms(t0));
     // The restore also writes a snapshot of the restored state in the background: let it finish.
-    await storage.core.settled();
+    await coreOf(storage).settled();
     storage.abort();
   }
   return recoveryResult("memory", built, options, recoveryMs, restoreMs);

@@ -11,6 +11,7 @@ import {
   openFilePersistence,
   type PersistenceAdapter,
 } from "../../src/index";
+import { coreOf } from "../../src/storage/object-storage";
 import type { KvStore, SqlStore, WorkloadName } from "../lib/workloads";
 import { populateKv, populateSql } from "../lib/workloads";
 import { sharedRound } from "./in-process";
@@ -58,7 +59,7 @@ export class ActorstoreSystem implements BenchSystem {
 
   round(workload: WorkloadName, params: Parameters<BenchSystem["round"]>[1]): Promise<number> {
     // "After eviction": the read cache starts each round empty, so every read goes to SQLite.
-    if (workload === "get-uncached") this.#storage.core.cache.clear();
+    if (workload === "get-uncached") coreOf(this.#storage).cache.clear();
     return sharedRound(workload, this.#storage, this.#storage, params);
   }
 

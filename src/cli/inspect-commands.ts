@@ -9,7 +9,7 @@ import { isObjectFile } from "../durability/file-layout";
 import { openFilePersistence } from "../durability/file-persistence";
 import type { EngineValue } from "../engine/engine";
 import { loadSqlJsEngine } from "../engine/sqljs";
-import { ObjectStorage } from "../storage/object-storage";
+import { coreOf, ObjectStorage } from "../storage/object-storage";
 import { ReadOnlyPersistence } from "./read-only-persistence";
 import { repairDirectory } from "./repair";
 
@@ -140,7 +140,7 @@ async function get(directory: string, args: readonly string[], io: InspectIo): P
 async function sql(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
   const { positional } = parseArgs(args, [], 1);
   const query = positional[0] as string;
-  const image = await withReadOnly(directory, async (storage) => storage.core.engine.exportBytes());
+  const image = await withReadOnly(directory, async (storage) => coreOf(storage).engine.exportBytes());
   // The query runs on a scratch copy of the database with query_only on: SQLite itself refuses
   // every write, and even a statement that turned it off again could not reach the object's log.
   const engine = (await loadSqlJsEngine()).open(image);
@@ -244,7 +244,7 @@ async function exportDatabase(directory: string, args: readonly string[], io: In
   const force = flags.force === "true";
   if (!force && (await stat(file).catch(() => undefined)) !== undefined)
     throw new Error(`${file} already exists; pass --force to replace it, or choose another file name.`);
-  const image = await withReadOnly(directory, async (storage) => storage.core.engine.exportBytes());
+  const image = await withReadOnly(directory, async (storage) => coreOf(storage).engine.exportBytes());
   try {
     // "wx": a file that appeared meanwhile is not replaced either.
     await writeFile(file, image, { flag: force ? "w" : "wx" });

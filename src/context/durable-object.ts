@@ -7,6 +7,18 @@ import type { AlarmInvocationInfo } from "../alarms/alarm-scheduler";
 import type { ObjectState } from "./object-state";
 
 /**
+ * What every state object has, this library's and the platform's `DurableObjectState` alike: lets
+ * a platform-typed constructor pass its `ctx` to `super()`.
+ */
+export interface PlatformStateLike {
+  readonly storage: object;
+  readonly id: { toString(): string };
+  blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T>;
+  waitUntil(promise: Promise<unknown>): void;
+  abort(reason?: string): void;
+}
+
+/**
  * Extend this to write an object the platform's way.
  *
  * @example
@@ -27,8 +39,13 @@ export abstract class DurableObject<Env = unknown> {
   /** The environment passed to {@link ObjectContext.create}. */
   protected readonly env: Env;
 
-  constructor(ctx: ObjectState, env: Env) {
-    this.ctx = ctx;
+  /**
+   * `ctx` is the {@link ObjectState} the object context passes. The parameter is typed loosely so a
+   * subclass written for the platform, `constructor(ctx: DurableObjectState, env: Env) { super(ctx, env); }`,
+   * compiles unchanged; at run time it is always an `ObjectState`.
+   */
+  constructor(ctx: ObjectState | PlatformStateLike, env: Env) {
+    this.ctx = ctx as ObjectState;
     this.env = env;
   }
 

@@ -12,7 +12,7 @@ import { openFilePersistence } from "../durability/file-persistence";
 import { createMemoryPersistence } from "../durability/memory-persistence";
 import type { PersistenceAdapter } from "../durability/persistence";
 import { ActorStoreError, toError } from "../errors";
-import { ObjectStorage, type ObjectStorageOptions } from "../storage/object-storage";
+import { attachHost, coreOf, ObjectStorage, type ObjectStorageOptions } from "../storage/object-storage";
 import type { StorageHost } from "../storage/storage-host";
 import { type Clock, scheduleMacrotask, systemClock } from "../util/clock";
 import { checkContextOptions } from "./context-options";
@@ -143,7 +143,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       enabled: options.alarms ?? true,
     });
     this.alarms.connect(async () => {
-      const core = (await this.storage()).core;
+      const core = coreOf(await this.storage());
       return {
         currentAlarm: () => core.currentAlarm(),
         committedAlarm: () => core.committedAlarm,
@@ -212,7 +212,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     await Promise.all(session.init);
     // The platform commits a turn's writes before it delivers the next event, so a later event
     // (an abort, say) can never take an earlier event's finished writes down with it.
-    session.storage.core.commitNow();
+    coreOf(session.storage).commitNow();
     let result: Awaited<R>;
     try {
       if (session.broken) throw session.broken;
@@ -286,7 +286,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
 
   async #openSession(): Promise<Session<I>> {
     // Appends of the previous session must settle before the adapter reloads what is durable.
-    await this.#previousStorage?.core.settled();
+    if (this.#previousStorage) await coreOf(this.#previousStorage).settled();
     const storage = await ObjectStorage.open(this.#storageOptions);
     this.#previousStorage = storage;
     const session: Session<I> = {
@@ -308,7 +308,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
         if (this.#session === session) this.alarms.onAlarmCommitted(timeMs);
       },
     };
-    storage.attach(host);
+    attachHost(storage, host);
     session.state = new ObjectState(
       this.id,
       storage,
@@ -339,7 +339,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       session.constructing = false;
     }
     // After a reset or a restore the stored alarm may differ from what the scheduler planned.
-    this.alarms.onAlarmCommitted(storage.core.committedAlarm);
+    this.alarms.onAlarmCommitted(coreOf(storage).committedAlarm);
     return session;
   }
 
@@ -353,6 +353,10 @@ export class ObjectContext<Env = unknown, I extends object = object> {
           reject(error);
         }, this.#bcwTimeoutMs);
       });
+      // As on the platform, the open implicit batch commits before the callback runs, so what the
+      // callback does at the connection level (PRAGMA foreign_keys = OFF around a migration) is not
+      // swallowed by a transaction that was already open.
+      if (!session.broken) coreOf(session.storage).commitNow();
       try {
         return await Promise.race([Promise.resolve().then(fn), timeout]);
       } catch (e) {
@@ -386,7 +390,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     await this.deliver(async (instance, state) => {
       const handler = (instance as ObjectInstance).alarm;
       if (typeof handler !== "function") return;
-      const core = state.storage.core;
+      const core = coreOf(state.storage);
       const scheduled = info.scheduledTime;
       // While the handler runs the alarm looks deleted, unless the handler sets a new one.
       core.alarmViewOverride = (current) => (current === scheduled ? null : current);

@@ -3,6 +3,7 @@
  * (`id`, `storage`, `blockConcurrencyWhile`, `waitUntil`, `abort`), plus the two ways to send an
  * outgoing message through the output gate (`sendOutgoing`, `fetch`).
  */
+import { ActorStoreError } from "../errors";
 import type { ObjectStorage } from "../storage/object-storage";
 import type { ObjectId } from "./object-id";
 
@@ -63,9 +64,69 @@ export class ObjectState {
    * Resets the object: uncommitted writes are discarded, held outgoing messages dropped, and the
    * next event starts a fresh instance over the committed state.
    */
-  abort(reason?: string): void {
+  abort(reason?: string, _options?: { retryAlarm?: boolean }): void {
     this.#host.abort(reason);
   }
+
+  // ---------------------------------------------------------------- platform members not supported
+
+  /**
+   * The platform's container binding: `undefined`, as on the platform for an object that has no
+   * container configured (actorstore runs none).
+   */
+  readonly container: undefined = undefined;
+
+  /** Not supported by actorstore (the platform's loopback exports); reading it throws. */
+  get exports(): never {
+    throw notSupported("ctx.exports (the loopback bindings of the worker's exports)");
+  }
+
+  /** Not supported by actorstore (the platform's facets); reading it throws. */
+  get facets(): never {
+    throw notSupported("ctx.facets (child objects run as facets)");
+  }
+
+  /** WebSocket hibernation is not supported by actorstore: throws. */
+  acceptWebSocket(_ws: unknown, _tags?: string[]): never {
+    throw notSupported("ctx.acceptWebSocket() (WebSocket hibernation)");
+  }
+
+  /** No WebSocket can be accepted here (see {@link ObjectState.acceptWebSocket}), so always `[]`. */
+  getWebSockets(_tag?: string): never[] {
+    return [];
+  }
+
+  /** WebSocket hibernation is not supported by actorstore: throws. */
+  setWebSocketAutoResponse(_maybeReqResp?: unknown): never {
+    throw notSupported("ctx.setWebSocketAutoResponse() (WebSocket hibernation)");
+  }
+
+  /** No auto-response can be set here, so always `null`. */
+  getWebSocketAutoResponse(): null {
+    return null;
+  }
+
+  /** WebSocket hibernation is not supported by actorstore: throws. */
+  getWebSocketAutoResponseTimestamp(_ws: unknown): never {
+    throw notSupported("ctx.getWebSocketAutoResponseTimestamp() (WebSocket hibernation)");
+  }
+
+  /** WebSocket hibernation is not supported by actorstore: throws. */
+  setHibernatableWebSocketEventTimeout(_timeoutMs?: number): never {
+    throw notSupported("ctx.setHibernatableWebSocketEventTimeout() (WebSocket hibernation)");
+  }
+
+  /** No timeout can be set here, so always `null`. */
+  getHibernatableWebSocketEventTimeout(): null {
+    return null;
+  }
+
+  /** WebSocket hibernation is not supported by actorstore: throws. */
+  getTags(_ws: unknown): never {
+    throw notSupported("ctx.getTags() (WebSocket hibernation)");
+  }
+
+  // ---------------------------------------------------------------- actorstore's own
 
   /**
    * Sends an outgoing message through the output gate: `message` runs only once every write issued
@@ -85,4 +146,12 @@ export class ObjectState {
   fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     return this.#host.sendOutgoing(() => globalThis.fetch(input, init));
   }
+}
+
+/** The error of a platform member this library does not offer. */
+function notSupported(what: string): ActorStoreError {
+  return new ActorStoreError(
+    "ERR_NOT_IMPLEMENTED",
+    `${what} is not supported by actorstore. Run this part of the object on the platform (or workerd/Miniflare); see docs/semantics.md for what actorstore covers.`,
+  );
 }

@@ -36,7 +36,9 @@ export function compareKeys(a: string, b: string): number {
  * platform stores keys as UTF-8, which cannot hold a lone surrogate: it becomes U+FFFD).
  */
 export function toKey(key: unknown): string {
-  const s = typeof key === "string" ? key : String(key);
+  // String(symbol) would give "Symbol(x)"; the platform converts keys as a template literal does,
+  // which throws for a symbol: "Cannot convert a Symbol value to a string".
+  const s = typeof key === "string" ? key : `${key as string}`;
   return toWellFormed(s);
 }
 

@@ -74,11 +74,16 @@ export class KvOperations {
   /** put(entries): all validated before any is written, so a bad entry writes nothing. */
   putMany(entries: Record<string, unknown>, allowUnconfirmed: boolean, noCache = false): void {
     const pairs: Array<[string, Uint8Array]> = [];
-    // The platform silently drops fields whose value is undefined.
-    const keys = Object.keys(entries).filter((k) => entries[k] !== undefined);
-    checkKeyCount(keys.length, this.#limits);
-    for (const k of keys) {
-      const bytes = encodeValue(entries[k], this.#codecs, this.#limits);
+    // Each property is read exactly once (a getter may answer differently the second time), and
+    // the platform silently drops fields whose value is undefined.
+    const defined: Array<[string, unknown]> = [];
+    for (const k of Object.keys(entries)) {
+      const value = entries[k];
+      if (value !== undefined) defined.push([k, value]);
+    }
+    checkKeyCount(defined.length, this.#limits);
+    for (const [k, value] of defined) {
+      const bytes = encodeValue(value, this.#codecs, this.#limits);
       checkKeySize(k, this.#limits);
       pairs.push([toKey(k), bytes]); // keys from Object.keys can hold lone surrogates too
     }

@@ -25,7 +25,7 @@ import { SqlStorage } from "./sql/sql-storage";
 import type { StorageCore } from "./storage-core";
 import type { StorageHost } from "./storage-host";
 import { SyncKvStorage } from "./sync-kv";
-import { ObjectTransaction, type TransactionTarget } from "./transaction";
+import { finishTransaction, missingKeyError, ObjectTransaction, type TransactionTarget } from "./transaction";
 import type { Codecs } from "./value-io";
 import { loadV8Codec, structuredCodec, type ValueCodec } from "./values/codec";
 
@@ -74,6 +74,9 @@ export interface ObjectStorageOptions {
   engineFactory?: SqlEngineFactory;
 }
 
+/** Set by ObjectStorage's static block: reads the private core (see {@link coreOf}). */
+let coreOfStorage: (storage: ObjectStorage) => StorageCore;
+
 /** The read cache's default soft limit: 4 MiB (see {@link ObjectStorageOptions.cacheSoftLimitBytes}). */
 export const DEFAULT_CACHE_SOFT_LIMIT_BYTES = 4 * 1024 * 1024;
 
@@ -106,6 +109,11 @@ export class ObjectStorage {
   /** Marks the async context of a running transaction closure (nested calls skip the queue). */
   readonly #scope: AsyncScope<ObjectStorage> | undefined;
   #activeTransactions = 0;
+
+  static {
+    // The one escape hatch to the internals, kept off the public surface (see coreOf).
+    coreOfStorage = (storage) => storage.#core;
+  }
 
   private constructor(
     core: StorageCore,
@@ -176,6 +184,7 @@ export class ObjectStorage {
   get<T = unknown>(key: string, options?: GetOptions): Promise<T | undefined>;
   get<T = unknown>(keys: string[], options?: GetOptions): Promise<Map<string, T>>;
   get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
+    if (arguments.length === 0) return Promise.reject(missingKeyError("get", "DurableObjectStorage"));
     return attempt(() => this.#get(keyOrKeys, options));
   }
 
@@ -190,6 +199,7 @@ export class ObjectStorage {
   delete(key: string, options?: PutOptions): Promise<boolean>;
   delete(keys: string[], options?: PutOptions): Promise<number>;
   delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
+    if (arguments.length === 0) return Promise.reject(missingKeyError("delete", "DurableObjectStorage"));
     return attempt(() => this.#delete(keyOrKeys, options));
   }
 
@@ -323,16 +333,6 @@ export class ObjectStorage {
     this.#core.abort(reason);
   }
 
-  /** @internal The core, for the object context, the alarm scheduler and the test kit. */
-  get core(): StorageCore {
-    return this.#core;
-  }
-
-  /** @internal Attaches the object context. */
-  attach(host: StorageHost | undefined): void {
-    this.#core.attach(host);
-  }
-
   /** The backend this storage was opened with. */
   get backend(): Backend {
     return this.#backend;
@@ -419,7 +419,7 @@ export class ObjectStorage {
       closed = true;
       throw e;
     } finally {
-      txn.finish();
+      finishTransaction(txn);
       // The transaction commits on its own, now.
       if (!this.#core.inTransaction) this.#core.commitNow();
     }
@@ -433,6 +433,23 @@ export class ObjectStorage {
       );
     }
   }
+}
+
+/**
+ * The core of a storage: for the object context, the alarm scheduler, the inspector and tests.
+ * Not exported from the package entry: users see only the platform's members.
+ * @internal
+ */
+export function coreOf(storage: ObjectStorage): StorageCore {
+  return coreOfStorage(storage);
+}
+
+/**
+ * Attaches the object context (gates, critical sections, reset on failure) to a storage.
+ * @internal
+ */
+export function attachHost(storage: ObjectStorage, host: StorageHost | undefined): void {
+  coreOfStorage(storage).attach(host);
 }
 
 /** Runs `fn` and turns its result or its throw into a promise: validation never throws synchronously. */

@@ -222,8 +222,8 @@ export class StorageCore {
       if (cached !== undefined) existed = cached.bytes !== null;
       else if (this.cache.knownAbsent(key)) existed = false;
     }
+    if (existed === undefined && !this.#kv.exists()) existed = false;
     if (existed === undefined) {
-      if (!this.#kv.exists()) return false;
       const began = this.#batch.began;
       this.#begin();
       existed = this.#kv.remove(key);
@@ -235,6 +235,7 @@ export class StorageCore {
       }
     }
     if (existed) this.write(key, null, allowUnconfirmed);
+    else this.#afterWrite(allowUnconfirmed); // the platform holds the output gate for any delete
     return existed;
   }
 

@@ -25,6 +25,30 @@ export interface TransactionTarget {
 
 type State = "active" | "rolledBack" | "committed";
 
+/** Set by ObjectTransaction's static block (see {@link finishTransaction}). */
+let finishTxn: (txn: ObjectTransaction) => void;
+
+/**
+ * Marks a transaction's closure as finished: every later call on `txn` fails with the platform's
+ * "already committed" message. For ObjectStorage only; not on the public surface.
+ * @internal
+ */
+export function finishTransaction(txn: ObjectTransaction): void {
+  finishTxn(txn);
+}
+
+/**
+ * The platform's error for `get()` or `delete()` called with no argument at all (an explicit
+ * `undefined` is a key like any other there, and here).
+ * @internal
+ */
+export function missingKeyError(
+  method: "get" | "delete",
+  on: "DurableObjectStorage" | "DurableObjectTransaction",
+): TypeError {
+  return new TypeError(`Failed to execute '${method}' on '${on}': parameter 1 is not of type 'string or Array'.`);
+}
+
 /**
  * A transaction handle, type-compatible with the platform's `DurableObjectTransaction`.
  *
@@ -45,20 +69,18 @@ export class ObjectTransaction {
     this.#target = target;
   }
 
-  /** @internal Marks the closure as finished. */
-  finish(): void {
-    if (this.#state === "active") this.#state = "committed";
-  }
-
-  /** @internal Whether `rollback()` was called. */
-  get rolledBack(): boolean {
-    return this.#state === "rolledBack";
+  static {
+    // Kept off the public surface: the platform's transaction has no such member (see finishTransaction).
+    finishTxn = (txn) => {
+      if (txn.#state === "active") txn.#state = "committed";
+    };
   }
 
   /** Reads one key (or several, as a Map) as the transaction sees it. */
   get<T = unknown>(key: string, options?: GetOptions): Promise<T | undefined>;
   get<T = unknown>(keys: string[], options?: GetOptions): Promise<Map<string, T>>;
   get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
+    if (arguments.length === 0) return Promise.reject(missingKeyError("get", "DurableObjectTransaction"));
     return this.#run("get", () => this.#target.get(keyOrKeys, options));
   }
 
@@ -94,6 +116,7 @@ export class ObjectTransaction {
   delete(key: string, options?: PutOptions): Promise<boolean>;
   delete(keys: string[], options?: PutOptions): Promise<number>;
   delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
+    if (arguments.length === 0) return Promise.reject(missingKeyError("delete", "DurableObjectTransaction"));
     return this.#run("delete", () => this.#target.delete(keyOrKeys, options)) as Promise<boolean | number>;
   }
 

@@ -20,7 +20,7 @@ import { createInterface } from "node:readline";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { decodeRecords, encodedRecordSize } from "../../src/durability/record-codec";
-import { ObjectStorage } from "../../src/storage/object-storage";
+import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { decodeStoredValue } from "../../src/storage/values/codec";
 import { systemClock } from "../../src/util/clock";
 import { SplitMix64 } from "../../src/util/prng";
@@ -229,7 +229,7 @@ async function lane(index: number, kills: number): Promise<{ kills: number; dama
       const storage = await ObjectStorage.open({ directory: dir });
       const state = await summarize(storage);
       expect(state.consistent, `${where(i)}: after ${damage.how}: ${state.detail}`).toBe(true);
-      expect(storage.core.lastSeq, `${where(i)}: after ${damage.how}`).toBe(damage.lastSeq);
+      expect(coreOf(storage).lastSeq, `${where(i)}: after ${damage.how}`).toBe(damage.lastSeq);
       if (damage.m !== undefined) expect(state.m, `${where(i)}: after ${damage.how}: ${state.detail}`).toBe(damage.m);
       await storage.close();
       // The damaged tail was cut off durably (the file now ends at the last whole frame).

@@ -5,6 +5,7 @@
  * when every place holds the same `n` and `log` holds `1..n`.
  */
 import type { ObjectStorage } from "../../src/storage/object-storage";
+import { coreOf } from "../../src/storage/object-storage";
 
 /** What the child recovered, as the parent checks it. */
 export interface RecoveredState {
@@ -18,7 +19,7 @@ export interface RecoveredState {
 
 /** Reads the state of a storage: every place a batch writes to. */
 export async function summarize(storage: ObjectStorage): Promise<RecoveredState> {
-  const engine = storage.core.engine;
+  const engine = coreOf(storage).engine;
   const exists = engine.query("SELECT count(*) FROM sqlite_schema WHERE name IN ('log', 'cur')")[0]?.[0] === 2;
   const kv = await storage.get<number>(["a", "b", "c", "p"]);
   if (!exists) {

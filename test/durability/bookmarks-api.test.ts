@@ -11,7 +11,7 @@ import { parseBookmark } from "../../src/durability/bookmarks";
 import { FaultyPersistence } from "../../src/durability/faulty-persistence";
 import { createMemoryPersistence, type MemoryPersistence } from "../../src/durability/memory-persistence";
 import { ActorStoreError } from "../../src/errors";
-import { ObjectStorage, type ObjectStorageOptions } from "../../src/storage/object-storage";
+import { coreOf, ObjectStorage, type ObjectStorageOptions } from "../../src/storage/object-storage";
 import { FakeClock, nextTurn } from "../../src/util/clock";
 
 const SHAPE = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
@@ -50,13 +50,13 @@ async function expectBookmarkError(p: Promise<unknown>, message: RegExp): Promis
 /** Ends the session as abort() does and opens the next one over the same persistence. */
 async function restart(storage: ObjectStorage, options: ObjectStorageOptions): Promise<ObjectStorage> {
   storage.abort();
-  await storage.core.settled();
+  await coreOf(storage).settled();
   return ObjectStorage.open(options);
 }
 
 /** Lets background work (a prune started after a snapshot) finish. */
 async function settle(storage: ObjectStorage): Promise<void> {
-  await storage.core.settled();
+  await coreOf(storage).settled();
   for (let i = 0; i < 5; i++) await nextTurn();
 }
 
@@ -109,7 +109,7 @@ describe("getCurrentBookmark", () => {
     await storage.sync();
     expect(again).toEqual([first, first]);
     expect(faulty.appendCalls).toBe(calls);
-    expect(storage.core.lastSeq).toBe(1);
+    expect(coreOf(storage).lastSeq).toBe(1);
   });
 
   test("getCurrentBookmark: string order is commit order, across hex digit boundaries", async () => {
@@ -214,7 +214,7 @@ describe("onNextSessionRestoreBookmark", () => {
       await expectBookmarkError(storage.onNextSessionRestoreBookmark(bad), /Invalid bookmark/);
     }
     await expect(storage.onNextSessionRestoreBookmark(42 as unknown as string)).rejects.toThrow(TypeError);
-    expect(await storage.core.settings.persistence.readMeta()).toBeNull();
+    expect(await coreOf(storage).settings.persistence.readMeta()).toBeNull();
   });
 
   test("onNextSessionRestoreBookmark: a bookmark from this object's future rejects", async () => {
@@ -318,7 +318,7 @@ describe("onNextSessionRestoreBookmark", () => {
     const second = await ObjectStorage.open({ directory: crashed, clock });
     expect([...(await second.list())]).toEqual([["a", 1]]);
     expect(second.sql.exec("SELECT x FROM t").toArray()).toEqual(rows);
-    expect(await second.core.settings.persistence.readMeta()).toBeNull();
+    expect(await coreOf(second).settings.persistence.readMeta()).toBeNull();
     await second.close();
     // Applied once: a third session does not restore again.
     const third = await ObjectStorage.open({ directory: crashed, clock });
@@ -349,7 +349,7 @@ describe("onNextSessionRestoreBookmark", () => {
       await storage.sync();
     }
     await settle(storage);
-    expect(storage.core.snapshots.at(-1)?.seq).toBeGreaterThan(seqOf(early));
+    expect(coreOf(storage).snapshots.at(-1)?.seq).toBeGreaterThan(seqOf(early));
     await storage.onNextSessionRestoreBookmark(early);
     storage = await restart(storage, options);
     expect([...(await storage.list())]).toEqual([["a", 1]]);
@@ -376,19 +376,19 @@ describe("retention", () => {
     }
     const stats = persistence.stats();
     expect(stats.records).toBeLessThan(18);
-    const loaded = await persistence.readRecords(storage.core.timeline.firstSeq, storage.core.lastSeq);
-    expect(loaded.length).toBe(storage.core.lastSeq - storage.core.timeline.firstSeq);
+    const loaded = await persistence.readRecords(coreOf(storage).timeline.firstSeq, coreOf(storage).lastSeq);
+    expect(loaded.length).toBe(coreOf(storage).lastSeq - coreOf(storage).timeline.firstSeq);
     // The oldest kept snapshot is at or before the window start; nothing older is kept.
     const windowStart = clock.now() - HOUR_MS;
-    const oldest = storage.core.snapshots[0];
+    const oldest = coreOf(storage).snapshots[0];
     expect(oldest).toBeDefined();
     expect(stats.records).toBe(10);
     expect(oldest?.timeMs).toBeLessThanOrEqual(windowStart);
     // Snapshots at seqs 4, 8, 12, 16; the last prune ran after snapshot 16 (t0 + 160 min), when the
     // window started at t0 + 100 min (seq 10): its base is snapshot 8, so snapshot 4 and the records
     // up to 8 went.
-    expect(storage.core.snapshots.map((x) => x.seq)).toEqual([8, 12, 16]);
-    expect(stats.snapshots).toBe(storage.core.snapshots.length);
+    expect(coreOf(storage).snapshots.map((x) => x.seq)).toEqual([8, 12, 16]);
+    expect(stats.snapshots).toBe(coreOf(storage).snapshots.length);
     await expectBookmarkError(persistence.readRecords(0, 1), /pruned/);
     // Times before the window are refused; every time inside it still restores exactly.
     await expectBookmarkError(storage.getBookmarkForTime(windowStart - 1), /older than the retention window/);

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { CommitTimeline } from "../../src/durability/commit-timeline";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { decodeRecords, encodedRecordSize } from "../../src/durability/record-codec";
-import { ObjectStorage } from "../../src/storage/object-storage";
+import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { FakeClock } from "../../src/util/clock";
 
 const dirs: string[] = [];
@@ -49,7 +49,7 @@ describe("CommitTimeline with a gap covered by a snapshot", () => {
       await storage.put("n", n);
       await storage.sync();
     }
-    await storage.core.settled();
+    await coreOf(storage).settled();
     await storage.close();
     // Cut the last frame (seq 4) although snapshot 4 covers it.
     const segment = (await readdir(directory)).filter((f) => f.startsWith("log-")).sort()[0] as string;
@@ -57,13 +57,13 @@ describe("CommitTimeline with a gap covered by a snapshot", () => {
     const { records, validBytes } = decodeRecords(bytes);
     await truncate(join(directory, segment), validBytes - encodedRecordSize(records.at(-1) as (typeof records)[0]));
     storage = await ObjectStorage.open({ ...options, persistence: await openFilePersistence(directory) });
-    expect(storage.core.lastSeq).toBe(4);
+    expect(coreOf(storage).lastSeq).toBe(4);
     await storage.put("n", 5);
     await storage.close();
     // The log now jumps from seq 3 to seq 5.
     storage = await ObjectStorage.open({ ...options, persistence: await openFilePersistence(directory) });
     expect(await storage.get("n")).toBe(5);
-    expect(storage.core.lastSeq).toBe(5);
+    expect(coreOf(storage).lastSeq).toBe(5);
     await storage.close();
   });
 });

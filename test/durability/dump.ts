@@ -9,6 +9,7 @@
  */
 import type { EngineValue, SqlEngine } from "../../src/engine/engine";
 import type { ObjectStorage } from "../../src/storage/object-storage";
+import { coreOf } from "../../src/storage/object-storage";
 
 /** What {@link dumpStorage} returns; compare two with `toEqual`. */
 export interface StorageDump {
@@ -58,7 +59,7 @@ export function dumpEngine(engine: SqlEngine): Pick<StorageDump, "schema" | "tab
 
 /** The whole dump. Call it when no batch is open (after `sync()`). */
 export async function dumpStorage(storage: ObjectStorage): Promise<StorageDump> {
-  const { schema, tables } = dumpEngine(storage.core.engine);
+  const { schema, tables } = dumpEngine(coreOf(storage).engine);
   const kv = [...(await storage.list())];
   const alarm = await storage.getAlarm();
   return { schema, tables, kv, alarm };

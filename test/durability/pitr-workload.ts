@@ -14,7 +14,7 @@ import type { PersistenceAdapter } from "../../src/durability/persistence";
 import type { SqlEngineFactory } from "../../src/engine/engine";
 import { loadSqlJsEngine } from "../../src/engine/sqljs";
 import { ActorStoreError } from "../../src/errors";
-import { ObjectStorage } from "../../src/storage/object-storage";
+import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { FakeClock } from "../../src/util/clock";
 import { dumpStorage, type StorageDump } from "./dump";
 
@@ -225,7 +225,7 @@ async function open(world: Omit<World, "storage">): Promise<ObjectStorage> {
 /** Ends the session the way abort() does, and starts the next one over the same persistence. */
 async function restart(world: World): Promise<void> {
   world.storage.abort();
-  await world.storage.core.settled();
+  await coreOf(world.storage).settled();
   world.storage = await open(world);
 }
 
@@ -295,7 +295,7 @@ export function pitrProperty(options: PitrPropertyOptions) {
         !options.strict &&
         e instanceof ActorStoreError &&
         e.code === "ERR_BOOKMARK" &&
-        parseBookmark(bookmark).seq < storage.core.timeline.firstSeq;
+        parseBookmark(bookmark).seq < coreOf(storage).timeline.firstSeq;
       if (tolerated) return null;
       throw e;
     }
@@ -345,7 +345,7 @@ export function pitrProperty(options: PitrPropertyOptions) {
         }
       } finally {
         world.storage.abort();
-        await world.storage.core.settled();
+        await coreOf(world.storage).settled();
       }
     },
   );

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { FaultyPersistence } from "../../src/durability/faulty-persistence";
 import { createMemoryPersistence } from "../../src/durability/memory-persistence";
-import { ObjectStorage } from "../../src/storage/object-storage";
+import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { FakeClock, nextTurn } from "../../src/util/clock";
 
 const WRITE_FAILED = "Internal error in Durable Object storage write caused object to be reset.";
@@ -90,7 +90,7 @@ describe("append failures under ObjectStorage", () => {
           // Confirmations arrive in commit order: what was confirmed is a prefix of the batches.
           expect(confirmed).toEqual(confirmed.map((_, i) => i + 1));
           failed = failed.sort((a, b) => a - b);
-          await storage.core.settled();
+          await coreOf(storage).settled();
           storage.abort();
           const reopened = await ObjectStorage.open({ persistence: faulty.inner, clock });
           const present = await batchesIn(reopened);

@@ -1,4 +1,5 @@
 import { copyPooled } from "../../util/byte-pool";
+import { describeProxy, isProxy } from "./proxy";
 import {
   describeObject,
   ERROR_NAMES,
@@ -236,6 +237,8 @@ export class Encoder {
       this.#varint(seen);
       return;
     }
+    // Before anything reads the object: a proxy's traps must not run (V8 refuses it untouched).
+    if (isProxy(value)) throw uncloneable(describeProxy(value));
     this.#ids.set(value, this.#ids.size);
     const proto: unknown = Object.getPrototypeOf(value);
     // Plain objects first: the common case, and not fooled by an own Symbol.toStringTag.

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ObjectStorage } from "../../../src/storage/object-storage";
+import { coreOf } from "../../../src/storage/object-storage";
 import { BACKENDS, keysOf, openRecorded, openStorage, type RecordingPersistence } from "./harness";
 import { macrotask } from "./helpers";
 
@@ -291,15 +292,15 @@ describe.each(BACKENDS)("cache and implicit batches (%s backend)", (backend) => 
       );
     }
     await storage.sync();
-    expect(storage.core.cache.bytes).toBeLessThanOrEqual(limit);
+    expect(coreOf(storage).cache.bytes).toBeLessThanOrEqual(limit);
     for (let i = 0; i < 200; i += 7) {
       expect(await storage.get(`k${String(i).padStart(3, "0")}`)).toEqual(value(i));
-      expect(storage.core.cache.bytes).toBeLessThanOrEqual(limit);
+      expect(coreOf(storage).cache.bytes).toBeLessThanOrEqual(limit);
     }
     const all = await storage.list();
     expect(all.size).toBe(200);
     expect(all.get("k199")).toEqual(value(199));
-    expect(storage.core.cache.bytes).toBeLessThanOrEqual(limit);
+    expect(coreOf(storage).cache.bytes).toBeLessThanOrEqual(limit);
     expect((await storage.get(["k000", "k100", "k199"])).size).toBe(3);
   });
 
@@ -307,7 +308,7 @@ describe.each(BACKENDS)("cache and implicit batches (%s backend)", (backend) => 
     await open({ cacheSoftLimitBytes: 1 });
     await storage.put({ a: 1, b: "two", c: { three: [3] } });
     await storage.sync();
-    expect(storage.core.cache.bytes).toBeLessThanOrEqual(1);
+    expect(coreOf(storage).cache.bytes).toBeLessThanOrEqual(1);
     expect(await storage.get(["a", "b", "c"])).toEqual(
       new Map<string, unknown>([
         ["a", 1],
@@ -340,13 +341,13 @@ describe.each(BACKENDS)("cache and implicit batches (%s backend)", (backend) => 
     await open();
     await storage.put("k", "v");
     await storage.sync();
-    storage.core.cache.clear();
+    coreOf(storage).cache.clear();
     expect(await storage.get("k", { noCache: true })).toBe("v");
     expect(await storage.get("missing", { noCache: true })).toBeUndefined();
     await storage.list({ noCache: true });
-    expect(storage.core.cache.size).toBe(0);
+    expect(coreOf(storage).cache.size).toBe(0);
     expect(await storage.get("k")).toBe("v");
-    expect(storage.core.cache.size).toBe(1);
+    expect(coreOf(storage).cache.size).toBe(1);
   });
 
   it("noCache: a noCache put is dropped from memory once written, and reads before that see it", async () => {
@@ -355,8 +356,8 @@ describe.each(BACKENDS)("cache and implicit batches (%s backend)", (backend) => 
     void storage.put({ m: 2 }, { noCache: true });
     expect(await storage.get("k")).toEqual({ v: 1 });
     await storage.sync();
-    expect(storage.core.cache.get("k")).toBeUndefined();
-    expect(storage.core.cache.get("m")).toBeUndefined();
+    expect(coreOf(storage).cache.get("k")).toBeUndefined();
+    expect(coreOf(storage).cache.get("m")).toBeUndefined();
     expect(await storage.get(["k", "m"])).toEqual(
       new Map<string, unknown>([
         ["k", { v: 1 }],
@@ -369,11 +370,11 @@ describe.each(BACKENDS)("cache and implicit batches (%s backend)", (backend) => 
     await open();
     await storage.put({ a: 1, b: 2, c: 3 });
     await storage.sync();
-    storage.core.cache.clear();
+    coreOf(storage).cache.clear();
     await storage.list({ start: "b" });
-    expect(storage.core.cache.get("a")).toBeUndefined();
-    expect(storage.core.cache.get("b")).toBeDefined();
-    expect(storage.core.cache.get("c")).toBeDefined();
+    expect(coreOf(storage).cache.get("a")).toBeUndefined();
+    expect(coreOf(storage).cache.get("b")).toBeDefined();
+    expect(coreOf(storage).cache.get("c")).toBeDefined();
   });
 
   it("transaction: commits on its own, separately from writes issued before it", async () => {

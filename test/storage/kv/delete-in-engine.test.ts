@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { FaultyPersistence } from "../../../src/durability/faulty-persistence";
 import { createMemoryPersistence } from "../../../src/durability/memory-persistence";
-import { ObjectStorage } from "../../../src/storage/object-storage";
+import { coreOf, ObjectStorage } from "../../../src/storage/object-storage";
 import { BACKENDS, openRecorded } from "./harness";
 
 describe.each(BACKENDS)("delete() of keys the cache does not know (%s backend)", (backend) => {
@@ -22,7 +22,7 @@ describe.each(BACKENDS)("delete() of keys the cache does not know (%s backend)",
     storage = opened.storage;
     await storage.put({ a: 1, b: 2, c: 3 });
     await storage.sync();
-    storage.core.cache.clear();
+    coreOf(storage).cache.clear();
     return opened;
   }
 
@@ -53,7 +53,7 @@ describe.each(BACKENDS)("delete() of keys the cache does not know (%s backend)",
       }),
     ).rejects.toThrow("undo");
     expect(await storage.get("a")).toBe(1);
-    storage.core.cache.clear();
+    coreOf(storage).cache.clear();
     expect(await storage.get("a")).toBe(1);
   });
 
@@ -69,7 +69,7 @@ describe.each(BACKENDS)("delete() of keys the cache does not know (%s backend)",
       outer.rollback();
     });
     expect(innerDone).toBe(true);
-    storage.core.cache.clear();
+    coreOf(storage).cache.clear();
     expect(await storage.get("b")).toBe(2);
   });
 
@@ -78,13 +78,13 @@ describe.each(BACKENDS)("delete() of keys the cache does not know (%s backend)",
     void storage.delete("a");
     void storage.put("a", "again");
     await storage.sync();
-    storage.core.cache.clear();
+    coreOf(storage).cache.clear();
     expect(await storage.get("a")).toBe("again");
     void storage.delete("c");
     void storage.put("c", "back");
     void storage.delete("c");
     await storage.sync();
-    storage.core.cache.clear();
+    coreOf(storage).cache.clear();
     expect(await storage.get("c")).toBeUndefined();
     // the log replays to the same state
     const persistence = log;
@@ -98,7 +98,7 @@ describe.each(BACKENDS)("delete() of keys the cache does not know (%s backend)",
     storage = await ObjectStorage.open({ backend, persistence: faulty });
     await storage.put({ a: 1, b: 2 });
     await storage.sync();
-    storage.core.cache.clear();
+    coreOf(storage).cache.clear();
     faulty.failNextAppend();
     void storage.put("b", 20);
     const deleted = storage.delete("a");
@@ -113,6 +113,6 @@ describe.each(BACKENDS)("delete() of keys the cache does not know (%s backend)",
     await stored();
     expect(await storage.delete("nothing")).toBe(false);
     await storage.sync();
-    expect(() => storage.core.engine.exportBytes()).not.toThrow();
+    expect(() => coreOf(storage).engine.exportBytes()).not.toThrow();
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ObjectStorage } from "../../../src/storage/object-storage";
+import { coreOf } from "../../../src/storage/object-storage";
 import type { ObjectTransaction } from "../../../src/storage/transaction";
 import { BACKENDS, keysOf, openRecorded, openStorage, type RecordingPersistence } from "./harness";
 import { macrotask } from "./helpers";
@@ -391,7 +392,7 @@ describe.each(BACKENDS)("transaction (%s backend)", (backend) => {
     });
     await outer.catch(() => {});
     await macrotask();
-    expect(storage.core.inTransaction).toBe(false);
+    expect(coreOf(storage).inTransaction).toBe(false);
     await storage.put("z", 1);
     await storage.sync();
     await storage.close();
@@ -430,7 +431,7 @@ describe.each(BACKENDS)("transaction (%s backend)", (backend) => {
     await expect(outer).rejects.toThrow(/Await nested transactions inside the closure/);
     expect(await innerDone).toBeInstanceOf(Error);
     await macrotask();
-    expect(storage.core.inTransaction).toBe(false);
+    expect(coreOf(storage).inTransaction).toBe(false);
     expect(await storage.get(["outer", "inner"])).toEqual(new Map());
     await storage.put("z", 1);
     await storage.sync();

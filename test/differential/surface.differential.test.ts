@@ -1,0 +1,199 @@
+/**
+ * Differential tests of what an object's code sees (issue 15 "API surface", "Object context and
+ * events"; issue 14 §8): the member names of `ctx`, `ctx.storage` and `txn`; the errors of
+ * malformed calls; how `put(entries)` reads getters; what `blockConcurrencyWhile` commits before its
+ * callback. One class, the same source text, in real workerd (Miniflare) and in an ObjectContext.
+ */
+import { randomUUID } from "node:crypto";
+import type { Miniflare } from "miniflare";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ObjectContext } from "../../src/context/object-context";
+import { classFromSource, type Outcome, objectWorker, ourSide, startMiniflare, workerdSide } from "./same-source";
+import { DEFAULT_COMPATIBILITY_DATE } from "./workerd";
+
+const SURFACE_PROBE_SOURCE = `
+class SurfaceProbe {
+  constructor(ctx, env) {
+    this.ctx = ctx;
+  }
+
+  async fetch(request) {
+    // Every name an object's code can reach on o: own and inherited, up to Object.prototype.
+    const names = (o) => {
+      const out = new Set();
+      for (let p = o; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+        for (const n of Object.getOwnPropertyNames(p)) if (n !== "constructor") out.add(n);
+      }
+      return [...out].sort();
+    };
+    const outcome = async (f) => {
+      try {
+        const value = await f();
+        return { value: value === undefined ? "(undefined)" : value };
+      } catch (e) {
+        return { error: e.constructor.name, name: e.name, message: e.message };
+      }
+    };
+    const storage = this.ctx.storage;
+    switch (new URL(request.url).pathname) {
+      case "/names": {
+        const out = { ctx: names(this.ctx), storage: names(storage), kv: names(storage.kv) };
+        await storage.transaction(async (txn) => {
+          out.txn = names(txn);
+        });
+        return Response.json(out);
+      }
+      case "/arguments": {
+        const out = {};
+        out.get = await outcome(() => storage.get());
+        out.delete = await outcome(() => storage.delete());
+        out.getUndefined = await outcome(() => storage.get(undefined));
+        out.deleteUndefined = await outcome(() => storage.delete(undefined));
+        await storage.transaction(async (txn) => {
+          out.txnGet = await outcome(() => txn.get());
+          out.txnDelete = await outcome(() => txn.delete());
+          out.txnGetUndefined = await outcome(() => txn.get(undefined));
+        });
+        out.putSymbol = await outcome(() => storage.put(Symbol(), 1));
+        out.putSymbolNamed = await outcome(() => storage.put(Symbol("x"), 1));
+        out.getSymbol = await outcome(() => storage.get(Symbol("x")));
+        out.deleteSymbol = await outcome(() => storage.delete(Symbol("x")));
+        out.putProxy = await outcome(() => storage.put("p", new Proxy({}, {})));
+        out.putProxyArray = await outcome(() => storage.put("p", new Proxy([1], {})));
+        out.putNestedProxy = await outcome(() => storage.put("p", { inner: new Proxy({ a: 1 }, {}) }));
+        out.putEntriesProxy = await outcome(() => storage.put({ p: new Proxy({}, {}) }));
+        out.afterProxies = await outcome(() => storage.get("p"));
+        return Response.json(out);
+      }
+      case "/getters": {
+        // A getter read twice would see "undefined" the second time and leave a key without a value.
+        let reads = 0;
+        const entries = {
+          get a() {
+            reads++;
+            return reads === 1 ? "first" : undefined;
+          },
+          b: 2,
+        };
+        const put = await outcome(() => storage.put(entries));
+        return Response.json({ put, reads, stored: Object.fromEntries(await storage.list()) });
+      }
+      case "/pragma-in-block": {
+        storage.sql.exec("CREATE TABLE IF NOT EXISTS parent (id INTEGER PRIMARY KEY)");
+        storage.sql.exec("CREATE TABLE IF NOT EXISTS child (pid INTEGER REFERENCES parent(id))");
+        storage.sql.exec("PRAGMA foreign_keys = ON");
+        // An un-awaited write opens the implicit batch; blockConcurrencyWhile must commit it first,
+        // so the connection-level PRAGMA inside the callback takes effect.
+        storage.put("before", 1);
+        const inside = await outcome(() =>
+          this.ctx.blockConcurrencyWhile(async () => {
+            storage.sql.exec("PRAGMA foreign_keys = OFF");
+            const fk = storage.sql.exec("PRAGMA foreign_keys").one().foreign_keys;
+            storage.sql.exec("INSERT INTO child VALUES (42)");
+            storage.sql.exec("PRAGMA foreign_keys = ON");
+            return fk;
+          }),
+        );
+        const children = storage.sql.exec("SELECT count(*) AS n FROM child").one().n;
+        return Response.json({ inside, children, before: await storage.get("before") });
+      }
+      case "/nested-blocks": {
+        let depth = 0;
+        const nest = async () => {
+          depth++;
+          if (depth >= 100) return depth;
+          return this.ctx.blockConcurrencyWhile(nest);
+        };
+        const result = await outcome(() => this.ctx.blockConcurrencyWhile(nest));
+        return Response.json({ result, depth });
+      }
+      default:
+        return new Response("not found", { status: 404 });
+    }
+  }
+}
+`;
+
+const SurfaceProbe = classFromSource(SURFACE_PROBE_SOURCE, "SurfaceProbe");
+
+/**
+ * Members this library adds on purpose (docs/semantics.md, "What objects see"): `ctx.sendOutgoing`
+ * and `ctx.fetch` send through the output gate; a storage opened on its own needs `close`/`abort`
+ * and says how it was opened (`backend`, `codec`).
+ */
+const ACTORSTORE_EXTRAS: Readonly<Record<string, readonly string[]>> = {
+  ctx: ["fetch", "sendOutgoing"],
+  storage: ["abort", "backend", "close", "codec"],
+  kv: [],
+  txn: [],
+};
+
+let mf: Miniflare | undefined;
+
+beforeAll(async () => {
+  mf = await startMiniflare([
+    objectWorker("surface", SURFACE_PROBE_SOURCE, "SurfaceProbe", DEFAULT_COMPATIBILITY_DATE),
+  ]);
+});
+
+afterAll(async () => {
+  await mf?.dispose();
+});
+
+async function both(path: string): Promise<{ workerd: Outcome; ours: Outcome }> {
+  if (mf === undefined) throw new Error("Miniflare did not start");
+  const context = await ObjectContext.create(SurfaceProbe, { id: randomUUID() });
+  try {
+    const workerd = await (await workerdSide(mf, "surface", randomUUID())).request(path);
+    const ours = await ourSide(context).request(path);
+    return { workerd, ours };
+  } finally {
+    await context.close();
+  }
+}
+
+function body(outcome: Outcome): Record<string, unknown> {
+  if (!outcome.ok) throw new Error(`request failed: ${outcome.name}: ${outcome.error}`);
+  return outcome.body as Record<string, unknown>;
+}
+
+describe("surface: what an object's code sees, compared with workerd", () => {
+  it("member names of ctx, ctx.storage, storage.kv and txn are the platform's (plus the documented extras)", async () => {
+    const { workerd, ours } = await both("/names");
+    const platform = body(workerd) as Record<string, string[]>;
+    const own = body(ours) as Record<string, string[]>;
+    for (const what of ["ctx", "storage", "kv", "txn"]) {
+      const extras = ACTORSTORE_EXTRAS[what] ?? [];
+      expect(platform[what], `workerd's ${what}`).toBeDefined();
+      expect(
+        (own[what] ?? []).filter((n) => !extras.includes(n)),
+        `${what}: every name ours shows that the platform does not is a bug (internals must stay private)`,
+      ).toEqual(platform[what]);
+      // The extras really are extras: if the platform grows one, this list must shrink.
+      for (const extra of extras) expect(platform[what], `${what}.${extra}`).not.toContain(extra);
+    }
+  });
+
+  it("malformed calls fail with the platform's errors: no argument, Symbol keys, Proxy values", async () => {
+    const { workerd, ours } = await both("/arguments");
+    expect(body(ours)).toEqual(body(workerd));
+  });
+
+  it("put(entries) reads each getter once", async () => {
+    const { workerd, ours } = await both("/getters");
+    expect(body(workerd)).toMatchObject({ reads: 1, stored: { a: "first", b: 2 } });
+    expect(body(ours)).toEqual(body(workerd));
+  });
+
+  it("blockConcurrencyWhile commits the open batch first, so a PRAGMA inside it takes effect", async () => {
+    const { workerd, ours } = await both("/pragma-in-block");
+    expect(body(workerd)).toEqual({ inside: { value: 0 }, children: 1, before: 1 });
+    expect(body(ours)).toEqual(body(workerd));
+  });
+
+  it("nested blockConcurrencyWhile runs to depth 100 on both", async () => {
+    const { workerd, ours } = await both("/nested-blocks");
+    expect(body(workerd)).toEqual({ result: { value: 100 }, depth: 100 });
+    expect(body(ours)).toEqual(body(workerd));
+  });
+});
