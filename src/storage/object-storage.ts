@@ -184,6 +184,7 @@ export class ObjectStorage {
   get<T = unknown>(key: string, options?: GetOptions): Promise<T | undefined>;
   get<T = unknown>(keys: string[], options?: GetOptions): Promise<Map<string, T>>;
   get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
+    // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("get", "DurableObjectStorage"));
     return attempt(() => this.#get(keyOrKeys, options));
   }
@@ -199,6 +200,7 @@ export class ObjectStorage {
   delete(key: string, options?: PutOptions): Promise<boolean>;
   delete(keys: string[], options?: PutOptions): Promise<number>;
   delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
+    // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("delete", "DurableObjectStorage"));
     return attempt(() => this.#delete(keyOrKeys, options));
   }

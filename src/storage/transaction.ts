@@ -80,6 +80,7 @@ export class ObjectTransaction {
   get<T = unknown>(key: string, options?: GetOptions): Promise<T | undefined>;
   get<T = unknown>(keys: string[], options?: GetOptions): Promise<Map<string, T>>;
   get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
+    // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("get", "DurableObjectTransaction"));
     return this.#run("get", () => this.#target.get(keyOrKeys, options));
   }
@@ -116,6 +117,7 @@ export class ObjectTransaction {
   delete(key: string, options?: PutOptions): Promise<boolean>;
   delete(keys: string[], options?: PutOptions): Promise<number>;
   delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
+    // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("delete", "DurableObjectTransaction"));
     return this.#run("delete", () => this.#target.delete(keyOrKeys, options)) as Promise<boolean | number>;
   }
