@@ -132,7 +132,9 @@ export class ObjectContext<Env = unknown, I extends object = object> {
           ? ObjectId.fromName(options.id)
           : ObjectId.unique();
     this.clock = options.clock ?? options.storage?.clock ?? systemClock;
-    this.#storageOptions = { ...options.storage, clock: this.clock, persistence };
+    // `directory` was turned into `persistence` by create(); every session shares that adapter.
+    const { directory: _directory, ...storageOptions } = options.storage ?? {};
+    this.#storageOptions = { ...storageOptions, clock: this.clock, persistence };
     this.#persistence = persistence;
     this.#bcwTimeoutMs = options.blockConcurrencyTimeoutMs ?? 30_000;
     this.#onReset = options.onReset;
@@ -209,6 +211,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     // only events that arrive afterwards meet the fresh instance.
     if (this.#resets !== resetsAtArrival && this.#lastResetError !== null) throw this.#lastResetError;
     const session = await this.#ensureSession();
+    this.#construct(session);
     await Promise.all(session.init);
     // The platform commits a turn's writes before it delivers the next event, so a later event
     // (an abort, say) can never take an earlier event's finished writes down with it.
@@ -239,7 +242,9 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   /** The current instance (built if needed). */
   async instance(): Promise<I> {
     const session = await this.#ensureSession();
+    this.#construct(session);
     await Promise.all(session.init);
+    if (session.broken) throw session.broken;
     return session.instance as I;
   }
 
@@ -295,15 +300,18 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       instance: undefined,
       outputGate: new OutputGate(),
       broken: null,
-      constructing: true,
+      constructing: false,
       init: [],
     };
     const host: StorageHost = {
       holdOutput: (confirmation) => session.outputGate.hold(confirmation),
       criticalSection: (fn) => this.#inputGate.runCritical(fn),
       onBroken: (error) => this.#reset(session, error),
+      // Before the instance exists (storage written directly, by the host or the test kit), the
+      // class decides.
       hasAlarmHandler: () =>
-        session.constructing || typeof (session.instance as ObjectInstance | undefined)?.alarm === "function",
+        session.constructing ||
+        typeof ((session.instance ?? this.#class.prototype) as ObjectInstance | undefined)?.alarm === "function",
       onAlarmCommitted: (timeMs) => {
         if (this.#session === session) this.alarms.onAlarmCommitted(timeMs);
       },
@@ -333,14 +341,28 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       this.#props,
     );
     this.#session = session;
-    try {
-      session.instance = new this.#class(session.state, this.#env);
-    } finally {
-      session.constructing = false;
-    }
     // After a reset or a restore the stored alarm may differ from what the scheduler planned.
     this.alarms.onAlarmCommitted(coreOf(storage).committedAlarm);
     return session;
+  }
+
+  /**
+   * Builds the session's instance if it has none yet: on the session's first event (or the first
+   * `instance()` call), never when the storage opens, so whatever was written to storage before
+   * (seeded by a test, restored from a bookmark) is what the constructor loads. A constructor that
+   * throws resets the object with its error; the next event tries again on a fresh session.
+   */
+  #construct(session: Session<I>): void {
+    if (session.instance !== undefined || session.broken) return;
+    session.constructing = true;
+    try {
+      session.instance = new this.#class(session.state, this.#env);
+    } catch (e) {
+      this.#reset(session, toError(e));
+      throw e;
+    } finally {
+      session.constructing = false;
+    }
   }
 
   #blockConcurrencyWhile<T>(session: Session<I>, fn: () => Promise<T>): Promise<T> {

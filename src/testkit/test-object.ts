@@ -14,8 +14,12 @@ import { ActorStoreError } from "../errors";
 import type { ObjectStorage, ObjectStorageOptions } from "../storage/object-storage";
 import { isPersistence, storageSpecWithout } from "../storage/open-options";
 import type { ListOptions } from "../storage/options";
-import { FakeClock } from "../util/clock";
+import { loadAsyncScope } from "../util/async-scope";
+import { type Clock, FakeClock } from "../util/clock";
 import { checkOptions, is, type OptionSpec } from "../util/options";
+import { useFakeDate } from "./date-clock";
+
+type FakeDate = ReturnType<typeof useFakeDate>;
 
 /** A class written for the platform: `constructor(ctx, env)`. */
 export type TestObjectClass<Env, I extends object> = new (ctx: ObjectState, env: Env) => I;
@@ -51,6 +55,14 @@ export interface CreateTestObjectOptions<Env> {
   random?: () => number;
   /** `blockConcurrencyWhile` timeout in ms (on the fake clock). Default 30,000. */
   blockConcurrencyTimeoutMs?: number;
+  /**
+   * Makes `Date.now()`, `new Date()` and `Date()` inside the object's code follow the fake clock
+   * (default `false`: they read the real clock). Applies to code run through this test object's
+   * methods (`fetch`, `call`, `instance`, `advance`, `runDueAlarms`, `fireAlarm` …) and everything
+   * it awaits or schedules; the test's own code keeps the real clock. Needs Node's
+   * AsyncLocalStorage. See docs/testing.md.
+   */
+  fakeDate?: boolean;
 }
 
 /** What {@link createTestObject} accepts, name by name. */
@@ -62,6 +74,7 @@ const TEST_OBJECT_OPTIONS_SPEC: OptionSpec = {
   storage: storageOption(storageSpecWithout("persistence", "directory", "clock")),
   random: is.function("a function returning a number in [0, 1)"),
   blockConcurrencyTimeoutMs: is.number({ min: 1, unit: "milliseconds" }),
+  fakeDate: is.boolean(),
 };
 
 /** Options of {@link TestObject.restart}. */
@@ -93,6 +106,7 @@ export class TestObject<Env, I extends object> {
   readonly #options: ObjectContextOptions<Env>;
   #context: ObjectContext<Env, I>;
   #restarts = 0;
+  readonly #dates: FakeDate | undefined;
 
   /** @internal Use {@link createTestObject}. */
   constructor(
@@ -101,7 +115,9 @@ export class TestObject<Env, I extends object> {
     context: ObjectContext<Env, I>,
     clock: FakeClock,
     persistence: PersistenceAdapter,
+    dates?: FakeDate,
   ) {
+    this.#dates = dates;
     this.#class = objectClass;
     this.#options = options;
     this.#context = context;
@@ -122,17 +138,17 @@ export class TestObject<Env, I extends object> {
    */
   fetch(input: Request | string, init?: RequestInit): Promise<Response> {
     const request = typeof input === "string" ? new Request(new URL(input, "http://object/"), init) : input;
-    return this.#context.fetch(request);
+    return this.#inScope(() => this.#context.fetch(request));
   }
 
   /** Calls a method of the object (an RPC call) through the gates, typed after the class. */
   call<K extends MethodName<I>>(method: K, ...args: MethodArgs<I, K>): Promise<MethodResult<I, K>> {
-    return this.#context.call<MethodResult<I, K>>(method, ...args);
+    return this.#inScope(() => this.#context.call<MethodResult<I, K>>(method, ...args));
   }
 
   /** The live instance (built if needed), for assertions on in-memory state. */
   instance(): Promise<I> {
-    return this.#context.instance();
+    return this.#inScope(() => this.#context.instance());
   }
 
   // ---------------------------------------------------------------- time and alarms
@@ -152,7 +168,11 @@ export class TestObject<Env, I extends object> {
    * moving the clock. Returns how many attempts ran. A failing handler's retry lies in the future, so
    * it does not run here: {@link TestObject.advance} past it.
    */
-  async runDueAlarms(): Promise<number> {
+  runDueAlarms(): Promise<number> {
+    return this.#inScope(() => this.#runDueAlarms());
+  }
+
+  async #runDueAlarms(): Promise<number> {
     let runs = 0;
     await this.#context.alarms.idle();
     while (await this.#context.alarms.runDue()) {
@@ -169,9 +189,11 @@ export class TestObject<Env, I extends object> {
    * Runs the planned alarm attempt now even if it is not due yet (the clock does not move).
    * Returns whether there was one.
    */
-  async fireAlarm(): Promise<boolean> {
-    await this.#context.alarms.idle();
-    return this.#context.alarms.runDue({ force: true });
+  fireAlarm(): Promise<boolean> {
+    return this.#inScope(async () => {
+      await this.#context.alarms.idle();
+      return this.#context.alarms.runDue({ force: true });
+    });
   }
 
   /**
@@ -184,7 +206,11 @@ export class TestObject<Env, I extends object> {
   }
 
   /** Like {@link TestObject.advance}, to an absolute time in ms since the epoch. */
-  async advanceTo(targetMs: number): Promise<void> {
+  advanceTo(targetMs: number): Promise<void> {
+    return this.#inScope(() => this.#advanceTo(targetMs));
+  }
+
+  async #advanceTo(targetMs: number): Promise<void> {
     for (;;) {
       await this.#context.alarms.idle();
       const next = this.clock.nextTimerAt();
@@ -282,9 +308,18 @@ export class TestObject<Env, I extends object> {
     return this.#context.waitUntilSettled();
   }
 
-  /** Commits what is pending and closes the object. */
-  close(): Promise<void> {
-    return this.#context.close();
+  /** Commits what is pending and closes the object (and gives `Date` back, with `fakeDate`). */
+  async close(): Promise<void> {
+    try {
+      await this.#context.close();
+    } finally {
+      this.#dates?.release();
+    }
+  }
+
+  /** Runs `fn` with `Date` following the fake clock when `fakeDate` is on. */
+  #inScope<R>(fn: () => R): R {
+    return this.#dates === undefined ? fn() : this.#dates.run(fn);
   }
 }
 
@@ -325,6 +360,22 @@ export async function createTestObject<Env = unknown, I extends object = object>
       ? {}
       : { blockConcurrencyTimeoutMs: options.blockConcurrencyTimeoutMs }),
   };
-  const context = await ObjectContext.create(objectClass, contextOptions);
-  return new TestObject(objectClass, contextOptions, context, clock, persistence);
+  let dates: FakeDate | undefined;
+  if (options.fakeDate === true) {
+    const scope = await loadAsyncScope<Clock>();
+    if (scope === undefined) {
+      throw new ActorStoreError(
+        "ERR_INVALID_OPTION",
+        "createTestObject(): fakeDate needs async context tracking (Node's AsyncLocalStorage), which this runtime does not have. Leave fakeDate off and read time from the clock you pass to the object instead.",
+      );
+    }
+    dates = useFakeDate(clock, scope);
+  }
+  try {
+    const context = await ObjectContext.create(objectClass, contextOptions);
+    return new TestObject(objectClass, contextOptions, context, clock, persistence, dates);
+  } catch (e) {
+    dates?.release();
+    throw e;
+  }
 }
