@@ -50,6 +50,17 @@ class Writer {
   read(key: string): Promise<unknown> {
     return this.ctx.storage.get(key);
   }
+
+  /** An unconfirmed write, then a delete of a key that never existed (on the platform a write statement too). */
+  async writeUnconfirmedThenDeleteMissing(key: string): Promise<boolean> {
+    void this.ctx.storage.put(key, 1, { allowUnconfirmed: true });
+    return this.ctx.storage.delete("never-written");
+  }
+
+  async deleteMissingUnconfirmed(key: string): Promise<boolean> {
+    void this.ctx.storage.put(key, 1, { allowUnconfirmed: true });
+    return this.ctx.storage.delete("never-written", { allowUnconfirmed: true });
+  }
 }
 
 async function writer() {
@@ -60,6 +71,28 @@ async function writer() {
 }
 
 describe("output gate", () => {
+  test("delete: of a key that does not exist still holds the gate until the batch is confirmed", async () => {
+    const { context, persistence } = await writer();
+    persistence.hold();
+    const response = track(context.call<boolean>("writeUnconfirmedThenDeleteMissing", "u"));
+    await turns(20);
+    expect(persistence.pendingCount).toBe(1);
+    expect(response.settled).toBe(false);
+    await persistence.confirmNext();
+    expect(await response.promise).toBe(false);
+    expect(persistence.durableKeys.has("u")).toBe(true);
+  });
+
+  test("delete: with allowUnconfirmed, a missing key's delete does not hold the gate", async () => {
+    const { context, persistence } = await writer();
+    persistence.hold();
+    const response = track(context.call<boolean>("deleteMissingUnconfirmed", "u"));
+    await turns(20);
+    expect(response.settled).toBe(true);
+    expect(await response.promise).toBe(false);
+    await persistence.confirmNext();
+  });
+
   test("deliver: a result waits until the write issued before it is confirmed", async () => {
     const { context, persistence } = await writer();
     persistence.hold();

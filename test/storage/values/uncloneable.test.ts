@@ -24,6 +24,22 @@ const cases: [string, unknown, string][] = [
   ["a boxed symbol", Object(symbol), "[object Symbol] could not be cloned."],
   ["a WeakMap", new WeakMap(), "#<WeakMap> could not be cloned."],
   ["a Promise", Promise.resolve(1), "#<Promise> could not be cloned."],
+  // V8 refuses any proxy, even of a cloneable target (checked against workerd in surface.differential).
+  ["a Proxy of an object", new Proxy({ a: 1 }, {}), "#<Object> could not be cloned."],
+  ["a Proxy of an array", new Proxy([1], {}), "[object Array] could not be cloned."],
+  ["a Proxy inside an object", { inner: new Proxy(new Map(), {}) }, "#<Map> could not be cloned."],
+  [
+    "a Proxy whose traps throw",
+    new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error("trap ran");
+        },
+      },
+    ),
+    "#<Object> could not be cloned.",
+  ],
 ];
 
 for (const codec of codecs) {
