@@ -39,10 +39,7 @@ Object.defineProperty(ScopedDate, "name", { value: "Date" });
  * Installs the stand-in (reference-counted) and returns a function that runs code with `clock` as
  * the time source, and a release function for when the test object closes.
  */
-export function useFakeDate(
-  clock: Clock,
-  asyncScope: ScopeLike,
-): { run<R>(fn: () => R): R; release(): void } {
+export function useFakeDate(clock: Clock, asyncScope: ScopeLike): { run<R>(fn: () => R): R; release(): void } {
   scope ??= asyncScope;
   if (installed++ === 0) globalThis.Date = ScopedDate as unknown as DateConstructor;
   let released = false;

@@ -103,7 +103,7 @@ class Reminder {
   constructor(private readonly ctx: ObjectState) {}
   async remind(): Promise<{ now: number; date: number; text: string }> {
     await this.ctx.storage.setAlarm(Date.now() + 1000);
-    return { now: Date.now(), date: new Date().getTime(), text: Date() };
+    return { now: Date.now(), date: new Date().valueOf(), text: Date() };
   }
   async alarm(): Promise<void> {
     // Continuations after an await still see the fake clock.
