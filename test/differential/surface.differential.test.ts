@@ -37,7 +37,7 @@ class SurfaceProbe {
     const storage = this.ctx.storage;
     switch (new URL(request.url).pathname) {
       case "/names": {
-        const out = { ctx: names(this.ctx), storage: names(storage), kv: names(storage.kv) };
+        const out = { ctx: names(this.ctx), storage: names(storage), kv: names(storage.kv), sql: names(storage.sql) };
         await storage.transaction(async (txn) => {
           out.txn = names(txn);
         });
@@ -125,6 +125,7 @@ const ACTORSTORE_EXTRAS: Readonly<Record<string, readonly string[]>> = {
   ctx: ["fetch", "sendOutgoing"],
   storage: ["abort", "backend", "close", "codec"],
   kv: [],
+  sql: [],
   txn: [],
 };
 
@@ -158,11 +159,11 @@ function body(outcome: Outcome): Record<string, unknown> {
 }
 
 describe("surface: what an object's code sees, compared with workerd", () => {
-  it("member names of ctx, ctx.storage, storage.kv and txn are the platform's (plus the documented extras)", async () => {
+  it("member names of ctx, ctx.storage, storage.kv, storage.sql and txn are the platform's (plus the documented extras)", async () => {
     const { workerd, ours } = await both("/names");
     const platform = body(workerd) as Record<string, string[]>;
     const own = body(ours) as Record<string, string[]>;
-    for (const what of ["ctx", "storage", "kv", "txn"]) {
+    for (const what of ["ctx", "storage", "kv", "sql", "txn"]) {
       const extras = ACTORSTORE_EXTRAS[what] ?? [];
       expect(platform[what], `workerd's ${what}`).toBeDefined();
       expect(

@@ -143,6 +143,20 @@ describe("ObjectStorage.open: a directory that cannot hold the data", () => {
     expect(e.message).toContain(JSON.stringify(join(file, "sub")));
   });
 
+  it("ObjectContext.create({ storage: { directory } }) explains it the same way", async () => {
+    const file = join(root, "c-file");
+    writeFileSync(file, "x");
+    const e = await ObjectContext.create(Empty, { storage: { directory: file } }).then(
+      () => {
+        throw new Error("expected a rejection");
+      },
+      (error: unknown) => error,
+    );
+    expect(e).toBeInstanceOf(ActorStoreError);
+    expect((e as ActorStoreError).code).toBe("ERR_DIRECTORY");
+    expect((e as Error).message).toContain(`${JSON.stringify(file)} is a file, not a directory`);
+  });
+
   it.skipIf(!existsSync("/sys/kernel"))("a directory the process may not write (sysfs refuses even root)", async () => {
     const e = await dirErrorOf("/sys/kernel/actorstore-test");
     expect(e.message).toMatch(
