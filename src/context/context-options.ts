@@ -4,6 +4,7 @@
  */
 import { checkStorageOptions, isClock, STORAGE_OPTIONS_SPEC } from "../storage/open-options";
 import { checkOptions, is, type OptionCheck, type OptionSpec } from "../util/options";
+import type { ObjectContextOptions } from "./object-context";
 import { ObjectId } from "./object-id";
 
 /** `id`: an `ObjectId` or a name to derive one from. */
@@ -18,8 +19,11 @@ export function storageOption(spec: OptionSpec): OptionCheck {
   };
 }
 
-/** The options of `ObjectContext.create()`, name by name. */
-export const CONTEXT_OPTIONS_SPEC: OptionSpec = {
+/**
+ * The options of `ObjectContext.create()`, name by name. Typed against the options interface, so a
+ * new option that is not added here fails to compile instead of being refused at run time.
+ */
+export const CONTEXT_OPTIONS_SPEC: { readonly [K in keyof Required<ObjectContextOptions<unknown>>]: OptionCheck } = {
   env: is.any(),
   id: isObjectIdOrName,
   storage: storageOption(STORAGE_OPTIONS_SPEC),
@@ -28,6 +32,7 @@ export const CONTEXT_OPTIONS_SPEC: OptionSpec = {
   blockConcurrencyTimeoutMs: is.number({ min: 1, unit: "milliseconds" }),
   props: is.any(),
   alarms: is.boolean(),
+  onReset: is.function("a function (error) => void"),
 };
 
 /** Validates the options of `ObjectContext.create()`. */

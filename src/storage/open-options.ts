@@ -2,7 +2,8 @@
  * What {@link ObjectStorage.open} accepts, as one spec for the options validator: the object
  * context and the test kit check their nested `storage` options against the same table.
  */
-import { checkOptions, InvalidOptionError, is, type OptionSpec } from "../util/options";
+import { checkOptions, InvalidOptionError, is, type OptionCheck, type OptionSpec } from "../util/options";
+import type { ObjectStorageOptions } from "./object-storage";
 import { BACKENDS } from "./options";
 
 /** The methods a persistence adapter must have (see `PersistenceAdapter`). */
@@ -34,8 +35,11 @@ const LIMITS_SPEC: OptionSpec = {
   maxKeysPerCall: is.integer({ min: 1 }),
 };
 
-/** The options of `ObjectStorage.open()`, name by name. */
-export const STORAGE_OPTIONS_SPEC: OptionSpec = {
+/**
+ * The options of `ObjectStorage.open()`, name by name. Typed against the options interface, so a
+ * new option that is not added here fails to compile instead of being refused at run time.
+ */
+export const STORAGE_OPTIONS_SPEC: { readonly [K in keyof Required<ObjectStorageOptions>]: OptionCheck } = {
   backend: is.oneOf(BACKENDS),
   persistence: isPersistence,
   directory: is.string({ nonEmpty: true }),

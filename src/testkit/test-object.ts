@@ -16,7 +16,7 @@ import { isPersistence, storageSpecWithout } from "../storage/open-options";
 import type { ListOptions } from "../storage/options";
 import { loadAsyncScope } from "../util/async-scope";
 import { type Clock, FakeClock } from "../util/clock";
-import { checkOptions, is, type OptionSpec } from "../util/options";
+import { checkOptions, is, type OptionCheck } from "../util/options";
 import { useFakeDate } from "./date-clock";
 
 type FakeDate = ReturnType<typeof useFakeDate>;
@@ -66,7 +66,7 @@ export interface CreateTestObjectOptions<Env> {
 }
 
 /** What {@link createTestObject} accepts, name by name. */
-const TEST_OBJECT_OPTIONS_SPEC: OptionSpec = {
+const TEST_OBJECT_OPTIONS_SPEC: { readonly [K in keyof Required<CreateTestObjectOptions<unknown>>]: OptionCheck } = {
   env: is.any(),
   id: isObjectIdOrName,
   clock: (v) => (v instanceof FakeClock ? undefined : "a FakeClock (from actorstore/testkit)"),
