@@ -30,7 +30,19 @@ export function explainDirectoryError(error: unknown, directory: string | undefi
   if (typeof code !== "string" || typeof syscall !== "string") return error;
   const explain = EXPLANATIONS[code];
   if (explain === undefined) return error;
+  // Only errors about the directory itself or a directory on its way: an EEXIST on a file inside
+  // it (a lock taken meanwhile, say) is the adapter's business, not a misplaced directory.
+  if (directory !== undefined && typeof path === "string" && !isSelfOrAncestor(path, directory)) return error;
+  if (directory === undefined && syscall !== "mkdir") return error;
   const at = typeof path === "string" ? JSON.stringify(path) : "its path";
   const dir = directory ?? (typeof path === "string" ? path : "(unknown)");
   return new ActorStoreError("ERR_DIRECTORY", `${explain(dir, at)} (${code} on ${syscall})`, { cause: error });
+}
+
+/** Whether `path` is `directory` or one of its ancestors (compared after trimming trailing slashes). */
+function isSelfOrAncestor(path: string, directory: string): boolean {
+  const trim = (p: string) => (p.length > 1 ? p.replace(/[\\/]+$/, "") : p);
+  const a = trim(path);
+  const d = trim(directory);
+  return d === a || d.startsWith(`${a}/`) || d.startsWith(`${a}\\`);
 }

@@ -172,7 +172,9 @@ export class ObjectStorage {
       },
       backend === "sqlite",
     ).catch((e: unknown) => {
-      throw explainDirectoryError(e, directory);
+      // The file adapter knows its directory as an absolute path (what fs errors name).
+      const where = (persistence as { directory?: unknown }).directory;
+      throw explainDirectoryError(e, typeof where === "string" ? where : directory);
     });
     const storage = new ObjectStorage(core, backend, { write, v8 }, options.retentionMs ?? DEFAULT_RETENTION_MS, scope);
     return storage;
