@@ -20,7 +20,7 @@ import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
 import { isLockFile } from "./directory-lock";
-import { asPlainBytes, META_NAME, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
+import { asPlainBytes, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
 import { decodeRecords, encodedRecordSize } from "./record-codec";
 
 type Fs = typeof import("node:fs/promises");
@@ -65,8 +65,6 @@ export interface DirectoryScan {
   tmpFiles: string[];
   /** Snapshots the log can no longer extend (an interrupted prune): delete them. */
   orphans: StoredSnapshot[];
-  /** Whether the directory holds anything of an object (segments, snapshots, meta, lock files). */
-  isObjectDirectory: boolean;
 }
 
 /** Reads `directory` (which must exist) without changing it. Throws `ERR_CORRUPT` on corruption. @internal */
@@ -80,9 +78,7 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
   const segments: Segment[] = [];
   const all: StoredSnapshot[] = [];
   const tmpFiles: string[] = [];
-  let isObjectDirectory = false;
   for (const name of await fs.readdir(directory)) {
-    if (name === META_NAME || isLockFile(name)) isObjectDirectory = true;
     if (name.endsWith(TMP_SUFFIX)) {
       if (!isLockFile(name)) tmpFiles.push(name);
       continue;
@@ -91,7 +87,6 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
     if (seg !== null) {
       const firstSeq = Number(seg[1]);
       segments.push({ name, firstSeq, lastSeq: firstSeq - 1, bytes: 0 });
-      isObjectDirectory = true;
       continue;
     }
     const snap = SNAPSHOT_RE.exec(name);
@@ -104,7 +99,6 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
         crc: Number.parseInt(snap[3] ?? "", 16),
         bytes: size,
       });
-      isObjectDirectory = true;
     }
   }
   segments.sort((a, b) => a.firstSeq - b.firstSeq);
@@ -222,7 +216,6 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
     emptyNewest,
     tmpFiles,
     orphans,
-    isObjectDirectory,
   };
 }
 

@@ -164,7 +164,15 @@ class FileAdapter implements FilePersistence {
 
     let scan: DirectoryScan;
     if (this.#readOnly) {
-      scan = await scanDirectory(this.directory, fs, this.#io.path);
+      // No lock: a live writer may prune or roll files while we list and read; look again then.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          scan = await scanDirectory(this.directory, fs, this.#io.path);
+          break;
+        } catch (error) {
+          if (!isErrno(error, "ENOENT") || attempt >= 5) throw error;
+        }
+      }
     } else {
       const created = await fs.mkdir(this.directory, { recursive: true });
       // A freshly created directory must itself survive a crash before anything in it can.

@@ -168,6 +168,7 @@ describe("directory lock", () => {
       await Promise.all(racers.map((r) => r.waitFor("R")));
       await writeFile(`${directory}.go`, "");
       const outcomes = await Promise.all(racers.map((r) => r.waitFor("W", "L ")));
+      await writeFile(`${directory}.done`, "");
       for (const r of racers) expect((await r.exited).code).toBe(0);
       expect(
         outcomes.filter((o) => o === "W"),

@@ -4,7 +4,7 @@
  *
  * - `hold`: opens the object in `<dir>`, prints `H`, then waits to be killed.
  * - `once`: prints `R`, waits for the file `<dir>.go`, then tries to open once; prints `W` after a
- *   confirmed write (and holds the directory a second more), or `L <message>` when refused with
+ *   confirmed write (and holds the directory until the file `<dir>.done` exists), or `L <message>` when refused with
  *   ERR_LOCKED.
  * - `race`: `rounds` times: try to open; when it opens, claim `<dir>.inside` (an exclusive create:
  *   it fails if the other process is inside too, which prints `V` for a violation), write and
@@ -53,7 +53,9 @@ async function main(): Promise<void> {
     await storage.put(`once:${id}`, id);
     await storage.sync();
     say("W");
-    await sleep(1000);
+    // Hold the directory until the parent has both outcomes, so a refusal can only mean the
+    // other racer tried while this one held it (however slow the machine).
+    while (!existsSync(`${directory}.done`)) await sleep(5);
     await storage.close();
     return;
   }
