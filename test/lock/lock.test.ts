@@ -38,7 +38,11 @@ beforeAll(async () => {
   });
 });
 
+/** Every child started, so that none outlives a failed test (a holder waits forever). */
+const children: ChildProcess[] = [];
+
 afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   await rm(bundle, { force: true });
   await rm(scratch, { recursive: true, force: true });
 });
@@ -53,6 +57,7 @@ interface Child {
 
 function start(...args: string[]): Child {
   const child = spawn(process.execPath, [bundle, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
   let stderr = "";
   child.stderr?.on("data", (b: Buffer) => {
     stderr += b.toString();
