@@ -19,7 +19,7 @@ import type { PersistenceAdapter } from "../../src/durability/persistence";
 import type { SqlEngineFactory } from "../../src/engine/engine";
 import { loadSqlJsEngine } from "../../src/engine/sqljs";
 import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
-import { FakeClock, nextTurn } from "../../src/util/clock";
+import { FakeClock } from "../../src/util/clock";
 import { dumpStorage, type StorageDump } from "./dump";
 
 const SETTINGS = [
@@ -73,7 +73,12 @@ const write: fc.Arbitrary<SqlOp> = fc.oneof(
   word.map((x) => ({ sql: "INSERT INTO w VALUES (?)", bindings: [x] })),
   word.map((x) => ({ sql: "INSERT INTO w VALUES (?)", bindings: [x] })),
   fc.integer({ min: 1, max: 4 }).map((n) => ({ sql: "INSERT OR IGNORE INTO p VALUES (?)", bindings: [n] })),
-  fc.integer({ min: 1, max: 6 }).map((n) => ({ sql: "INSERT INTO ch VALUES (?)", bindings: [n] })),
+  // Only rows whose parent exists: a deferred violation would fail the commit and reset the object
+  // (as on the platform), which is not a recovery question. Deletes cascade when foreign_keys is on.
+  fc.integer({ min: 1, max: 6 }).map((n) => ({
+    sql: "INSERT INTO ch SELECT ?1 WHERE EXISTS (SELECT 1 FROM p WHERE id = ?1)",
+    bindings: [n],
+  })),
   fc.integer({ min: 1, max: 4 }).map((n) => ({ sql: "DELETE FROM p WHERE id = ?", bindings: [n] })),
   fc.constant({ sql: "INSERT INTO r VALUES (1)", bindings: [] }),
   fc.constantFrom("changes()", "total_changes()", "last_insert_rowid()").map((f) => ({
@@ -221,8 +226,9 @@ async function runStep(world: World, s: Step, bookmarks: Array<[string, StorageD
       return;
     case "snapshot":
       await storage.sync();
-      // The end of the turn ends a batch that only opened a transaction (and rolled it all back).
-      await nextTurn();
+      // A batch that only opened a transaction (and rolled it all back) ends at the end of the
+      // turn, on a timer; end it now rather than race that timer (a snapshot needs no open one).
+      coreOf(storage).commitNow();
       await coreOf(storage).snapshot();
       return;
     case "bookmark":
