@@ -23,7 +23,14 @@ interface Ready {
   pid: number;
 }
 
-function startHost(id: string, dir: string): Promise<{ child: ChildProcess; ready: Ready }> {
+/** A host of the demo in its own process. */
+export interface DemoHost {
+  child: ChildProcess;
+  ready: Ready;
+}
+
+/** Starts examples/cluster-node.ts as host `id` over the shared directory `dir`. */
+export function startHost(id: string, dir: string): Promise<DemoHost> {
   const script = fileURLToPath(new URL("./cluster-node.ts", import.meta.url));
   const child = spawn(process.execPath, ["--import", "tsx", script, id, dir, "0"], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -33,6 +40,28 @@ function startHost(id: string, dir: string): Promise<{ child: ChildProcess; read
     lines.once("line", (line) => resolvePromise({ child, ready: JSON.parse(line) as Ready }));
     child.once("exit", (code) => reject(new Error(`${id} exited with ${code}`)));
   });
+}
+
+/** One POST to a host's front, without retrying: its status, JSON body (when 200) and text. */
+export async function postOnce(
+  port: number,
+  room: string,
+): Promise<{ status: number; body: { count?: number; servedBy?: string; via?: string }; text: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}/rooms/${encodeURIComponent(room)}`, { method: "POST" });
+  const text = await res.text();
+  return { status: res.status, body: res.status === 200 ? JSON.parse(text) : {}, text };
+}
+
+/** Stops the hosts that still run (SIGTERM: they drain and exit) and waits for them. */
+export async function stopHosts(hosts: readonly DemoHost[]): Promise<void> {
+  // A child killed by a signal keeps exitCode null: check signalCode too.
+  const running = hosts.filter((h) => h.child.exitCode === null && h.child.signalCode === null);
+  const exits = running.map((h) => new Promise((r) => h.child.once("exit", r)));
+  for (const h of running) {
+    h.child.kill("SIGCONT");
+    h.child.kill("SIGTERM");
+  }
+  await Promise.all(exits);
 }
 
 async function post(port: number, room: string): Promise<{ count: number; servedBy: string; via: string }> {
@@ -81,11 +110,7 @@ export async function runClusterDemo(directory: string | undefined, print: (line
     }
     print("every confirmed message survived the kill.");
   } finally {
-    // A child killed by a signal keeps exitCode null: check signalCode too.
-    const running = hosts.filter((h) => h.child.exitCode === null && h.child.signalCode === null);
-    const exits = running.map((h) => new Promise((r) => h.child.once("exit", r)));
-    for (const h of running) h.child.kill("SIGTERM");
-    await Promise.all(exits);
+    await stopHosts(hosts);
     if (directory === undefined) await rm(dir, { recursive: true, force: true });
   }
 }

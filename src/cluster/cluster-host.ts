@@ -50,6 +50,11 @@ export interface ClusterHostOptions<N extends NamespaceClasses, E = object> exte
     heartbeatMs?: number;
     /** A member whose heartbeat is older than this is dead. Default 5,000 ms. */
     ttlMs?: number;
+    /**
+     * How long a forwarded operation may take before the caller gets `ERR_UNAVAILABLE` (in real time;
+     * such an operation is not retried, since the owner may have run it). Default 30,000 ms.
+     */
+    forwardTimeoutMs?: number;
   };
 }
 
@@ -78,8 +83,8 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
   readonly membership: DirectoryMembership;
   readonly #internals: HostInternals;
   readonly #server: Server;
-  readonly #clock: Clock;
   readonly #ttlMs: number;
+  readonly #forwardTimeoutMs: number;
   #draining = false;
   #handingOver: Promise<void> = Promise.resolve();
   #closed = false;
@@ -90,15 +95,16 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     host: ObjectHost<N, E>,
     membership: DirectoryMembership,
     server: Server,
-    clock: Clock,
+    _clock: Clock,
     ttlMs: number,
+    forwardTimeoutMs: number,
   ) {
     this.#ttlMs = ttlMs;
+    this.#forwardTimeoutMs = forwardTimeoutMs;
     this.host = host;
     this.membership = membership;
     this.#internals = hostInternals(host as unknown as ObjectHost<NamespaceClasses, unknown>);
     this.#server = server;
-    this.#clock = clock;
   }
 
   /** Starts the host: serves the forwarding endpoint and joins the cluster. */
@@ -141,7 +147,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         if (node !== undefined) node.#handingOver = node.#handingOver.then(() => node.#handOver());
       },
     });
-    self = new ClusterHost(host, membership, server, clock, cluster.ttlMs ?? 5_000);
+    self = new ClusterHost(host, membership, server, clock, cluster.ttlMs ?? 5_000, cluster.forwardTimeoutMs ?? 30_000);
     await membership.join();
     return self;
   }
@@ -186,9 +192,12 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     this.#draining = true;
     await this.membership.leave();
     for (let round = 0; round < 50; round++) {
+      await this.#handingOver;
       await this.host.evictIdle();
+      await this.host.settled();
       if (this.#internals.held().length === 0) break;
-      await new Promise<void>((resolve) => this.#clock.setTimer(resolve, 10));
+      // Events still in flight: wait for them in real time (not on the objects' clock).
+      await new Promise<void>((resolve) => systemClock.setTimer(resolve, 10));
     }
   }
 
@@ -238,7 +247,16 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         await this.membership.refresh();
         continue;
       }
-      const answer = await this.#forward(member.address, ns, id, op).catch((e: unknown) => ({ failed: e }));
+      const answer = await this.#forward(member.address, ns, id, op).catch((e: unknown) => {
+        // No answer in time: the owner may or may not have run the operation, so it is not retried.
+        if ((e as { name?: unknown })?.name === "TimeoutError") {
+          throw new ActorStoreError(
+            "ERR_UNAVAILABLE",
+            `Host ${owner} did not answer within ${this.#forwardTimeoutMs} ms; the operation on ${ns} object ${id.toString()} may or may not have run.`,
+          );
+        }
+        return { failed: e };
+      });
       if ("misdirected" in answer || "failed" in answer) {
         // The owner's view differs from ours, or it is unreachable: re-read the members and retry.
         await this.membership.refresh();
@@ -271,6 +289,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       for (const [k, v] of Object.entries(headers)) forwardHeaders.set(k, v);
       const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
       const response = await fetch(`${base}/fetch`, {
+        signal: AbortSignal.timeout(this.#forwardTimeoutMs),
         method: "POST",
         headers: forwardHeaders,
         ...(body === undefined ? {} : { body }),
@@ -301,6 +320,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
           ? "start/-"
           : `get/${encodeURIComponent(op.property)}`;
     const response = await fetch(`${base}/${path}`, {
+      signal: AbortSignal.timeout(this.#forwardTimeoutMs),
       method: "POST",
       headers: { ...headers, "content-type": "application/octet-stream" },
       body: op.kind === "call" ? Buffer.from(encode(op.args)) : Buffer.alloc(0),
