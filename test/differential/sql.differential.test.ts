@@ -105,7 +105,6 @@ describe.skipIf(!hasSql)("sql differential (gated by sqlAvailable())", () => {
       { op: "sql", query: "SELECT * FROM _cf_KV" },
       { op: "sql", query: "SELECT count(*) FROM _cf_KV" },
       { op: "sql", query: "CREATE TABLE _cf_x (a)" },
-      { op: "sql", query: "CREATE TABLE _CF_x (a)" },
       { op: "sql", query: "BEGIN" },
       { op: "sql", query: "SAVEPOINT s" },
       { op: "sql", query: "ATTACH DATABASE ':memory:' AS other" },

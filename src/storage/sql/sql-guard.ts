@@ -16,13 +16,14 @@
  *    CTEs, subqueries and foreign-key actions. This is what makes the `_cf_` protection sound.
  */
 import type { SqlEngine } from "../../engine/engine";
+import { ActorStoreError } from "../../errors";
 import { ALLOWED_SQL_FUNCTIONS, PLATFORM_DENIED_FUNCTIONS, TIME_FUNCTIONS } from "./allowed-functions";
 import { ALLOWED_PRAGMAS, isInt32, isPragmaBoolean, isUint32 } from "./allowed-pragmas";
 import { NO_POSITIONING, PositioningCollector, type PositioningFacts } from "./row-counting";
 import type { SchemaObject, SqlCatalog } from "./sql-catalog";
 import { SQLITE_AUTH, SQLITE_ERROR, sqliteError, TRANSACTION_STATEMENT_MESSAGE } from "./sql-errors";
 import { checkProgramSize, checkStatementText, checkTableColumns, type SqlLimits } from "./sql-limits";
-import { byteOffset, isKeyword, type SqlToken, tokenize } from "./sql-tokenizer";
+import { byteOffset, isKeyword, type SqlToken, tokenize, tokenizeFirstStatement } from "./sql-tokenizer";
 
 /** Statement kinds the facade distinguishes. */
 export const STATEMENT_KINDS = [
@@ -68,11 +69,60 @@ export interface StatementVerdict {
   readonly positioning: PositioningFacts;
   /** Parameter numbers used as LIKE/GLOB patterns (their length is checked at bind time). */
   readonly likeParameters: readonly number[];
+  /**
+   * ANALYZE or `PRAGMA optimize`: may write row counts of internal tables into `sqlite_stat1`,
+   * which the facade removes right after (see docs/sql.md).
+   */
+  readonly writesStatistics: boolean;
 }
 
-/** Whether user SQL may touch an object called `name` (case-sensitive `_cf_`, as in v1.20260426). */
+/**
+ * Whether user SQL may name an object called `name`. SQLite resolves names ignoring ASCII case, so
+ * `"_CF_KV"` is the table `_cf_KV`: any spelling of the `_cf_` prefix is internal, as on the
+ * platform since it made the check case-insensitive. (The regular expression folds ASCII letters
+ * only, as SQLite does: no other character case-folds onto `c` or `f`.)
+ */
 export function isAllowedName(name: string): boolean {
-  return !name.startsWith("_cf_");
+  return !INTERNAL_PREFIX.test(name);
+}
+
+const INTERNAL_PREFIX = /^_cf_/i;
+
+/**
+ * The decision that must come before SQLite compiles the first statement of `sql`. SQLite applies
+ * a PRAGMA while compiling it (flag pragmas such as `writable_schema` or `query_only`, heap
+ * limits, cache sizes), before any program exists to inspect, so a PRAGMA, also behind `EXPLAIN`,
+ * is judged from its text here and a refused one never reaches the engine: the connection stays
+ * exactly as it was. No other statement acts while compiling.
+ */
+export function checkBeforeCompile(sql: string, catalog: SqlCatalog): void {
+  const tokens = tokenizeFirstStatement(sql);
+  let at = 0;
+  while (isKeyword(tokens[at], "EXPLAIN")) {
+    at += isKeyword(tokens[at + 1], "QUERY") && isKeyword(tokens[at + 2], "PLAN") ? 3 : 1;
+  }
+  const statement = at === 0 ? tokens : tokens.slice(at);
+  const first = statement[0];
+  switch (first?.kind === "identifier" && !first.quoted ? first.text.toUpperCase() : "") {
+    case "PRAGMA":
+      checkPragma(statement, []);
+      break;
+    // The platform's authorizer runs while SQLite resolves these names, before SQLite checks
+    // whether the object exists: `CREATE TABLE "_CF_KV"` is refused, not "already exists".
+    case "CREATE":
+      checkCreateNames(statement);
+      break;
+    case "DROP":
+      checkDrop(statement, catalog);
+      break;
+    case "ALTER":
+      checkAlterNames(statement);
+      break;
+    case "REINDEX":
+    case "ANALYZE":
+      checkTargetTable(statement, catalog);
+      break;
+  }
 }
 
 const notAuthorized = () => sqliteError("not authorized", SQLITE_AUTH);
@@ -150,7 +200,15 @@ export class SqlGuard {
     if (isKeyword(tokens[0], "EXPLAIN")) {
       const at = isKeyword(tokens[1], "QUERY") && isKeyword(tokens[2], "PLAN") ? 3 : 1;
       const inner = this.check(engine, catalog, sql.slice(tokens[at]?.start ?? sql.length));
-      return { ...inner, kind: "explain", mayWrite: false, changesSchema: false, usesTime: false, returning: false };
+      return {
+        ...inner,
+        kind: "explain",
+        mayWrite: false,
+        changesSchema: false,
+        usesTime: false,
+        returning: false,
+        writesStatistics: false,
+      };
     }
     const facts = checkStatementText(sql, tokens, catalog.functionNames, this.#limits);
     const first = tokens[0];
@@ -177,11 +235,10 @@ export class SqlGuard {
       case "ALTER":
         checkAlter(tokens, catalog, this.#limits);
         break;
-      case "REINDEX": {
-        const target = qualifiedName(tokens, 1);
-        if (target !== undefined && !isAllowedName(target.name)) throw notAuthorized();
+      case "REINDEX":
+      case "ANALYZE":
+        checkTargetTable(tokens, catalog);
         break;
-      }
     }
     const kind = statementKind(tokens, word);
     const program = analyseProgram(engine, catalog, sql, tokens, kind);
@@ -198,6 +255,7 @@ export class SqlGuard {
       schemaWrites: program.schemaWrites,
       positioning: program.positioning,
       likeParameters: facts.likeParameters,
+      writesStatistics: kind === "analyze",
     };
   }
 }
@@ -287,7 +345,22 @@ function checkSchemaAndName(target: { schema: string | undefined; name: string }
   if (!isAllowedName(target.name)) throw notAuthorized();
 }
 
-function checkCreate(sql: string, tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
+/** `ANALYZE x` / `REINDEX x`: `x` is a table, or an index that stands for its table. */
+function checkTargetTable(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
+  const target = qualifiedName(tokens, 1);
+  if (target === undefined) return;
+  // `ANALYZE _cf_KV` would write internal row counts into sqlite_stat1.
+  const table = catalog.byName(target.name)?.table ?? target.name;
+  if (!isAllowedName(target.name) || !isAllowedName(table)) throw notAuthorized();
+}
+
+interface CreateTarget {
+  readonly objectType: string | undefined;
+  readonly target: { schema: string | undefined; name: string; next: number } | undefined;
+}
+
+/** The names a CREATE statement names: the new object, and the table of an index or trigger. */
+function checkCreateNames(tokens: readonly SqlToken[]): CreateTarget {
   let i = 1;
   if (isKeyword(tokens[i], "TEMP") || isKeyword(tokens[i], "TEMPORARY")) throw notAuthorized();
   if (isKeyword(tokens[i], "UNIQUE")) i++;
@@ -296,7 +369,7 @@ function checkCreate(sql: string, tokens: readonly SqlToken[], catalog: SqlCatal
   const objectType = tokens[i]?.text.toUpperCase();
   const target = qualifiedName(tokens, skipIfExists(tokens, i + 1));
   checkSchemaAndName(target);
-  if (target === undefined) return;
+  if (target === undefined) return { objectType, target };
   if (objectType === "INDEX" && isKeyword(tokens[target.next], "ON")) {
     checkSchemaAndName(qualifiedName(tokens, target.next + 1));
   }
@@ -306,9 +379,29 @@ function checkCreate(sql: string, tokens: readonly SqlToken[], catalog: SqlCatal
   }
   if (virtual) {
     const module = tokens[target.next + 1];
-    const name = module?.value.toLowerCase();
+    const name = module?.value.toLowerCase() ?? "";
     if (!isKeyword(tokens[target.next], "USING") || (name !== "fts5" && name !== "fts5vocab")) throw notAuthorized();
+    throw fts5Unavailable(name);
   }
+  return { objectType, target };
+}
+
+/**
+ * The platform allows `fts5` (and `fts5vocab`) virtual tables; sql.js is built without fts5 (it
+ * has fts3/fts4, which the platform refuses), so they cannot be created here.
+ */
+function fts5Unavailable(module: string): Error {
+  return new ActorStoreError(
+    "ERR_NOT_IMPLEMENTED",
+    `CREATE VIRTUAL TABLE … USING ${module} is not available in actorstore: its SQLite (sql.js) is built without fts5, ` +
+      "and the platform allows no other full-text module (fts3/fts4 are refused there). " +
+      "Search with LIKE, instr() or a table of terms with an index instead, or run full-text queries on the platform.",
+  );
+}
+
+function checkCreate(sql: string, tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
+  const { objectType, target } = checkCreateNames(tokens);
+  if (target === undefined) return;
   if (objectType === "TABLE" && tokens[target.next]?.text === "(") {
     checkTableColumns(target.name, countColumnDefinitions(tokens, target.next), limits);
   }
@@ -352,9 +445,19 @@ function checkDrop(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
   }
 }
 
-function checkAlter(tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
+/** The table an ALTER TABLE names, and the new name of a RENAME TO. */
+function checkAlterNames(tokens: readonly SqlToken[]): ReturnType<typeof qualifiedName> {
   const target = qualifiedName(tokens, 2);
   checkSchemaAndName(target);
+  // The new name too: `ALTER TABLE t RENAME TO _cf_KV` would make a user table internal.
+  if (target !== undefined && isKeyword(tokens[target.next], "RENAME") && isKeyword(tokens[target.next + 1], "TO")) {
+    checkSchemaAndName(qualifiedName(tokens, target.next + 2));
+  }
+  return target;
+}
+
+function checkAlter(tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
+  const target = checkAlterNames(tokens);
   if (target === undefined) return;
   if (isKeyword(tokens[target.next], "ADD")) {
     const object = catalog.byName(target.name);
@@ -477,6 +580,7 @@ function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly numbe
     schemaWrites: 0,
     positioning: NO_POSITIONING,
     likeParameters,
+    writesStatistics: name === "optimize",
   };
 }
 

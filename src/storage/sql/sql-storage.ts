@@ -14,7 +14,7 @@ import { type RowBuilder, rowBuilderFor } from "./row-objects";
 import { toEngineValuesInPlace } from "./sql-bindings";
 import { SqlCatalog } from "./sql-catalog";
 import { type ErrorContext, translateEngineError } from "./sql-errors";
-import { SqlGuard, type StatementVerdict } from "./sql-guard";
+import { checkBeforeCompile, SqlGuard, type StatementVerdict } from "./sql-guard";
 import type { SqlHost } from "./sql-host";
 import {
   checkLikePattern,
@@ -54,6 +54,12 @@ interface EngineState {
   epoch: number;
   cookieStatement: EngineStatement | undefined;
 }
+
+/**
+ * Removes the statistics of internal tables and their indexes. `lower()` folds ASCII only, as
+ * SQLite's name resolution does, and does not depend on `PRAGMA case_sensitive_like`.
+ */
+const HIDE_INTERNAL_STATISTICS = "DELETE FROM sqlite_stat1 WHERE lower(substr(tbl, 1, 4)) = '_cf_'";
 
 const MULTI_PARAMETERS_MESSAGE =
   "When executing multiple SQL statements in a single call, only the last statement can have parameters.";
@@ -230,6 +236,8 @@ export class SqlStorage {
   }
 
   #prepareHead(state: EngineState, sql: string): { statement: EngineStatement | null; tail: string } {
+    // Before SQLite sees it: a refused PRAGMA would act while compiling.
+    checkBeforeCompile(sql, state.catalog);
     try {
       return state.engine.prepareHead(sql);
     } catch (e) {
@@ -267,6 +275,19 @@ export class SqlStorage {
       statement.reset();
       if (verdict.changesSchema) this.#schemaChanged(state);
     }
+    if (verdict.writesStatistics) this.#hideInternalStatistics(state);
+  }
+
+  /**
+   * ANALYZE (and `PRAGMA optimize`) count the rows of every table, internal ones included, into
+   * `sqlite_stat1`, which user SQL may read. Their rows are deleted right after, as a write of its
+   * own that the host logs like any other, so replay and restore see the same statistics.
+   */
+  #hideInternalStatistics(state: EngineState): void {
+    // Not the catalog: the statement that just created sqlite_stat1 has not invalidated it yet.
+    if (state.engine.query("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat1'").length === 0) return;
+    const nowMs = this.#host.beforeWrite(HIDE_INTERNAL_STATISTICS, []);
+    state.engine.withNow(nowMs, () => state.engine.exec(HIDE_INTERNAL_STATISTICS));
   }
 
   /** Binds and starts the last statement of a query; the cursor takes the first step. */
@@ -320,7 +341,9 @@ export class SqlStorage {
         throw source.translate(e);
       }
       if (owner !== undefined) owner.busy = true;
-      return new SqlStorageCursor<T>(source, verdict, nowMs);
+      const cursor = new SqlStorageCursor<T>(source, verdict, nowMs);
+      if (verdict.writesStatistics) this.#hideInternalStatistics(state);
+      return cursor;
     } finally {
       if (verdict.changesSchema) this.#schemaChanged(state);
     }
@@ -334,6 +357,7 @@ function errorContextFor(state: EngineState, sql: string): ErrorContext {
     primaryKeyColumns: (table) => state.catalog.primaryKey(table),
     compileError: (text) => {
       try {
+        checkBeforeCompile(text, state.catalog);
         state.engine.prepare(text).free();
         return undefined;
       } catch (e) {
