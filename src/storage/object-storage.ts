@@ -69,6 +69,12 @@ export interface ObjectStorageOptions {
   snapshotEveryRecords?: number;
   /** How to load sql.js (browsers: `locateFile` for the WASM file). */
   sqlJs?: SqlJsLoadOptions;
+  /**
+   * The most bytes this object's database may hold (default 1 GiB; see docs/sql.md). A write
+   * beyond it fails with `database or disk is full: SQLITE_FULL` and breaks the object, as the
+   * platform's limit does. Ignored when `engineFactory` is given.
+   */
+  maxDatabaseSize?: number;
   /** A ready engine factory (advanced: tests, custom builds). */
   engineFactory?: SqlEngineFactory;
 }
@@ -135,7 +141,12 @@ export class ObjectStorage {
       throw new ActorStoreError("ERR_INVALID_OPTION", `backend must be "sqlite" or "kv" (got ${String(backend)}).`);
     }
     const [engineFactory, v8, scope] = await Promise.all([
-      options.engineFactory ?? loadSqlJsEngine(options.sqlJs),
+      options.engineFactory ??
+        loadSqlJsEngine(
+          options.maxDatabaseSize === undefined
+            ? options.sqlJs
+            : { ...options.sqlJs, maxDatabaseSize: options.maxDatabaseSize },
+        ),
       loadV8Codec(),
       loadAsyncScope<ObjectStorage>(),
     ]);

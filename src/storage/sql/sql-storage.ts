@@ -13,7 +13,7 @@ import { type CursorSource, SqlStorageCursor, type SqlStorageRow, type SqlStorag
 import { type RowBuilder, rowBuilderFor } from "./row-objects";
 import { toEngineValuesInPlace } from "./sql-bindings";
 import { SqlCatalog } from "./sql-catalog";
-import { type ErrorContext, translateEngineError } from "./sql-errors";
+import { type ErrorContext, isCriticalEngineError, translateEngineError } from "./sql-errors";
 import { checkBeforeCompile, SqlGuard, type StatementVerdict } from "./sql-guard";
 import type { SqlHost } from "./sql-host";
 import {
@@ -270,7 +270,7 @@ export class SqlStorage {
       statement.bind([], "real");
       statement.step(nowMs);
     } catch (e) {
-      throw translateEngineError(e, errorContextFor(state, statement.sql));
+      throw translateFailure(this.#host, e, errorContextFor(state, statement.sql));
     } finally {
       statement.reset();
       if (verdict.changesSchema) this.#schemaChanged(state);
@@ -350,6 +350,16 @@ export class SqlStorage {
   }
 }
 
+/**
+ * The platform's error for a failed statement. A critical error breaks the object first (see
+ * `SqlHost.onCriticalError`): SQLite may have rolled the implicit transaction back on its own.
+ */
+function translateFailure(host: SqlHost, error: unknown, context: ErrorContext): unknown {
+  const translated = translateEngineError(error, context);
+  if (isCriticalEngineError(error) && translated instanceof Error) host.onCriticalError?.(translated);
+  return translated;
+}
+
 /** What error translation may ask the engine (see {@link ErrorContext}). */
 function errorContextFor(state: EngineState, sql: string): ErrorContext {
   return {
@@ -414,7 +424,7 @@ class StatementSource implements CursorSource {
   }
 
   translate(error: unknown): unknown {
-    return translateEngineError(error, errorContextFor(this.#state, this.statement.sql));
+    return translateFailure(this.#host, error, errorContextFor(this.#state, this.statement.sql));
   }
 
   countRows(table: string): number {
