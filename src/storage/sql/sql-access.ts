@@ -1,28 +1,34 @@
 /**
- * The platform's restrictions on user SQL, without an authorizer hook.
+ * The access decision: whether user SQL may run, as the platform's authorizer decides it.
  *
- * workerd installs an SQLite authorizer that SQLite consults while compiling. sql.js offers none,
- * so each statement is judged twice over, once per statement text and schema version (the facade
- * caches the verdict, so repeated SQL costs nothing):
+ * workerd installs an SQLite authorizer that SQLite consults while compiling. sql.js offers none
+ * (its build exports no `sqlite3_set_authorizer`), so each statement is judged three times over,
+ * once per statement text and schema version (the facade caches the verdict, so repeated SQL
+ * costs nothing):
  *
+ * 0. before SQLite compiles it ({@link checkBeforeCompile}): a PRAGMA acts while compiling, so
+ *    pragmas, and the names DDL names, are judged from the tokens of the text alone;
  * 1. by its text ({@link tokenize}): the statement kind (transaction statements, ATTACH/DETACH,
  *    TEMP objects, schemas), the names a CREATE/DROP/ALTER/REINDEX names, pragma names and their
  *    arguments, and function calls written in definitions (CHECK, DEFAULT, index expressions)
  *    that only run later;
- * 2. by its compiled program (`EXPLAIN`): every B-tree the program opens (`OpenRead`/`OpenWrite`
- *    root pages, named through {@link SqlCatalog}), every function it calls (`Function`,
- *    `AggStep`… operands), every virtual table it opens (`VOpen`), and whatever writes or changes
- *    the schema. The program includes what the text hides: views, triggers (their sub-programs),
- *    CTEs, subqueries and foreign-key actions. This is what makes the `_cf_` protection sound.
+ * 2. by its compiled program ({@link explainProgram}): every B-tree the program opens
+ *    (`OpenRead`/`OpenWrite` root pages, named through {@link SqlCatalog}), every function it
+ *    calls (`Function`, `AggStep`… operands), every virtual table it opens (`VOpen`), and whatever
+ *    writes or changes the schema. The program includes what the text hides: views, triggers
+ *    (their sub-programs), CTEs, subqueries and foreign-key actions. This is what makes the `_cf_`
+ *    protection independent of how a name is spelled.
+ *
+ * The row counters read the same program (row-counting.ts); this file only decides.
  */
 import type { SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { ALLOWED_SQL_FUNCTIONS, PLATFORM_DENIED_FUNCTIONS, TIME_FUNCTIONS } from "./allowed-functions";
 import { ALLOWED_PRAGMAS, isInt32, isPragmaBoolean, isUint32 } from "./allowed-pragmas";
-import { NO_POSITIONING, PositioningCollector, type PositioningFacts } from "./row-counting";
 import type { SchemaObject, SqlCatalog } from "./sql-catalog";
 import { SQLITE_AUTH, SQLITE_ERROR, sqliteError, TRANSACTION_STATEMENT_MESSAGE } from "./sql-errors";
 import { checkProgramSize, checkStatementText, checkTableColumns, type SqlLimits } from "./sql-limits";
+import { explainProgram, OPFLAG_P2ISREG, type ProgramOp } from "./sql-program";
 import { byteOffset, isKeyword, type SqlToken, tokenize, tokenizeFirstStatement } from "./sql-tokenizer";
 
 /** Statement kinds the facade distinguishes. */
@@ -45,8 +51,8 @@ export const STATEMENT_KINDS = [
 /** One of {@link STATEMENT_KINDS}. */
 export type StatementKind = (typeof STATEMENT_KINDS)[number];
 
-/** What the guard concluded about an allowed statement. */
-export interface StatementVerdict {
+/** The access decision about an allowed statement (a refused one throws instead). */
+export interface AccessVerdict {
   /** The statement kind. */
   readonly kind: StatementKind;
   /** Not proven read-only: the facade calls `host.beforeWrite` and runs it to completion in `exec`. */
@@ -57,16 +63,6 @@ export interface StatementVerdict {
   readonly usesTime: boolean;
   /** An INSERT/UPDATE/DELETE with RETURNING. */
   readonly returning: boolean;
-  /** B-tree writes the platform counts per changed row (see ROW_WRITE_OPCODES), for `rowsWritten`. */
-  readonly writesPerRow: number;
-  /** The table whose rows `count(*)` counts without visiting them (`Count` opcode), if any. */
-  readonly countTable: string | undefined;
-  /** Rowid lookups per inserted row (`NotExists`: an explicit rowid, a foreign-key parent), for `rowsRead`. */
-  readonly seeksPerInsert: number;
-  /** Rows the program writes into `sqlite_schema` (CREATE TABLE: its row, written twice, plus one per automatic index). */
-  readonly schemaWrites: number;
-  /** Loop starts and seeks, for `rowsRead` (row-counting.ts). */
-  readonly positioning: PositioningFacts;
   /** Parameter numbers used as LIKE/GLOB patterns (their length is checked at bind time). */
   readonly likeParameters: readonly number[];
   /**
@@ -74,6 +70,12 @@ export interface StatementVerdict {
    * which the facade removes right after (see docs/sql.md).
    */
   readonly writesStatistics: boolean;
+}
+
+/** An allowed statement's verdict and the program it was judged by (none for pragmas). */
+export interface AccessDecision {
+  readonly verdict: AccessVerdict;
+  readonly program: readonly ProgramOp[];
 }
 
 /**
@@ -152,18 +154,8 @@ const FUNCTION_OPCODES = new Set([
   "AggValue",
   "AggInverse",
 ]);
-/**
- * Opcodes the platform counts in `rowsWritten` (measured, see docs/sql.md): every table and index
- * insert, and a table delete only when it counts as a change (`OPFLAG_NCHANGE` in P5: a DELETE's
- * rows, not the old row an UPDATE rewrites or a REPLACE removes). Index deletes are not counted.
- */
-const ROW_WRITE_OPCODES = new Set(["Insert", "IdxInsert", "Delete"]);
-/** `OPFLAG_NCHANGE`: the write counts as a change (`sqlite3_changes`). */
-const OPFLAG_NCHANGE = 0x01;
 /** Marks a read of the row key (`Rowid` opcode) among a cursor's column numbers. */
 const ROWID_COLUMN = -1;
-/** `OPFLAG_P2ISREG`: P2 of an `Open*` opcode is a register, not a root page. */
-const OPFLAG_P2ISREG = 0x10;
 
 interface OpenCursor {
   readonly object: SchemaObject | undefined;
@@ -176,15 +168,15 @@ interface ProtectedRead {
 }
 
 /**
- * Judges statements. Stateless apart from its limits; schema facts come from the catalog.
+ * Decides statements. Stateless apart from its limits; schema facts come from the catalog.
  *
  * @example
  * ```ts
- * const verdict = new SqlGuard(DEFAULT_SQL_LIMITS).check(engine, catalog, "SELECT * FROM t");
+ * const { verdict } = new SqlAccess(DEFAULT_SQL_LIMITS).check(engine, catalog, "SELECT * FROM t");
  * verdict.mayWrite; // false
  * ```
  */
-export class SqlGuard {
+export class SqlAccess {
   readonly #limits: SqlLimits;
 
   constructor(limits: SqlLimits) {
@@ -192,15 +184,15 @@ export class SqlGuard {
   }
 
   /**
-   * Judges one compiled statement (`sql` is its text). Throws the platform's error when the
-   * platform would refuse it; returns the verdict otherwise.
+   * Decides one compiled statement (`sql` is its text). Throws the platform's error when the
+   * platform would refuse it; returns the verdict, and the program it read, otherwise.
    */
-  check(engine: SqlEngine, catalog: SqlCatalog, sql: string): StatementVerdict {
+  check(engine: SqlEngine, catalog: SqlCatalog, sql: string): AccessDecision {
     const tokens = tokenize(sql);
     if (isKeyword(tokens[0], "EXPLAIN")) {
       const at = isKeyword(tokens[1], "QUERY") && isKeyword(tokens[2], "PLAN") ? 3 : 1;
-      const inner = this.check(engine, catalog, sql.slice(tokens[at]?.start ?? sql.length));
-      return {
+      const inner = this.check(engine, catalog, sql.slice(tokens[at]?.start ?? sql.length)).verdict;
+      const verdict: AccessVerdict = {
         ...inner,
         kind: "explain",
         mayWrite: false,
@@ -209,6 +201,7 @@ export class SqlGuard {
         returning: false,
         writesStatistics: false,
       };
+      return { verdict, program: NO_PROGRAM };
     }
     const facts = checkStatementText(sql, tokens, catalog.functionNames, this.#limits);
     const first = tokens[0];
@@ -225,7 +218,7 @@ export class SqlGuard {
       case "DETACH":
         throw notAuthorized();
       case "PRAGMA":
-        return checkPragma(tokens, facts.likeParameters);
+        return { verdict: checkPragma(tokens, facts.likeParameters), program: NO_PROGRAM };
       case "CREATE":
         checkCreate(sql, tokens, catalog, this.#limits);
         break;
@@ -241,24 +234,23 @@ export class SqlGuard {
         break;
     }
     const kind = statementKind(tokens, word);
-    const program = analyseProgram(engine, catalog, sql, tokens, kind);
-    checkProgramSize(program.mainOps, this.#limits);
-    return {
+    const program = explainProgram(engine, sql);
+    const decided = decideProgram(catalog, sql, tokens, kind, program);
+    checkProgramSize(decided.mainOps, this.#limits);
+    const verdict: AccessVerdict = {
       kind,
-      mayWrite: program.mayWrite,
-      changesSchema: program.changesSchema,
-      usesTime: program.usesTime,
+      mayWrite: decided.mayWrite,
+      changesSchema: decided.changesSchema,
+      usesTime: decided.usesTime,
       returning: (kind === "insert" || kind === "update" || kind === "delete") && hasTopLevel(tokens, "RETURNING"),
-      writesPerRow: program.writesPerRow,
-      countTable: program.countTable,
-      seeksPerInsert: program.seeksPerInsert,
-      schemaWrites: program.schemaWrites,
-      positioning: program.positioning,
       likeParameters: facts.likeParameters,
       writesStatistics: kind === "analyze",
     };
+    return { verdict, program };
   }
 }
+
+const NO_PROGRAM: readonly ProgramOp[] = Object.freeze([]);
 
 /** The statement kind from its first keyword (for WITH, the first top-level DML keyword). */
 function statementKind(tokens: readonly SqlToken[], word: string): StatementKind {
@@ -518,7 +510,7 @@ function locateCall(sql: string, name: string): number | undefined {
 }
 
 /** The pragma rules. Pragmas are judged by name and argument alone, as the platform does. */
-function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly number[]): StatementVerdict {
+function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly number[]): AccessVerdict {
   const target = qualifiedName(tokens, 1);
   if (target === undefined) throw notAuthorized();
   if (target.schema !== undefined && target.schema.toLowerCase() !== "main") throw notAuthorized();
@@ -574,11 +566,6 @@ function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly numbe
     changesSchema: writes,
     usesTime: false,
     returning: false,
-    writesPerRow: 0,
-    countTable: undefined,
-    seeksPerInsert: 0,
-    schemaWrites: 0,
-    positioning: NO_POSITIONING,
     likeParameters,
     writesStatistics: name === "optimize",
   };
@@ -589,65 +576,33 @@ interface ProgramFacts {
   mayWrite: boolean;
   changesSchema: boolean;
   usesTime: boolean;
-  writesPerRow: number;
-  countTable: string | undefined;
-  seeksPerInsert: number;
-  schemaWrites: number;
-  positioning: PositioningFacts;
 }
 
 /** Walks the compiled program (main program, then trigger sub-programs) and applies the rules. */
-function analyseProgram(
-  engine: SqlEngine,
+function decideProgram(
   catalog: SqlCatalog,
   sql: string,
   tokens: readonly SqlToken[],
   kind: StatementKind,
+  program: readonly ProgramOp[],
 ): ProgramFacts {
   // ANALYZE's program calls SQLite's internal stat_* functions and reads every table; neither goes
   // through the platform's authorizer.
   const checkReads = kind !== "analyze";
   const checkFunctions = kind !== "analyze";
-  const rows = engine.query(`EXPLAIN ${sql}`);
-  const facts: ProgramFacts = {
-    mainOps: 0,
-    mayWrite: false,
-    changesSchema: false,
-    usesTime: false,
-    writesPerRow: 0,
-    countTable: undefined,
-    seeksPerInsert: 0,
-    schemaWrites: 0,
-    positioning: NO_POSITIONING,
-  };
-  const positions = new PositioningCollector();
+  const facts: ProgramFacts = { mainOps: 0, mayWrite: false, changesSchema: false, usesTime: false };
   let segment = 0;
-  let previousAddress = -1;
   let cursors = new Map<number, OpenCursor>();
   let protectedWrite = false;
   let deniedFunctionName: string | undefined;
   const protectedReads: ProtectedRead[] = [];
-  for (const row of rows) {
-    const address = Number(row[0]);
-    const opcode = String(row[1]);
-    const p1 = Number(row[2]);
-    const p2 = Number(row[3]);
-    const p3 = Number(row[4]);
-    const p4 = row[5];
-    const p5 = Number(row[6]);
-    // Sub-programs (triggers, foreign-key actions) are listed after the main program, each
-    // starting again at address 0, with their own cursor numbers.
-    if (address <= previousAddress) {
-      segment++;
+  for (const { opcode, p1, p2, p3, p4, p5, segment: opSegment } of program) {
+    // Each sub-program (triggers, foreign-key actions) has cursor numbers of its own.
+    if (opSegment !== segment) {
+      segment = opSegment;
       cursors = new Map();
     }
-    previousAddress = address;
-    const main = segment === 0;
-    if (main) {
-      facts.mainOps++;
-      // An INSERT's rowid lookups run once per inserted row: counted from the changes instead.
-      positions.add(address, opcode, p1, p2, p3, p5, kind === "insert" && opcode === "NotExists");
-    }
+    if (segment === 0) facts.mainOps++;
     switch (opcode) {
       case "OpenRead":
       case "ReopenIdx":
@@ -682,9 +637,6 @@ function analyseProgram(
           protectedWrite = true;
         break;
       }
-      case "NotExists":
-        if (main) facts.seeksPerInsert++;
-        break;
       case "VOpen":
         if (!catalog.allowedVirtualTables.has(String(p4))) throw notAuthorized();
         break;
@@ -694,9 +646,6 @@ function analyseProgram(
       case "AutoCommit":
       case "Savepoint":
         throw new Error(TRANSACTION_STATEMENT_MESSAGE);
-      case "Count":
-        if (main) facts.countTable = cursors.get(p1)?.object?.table;
-        break;
       default:
         if (FUNCTION_OPCODES.has(opcode) && checkFunctions) {
           const name = String(p4).replace(/\(.*$/, "").toLowerCase();
@@ -707,19 +656,12 @@ function analyseProgram(
           facts.mayWrite = true;
         } else if (WRITE_OPCODES.has(opcode)) {
           if (opcode !== "Clear" && opcode !== "ResetSorter") facts.mayWrite = true;
-        } else if (main && ROW_WRITE_OPCODES.has(opcode) && (opcode !== "Delete" || (p5 & OPFLAG_NCHANGE) !== 0)) {
-          const cursor = cursors.get(p1);
-          if (cursor?.write && cursor.object !== undefined) {
-            if (cursor.object.table !== "sqlite_schema") facts.writesPerRow++;
-            else if (opcode === "Insert") facts.schemaWrites++;
-          }
         }
     }
   }
   if (protectedWrite) throw notAuthorized();
   if (deniedFunctionName !== undefined) throw deniedFunction(deniedFunctionName, sql);
   if (checkReads && protectedReads.length > 0) throw readDenied(catalog, tokens, protectedReads, kind);
-  facts.positioning = positions.facts();
   return facts;
 }
 
