@@ -24,7 +24,9 @@
 import type { SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { ALLOWED_SQL_FUNCTIONS, PLATFORM_DENIED_FUNCTIONS, TIME_FUNCTIONS } from "./allowed-functions";
-import { ALLOWED_PRAGMAS, isInt32, isPragmaBoolean, isUint32 } from "./allowed-pragmas";
+import { ALLOWED_PRAGMAS, isPragmaAllowed, PRAGMA_FUNCTIONS } from "./allowed-pragmas";
+import { isAllowedName } from "./internal-names";
+import { type ProtectedRead, ROWID_COLUMN, readDenied } from "./read-denied";
 import type { SchemaObject, SqlCatalog } from "./sql-catalog";
 import { SQLITE_AUTH, SQLITE_ERROR, sqliteError, TRANSACTION_STATEMENT_MESSAGE } from "./sql-errors";
 import { checkProgramSize, checkStatementText, checkTableColumns, type SqlLimits } from "./sql-limits";
@@ -79,24 +81,14 @@ export interface AccessDecision {
 }
 
 /**
- * Whether user SQL may name an object called `name`. SQLite resolves names ignoring ASCII case, so
- * `"_CF_KV"` is the table `_cf_KV`: any spelling of the `_cf_` prefix is internal, as on the
- * platform since it made the check case-insensitive. (The regular expression folds ASCII letters
- * only, as SQLite does: no other character case-folds onto `c` or `f`.)
- */
-export function isAllowedName(name: string): boolean {
-  return !INTERNAL_PREFIX.test(name);
-}
-
-const INTERNAL_PREFIX = /^_cf_/i;
-
-/**
  * The decision that must come before SQLite compiles the first statement of `sql`. SQLite applies
  * a PRAGMA while compiling it (flag pragmas such as `writable_schema` or `query_only`, heap
  * limits, cache sizes), before any program exists to inspect, so a PRAGMA, also behind `EXPLAIN`,
  * is judged from its text here and a refused one never reaches the engine: the connection stays
  * exactly as it was. No other statement acts while compiling.
  */
+export { isAllowedName };
+
 export function checkBeforeCompile(sql: string, catalog: SqlCatalog): void {
   const tokens = tokenizeFirstStatement(sql);
   let at = 0;
@@ -154,17 +146,10 @@ const FUNCTION_OPCODES = new Set([
   "AggValue",
   "AggInverse",
 ]);
-/** Marks a read of the row key (`Rowid` opcode) among a cursor's column numbers. */
-const ROWID_COLUMN = -1;
 
 interface OpenCursor {
   readonly object: SchemaObject | undefined;
   readonly write: boolean;
-}
-
-interface ProtectedRead {
-  readonly object: SchemaObject;
-  readonly columns: Set<number>;
 }
 
 /**
@@ -233,6 +218,7 @@ export class SqlAccess {
         checkTargetTable(tokens, catalog);
         break;
     }
+    checkPragmaFunctions(tokens);
     const kind = statementKind(tokens, word);
     const program = explainProgram(engine, sql);
     const decided = decideProgram(catalog, sql, tokens, kind, program);
@@ -528,33 +514,7 @@ function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly numbe
     if (value !== undefined) argument = sign + value.value;
   }
   const name = target.name;
-  let allowed: boolean;
-  if (name === "table_list") allowed = true;
-  else if (name === "table_info" || name === "table_xinfo") allowed = argument !== undefined && isAllowedName(argument);
-  else {
-    switch (ALLOWED_PRAGMAS.get(name)) {
-      case "none":
-        allowed = argument === undefined;
-        break;
-      case "boolean":
-        allowed = argument === undefined || isPragmaBoolean(argument);
-        break;
-      case "object-name":
-        allowed = argument !== undefined && isAllowedName(argument);
-        break;
-      case "optional-object-name":
-        allowed = argument === undefined || isAllowedName(argument);
-        break;
-      case "null-or-number":
-        allowed = argument === undefined || isInt32(argument);
-        break;
-      case "null-number-or-object-name":
-        allowed = argument === undefined || isUint32(argument) || isAllowedName(argument);
-        break;
-      default:
-        allowed = false;
-    }
-  }
+  const allowed = isPragmaAllowed(name, argument);
   if (!allowed) throw notAuthorized();
   const boolean = ALLOWED_PRAGMAS.get(name) === "boolean";
   // A boolean pragma with an argument changes connection state that compiled programs depend on
@@ -569,6 +529,45 @@ function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly numbe
     likeParameters,
     writesStatistics: name === "optimize",
   };
+}
+
+/**
+ * `pragma_*` table-valued functions: SQLite runs `PRAGMA name(arg)` for each, which the platform's
+ * authorizer judges like the statement (any case of the function name: SQLite names the pragma
+ * itself). Functions of other pragmas are refused by their virtual table in the program. An
+ * argument written as a literal is judged here; one computed while the statement runs (a column,
+ * a parameter) cannot be, and is allowed (docs/sql.md).
+ */
+function checkPragmaFunctions(tokens: readonly SqlToken[]): void {
+  for (let k = 0; k + 1 < tokens.length; k++) {
+    const t = tokens[k] as SqlToken;
+    if (t.kind !== "identifier" || tokens[k + 1]?.text !== "(" || !/^pragma_/i.test(t.value)) continue;
+    const name = t.value.slice("pragma_".length).toLowerCase();
+    if (!PRAGMA_FUNCTIONS.has(name)) throw notAuthorized();
+    const args = literalArguments(tokens, k + 1);
+    if (args === undefined) continue;
+    const [argument, schema] = args;
+    if (schema !== undefined && schema.toLowerCase() !== "main") throw notAuthorized();
+    if (!isPragmaAllowed(name, argument)) throw notAuthorized();
+  }
+}
+
+/** The arguments of the call whose `(` is at `open`, when each is a single literal token. */
+function literalArguments(tokens: readonly SqlToken[], open: number): string[] | undefined {
+  const args: string[] = [];
+  let k = open + 1;
+  if (tokens[k]?.text === ")") return args;
+  for (;;) {
+    const value = tokens[k];
+    const after = tokens[k + 1]?.text;
+    if (value === undefined || (value.kind !== "string" && value.kind !== "identifier" && value.kind !== "number")) {
+      return undefined;
+    }
+    if (after !== "," && after !== ")") return undefined;
+    args.push(value.value);
+    if (after === ")") return args;
+    k += 2;
+  }
 }
 
 interface ProgramFacts {
@@ -663,55 +662,4 @@ function decideProgram(
   if (deniedFunctionName !== undefined) throw deniedFunction(deniedFunctionName, sql);
   if (checkReads && protectedReads.length > 0) throw readDenied(catalog, tokens, protectedReads, kind);
   return facts;
-}
-
-/**
- * SQLite's authorizer names the first column it resolves: `access to T.C is prohibited`. Which
- * column that is depends on resolution order; we pick the first column of the protected table
- * that the statement text names and the program reads, else the first column the program reads
- * (for `SELECT *`, the table's first column, as on the platform). A read that touches no column
- * (`count(*)`) is refused as `not authorized`, as there.
- */
-function readDenied(
-  catalog: SqlCatalog,
-  tokens: readonly SqlToken[],
-  reads: readonly ProtectedRead[],
-  kind: StatementKind,
-): Error {
-  for (const read of reads) {
-    const table = read.object.table;
-    const tableObject = catalog.byName(table) ?? read.object;
-    const tableColumns = catalog.columns(tableObject);
-    const primaryKey = catalog.primaryKey(table);
-    // The row key is the INTEGER PRIMARY KEY column when there is one (SQLite names that).
-    const rowidName = primaryKey.length === 1 ? (primaryKey[0] as string) : "ROWID";
-    const names = catalog.columns(read.object);
-    const readNames = [...read.columns]
-      .map((c) => (c === ROWID_COLUMN ? rowidName : names[c]))
-      .filter((n): n is string => n !== undefined);
-    if (readNames.length === 0) {
-      // Key columns compared inside an index seek are never loaded with `Column`; SQLite still
-      // authorizes them as reads while resolving the text, so name the first one the text uses.
-      const named = tokens.find(
-        (t) => t.kind === "identifier" && tableColumns.some((n) => n.toLowerCase() === t.value.toLowerCase()),
-      );
-      const namedColumn = tableColumns.find((n) => n.toLowerCase() === named?.value.toLowerCase());
-      if (namedColumn !== undefined) return sqliteError(`access to ${table}.${namedColumn} is prohibited`, SQLITE_AUTH);
-      // A DML statement that reads a protected table without reading a column is a foreign-key
-      // check on the parent key, which SQLite authorizes as a read of the key column.
-      if (kind === "insert" || kind === "update" || kind === "delete") {
-        const parentKey = primaryKey[0] ?? tableColumns[0];
-        if (parentKey !== undefined) return sqliteError(`access to ${table}.${parentKey} is prohibited`, SQLITE_AUTH);
-      }
-      continue;
-    }
-    const written = tokens.find(
-      (t) => t.kind === "identifier" && readNames.some((n) => n.toLowerCase() === t.value.toLowerCase()),
-    );
-    const byTableOrder = [...readNames].sort((a, b) => tableColumns.indexOf(a) - tableColumns.indexOf(b));
-    const column =
-      written !== undefined ? readNames.find((n) => n.toLowerCase() === written.value.toLowerCase()) : byTableOrder[0];
-    if (column !== undefined) return sqliteError(`access to ${table}.${column} is prohibited`, SQLITE_AUTH);
-  }
-  return notAuthorized();
 }
