@@ -11,7 +11,7 @@
 
 import type { Database, SqlJsStatic, Statement } from "sql.js";
 import initSqlJs from "sql.js";
-import { isWellFormed } from "../util/utf8";
+import { ActorStoreError } from "../errors";
 import {
   type ConnectionInput,
   type ConnectionInputSource,
@@ -19,12 +19,19 @@ import {
   type EngineFunction,
   type EngineStatement,
   type EngineValue,
-  type NumberBinding,
   type PreparedHead,
   type RandomSource,
   type SqlEngine,
   type SqlEngineFactory,
 } from "./engine";
+import {
+  type RawSqlite,
+  SQLITE_STATIC,
+  SQLITE_TRANSIENT,
+  SqlJsStatement,
+  STMTSTATUS_FULLSCAN_STEP,
+  type StatementOwner,
+} from "./sqljs-statement";
 import { WasmHeap } from "./wasm-heap";
 
 /** Options for loading sql.js (needed in browsers to find the WASM file). */
@@ -33,82 +40,55 @@ export interface SqlJsLoadOptions {
   locateFile?: (file: string) => string;
   /** The WASM bytes, if already loaded. */
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /**
+   * The most bytes one database may hold (default {@link DEFAULT_MAX_DATABASE_SIZE}). A write that
+   * would grow it further fails with SQLite's `database or disk is full` (`SQLITE_FULL`), as the
+   * platform's 10 GB limit does; every database of a process shares one WASM heap (at most 4 GiB),
+   * so the default is far lower.
+   */
+  maxDatabaseSize?: number;
 }
 
-/** The raw C exports of the sql.js module that we call directly. */
-interface RawSqlite {
-  _sqlite3_step(stmt: number): number;
-  _sqlite3_bind_double(stmt: number, index: number, value: number): number;
-  _sqlite3_bind_int(stmt: number, index: number, value: number): number;
-  _sqlite3_bind_blob(stmt: number, index: number, ptr: number, bytes: number, destructor: number): number;
-  _sqlite3_bind_text(stmt: number, index: number, ptr: number, bytes: number, destructor: number): number;
-  _sqlite3_reset(stmt: number): number;
-  _sqlite3_clear_bindings(stmt: number): number;
-  _sqlite3_column_type(stmt: number, column: number): number;
-  _sqlite3_column_double(stmt: number, column: number): number;
-  _sqlite3_column_text(stmt: number, column: number): number;
-  _sqlite3_column_bytes(stmt: number, column: number): number;
-  _sqlite3_column_blob(stmt: number, column: number): number;
-  _sqlite3_errmsg(db: number): number;
-  _sqlite3_sql(stmt: number): number;
-  _sqlite3_changes(db: number): number;
-  _sqlite3_data_count(stmt: number): number;
-  _sqlite3_result_int64(context: number, value: bigint): void;
-  _sqlite3_create_function_v2(
-    db: number,
-    name: number,
-    arity: number,
-    encoding: number,
-    app: number,
-    fn: number,
-    step: number,
-    final: number,
-    destroy: number,
-  ): number;
-  _free(ptr: number): void;
-  _malloc(bytes: number): number;
-  addFunction(fn: (...args: number[]) => void, signature: string): number;
-  removeFunction(ptr: number): void;
-  stringToNewUTF8(text: string): number;
-  UTF8ToString(ptr: number, maxBytes?: number, ignoreNul?: boolean): string;
-  lengthBytesUTF8(text: string): number;
-  writeArrayToMemory(bytes: Uint8Array, ptr: number): void;
-}
-
-const SQLITE_ROW = 100;
-const SQLITE_DONE = 101;
-const SQLITE_RANGE = 25;
-const SQLITE_NOMEM = 7;
-const SQLITE_INTEGER = 1;
-const SQLITE_FLOAT = 2;
-const SQLITE_TEXT = 3;
-const SQLITE_BLOB = 4;
-/** `sqlite3_bind_text`'s destructor argument: the memory stays valid until the binding is cleared. */
-const SQLITE_STATIC = 0;
+/**
+ * The default of {@link SqlJsLoadOptions.maxDatabaseSize}: 1 GiB. The platform allows 10 GB per
+ * object, but all databases of a process live in one WASM heap of at most 4 GiB.
+ */
+export const DEFAULT_MAX_DATABASE_SIZE = 1 << 30;
 
 /**
- * Strings are bound from UTF-8 that {@link TextEncoder} writes (natively, ~4x faster than
- * Emscripten's JS encoder for a 100-character string) into this scratch buffer, then copied into
- * the WASM heap. Only well-formed strings take this path: for a lone surrogate TextEncoder writes
- * U+FFFD, where Emscripten's encoder (and so sql.js until now) writes something else.
+ * Limits that SQLite itself enforces on every connection, as the platform sets them: the largest
+ * string or blob (`SQLITE_LIMIT_LENGTH`: `randomblob(1e9)`, `replace()`/`printf()`/`||`/
+ * `group_concat` blow-ups, `zeroblob` fail fast with `string or blob too big` instead of allocating)
+ * and the trigger recursion depth. The other platform limits are emulated around the engine
+ * (storage/sql/sql-limits.ts), where the storage's own statements stay unaffected by them.
  */
-const encoder = new TextEncoder();
-const SCRATCH_MAX_BYTES = 1 << 22;
-/**
- * Below this length Emscripten's JS encoder (which writes straight into the heap) beats
- * TextEncoder's fixed cost per call; for well-formed text both write the same bytes.
- */
-const SHORT_TEXT = 32;
-let scratch = new Uint8Array(4096);
+export const ENGINE_LIMITS = Object.freeze({ length: 2_200_000, triggerDepth: 10 });
+
+/** Indexes into `sqlite3.aLimit` (SQLite's `SQLITE_LIMIT_*`). */
+const SQLITE_LIMIT_LENGTH = 0;
+const SQLITE_LIMIT_TRIGGER_DEPTH = 10;
+/** `Vdbe.aCounter[SQLITE_STMTSTATUS_RUN]`: how often the statement ran (see locateStepCounters). */
+const STMTSTATUS_RUN = 6;
 /**
  * Single transaction-control statements that `exec` keeps compiled. Their texts come from the
  * storage core (savepoint names carry the nesting depth), so the set stays small.
  */
 const TRANSACTION_CONTROL = /^(?:BEGIN|COMMIT|ROLLBACK|SAVEPOINT \w+|RELEASE \w+|ROLLBACK TO \w+)$/;
-/** SQLite's hard upper bound on `?NNN` (SQLITE_MAX_VARIABLE_NUMBER in sql.js's build is 32766). */
-const MAX_PARAMETER_PROBE = 32_766;
 
 let modulePromise: Promise<SqlJsStatic> | undefined;
+
+/**
+ * The sql.js release every workaround in this file was written and checked against (package.json
+ * pins it exactly). The workarounds do not trust the number: each locates what it needs by value
+ * and verifies it through the C API when a module loads, and any mismatch fails loudly with
+ * {@link UNSUPPORTED_BUILD}'s message, which is this module's one version check.
+ */
+export const SUPPORTED_SQLJS_VERSION = "1.16.0";
+
+/** The one error every failed probe of a sql.js build throws. */
+function UNSUPPORTED_BUILD(what: string): string {
+  return `actorstore could not locate ${what} in sql.js; this build of sql.js is not supported. Install sql.js ${SUPPORTED_SQLJS_VERSION}, the version actorstore pins.`;
+}
 
 /**
  * Loads sql.js once per process (or per distinct options) and returns a factory for databases.
@@ -129,10 +109,17 @@ export async function loadSqlJsEngine(options: SqlJsLoadOptions = {}): Promise<S
     });
   const sql = custom ? await load() : await (modulePromise ??= load());
   const keys = locatePointerKeys(sql);
-  const { heap, counterOffset } = heapOf(sql, keys);
+  const layout = layoutOf(sql, keys);
+  const maxDatabaseSize = options.maxDatabaseSize ?? DEFAULT_MAX_DATABASE_SIZE;
+  if (!(Number.isSafeInteger(maxDatabaseSize) && maxDatabaseSize >= 8192)) {
+    throw new ActorStoreError(
+      "ERR_INVALID_OPTION",
+      `maxDatabaseSize must be a whole number of bytes, at least 8192; got ${String(maxDatabaseSize)}.`,
+    );
+  }
   return {
     open(bytes?: Uint8Array): SqlEngine {
-      return new SqlJsEngine(sql, keys, heap, counterOffset, bytes);
+      return new SqlJsEngine(sql, keys, layout, maxDatabaseSize, bytes);
     },
   };
 }
@@ -166,9 +153,7 @@ function locatePointerKeys(sql: SqlJsStatic): PointerKeys {
         return typeof v === "number" && v > 1024 && raw.UTF8ToString(raw._sqlite3_errmsg(v)).length > 0;
       });
       if (statementKey === undefined || databaseKey === undefined) {
-        throw new Error(
-          "actorstore could not find sql.js's raw pointers; this version of sql.js is not supported. Install the version actorstore pins.",
-        );
+        throw new Error(UNSUPPORTED_BUILD("the raw connection and statement pointers"));
       }
       cachedKeys = { database: databaseKey, statement: statementKey };
       return cachedKeys;
@@ -203,9 +188,7 @@ function locateStepCounters(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap)
       }
       const counter = (index: number) => heap.u32(ptr + offset + 4 * index);
       if (offset < 0 || counter(STMTSTATUS_FULLSCAN_STEP) !== 6 || counter(STMTSTATUS_RUN) !== 1) {
-        throw new Error(
-          "actorstore could not locate SQLite's statement counters in sql.js; this version of sql.js is not supported. Install the version actorstore pins.",
-        );
+        throw new Error(UNSUPPORTED_BUILD("SQLite's statement counters"));
       }
       return offset;
     } finally {
@@ -216,27 +199,74 @@ function locateStepCounters(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap)
   }
 }
 
-/** Indexes into `Vdbe.aCounter` (SQLite's `SQLITE_STMTSTATUS_*`; slot 0 counts the other steps). */
-const STMTSTATUS_FULLSCAN_STEP = 1;
-const STMTSTATUS_RUN = 6;
+/**
+ * Where `sqlite3.aLimit` (the connection's `sqlite3_limit` values) sits, as a byte offset from the
+ * connection pointer. sql.js exports no `sqlite3_limit`; the array is found by its compiled-in
+ * defaults (LENGTH and SQL_LENGTH 1e9, COLUMN 2000, EXPR_DEPTH 1000, COMPOUND_SELECT 500), then
+ * checked: with LENGTH set to 1000, `zeroblob(1000)` must work and `zeroblob(1001)` must fail.
+ */
+function locateLimits(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): number {
+  const db = new sql.Database();
+  try {
+    const ptr = (db as unknown as Record<string, number>)[keys.database] as number;
+    const fails = (q: string) => {
+      try {
+        db.exec(q);
+        return false;
+      } catch (e) {
+        return /too big/.test(String(e));
+      }
+    };
+    for (let at = 0; at < 1024; at += 4) {
+      const a = ptr + at;
+      const defaults =
+        heap.u32(a) === 1e9 &&
+        heap.u32(a + 4) === 1e9 &&
+        heap.u32(a + 8) === 2000 &&
+        heap.u32(a + 12) === 1000 &&
+        heap.u32(a + 16) === 500;
+      if (!defaults) continue;
+      heap.setU32(a, 1000);
+      if (!fails("SELECT zeroblob(1000)") && fails("SELECT zeroblob(1001)")) return at;
+      heap.setU32(a, 1e9);
+    }
+    throw new Error(UNSUPPORTED_BUILD("SQLite's limits"));
+  } finally {
+    db.close();
+  }
+}
 
-const heaps = new WeakMap<SqlJsStatic, { heap: WasmHeap; counterOffset: number }>();
+/** Where the raw structures of one sql.js module are (the same for every database it opens). */
+interface ModuleLayout {
+  readonly heap: WasmHeap;
+  /** See {@link locateStepCounters}. */
+  readonly counterOffset: number;
+  /** See {@link locateLimits}. */
+  readonly limitsOffset: number;
+}
+
+const layouts = new WeakMap<SqlJsStatic, ModuleLayout>();
 
 /**
- * The heap of a loaded sql.js module (see wasm-heap.ts) and where its statements keep their
- * counters, located once per module (every `ObjectStorage.open` loads the engine).
+ * The heap of a loaded sql.js module (see wasm-heap.ts), where its statements keep their counters
+ * and where its connections keep their limits, located once per module (every
+ * `ObjectStorage.open` loads the engine).
  */
-function heapOf(sql: SqlJsStatic, keys: PointerKeys): { heap: WasmHeap; counterOffset: number } {
-  let found = heaps.get(sql);
+function layoutOf(sql: SqlJsStatic, keys: PointerKeys): ModuleLayout {
+  let found = layouts.get(sql);
   if (found === undefined) {
     const heap = new WasmHeap(sql as unknown as RawSqlite);
-    found = { heap, counterOffset: locateStepCounters(sql, keys, heap) };
-    heaps.set(sql, found);
+    found = {
+      heap,
+      counterOffset: locateStepCounters(sql, keys, heap),
+      limitsOffset: locateLimits(sql, keys, heap),
+    };
+    layouts.set(sql, found);
   }
   return found;
 }
 
-class SqlJsEngine implements SqlEngine {
+class SqlJsEngine implements SqlEngine, StatementOwner {
   /** @internal The module's heap (shared by every database of the module). */
   readonly heap: WasmHeap;
   /** @internal See {@link locateStepCounters}. */
@@ -251,13 +281,19 @@ class SqlJsEngine implements SqlEngine {
   readonly #rawFunctions: number[] = [];
   #closed = false;
 
-  constructor(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap, counterOffset: number, bytes?: Uint8Array) {
+  constructor(sql: SqlJsStatic, keys: PointerKeys, layout: ModuleLayout, maxDatabaseSize: number, bytes?: Uint8Array) {
     this.#raw = sql as unknown as RawSqlite;
-    this.heap = heap;
-    this.counterOffset = counterOffset;
+    this.heap = layout.heap;
+    this.counterOffset = layout.counterOffset;
     this.#keys = keys;
     this.#db = new sql.Database(bytes);
     this.#dbPtr = (this.#db as unknown as Record<string, number>)[keys.database] as number;
+    const limits = this.#dbPtr + layout.limitsOffset;
+    this.heap.setU32(limits + 4 * SQLITE_LIMIT_LENGTH, ENGINE_LIMITS.length);
+    this.heap.setU32(limits + 4 * SQLITE_LIMIT_TRIGGER_DEPTH, ENGINE_LIMITS.triggerDepth);
+    // Per connection, not stored in the file: every engine (also one opened from a snapshot) sets it.
+    const pageSize = Number(this.#db.exec("PRAGMA page_size")[0]?.values[0]?.[0] ?? 4096);
+    this.#db.exec(`PRAGMA max_page_count = ${Math.max(2, Math.floor(maxDatabaseSize / pageSize))}`);
     // Durability comes from actorstore's own commit log, not from SQLite's journal, and no other
     // connection ever opens this in-memory file. With the default modes, every read asks
     // Emscripten's file system about a hot journal and every write transaction creates and
@@ -362,16 +398,42 @@ class SqlJsEngine implements SqlEngine {
       this.#raw._sqlite3_result_int64(context, source.nextInt64());
     }, "viii");
     this.#rawFunctions.push(fnPtr);
-    const name = this.#raw.stringToNewUTF8("random");
+    this.#createRawFunction("random", 0, fnPtr);
+    // randomblob(N) returns max(N, 1) bytes, and refuses more than SQLITE_LIMIT_LENGTH before
+    // allocating anything (randomblob(1e9) must not build a gigabyte first): a result longer than
+    // the limit makes SQLite report `string or blob too big` (SQLITE_TOOBIG) without reading it.
+    const raw = this.#raw;
+    const blobPtr = raw.addFunction((context: number, _argc: number, argv: number) => {
+      const requested = Math.trunc(raw._sqlite3_value_double(this.heap.u32(argv)));
+      const n = Math.max(1, requested || 1);
+      if (n > ENGINE_LIMITS.length) {
+        raw._sqlite3_result_blob(context, argv, ENGINE_LIMITS.length + 1, SQLITE_STATIC);
+        return;
+      }
+      const bytes = source.nextBytes(n);
+      const copy = raw._malloc(n);
+      if (copy === 0) {
+        raw._sqlite3_result_blob(context, argv, ENGINE_LIMITS.length + 1, SQLITE_STATIC);
+        return;
+      }
+      raw.writeArrayToMemory(bytes, copy);
+      raw._sqlite3_result_blob(context, copy, n, SQLITE_TRANSIENT);
+      raw._free(copy);
+    }, "viii");
+    this.#rawFunctions.push(blobPtr);
+    this.#createRawFunction("randomblob", 1, blobPtr);
+  }
+
+  /** Registers a raw C-ABI function pointer under `name` (UTF-8, not deterministic). */
+  #createRawFunction(name: string, arity: number, fnPtr: number): void {
+    const namePtr = this.#raw.stringToNewUTF8(name);
     try {
       const SQLITE_UTF8 = 1;
-      const rc = this.#raw._sqlite3_create_function_v2(this.#dbPtr, name, 0, SQLITE_UTF8, 0, fnPtr, 0, 0, 0);
+      const rc = this.#raw._sqlite3_create_function_v2(this.#dbPtr, namePtr, arity, SQLITE_UTF8, 0, fnPtr, 0, 0, 0);
       if (rc !== 0) throw this.lastError(rc);
     } finally {
-      this.#raw._free(name);
+      this.#raw._free(namePtr);
     }
-    // SQLite's randomblob(N) returns max(N, 1) bytes.
-    this.createFunction("randomblob", 1, (n) => source.nextBytes(Math.max(1, Math.trunc(Number(n) || 0))));
   }
 
   setConnectionInputs(source: ConnectionInputSource): void {
@@ -424,6 +486,11 @@ class SqlJsEngine implements SqlEngine {
   }
 
   /** @internal */
+  stepAt(ptr: number, nowMs: number): number {
+    return stepAt(this.#raw, ptr, nowMs);
+  }
+
+  /** @internal */
   forget(stmt: SqlJsStatement): void {
     this.#statements.delete(stmt);
   }
@@ -451,189 +518,6 @@ class SqlJsEngine implements SqlEngine {
 
   #assertOpen(): void {
     if (this.#closed) throw new EngineError("Database closed", 21 /* SQLITE_MISUSE */);
-  }
-}
-
-class SqlJsStatement implements EngineStatement {
-  readonly sql: string;
-  readonly #engine: SqlJsEngine;
-  readonly #raw: RawSqlite;
-  readonly #heap: WasmHeap;
-  readonly #stmt: Statement;
-  readonly #ptr: number;
-  #freed = false;
-  #parameterCount: number | undefined;
-  /** WASM-heap copies of bound strings and blobs (see {@link SqlJsStatement.bind}), freed once unbound. */
-  readonly #copies: number[] = [];
-  /** Rewound with no bindings and not stepped since: binding needs no reset first. */
-  #clean = true;
-
-  constructor(engine: SqlJsEngine, raw: RawSqlite, heap: WasmHeap, stmt: Statement, ptr: number, sql: string) {
-    this.#engine = engine;
-    this.#raw = raw;
-    this.#heap = heap;
-    this.#stmt = stmt;
-    this.#ptr = ptr;
-    this.sql = sql;
-  }
-
-  get freed(): boolean {
-    return this.#freed || this.#engine.closed;
-  }
-
-  bind(values: readonly EngineValue[], numbers: NumberBinding): void {
-    this.#assertLive();
-    if (!this.#clean) this.#clear();
-    if (values.length === 0) return;
-    this.#clean = false;
-    // Straight through the C API, for every type: sql.js's own bind resets the statement again,
-    // checks every result through its error handler, and binds whole numbers as INTEGER.
-    const raw = this.#raw;
-    const ptr = this.#ptr;
-    const real = numbers === "real";
-    for (let i = 0; i < values.length; i++) {
-      const v = values[i];
-      let rc = 0;
-      if (typeof v === "number") {
-        // "integer" binds like sql.js: int32 values as INTEGER, everything else as REAL.
-        rc = real || v !== (v | 0) ? raw._sqlite3_bind_double(ptr, i + 1, v) : raw._sqlite3_bind_int(ptr, i + 1, v);
-      } else if (typeof v === "string") rc = this.#bindText(i + 1, v);
-      else if (v instanceof Uint8Array) rc = this.#bindBlob(i + 1, v);
-      // null: the cleared binding already is NULL.
-      if (rc !== 0) throw this.#engine.lastError(rc);
-    }
-  }
-
-  /** Binds bytes as a BLOB from a copy in the WASM heap that lives until the binding is cleared. */
-  #bindBlob(index: number, bytes: Uint8Array): number {
-    const raw = this.#raw;
-    // Never a null pointer: that would bind NULL instead of an empty blob.
-    const copy = raw._malloc(Math.max(1, bytes.byteLength));
-    if (copy === 0) throw new EngineError("out of memory", SQLITE_NOMEM);
-    this.#copies.push(copy);
-    raw.writeArrayToMemory(bytes, copy);
-    return raw._sqlite3_bind_blob(this.#ptr, index, copy, bytes.byteLength, SQLITE_STATIC);
-  }
-
-  /** Binds a string as TEXT from a UTF-8 copy that lives until the binding is cleared. */
-  #bindText(index: number, text: string): number {
-    const raw = this.#raw;
-    const maxBytes = text.length * 3;
-    if (text.length >= SHORT_TEXT && maxBytes <= SCRATCH_MAX_BYTES && isWellFormed(text)) {
-      if (scratch.length < maxBytes) scratch = new Uint8Array(Math.max(maxBytes, scratch.length * 2));
-      const { written } = encoder.encodeInto(text, scratch);
-      const copy = raw._malloc(written + 1);
-      if (copy === 0) throw new EngineError("out of memory", SQLITE_NOMEM);
-      this.#copies.push(copy);
-      raw.writeArrayToMemory(scratch.subarray(0, written), copy);
-      return raw._sqlite3_bind_text(this.#ptr, index, copy, written, SQLITE_STATIC);
-    }
-    const copy = raw.stringToNewUTF8(text);
-    this.#copies.push(copy);
-    // The copy is NUL-terminated; pass its length only when the text itself contains NULs.
-    const bytes = text.includes("\0") ? raw.lengthBytesUTF8(text) : -1;
-    return raw._sqlite3_bind_text(this.#ptr, index, copy, bytes, SQLITE_STATIC);
-  }
-
-  /** Rewinds the statement and clears its bindings (as sql.js's reset), freeing their copies. */
-  #clear(): void {
-    this.#raw._sqlite3_reset(this.#ptr);
-    this.#raw._sqlite3_clear_bindings(this.#ptr);
-    this.#freeCopies();
-    this.#clean = true;
-  }
-
-  #freeCopies(): void {
-    const strings = this.#copies;
-    for (let p = strings.pop(); p !== undefined; p = strings.pop()) this.#raw._free(p);
-  }
-
-  step(nowMs?: number): boolean {
-    this.#assertLive();
-    this.#clean = false;
-    const rc = nowMs === undefined ? this.#raw._sqlite3_step(this.#ptr) : stepAt(this.#raw, this.#ptr, nowMs);
-    if (rc === SQLITE_ROW) return true;
-    if (rc === SQLITE_DONE) return false;
-    throw this.#engine.lastError(rc);
-  }
-
-  row(): EngineValue[] {
-    this.#assertLive();
-    // As sql.js's get(), minus its per-call bookkeeping and its byte-by-byte blob copy.
-    const raw = this.#raw;
-    const ptr = this.#ptr;
-    const n = raw._sqlite3_data_count(ptr);
-    const values = new Array<EngineValue>(n);
-    for (let i = 0; i < n; i++) {
-      switch (raw._sqlite3_column_type(ptr, i)) {
-        case SQLITE_INTEGER:
-        case SQLITE_FLOAT:
-          values[i] = raw._sqlite3_column_double(ptr, i);
-          break;
-        case SQLITE_TEXT: {
-          const text = raw._sqlite3_column_text(ptr, i);
-          values[i] = raw.UTF8ToString(text, raw._sqlite3_column_bytes(ptr, i), true);
-          break;
-        }
-        case SQLITE_BLOB: {
-          // The pointer first, then the size (SQLite's advice); the heap view after both.
-          const blob = raw._sqlite3_column_blob(ptr, i);
-          values[i] = this.#heap.copy(blob, raw._sqlite3_column_bytes(ptr, i));
-          break;
-        }
-        default:
-          values[i] = null;
-      }
-    }
-    return values;
-  }
-
-  columnNames(): string[] {
-    this.#assertLive();
-    return this.#stmt.getColumnNames();
-  }
-
-  scanSteps(): number {
-    this.#assertLive();
-    const at = this.#ptr + this.#engine.counterOffset;
-    // Slot 0 collects the Next/Prev/SorterNext steps SQLite does not file under a named counter.
-    return this.#heap.u32(at) + this.#heap.u32(at + 4 * STMTSTATUS_FULLSCAN_STEP);
-  }
-
-  parameterCount(): number {
-    this.#assertLive();
-    if (this.#parameterCount !== undefined) return this.#parameterCount;
-    // sqlite3_bind_parameter_count is not exported; binding NULL past the last parameter
-    // returns SQLITE_RANGE, so find the first index that does (binary search).
-    let lo = 0;
-    let hi = MAX_PARAMETER_PROBE;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      const rc = this.#raw._sqlite3_bind_blob(this.#ptr, mid, 0, 0, 0);
-      if (rc === SQLITE_RANGE) hi = mid - 1;
-      else lo = mid;
-    }
-    this.#stmt.reset();
-    this.#clean = false; // conservative: the next bind runs #clear, which frees any string copies
-    this.#parameterCount = lo;
-    return lo;
-  }
-
-  reset(): void {
-    if (this.freed) return;
-    this.#clear();
-  }
-
-  free(): void {
-    if (this.#freed) return;
-    this.#freed = true;
-    if (!this.#engine.closed) this.#stmt.free();
-    this.#freeCopies();
-    this.#engine.forget(this);
-  }
-
-  #assertLive(): void {
-    if (this.freed) throw new EngineError("Statement closed", 21 /* SQLITE_MISUSE */);
   }
 }
 

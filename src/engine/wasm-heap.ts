@@ -62,6 +62,12 @@ export class WasmHeap {
     return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
   }
 
+  /** Writes the unsigned 32-bit integer `value` at `address` (4-byte aligned). */
+  setU32(address: number, value: number): void {
+    if (this.#view.byteLength === 0) this.#recapture();
+    this.#words[address >>> 2] = value;
+  }
+
   /**
    * A copy of `length` bytes at `ptr`. Small copies are views into shared slabs (see
    * byte-pool.ts: a buffer of their own costs more than the copy); larger ones own their buffer.

@@ -70,6 +70,12 @@ export interface ObjectStorageOptions {
   snapshotEveryRecords?: number;
   /** How to load sql.js (browsers: `locateFile` for the WASM file). */
   sqlJs?: SqlJsLoadOptions;
+  /**
+   * The most bytes this object's database may hold (default 1 GiB; see docs/sql.md). A write
+   * beyond it fails with `database or disk is full: SQLITE_FULL` and breaks the object, as the
+   * platform's limit does. Ignored when `engineFactory` is given.
+   */
+  maxDatabaseSize?: number;
   /** A ready engine factory (advanced: tests, custom builds). */
   engineFactory?: SqlEngineFactory;
 }
@@ -142,7 +148,12 @@ export class ObjectStorage {
     checkStorageOptions("ObjectStorage.open()", options);
     const backend = options.backend ?? "sqlite";
     const [engineFactory, v8, scope] = await Promise.all([
-      options.engineFactory ?? loadSqlJsEngine(options.sqlJs),
+      options.engineFactory ??
+        loadSqlJsEngine(
+          options.maxDatabaseSize === undefined
+            ? options.sqlJs
+            : { ...options.sqlJs, maxDatabaseSize: options.maxDatabaseSize },
+        ),
       loadV8Codec(),
       loadAsyncScope<ObjectStorage>(),
     ]);

@@ -178,6 +178,14 @@ export class StorageCore {
     return this.#host;
   }
 
+  /**
+   * SqlHost: SQLite rolled the open transaction back by itself (a critical error such as
+   * SQLITE_FULL): the object breaks, as on the platform, and every later call throws `error`.
+   */
+  onCriticalError(error: Error): void {
+    this.abort(error);
+  }
+
   /** Throws if the core can no longer be used. */
   assertUsable(): void {
     if (this.#broken) throw this.#broken;

@@ -2,7 +2,11 @@
  * Injected time. Every timer and every "now" in actorstore goes through a {@link Clock}, so alarms,
  * retention, backoff and timeouts can be tested with {@link FakeClock} instead of sleeps.
  *
- * This is the only module that touches the host's `Date.now`, `setTimeout` and `setImmediate`.
+ * This is the only module that reads the host's `Date.now` and calls `setTimeout` and
+ * `setImmediate` for actorstore's own time. One other place touches `Date.now`: the sql.js adapter
+ * (engine/sqljs.ts) replaces it for the length of one synchronous SQLite call, because sql.js
+ * reads SQLite's 'now' through it; that pins SQL's time to the clock's value (logged with every
+ * write for replay) rather than reading the host's time.
  */
 
 /** An opaque handle for a timer created by {@link Clock.setTimer}. */

@@ -36,8 +36,22 @@ const tooMany = (pairs: number): OpResult => ({
   error: { name: "RangeError", message: `Maximum number of key value pairs is 128. ${pairs} pairs were provided.` },
 });
 
+const notAuthorized: OpResult = { ok: false, error: { name: "Error", message: "not authorized: SQLITE_AUTH" } };
+
 /** The list. Add an entry only with a reason a reviewer can check against the seed. */
 export const KNOWN_DEVIATIONS: readonly KnownDeviation[] = [
+  {
+    id: "internal-names-any-case",
+    reason:
+      "SQLite resolves names ignoring case, so `_CF_KV` is the internal `_cf_KV`. workerd v1.20260426 checks the " +
+      "`_cf_` prefix case-sensitively and only on the source of a rename; the platform's newer check refuses any " +
+      "spelling, and issue 14 requires it (a case variant reached, renamed or destroyed the key-value data).",
+    ops: [
+      { op: "sql", query: "CREATE TABLE _CF_x (a)" },
+      { op: "sql", query: "CREATE TABLE mine (a); ALTER TABLE mine RENAME TO _cf_mine" },
+    ],
+    subjectExpected: { results: [notAuthorized, notAuthorized] },
+  },
   {
     id: "key-size-limit",
     reason: LIMITS_REASON,

@@ -23,7 +23,7 @@ import { createTranscriptCodec, type Encoded, type TranscriptCodec } from "./tra
 export type KeyArg = string | number;
 
 /** What to read from a SQL cursor after `exec`. */
-export const SQL_READ_MODES = ["toArray", "raw", "one", "next", "none"] as const;
+export const SQL_READ_MODES = ["toArray", "raw", "one", "next", "nextShape", "none"] as const;
 /** One of {@link SQL_READ_MODES}. */
 export type SqlReadMode = (typeof SQL_READ_MODES)[number];
 
@@ -118,8 +118,8 @@ export function createTranscriptRunner(codec: TranscriptCodec): TranscriptRunner
       rowsWritten: number;
       toArray(): unknown[];
       one(): unknown;
-      next(): unknown;
-      raw(): { toArray(): unknown[] };
+      next(): object;
+      raw(): { toArray(): unknown[]; next(): object };
     };
     const out: Record<string, unknown> = {
       columnNames: c.columnNames,
@@ -131,6 +131,11 @@ export function createTranscriptRunner(codec: TranscriptCodec): TranscriptRunner
       else if (mode === "raw") out.rows = c.raw().toArray();
       else if (mode === "one") out.rows = [c.one()];
       else if (mode === "next") out.rows = [c.next(), c.next()];
+      else if (mode === "nextShape") {
+        // The exact object next() returns at the end: its own keys, in order, and their values.
+        const shape = (r: object) => Object.entries(r).map(([k, v]) => [k, v === undefined ? "undefined" : v]);
+        out.rows = [shape(c.next()), shape(c.next()), shape(c.raw().next())];
+      }
     } catch (error) {
       out.readError = describeError(error);
     }

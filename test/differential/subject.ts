@@ -28,9 +28,8 @@ export async function runOnSubject(ops: readonly Op[], options: ObjectStorageOpt
 }
 
 /**
- * Whether the subject offers the SQL API (`typeof storage.sql?.exec === "function"`), checked at
- * runtime rather than with `.skip`, so the SQL suite compares as soon as the API exists and a
- * storage that lacks it reports the SQL comparisons as skipped instead of passing vacuously.
+ * Whether the subject offers the SQL API (`typeof storage.sql?.exec === "function"`). The SQL
+ * suite asserts it, so a storage without the API fails there instead of skipping the comparisons.
  */
 export async function sqlAvailable(): Promise<boolean> {
   const storage = await openObjectStorage();

@@ -3,6 +3,7 @@
  * `ALLOWED_PRAGMAS`, release v1.20260426). Every other pragma is refused with
  * `not authorized: SQLITE_AUTH`.
  */
+import { isAllowedName } from "./internal-names";
 
 /** How a pragma's argument is checked. */
 export const PRAGMA_SIGNATURES = [
@@ -61,3 +62,55 @@ export function isInt32(value: string): boolean {
 export function isUint32(value: string): boolean {
   return /^[0-9]+$/.test(value) && Number(value) <= 4294967295;
 }
+
+/**
+ * Whether the platform allows `PRAGMA name` with `argument` (the first value after `=` or `(`,
+ * unquoted; `undefined` when there is none). `table_list` is always allowed (it lists internal
+ * tables too); `table_info`/`table_xinfo` need a name that is not internal.
+ */
+export function isPragmaAllowed(name: string, argument: string | undefined): boolean {
+  if (name === "table_list") return true;
+  if (name === "table_info" || name === "table_xinfo") return argument !== undefined && isAllowedName(argument);
+  switch (ALLOWED_PRAGMAS.get(name)) {
+    case "none":
+      return argument === undefined;
+    case "boolean":
+      return argument === undefined || isPragmaBoolean(argument);
+    case "object-name":
+      return argument !== undefined && isAllowedName(argument);
+    case "optional-object-name":
+      return argument === undefined || isAllowedName(argument);
+    case "null-or-number":
+      return argument === undefined || isInt32(argument);
+    case "null-number-or-object-name":
+      return argument === undefined || isUint32(argument) || isAllowedName(argument);
+    default:
+      return false;
+  }
+}
+
+/**
+ * The `pragma_*` table-valued functions user SQL may read. SQLite runs `PRAGMA name(arg)` for each
+ * of them, which the platform's authorizer judges like the statement (see {@link isPragmaAllowed}).
+ * Only pragmas that read are listed (`optimize` runs ANALYZE; a boolean pragma's function takes no
+ * argument, so it only reads). `quick_check` is also what SQLite itself runs for
+ * `ALTER TABLE … ADD COLUMN … CHECK (…)`.
+ */
+export const PRAGMA_FUNCTIONS: ReadonlySet<string> = new Set([
+  "foreign_keys",
+  "defer_foreign_keys",
+  "ignore_check_constraints",
+  "legacy_alter_table",
+  "recursive_triggers",
+  "reverse_unordered_selects",
+  "table_list",
+  "table_info",
+  "table_xinfo",
+  "index_list",
+  "index_info",
+  "index_xinfo",
+  "foreign_key_list",
+  "foreign_key_check",
+  "quick_check",
+  "data_version",
+]);

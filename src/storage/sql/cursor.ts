@@ -12,10 +12,11 @@
  * - After `deleteAll()` an unfinished cursor fails with the platform's "canceled" error.
  */
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
+import type { CountingVerdict } from "./row-counting";
 import { rowsReadOf } from "./row-counting";
 import type { RowBuilder } from "./row-objects";
+import type { AccessVerdict } from "./sql-access";
 import { QUERY_CANCELED_MESSAGE } from "./sql-errors";
-import type { StatementVerdict } from "./sql-guard";
 import { checkValueSize, type SqlLimits } from "./sql-limits";
 
 /** A value in a result row: INTEGER/REAL → number, TEXT → string, BLOB → ArrayBuffer, NULL → null. */
@@ -80,7 +81,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #columnNames: string[] | undefined;
   readonly #sharedColumnNames: readonly string[];
   readonly #buildRow: RowBuilder;
-  readonly #verdict: StatementVerdict;
+  readonly #verdict: AccessVerdict;
+  readonly #counting: CountingVerdict;
   readonly #nowMs: number | undefined;
   /** Set while unfinished (statement running or buffered rows left): `deleteAll()` cancels it then. */
   #source: CursorSource | undefined;
@@ -96,13 +98,17 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #statementDone = false;
 
   /**
-   * @internal Use `sql.exec()`. `verdict` is the statement's restriction verdict (kind, writes,
-   * counters); `nowMs` the 'now' its steps must see, or `undefined` when it reads no time.
+   * @internal Use `sql.exec()`. `verdict` is the statement's access verdict (kind, writes),
+   * `counting` what its row counters need; `nowMs` the 'now' its steps must see, or `undefined`
+   * when it reads no time.
    */
-  constructor(source?: CursorSource, verdict?: StatementVerdict, nowMs?: number) {
-    if (source === undefined || verdict === undefined) throw new TypeError("Illegal constructor");
+  constructor(source?: CursorSource, verdict?: AccessVerdict, counting?: CountingVerdict, nowMs?: number) {
+    if (source === undefined || verdict === undefined || counting === undefined) {
+      throw new TypeError("Illegal constructor");
+    }
     this.#source = source;
     this.#verdict = verdict;
+    this.#counting = counting;
     this.#nowMs = nowMs;
     this.#sharedColumnNames = source.columnNames;
     this.#buildRow = source.buildRow;
@@ -178,8 +184,9 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
 
   #start(source: CursorSource): void {
     const verdict = this.#verdict;
+    const counting = this.#counting;
     // A program without loops takes no loop steps: skip reading the counter (point lookups).
-    if (verdict.positioning.loops > 0) this.#startSteps = source.statement.scanSteps();
+    if (counting.positioning.loops > 0) this.#startSteps = source.statement.scanSteps();
     if (verdict.mayWrite) {
       // Run writes to completion now: the batch may commit before the caller reads, and replay
       // reseeds random() per statement, so no statement may stay half-run.
@@ -194,7 +201,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
       this.#finishStatement();
       this.#advanceBuffer();
     } else {
-      if (verdict.countTable !== undefined) this.#countedRows = source.countRows(verdict.countTable);
+      if (counting.countTable !== undefined) this.#countedRows = source.countRows(counting.countTable);
       this.#advanceStatement(source);
     }
   }
@@ -210,7 +217,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     if (row === undefined) return undefined;
     this.#returned++;
     if (this.#buffer !== undefined) this.#advanceBuffer();
-    else if (this.#verdict.positioning.atMostOneRow) {
+    else if (this.#counting.positioning.atMostOneRow) {
       // Its one row is out: the program can only halt now, so finish without stepping there.
       this.#pending = undefined;
       this.#finishStatement();
@@ -317,24 +324,25 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
    */
   #liveRead(): number {
     const v = this.#verdict;
-    if (v.countTable !== undefined) return this.#countedRows;
+    const c = this.#counting;
+    if (c.countTable !== undefined) return this.#countedRows;
     if (v.kind === "create" && v.mayWrite) return 1;
     if (v.returning) {
       // Rows come from a buffer the platform fills as the caller reads: the published example is
       // INSERT … RETURNING of 2 rows, 3 after exec and 4 at the end.
       const visible = this.#returned + (this.#pending === undefined ? 0 : 1);
-      return this.#changes * (v.seeksPerInsert + 1) + visible;
+      return this.#changes * (c.seeksPerInsert + 1) + visible;
     }
     const steps = this.#steps();
     const found = steps > 0 || this.#changes > 0 || this.#returned > 0 || this.#pending !== undefined;
-    const reads = rowsReadOf(steps, v.positioning, found);
-    return v.kind === "insert" ? reads + this.#changes * v.seeksPerInsert : reads;
+    const reads = rowsReadOf(steps, c.positioning, found);
+    return v.kind === "insert" ? reads + this.#changes * c.seeksPerInsert : reads;
   }
 
   /** Loop steps the statement has taken for this cursor (SQLite's own count). */
   #steps(): number {
     if (this.#finalSteps >= 0) return this.#finalSteps;
-    if (this.#verdict.positioning.loops === 0) return 0;
+    if (this.#counting.positioning.loops === 0) return 0;
     const statement = this.#source?.statement;
     return statement === undefined || statement.freed ? 0 : statement.scanSteps() - this.#startSteps;
   }
@@ -342,9 +350,10 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   /** Rows written so far (see {@link SqlStorageCursor.#liveRead}). */
   #liveWritten(): number {
     const v = this.#verdict;
-    if (v.countTable !== undefined) return 0;
-    if (v.kind === "create" && v.mayWrite) return v.schemaWrites;
-    return isDml(v) ? this.#changes * Math.max(1, v.writesPerRow) : 0;
+    const c = this.#counting;
+    if (c.countTable !== undefined) return 0;
+    if (v.kind === "create" && v.mayWrite) return c.schemaWrites;
+    return isDml(v) ? this.#changes * Math.max(1, c.writesPerRow) : 0;
   }
 
   #toObject(row: SqlStorageValue[]): SqlStorageRow {
@@ -352,6 +361,6 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   }
 }
 
-function isDml(verdict: StatementVerdict): boolean {
+function isDml(verdict: AccessVerdict): boolean {
   return verdict.kind === "insert" || verdict.kind === "update" || verdict.kind === "delete";
 }

@@ -9,6 +9,9 @@
  * has a single loop (its iterations are its steps plus one).
  */
 
+import type { SchemaObject, SqlCatalog } from "./sql-catalog";
+import { OPFLAG_P2ISREG, type ProgramOp } from "./sql-program";
+
 /** Opcodes that position a cursor on a row (or find there is none): each counts one row read. */
 const POSITIONING_OPCODES = new Set([
   "Rewind",
@@ -136,7 +139,7 @@ const JUMP_OPCODES = new Set([
   "Yield",
 ]);
 
-interface ProgramOp {
+interface CollectedOp {
   readonly address: number;
   readonly opcode: string;
   readonly p1: number;
@@ -152,7 +155,7 @@ interface ProgramOp {
  * it proved false) is left out.
  */
 export class PositioningCollector {
-  readonly #ops: ProgramOp[] = [];
+  readonly #ops: CollectedOp[] = [];
 
   /** Records one opcode of the main program. `skip` leaves a positioning out (counted elsewhere). */
   add(address: number, opcode: string, p1: number, p2: number, p3: number, p5: number, skip = false): void {
@@ -163,7 +166,7 @@ export class PositioningCollector {
   facts(): PositioningFacts {
     const reachable = this.#reachable();
     const loops: Array<[number, number]> = [];
-    const positions: ProgramOp[] = [];
+    const positions: CollectedOp[] = [];
     let resultRows = 0;
     let repeats = false;
     for (const op of this.#ops) {
@@ -221,4 +224,80 @@ export function rowsReadOf(steps: number, facts: PositioningFacts, found: boolea
   const iterations = facts.loops === 1 ? steps + 1 : 1;
   const seeks = found ? facts.equalitySeeks : 0;
   return steps + facts.positionings + seeks + facts.nestedPositionings * iterations;
+}
+
+/**
+ * What the row counters need from one statement's program: the one verdict of row counting (the
+ * access decision, sql-access.ts, has its own).
+ */
+export interface CountingVerdict {
+  /** B-tree writes the platform counts per changed row (see {@link ROW_WRITE_OPCODES}), for `rowsWritten`. */
+  readonly writesPerRow: number;
+  /** The table whose rows `count(*)` counts without visiting them (`Count` opcode), if any. */
+  readonly countTable: string | undefined;
+  /** Rowid lookups per inserted row (`NotExists`: an explicit rowid, a foreign-key parent), for `rowsRead`. */
+  readonly seeksPerInsert: number;
+  /** Rows the program writes into `sqlite_schema` (CREATE TABLE: its row, written twice, plus one per automatic index). */
+  readonly schemaWrites: number;
+  /** Loop starts and seeks, for `rowsRead`. */
+  readonly positioning: PositioningFacts;
+}
+
+/** A statement without a program of its own to count (pragmas, EXPLAIN). */
+export const NO_COUNTING: CountingVerdict = Object.freeze({
+  writesPerRow: 0,
+  countTable: undefined,
+  seeksPerInsert: 0,
+  schemaWrites: 0,
+  positioning: NO_POSITIONING,
+});
+
+/**
+ * Opcodes the platform counts in `rowsWritten` (measured, see docs/sql.md): every table and index
+ * insert, and a table delete only when it counts as a change (`OPFLAG_NCHANGE` in P5: a DELETE's
+ * rows, not the old row an UPDATE rewrites or a REPLACE removes). Index deletes are not counted.
+ */
+const ROW_WRITE_OPCODES = new Set(["Insert", "IdxInsert", "Delete"]);
+/** `OPFLAG_NCHANGE`: the write counts as a change (`sqlite3_changes`). */
+const OPFLAG_NCHANGE = 0x01;
+
+/** Reads the counting facts off the main program (sub-programs count through SQLite's changes). */
+export function countingVerdict(program: readonly ProgramOp[], catalog: SqlCatalog, kind: string): CountingVerdict {
+  if (program.length === 0) return NO_COUNTING;
+  const positions = new PositioningCollector();
+  const cursors = new Map<number, { object: SchemaObject | undefined; write: boolean }>();
+  let writesPerRow = 0;
+  let countTable: string | undefined;
+  let seeksPerInsert = 0;
+  let schemaWrites = 0;
+  for (const { address, opcode, p1, p2, p3, p5, segment } of program) {
+    if (segment !== 0) break;
+    // An INSERT's rowid lookups run once per inserted row: counted from the changes instead.
+    positions.add(address, opcode, p1, p2, p3, p5, kind === "insert" && opcode === "NotExists");
+    switch (opcode) {
+      case "OpenRead":
+      case "ReopenIdx":
+      case "OpenWrite":
+        if (p3 === 0) {
+          const object = (p5 & OPFLAG_P2ISREG) !== 0 ? undefined : catalog.byRoot(p2);
+          cursors.set(p1, { object, write: opcode === "OpenWrite" });
+        }
+        break;
+      case "NotExists":
+        seeksPerInsert++;
+        break;
+      case "Count":
+        countTable = cursors.get(p1)?.object?.table;
+        break;
+      default:
+        if (ROW_WRITE_OPCODES.has(opcode) && (opcode !== "Delete" || (p5 & OPFLAG_NCHANGE) !== 0)) {
+          const cursor = cursors.get(p1);
+          if (cursor?.write && cursor.object !== undefined) {
+            if (cursor.object.table !== "sqlite_schema") writesPerRow++;
+            else if (opcode === "Insert") schemaWrites++;
+          }
+        }
+    }
+  }
+  return { writesPerRow, countTable, seeksPerInsert, schemaWrites, positioning: positions.facts() };
 }

@@ -4,7 +4,9 @@
  * `OpenRead`/`OpenWrite` in a compiled program can be named), column and primary-key lists, the
  * functions the engine knows, and the identity of the virtual tables user SQL may open.
  */
+
 import type { SqlEngine } from "../../engine/engine";
+import { PRAGMA_FUNCTIONS } from "./allowed-pragmas";
 
 /** A row of `sqlite_schema`. */
 export interface SchemaObject {
@@ -98,14 +100,16 @@ export class SqlCatalog {
 
   /**
    * The `VOpen` operands (`vtab:<address>`) of the virtual tables user SQL may read: the eponymous
-   * `json_each` and `json_tree`, which SQLite connects once per connection. Any other virtual table
-   * (the `pragma_*` table-valued functions, fts3/fts4) is refused.
+   * `json_each` and `json_tree`, and the `pragma_*` table-valued functions of reading pragmas
+   * ({@link PRAGMA_FUNCTIONS}), which SQLite connects once per connection. Any other virtual
+   * table (other pragmas, fts3/fts4) is refused.
    */
   get allowedVirtualTables(): ReadonlySet<string> {
     if (this.#allowedVirtualTables === undefined) {
       const found = new Set<string>();
-      for (const fn of ["json_each", "json_tree"]) {
-        for (const row of this.#engine.query(`EXPLAIN SELECT * FROM ${fn}('[]')`)) {
+      for (const fn of ["json_each", "json_tree", ...[...PRAGMA_FUNCTIONS].map((p) => `pragma_${p}`)]) {
+        const call = fn.startsWith("pragma_") ? fn : `${fn}('[]')`;
+        for (const row of this.#engine.query(`EXPLAIN SELECT * FROM ${call}`)) {
           if (row[1] === "VOpen") found.add(String(row[5]));
         }
       }

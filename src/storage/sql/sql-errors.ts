@@ -88,6 +88,14 @@ export interface ErrorContext {
   compileError(sql: string): string | undefined;
 }
 
+/** SQLite's critical result codes: FULL, NOMEM, IOERR, INTERRUPT (SQLite may roll back the transaction). */
+const CRITICAL_CODES = new Set([13, 7, 10, 9]);
+
+/** Whether `error` is an engine error with a critical result code (see {@link CRITICAL_CODES}). */
+export function isCriticalEngineError(error: unknown): boolean {
+  return error instanceof EngineError && CRITICAL_CODES.has(error.resultCode & 0xff);
+}
+
 /**
  * Turns an engine error into the platform's error. Non-engine errors pass through unchanged.
  */

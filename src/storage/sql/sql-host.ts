@@ -34,6 +34,13 @@ export interface SqlHost {
    * released on return, rolled back and rethrown on throw. Nesting works.
    */
   transactionSync<T>(fn: () => T): T;
+  /**
+   * Optional. A statement failed with a critical error (`SQLITE_FULL`, `SQLITE_NOMEM`,
+   * `SQLITE_IOERR`, `SQLITE_INTERRUPT`), after which SQLite may have rolled back the whole
+   * implicit transaction by itself. The platform breaks the object then: every later call throws
+   * `error`. A host without this method keeps going (tests that own the transaction).
+   */
+  onCriticalError?(error: Error): void;
   /** Throws if the storage was closed or reset (the platform's error for a broken object). */
   assertUsable(): void;
 }

@@ -2,7 +2,8 @@
  * `storage.sql`: the platform's SQL API over the storage core's engine.
  *
  * The facade owns compilation (a statement cache keyed by query text), the restriction checks
- * ({@link SqlGuard}, cached per statement and schema version), the limits and the cursors. The
+ * ({@link SqlAccess} and the row-counting facts, cached per statement and schema version), the
+ * limits and the cursors. The
  * core ({@link SqlHost}) owns the engine, the implicit transaction, the commit log and time:
  * before anything that may write runs, the facade calls `host.beforeWrite`, exactly once per
  * statement. The facade never issues BEGIN/COMMIT itself.
@@ -10,11 +11,12 @@
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { type CursorSource, SqlStorageCursor, type SqlStorageRow, type SqlStorageValue } from "./cursor";
+import { countingVerdict, NO_COUNTING } from "./row-counting";
 import { type RowBuilder, rowBuilderFor } from "./row-objects";
+import { type AccessVerdict, checkBeforeCompile, SqlAccess } from "./sql-access";
 import { toEngineValuesInPlace } from "./sql-bindings";
 import { SqlCatalog } from "./sql-catalog";
-import { type ErrorContext, translateEngineError } from "./sql-errors";
-import { SqlGuard, type StatementVerdict } from "./sql-guard";
+import { type ErrorContext, isCriticalEngineError, translateEngineError } from "./sql-errors";
 import type { SqlHost } from "./sql-host";
 import {
   checkLikePattern,
@@ -55,6 +57,12 @@ interface EngineState {
   cookieStatement: EngineStatement | undefined;
 }
 
+/**
+ * Removes the statistics of internal tables and their indexes. `lower()` folds ASCII only, as
+ * SQLite's name resolution does, and does not depend on `PRAGMA case_sensitive_like`.
+ */
+const HIDE_INTERNAL_STATISTICS = "DELETE FROM sqlite_stat1 WHERE lower(substr(tbl, 1, 4)) = '_cf_'";
+
 const MULTI_PARAMETERS_MESSAGE =
   "When executing multiple SQL statements in a single call, only the last statement can have parameters.";
 
@@ -80,7 +88,7 @@ export class SqlStorage {
 
   readonly #host: SqlHost;
   readonly #limits: SqlLimits;
-  readonly #guard: SqlGuard;
+  readonly #access: SqlAccess;
   readonly #cacheSize: number;
   readonly #enabled: boolean;
   #state: EngineState | undefined;
@@ -88,7 +96,7 @@ export class SqlStorage {
   constructor(host: SqlHost, options: SqlStorageOptions = {}) {
     this.#host = host;
     this.#limits = Object.freeze({ ...DEFAULT_SQL_LIMITS, ...options.limits });
-    this.#guard = new SqlGuard(this.#limits);
+    this.#access = new SqlAccess(this.#limits);
     this.#cacheSize = options.statementCacheSize ?? STATEMENT_CACHE_MAX_BYTES;
     this.#enabled = options.enabled ?? true;
   }
@@ -201,7 +209,8 @@ export class SqlStorage {
         const entry: CachedStatement = {
           statement: head.statement,
           columnNames: head.statement.columnNames(),
-          verdict: undefined as unknown as StatementVerdict,
+          verdict: undefined as unknown as AccessVerdict,
+          counting: NO_COUNTING,
           verdictVersion: -1,
           busy: false,
           evicted: false,
@@ -230,6 +239,8 @@ export class SqlStorage {
   }
 
   #prepareHead(state: EngineState, sql: string): { statement: EngineStatement | null; tail: string } {
+    // Before SQLite sees it: a refused PRAGMA would act while compiling.
+    checkBeforeCompile(sql, state.catalog);
     try {
       return state.engine.prepareHead(sql);
     } catch (e) {
@@ -240,13 +251,35 @@ export class SqlStorage {
     }
   }
 
-  /** (Re)computes the verdict when the schema changed since it was computed. */
-  #ensureVerdict(state: EngineState, entry: CachedStatement): StatementVerdict {
+  /**
+   * (Re)decides the statement when the schema changed since it was decided. A statement compiled
+   * before the change is compiled again first: SQLite would recompile it at its next step, but its
+   * result columns (`SELECT *` after `ADD COLUMN`, after a rollback or a restore) must be known
+   * before that, and a cursor still reading the old one keeps it (a busy entry runs as a copy).
+   */
+  #ensureVerdict(state: EngineState, entry: CachedStatement): AccessVerdict {
     if (entry.verdictVersion !== state.schemaVersion) {
-      entry.verdict = this.#guard.check(state.engine, state.catalog, entry.statement.sql);
+      if (entry.verdictVersion >= 0 && !entry.busy) this.#recompile(state, entry);
+      const { verdict, program } = this.#access.check(state.engine, state.catalog, entry.statement.sql);
+      entry.verdict = verdict;
+      entry.counting = countingVerdict(program, state.catalog, verdict.kind);
       entry.verdictVersion = state.schemaVersion;
     }
     return entry.verdict;
+  }
+
+  #recompile(state: EngineState, entry: CachedStatement): void {
+    let fresh: EngineStatement;
+    try {
+      fresh = state.engine.prepare(entry.statement.sql);
+    } catch (e) {
+      throw translateEngineError(e, errorContextFor(state, entry.statement.sql));
+    }
+    entry.statement.free();
+    entry.statement = fresh;
+    entry.columnNames = fresh.columnNames();
+    entry.source = undefined;
+    checkResultColumns(entry.columnNames.length, this.#limits);
   }
 
   /** Runs a statement that is not the last of its query: one step, rows discarded (as workerd). */
@@ -262,11 +295,24 @@ export class SqlStorage {
       statement.bind([], "real");
       statement.step(nowMs);
     } catch (e) {
-      throw translateEngineError(e, errorContextFor(state, statement.sql));
+      throw translateFailure(this.#host, e, errorContextFor(state, statement.sql));
     } finally {
       statement.reset();
       if (verdict.changesSchema) this.#schemaChanged(state);
     }
+    if (verdict.writesStatistics) this.#hideInternalStatistics(state);
+  }
+
+  /**
+   * ANALYZE (and `PRAGMA optimize`) count the rows of every table, internal ones included, into
+   * `sqlite_stat1`, which user SQL may read. Their rows are deleted right after, as a write of its
+   * own that the host logs like any other, so replay and restore see the same statistics.
+   */
+  #hideInternalStatistics(state: EngineState): void {
+    // Not the catalog: the statement that just created sqlite_stat1 has not invalidated it yet.
+    if (state.engine.query("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat1'").length === 0) return;
+    const nowMs = this.#host.beforeWrite(HIDE_INTERNAL_STATISTICS, []);
+    state.engine.withNow(nowMs, () => state.engine.exec(HIDE_INTERNAL_STATISTICS));
   }
 
   /** Binds and starts the last statement of a query; the cursor takes the first step. */
@@ -281,7 +327,7 @@ export class SqlStorage {
     if (entry.busy) {
       // An earlier cursor over the same SQL is still reading: run a one-off copy, as workerd does.
       const copy = state.engine.prepare(entry.statement.sql);
-      source = new StatementSource(this.#host, state, copy, entry.columnNames, undefined, this.#limits);
+      source = new StatementSource(this.#host, state, copy, copy.columnNames(), undefined, this.#limits);
     } else {
       owner = entry;
       source = entry.source ??= new StatementSource(
@@ -320,11 +366,23 @@ export class SqlStorage {
         throw source.translate(e);
       }
       if (owner !== undefined) owner.busy = true;
-      return new SqlStorageCursor<T>(source, verdict, nowMs);
+      const cursor = new SqlStorageCursor<T>(source, verdict, entry.counting, nowMs);
+      if (verdict.writesStatistics) this.#hideInternalStatistics(state);
+      return cursor;
     } finally {
       if (verdict.changesSchema) this.#schemaChanged(state);
     }
   }
+}
+
+/**
+ * The platform's error for a failed statement. A critical error breaks the object first (see
+ * `SqlHost.onCriticalError`): SQLite may have rolled the implicit transaction back on its own.
+ */
+function translateFailure(host: SqlHost, error: unknown, context: ErrorContext): unknown {
+  const translated = translateEngineError(error, context);
+  if (isCriticalEngineError(error) && translated instanceof Error) host.onCriticalError?.(translated);
+  return translated;
 }
 
 /** What error translation may ask the engine (see {@link ErrorContext}). */
@@ -334,6 +392,7 @@ function errorContextFor(state: EngineState, sql: string): ErrorContext {
     primaryKeyColumns: (table) => state.catalog.primaryKey(table),
     compileError: (text) => {
       try {
+        checkBeforeCompile(text, state.catalog);
         state.engine.prepare(text).free();
         return undefined;
       } catch (e) {
@@ -390,7 +449,7 @@ class StatementSource implements CursorSource {
   }
 
   translate(error: unknown): unknown {
-    return translateEngineError(error, errorContextFor(this.#state, this.statement.sql));
+    return translateFailure(this.#host, error, errorContextFor(this.#state, this.statement.sql));
   }
 
   countRows(table: string): number {

@@ -48,6 +48,20 @@ const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 12 || c 
  * ```
  */
 export function tokenize(sql: string): SqlToken[] {
+  return scan(sql, false);
+}
+
+/**
+ * The tokens of the first statement of `sql`, as SQLite's `prepare` would compile it: empty
+ * statements (`;`) before it are skipped, and the scan stops at the `;` that ends it, so a long
+ * script is not tokenized to its end. (A `;` inside a trigger body ends this token list early;
+ * callers use it only to judge statements that cannot contain one, such as PRAGMA.)
+ */
+export function tokenizeFirstStatement(sql: string): SqlToken[] {
+  return scan(sql, true);
+}
+
+function scan(sql: string, firstStatementOnly: boolean): SqlToken[] {
   const tokens: SqlToken[] = [];
   const n = sql.length;
   let i = 0;
@@ -132,6 +146,11 @@ export function tokenize(sql: string): SqlToken[] {
       continue;
     }
     i = scanOperator(sql, i);
+    if (firstStatementOnly && c === 59 /* ; */) {
+      if (tokens.length === 0) continue;
+      push("operator", start, i);
+      break;
+    }
     push(i === start + 1 && "();,+-*/%<>=&|~.!".indexOf(sql[start] ?? "") < 0 ? "illegal" : "operator", start, i);
   }
   return tokens;

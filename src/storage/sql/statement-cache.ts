@@ -6,16 +6,19 @@
  */
 import type { EngineStatement } from "../../engine/engine";
 import type { CursorSource } from "./cursor";
-import type { StatementVerdict } from "./sql-guard";
+import type { CountingVerdict } from "./row-counting";
+import type { AccessVerdict } from "./sql-access";
 
 /** One compiled statement of a cached query. */
 export interface CachedStatement {
-  /** The compiled statement. */
-  readonly statement: EngineStatement;
+  /** The compiled statement (compiled again when the schema changed, see sql-storage.ts). */
+  statement: EngineStatement;
   /** Result column names (sql.js asks SQLite for them on every call, so keep them). */
-  readonly columnNames: string[];
-  /** The restriction verdict. */
-  verdict: StatementVerdict;
+  columnNames: string[];
+  /** The access decision. */
+  verdict: AccessVerdict;
+  /** What the row counters need from its program. */
+  counting: CountingVerdict;
   /** The schema version {@link CachedStatement.verdict} belongs to. */
   verdictVersion: number;
   /** A cursor is still reading it: a second `exec` of the same SQL compiles a one-off copy. */

@@ -170,9 +170,14 @@ const attempts: Attempt[] = [
   { name: "pragma table-valued function", sql: "SELECT * FROM pragma_table_info('_cf_KV')", error: NA },
   { name: "pragma_function_list", sql: "SELECT * FROM pragma_function_list", error: NA },
   {
+    // Refused when the view is created (its text names the internal table), not when used.
     name: "pragma function hidden in a view",
-    setup: ["CREATE VIEW pv AS SELECT * FROM pragma_table_info('_cf_KV')"],
-    sql: "SELECT * FROM pv",
+    sql: "CREATE VIEW pv AS SELECT * FROM pragma_table_info('_cf_KV')",
+    error: NA,
+  },
+  {
+    name: "pragma function hidden in a trigger",
+    sql: "CREATE TRIGGER pt AFTER INSERT ON t BEGIN SELECT * FROM pragma_index_list('_CF_KV'); END",
     error: NA,
   },
   { name: "writable_schema", sql: "PRAGMA writable_schema = 1", error: NA },
@@ -269,16 +274,13 @@ describe("bypass attempts", () => {
     expect(host.engine.query("SELECT * FROM _cf_KV")).toEqual([["a", new Uint8Array([1])]]);
   });
 
-  test("allowed neighbours: sqlite_master, temp schema reads, table_list, ANALYZE, _CF_ names, _cf_ columns", async () => {
+  test("allowed neighbours: sqlite_master, temp schema reads, table_list, ANALYZE, _cf_ columns", async () => {
     const { sql } = await setup();
     sql.exec("CREATE TABLE t(_cf_col)");
     expect(sql.exec("SELECT name FROM sqlite_master WHERE name = '_cf_KV'").toArray()).toEqual([{ name: "_cf_KV" }]);
     expect(sql.exec("SELECT * FROM temp.sqlite_master").toArray()).toEqual([]);
     expect(sql.exec("PRAGMA table_list").toArray().length).toBeGreaterThan(0);
     sql.exec("ANALYZE");
-    sql.exec("ANALYZE _cf_KV");
-    sql.exec("CREATE TABLE _CF_upper(x)"); // the v1.20260426 check is case-sensitive
-    sql.exec("SELECT * FROM _CF_upper");
     sql.exec("SELECT * FROM json_each('[1,2]')");
     sql.exec("SELECT * FROM json_tree('{\"a\":1}')");
     sql.exec("PRAGMA table_info(t)");
@@ -287,12 +289,23 @@ describe("bypass attempts", () => {
     sql.exec("PRAGMA optimize(-1)");
   });
 
-  test("ALTER TABLE … RENAME TO _cf_x is allowed (only the source name is checked), then protected", async () => {
+  test("internal names in any case are refused, as SQLite resolves them (the platform's newer, case-insensitive check)", async () => {
     const { sql } = await setup();
     sql.exec("CREATE TABLE mine(x)");
-    sql.exec("ALTER TABLE mine RENAME TO _cf_mine");
-    expect(errorOf(() => sql.exec("SELECT * FROM _cf_mine"))).toBe(
-      "Error: access to _cf_mine.x is prohibited: SQLITE_AUTH",
-    );
+    for (const attempt of [
+      "CREATE TABLE _CF_upper(x)",
+      "ANALYZE _cf_KV",
+      "ANALYZE main._Cf_kV",
+      "ALTER TABLE mine RENAME TO _cf_mine",
+      'ALTER TABLE mine RENAME TO "_CF_METADATA2"',
+    ]) {
+      expect(
+        errorOf(() => sql.exec(attempt)),
+        attempt,
+      ).toBe("Error: not authorized: SQLITE_AUTH");
+    }
+    expect(
+      sql.exec("SELECT name FROM sqlite_master WHERE name LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY name").toArray(),
+    ).toEqual([{ name: "_cf_KV" }, { name: "_cf_METADATA" }]);
   });
 });

@@ -1,28 +1,37 @@
 /**
- * The platform's restrictions on user SQL, without an authorizer hook.
+ * The access decision: whether user SQL may run, as the platform's authorizer decides it.
  *
- * workerd installs an SQLite authorizer that SQLite consults while compiling. sql.js offers none,
- * so each statement is judged twice over, once per statement text and schema version (the facade
- * caches the verdict, so repeated SQL costs nothing):
+ * workerd installs an SQLite authorizer that SQLite consults while compiling. sql.js offers none
+ * (its build exports no `sqlite3_set_authorizer`), so each statement is judged three times over,
+ * once per statement text and schema version (the facade caches the verdict, so repeated SQL
+ * costs nothing):
  *
+ * 0. before SQLite compiles it ({@link checkBeforeCompile}): a PRAGMA acts while compiling, so
+ *    pragmas, and the names DDL names, are judged from the tokens of the text alone;
  * 1. by its text ({@link tokenize}): the statement kind (transaction statements, ATTACH/DETACH,
  *    TEMP objects, schemas), the names a CREATE/DROP/ALTER/REINDEX names, pragma names and their
  *    arguments, and function calls written in definitions (CHECK, DEFAULT, index expressions)
  *    that only run later;
- * 2. by its compiled program (`EXPLAIN`): every B-tree the program opens (`OpenRead`/`OpenWrite`
- *    root pages, named through {@link SqlCatalog}), every function it calls (`Function`,
- *    `AggStep`… operands), every virtual table it opens (`VOpen`), and whatever writes or changes
- *    the schema. The program includes what the text hides: views, triggers (their sub-programs),
- *    CTEs, subqueries and foreign-key actions. This is what makes the `_cf_` protection sound.
+ * 2. by its compiled program ({@link explainProgram}): every B-tree the program opens
+ *    (`OpenRead`/`OpenWrite` root pages, named through {@link SqlCatalog}), every function it
+ *    calls (`Function`, `AggStep`… operands), every virtual table it opens (`VOpen`), and whatever
+ *    writes or changes the schema. The program includes what the text hides: views, triggers
+ *    (their sub-programs), CTEs, subqueries and foreign-key actions. This is what makes the `_cf_`
+ *    protection independent of how a name is spelled.
+ *
+ * The row counters read the same program (row-counting.ts); this file only decides.
  */
 import type { SqlEngine } from "../../engine/engine";
+import { ActorStoreError } from "../../errors";
 import { ALLOWED_SQL_FUNCTIONS, PLATFORM_DENIED_FUNCTIONS, TIME_FUNCTIONS } from "./allowed-functions";
-import { ALLOWED_PRAGMAS, isInt32, isPragmaBoolean, isUint32 } from "./allowed-pragmas";
-import { NO_POSITIONING, PositioningCollector, type PositioningFacts } from "./row-counting";
+import { ALLOWED_PRAGMAS, isPragmaAllowed, PRAGMA_FUNCTIONS } from "./allowed-pragmas";
+import { isAllowedName } from "./internal-names";
+import { type ProtectedRead, ROWID_COLUMN, readDenied } from "./read-denied";
 import type { SchemaObject, SqlCatalog } from "./sql-catalog";
 import { SQLITE_AUTH, SQLITE_ERROR, sqliteError, TRANSACTION_STATEMENT_MESSAGE } from "./sql-errors";
 import { checkProgramSize, checkStatementText, checkTableColumns, type SqlLimits } from "./sql-limits";
-import { byteOffset, isKeyword, type SqlToken, tokenize } from "./sql-tokenizer";
+import { explainProgram, OPFLAG_P2ISREG, type ProgramOp } from "./sql-program";
+import { byteOffset, isKeyword, type SqlToken, tokenize, tokenizeFirstStatement } from "./sql-tokenizer";
 
 /** Statement kinds the facade distinguishes. */
 export const STATEMENT_KINDS = [
@@ -44,8 +53,8 @@ export const STATEMENT_KINDS = [
 /** One of {@link STATEMENT_KINDS}. */
 export type StatementKind = (typeof STATEMENT_KINDS)[number];
 
-/** What the guard concluded about an allowed statement. */
-export interface StatementVerdict {
+/** The access decision about an allowed statement (a refused one throws instead). */
+export interface AccessVerdict {
   /** The statement kind. */
   readonly kind: StatementKind;
   /** Not proven read-only: the facade calls `host.beforeWrite` and runs it to completion in `exec`. */
@@ -56,23 +65,58 @@ export interface StatementVerdict {
   readonly usesTime: boolean;
   /** An INSERT/UPDATE/DELETE with RETURNING. */
   readonly returning: boolean;
-  /** B-tree writes the platform counts per changed row (see ROW_WRITE_OPCODES), for `rowsWritten`. */
-  readonly writesPerRow: number;
-  /** The table whose rows `count(*)` counts without visiting them (`Count` opcode), if any. */
-  readonly countTable: string | undefined;
-  /** Rowid lookups per inserted row (`NotExists`: an explicit rowid, a foreign-key parent), for `rowsRead`. */
-  readonly seeksPerInsert: number;
-  /** Rows the program writes into `sqlite_schema` (CREATE TABLE: its row, written twice, plus one per automatic index). */
-  readonly schemaWrites: number;
-  /** Loop starts and seeks, for `rowsRead` (row-counting.ts). */
-  readonly positioning: PositioningFacts;
   /** Parameter numbers used as LIKE/GLOB patterns (their length is checked at bind time). */
   readonly likeParameters: readonly number[];
+  /**
+   * ANALYZE or `PRAGMA optimize`: may write row counts of internal tables into `sqlite_stat1`,
+   * which the facade removes right after (see docs/sql.md).
+   */
+  readonly writesStatistics: boolean;
 }
 
-/** Whether user SQL may touch an object called `name` (case-sensitive `_cf_`, as in v1.20260426). */
-export function isAllowedName(name: string): boolean {
-  return !name.startsWith("_cf_");
+/** An allowed statement's verdict and the program it was judged by (none for pragmas). */
+export interface AccessDecision {
+  readonly verdict: AccessVerdict;
+  readonly program: readonly ProgramOp[];
+}
+
+/**
+ * The decision that must come before SQLite compiles the first statement of `sql`. SQLite applies
+ * a PRAGMA while compiling it (flag pragmas such as `writable_schema` or `query_only`, heap
+ * limits, cache sizes), before any program exists to inspect, so a PRAGMA, also behind `EXPLAIN`,
+ * is judged from its text here and a refused one never reaches the engine: the connection stays
+ * exactly as it was. No other statement acts while compiling.
+ */
+export { isAllowedName };
+
+export function checkBeforeCompile(sql: string, catalog: SqlCatalog): void {
+  const tokens = tokenizeFirstStatement(sql);
+  let at = 0;
+  while (isKeyword(tokens[at], "EXPLAIN")) {
+    at += isKeyword(tokens[at + 1], "QUERY") && isKeyword(tokens[at + 2], "PLAN") ? 3 : 1;
+  }
+  const statement = at === 0 ? tokens : tokens.slice(at);
+  const first = statement[0];
+  switch (first?.kind === "identifier" && !first.quoted ? first.text.toUpperCase() : "") {
+    case "PRAGMA":
+      checkPragma(statement, []);
+      break;
+    // The platform's authorizer runs while SQLite resolves these names, before SQLite checks
+    // whether the object exists: `CREATE TABLE "_CF_KV"` is refused, not "already exists".
+    case "CREATE":
+      checkCreateNames(statement);
+      break;
+    case "DROP":
+      checkDrop(statement, catalog);
+      break;
+    case "ALTER":
+      checkAlterNames(statement);
+      break;
+    case "REINDEX":
+    case "ANALYZE":
+      checkTargetTable(statement, catalog);
+      break;
+  }
 }
 
 const notAuthorized = () => sqliteError("not authorized", SQLITE_AUTH);
@@ -102,39 +146,22 @@ const FUNCTION_OPCODES = new Set([
   "AggValue",
   "AggInverse",
 ]);
-/**
- * Opcodes the platform counts in `rowsWritten` (measured, see docs/sql.md): every table and index
- * insert, and a table delete only when it counts as a change (`OPFLAG_NCHANGE` in P5: a DELETE's
- * rows, not the old row an UPDATE rewrites or a REPLACE removes). Index deletes are not counted.
- */
-const ROW_WRITE_OPCODES = new Set(["Insert", "IdxInsert", "Delete"]);
-/** `OPFLAG_NCHANGE`: the write counts as a change (`sqlite3_changes`). */
-const OPFLAG_NCHANGE = 0x01;
-/** Marks a read of the row key (`Rowid` opcode) among a cursor's column numbers. */
-const ROWID_COLUMN = -1;
-/** `OPFLAG_P2ISREG`: P2 of an `Open*` opcode is a register, not a root page. */
-const OPFLAG_P2ISREG = 0x10;
 
 interface OpenCursor {
   readonly object: SchemaObject | undefined;
   readonly write: boolean;
 }
 
-interface ProtectedRead {
-  readonly object: SchemaObject;
-  readonly columns: Set<number>;
-}
-
 /**
- * Judges statements. Stateless apart from its limits; schema facts come from the catalog.
+ * Decides statements. Stateless apart from its limits; schema facts come from the catalog.
  *
  * @example
  * ```ts
- * const verdict = new SqlGuard(DEFAULT_SQL_LIMITS).check(engine, catalog, "SELECT * FROM t");
+ * const { verdict } = new SqlAccess(DEFAULT_SQL_LIMITS).check(engine, catalog, "SELECT * FROM t");
  * verdict.mayWrite; // false
  * ```
  */
-export class SqlGuard {
+export class SqlAccess {
   readonly #limits: SqlLimits;
 
   constructor(limits: SqlLimits) {
@@ -142,15 +169,24 @@ export class SqlGuard {
   }
 
   /**
-   * Judges one compiled statement (`sql` is its text). Throws the platform's error when the
-   * platform would refuse it; returns the verdict otherwise.
+   * Decides one compiled statement (`sql` is its text). Throws the platform's error when the
+   * platform would refuse it; returns the verdict, and the program it read, otherwise.
    */
-  check(engine: SqlEngine, catalog: SqlCatalog, sql: string): StatementVerdict {
+  check(engine: SqlEngine, catalog: SqlCatalog, sql: string): AccessDecision {
     const tokens = tokenize(sql);
     if (isKeyword(tokens[0], "EXPLAIN")) {
       const at = isKeyword(tokens[1], "QUERY") && isKeyword(tokens[2], "PLAN") ? 3 : 1;
-      const inner = this.check(engine, catalog, sql.slice(tokens[at]?.start ?? sql.length));
-      return { ...inner, kind: "explain", mayWrite: false, changesSchema: false, usesTime: false, returning: false };
+      const inner = this.check(engine, catalog, sql.slice(tokens[at]?.start ?? sql.length)).verdict;
+      const verdict: AccessVerdict = {
+        ...inner,
+        kind: "explain",
+        mayWrite: false,
+        changesSchema: false,
+        usesTime: false,
+        returning: false,
+        writesStatistics: false,
+      };
+      return { verdict, program: NO_PROGRAM };
     }
     const facts = checkStatementText(sql, tokens, catalog.functionNames, this.#limits);
     const first = tokens[0];
@@ -167,7 +203,7 @@ export class SqlGuard {
       case "DETACH":
         throw notAuthorized();
       case "PRAGMA":
-        return checkPragma(tokens, facts.likeParameters);
+        return { verdict: checkPragma(tokens, facts.likeParameters), program: NO_PROGRAM };
       case "CREATE":
         checkCreate(sql, tokens, catalog, this.#limits);
         break;
@@ -177,30 +213,30 @@ export class SqlGuard {
       case "ALTER":
         checkAlter(tokens, catalog, this.#limits);
         break;
-      case "REINDEX": {
-        const target = qualifiedName(tokens, 1);
-        if (target !== undefined && !isAllowedName(target.name)) throw notAuthorized();
+      case "REINDEX":
+      case "ANALYZE":
+        checkTargetTable(tokens, catalog);
         break;
-      }
     }
+    checkPragmaFunctions(tokens);
     const kind = statementKind(tokens, word);
-    const program = analyseProgram(engine, catalog, sql, tokens, kind);
-    checkProgramSize(program.mainOps, this.#limits);
-    return {
+    const program = explainProgram(engine, sql);
+    const decided = decideProgram(catalog, sql, tokens, kind, program);
+    checkProgramSize(decided.mainOps, this.#limits);
+    const verdict: AccessVerdict = {
       kind,
-      mayWrite: program.mayWrite,
-      changesSchema: program.changesSchema,
-      usesTime: program.usesTime,
+      mayWrite: decided.mayWrite,
+      changesSchema: decided.changesSchema,
+      usesTime: decided.usesTime,
       returning: (kind === "insert" || kind === "update" || kind === "delete") && hasTopLevel(tokens, "RETURNING"),
-      writesPerRow: program.writesPerRow,
-      countTable: program.countTable,
-      seeksPerInsert: program.seeksPerInsert,
-      schemaWrites: program.schemaWrites,
-      positioning: program.positioning,
       likeParameters: facts.likeParameters,
+      writesStatistics: kind === "analyze",
     };
+    return { verdict, program };
   }
 }
+
+const NO_PROGRAM: readonly ProgramOp[] = Object.freeze([]);
 
 /** The statement kind from its first keyword (for WITH, the first top-level DML keyword). */
 function statementKind(tokens: readonly SqlToken[], word: string): StatementKind {
@@ -287,7 +323,22 @@ function checkSchemaAndName(target: { schema: string | undefined; name: string }
   if (!isAllowedName(target.name)) throw notAuthorized();
 }
 
-function checkCreate(sql: string, tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
+/** `ANALYZE x` / `REINDEX x`: `x` is a table, or an index that stands for its table. */
+function checkTargetTable(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
+  const target = qualifiedName(tokens, 1);
+  if (target === undefined) return;
+  // `ANALYZE _cf_KV` would write internal row counts into sqlite_stat1.
+  const table = catalog.byName(target.name)?.table ?? target.name;
+  if (!isAllowedName(target.name) || !isAllowedName(table)) throw notAuthorized();
+}
+
+interface CreateTarget {
+  readonly objectType: string | undefined;
+  readonly target: { schema: string | undefined; name: string; next: number } | undefined;
+}
+
+/** The names a CREATE statement names: the new object, and the table of an index or trigger. */
+function checkCreateNames(tokens: readonly SqlToken[]): CreateTarget {
   let i = 1;
   if (isKeyword(tokens[i], "TEMP") || isKeyword(tokens[i], "TEMPORARY")) throw notAuthorized();
   if (isKeyword(tokens[i], "UNIQUE")) i++;
@@ -296,7 +347,7 @@ function checkCreate(sql: string, tokens: readonly SqlToken[], catalog: SqlCatal
   const objectType = tokens[i]?.text.toUpperCase();
   const target = qualifiedName(tokens, skipIfExists(tokens, i + 1));
   checkSchemaAndName(target);
-  if (target === undefined) return;
+  if (target === undefined) return { objectType, target };
   if (objectType === "INDEX" && isKeyword(tokens[target.next], "ON")) {
     checkSchemaAndName(qualifiedName(tokens, target.next + 1));
   }
@@ -306,9 +357,29 @@ function checkCreate(sql: string, tokens: readonly SqlToken[], catalog: SqlCatal
   }
   if (virtual) {
     const module = tokens[target.next + 1];
-    const name = module?.value.toLowerCase();
+    const name = module?.value.toLowerCase() ?? "";
     if (!isKeyword(tokens[target.next], "USING") || (name !== "fts5" && name !== "fts5vocab")) throw notAuthorized();
+    throw fts5Unavailable(name);
   }
+  return { objectType, target };
+}
+
+/**
+ * The platform allows `fts5` (and `fts5vocab`) virtual tables; sql.js is built without fts5 (it
+ * has fts3/fts4, which the platform refuses), so they cannot be created here.
+ */
+function fts5Unavailable(module: string): Error {
+  return new ActorStoreError(
+    "ERR_NOT_IMPLEMENTED",
+    `CREATE VIRTUAL TABLE … USING ${module} is not available in actorstore: its SQLite (sql.js) is built without fts5, ` +
+      "and the platform allows no other full-text module (fts3/fts4 are refused there). " +
+      "Search with LIKE, instr() or a table of terms with an index instead, or run full-text queries on the platform.",
+  );
+}
+
+function checkCreate(sql: string, tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
+  const { objectType, target } = checkCreateNames(tokens);
+  if (target === undefined) return;
   if (objectType === "TABLE" && tokens[target.next]?.text === "(") {
     checkTableColumns(target.name, countColumnDefinitions(tokens, target.next), limits);
   }
@@ -352,9 +423,19 @@ function checkDrop(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
   }
 }
 
-function checkAlter(tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
+/** The table an ALTER TABLE names, and the new name of a RENAME TO. */
+function checkAlterNames(tokens: readonly SqlToken[]): ReturnType<typeof qualifiedName> {
   const target = qualifiedName(tokens, 2);
   checkSchemaAndName(target);
+  // The new name too: `ALTER TABLE t RENAME TO _cf_KV` would make a user table internal.
+  if (target !== undefined && isKeyword(tokens[target.next], "RENAME") && isKeyword(tokens[target.next + 1], "TO")) {
+    checkSchemaAndName(qualifiedName(tokens, target.next + 2));
+  }
+  return target;
+}
+
+function checkAlter(tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
+  const target = checkAlterNames(tokens);
   if (target === undefined) return;
   if (isKeyword(tokens[target.next], "ADD")) {
     const object = catalog.byName(target.name);
@@ -415,7 +496,7 @@ function locateCall(sql: string, name: string): number | undefined {
 }
 
 /** The pragma rules. Pragmas are judged by name and argument alone, as the platform does. */
-function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly number[]): StatementVerdict {
+function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly number[]): AccessVerdict {
   const target = qualifiedName(tokens, 1);
   if (target === undefined) throw notAuthorized();
   if (target.schema !== undefined && target.schema.toLowerCase() !== "main") throw notAuthorized();
@@ -433,33 +514,7 @@ function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly numbe
     if (value !== undefined) argument = sign + value.value;
   }
   const name = target.name;
-  let allowed: boolean;
-  if (name === "table_list") allowed = true;
-  else if (name === "table_info" || name === "table_xinfo") allowed = argument !== undefined && isAllowedName(argument);
-  else {
-    switch (ALLOWED_PRAGMAS.get(name)) {
-      case "none":
-        allowed = argument === undefined;
-        break;
-      case "boolean":
-        allowed = argument === undefined || isPragmaBoolean(argument);
-        break;
-      case "object-name":
-        allowed = argument !== undefined && isAllowedName(argument);
-        break;
-      case "optional-object-name":
-        allowed = argument === undefined || isAllowedName(argument);
-        break;
-      case "null-or-number":
-        allowed = argument === undefined || isInt32(argument);
-        break;
-      case "null-number-or-object-name":
-        allowed = argument === undefined || isUint32(argument) || isAllowedName(argument);
-        break;
-      default:
-        allowed = false;
-    }
-  }
+  const allowed = isPragmaAllowed(name, argument);
   if (!allowed) throw notAuthorized();
   const boolean = ALLOWED_PRAGMAS.get(name) === "boolean";
   // A boolean pragma with an argument changes connection state that compiled programs depend on
@@ -471,13 +526,48 @@ function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly numbe
     changesSchema: writes,
     usesTime: false,
     returning: false,
-    writesPerRow: 0,
-    countTable: undefined,
-    seeksPerInsert: 0,
-    schemaWrites: 0,
-    positioning: NO_POSITIONING,
     likeParameters,
+    writesStatistics: name === "optimize",
   };
+}
+
+/**
+ * `pragma_*` table-valued functions: SQLite runs `PRAGMA name(arg)` for each, which the platform's
+ * authorizer judges like the statement (any case of the function name: SQLite names the pragma
+ * itself). Functions of other pragmas are refused by their virtual table in the program. An
+ * argument written as a literal is judged here; one computed while the statement runs (a column,
+ * a parameter) cannot be, and is allowed (docs/sql.md).
+ */
+function checkPragmaFunctions(tokens: readonly SqlToken[]): void {
+  for (let k = 0; k + 1 < tokens.length; k++) {
+    const t = tokens[k] as SqlToken;
+    if (t.kind !== "identifier" || tokens[k + 1]?.text !== "(" || !/^pragma_/i.test(t.value)) continue;
+    const name = t.value.slice("pragma_".length).toLowerCase();
+    if (!PRAGMA_FUNCTIONS.has(name)) throw notAuthorized();
+    const args = literalArguments(tokens, k + 1);
+    if (args === undefined) continue;
+    const [argument, schema] = args;
+    if (schema !== undefined && schema.toLowerCase() !== "main") throw notAuthorized();
+    if (!isPragmaAllowed(name, argument)) throw notAuthorized();
+  }
+}
+
+/** The arguments of the call whose `(` is at `open`, when each is a single literal token. */
+function literalArguments(tokens: readonly SqlToken[], open: number): string[] | undefined {
+  const args: string[] = [];
+  let k = open + 1;
+  if (tokens[k]?.text === ")") return args;
+  for (;;) {
+    const value = tokens[k];
+    const after = tokens[k + 1]?.text;
+    if (value === undefined || (value.kind !== "string" && value.kind !== "identifier" && value.kind !== "number")) {
+      return undefined;
+    }
+    if (after !== "," && after !== ")") return undefined;
+    args.push(value.value);
+    if (after === ")") return args;
+    k += 2;
+  }
 }
 
 interface ProgramFacts {
@@ -485,65 +575,33 @@ interface ProgramFacts {
   mayWrite: boolean;
   changesSchema: boolean;
   usesTime: boolean;
-  writesPerRow: number;
-  countTable: string | undefined;
-  seeksPerInsert: number;
-  schemaWrites: number;
-  positioning: PositioningFacts;
 }
 
 /** Walks the compiled program (main program, then trigger sub-programs) and applies the rules. */
-function analyseProgram(
-  engine: SqlEngine,
+function decideProgram(
   catalog: SqlCatalog,
   sql: string,
   tokens: readonly SqlToken[],
   kind: StatementKind,
+  program: readonly ProgramOp[],
 ): ProgramFacts {
   // ANALYZE's program calls SQLite's internal stat_* functions and reads every table; neither goes
   // through the platform's authorizer.
   const checkReads = kind !== "analyze";
   const checkFunctions = kind !== "analyze";
-  const rows = engine.query(`EXPLAIN ${sql}`);
-  const facts: ProgramFacts = {
-    mainOps: 0,
-    mayWrite: false,
-    changesSchema: false,
-    usesTime: false,
-    writesPerRow: 0,
-    countTable: undefined,
-    seeksPerInsert: 0,
-    schemaWrites: 0,
-    positioning: NO_POSITIONING,
-  };
-  const positions = new PositioningCollector();
+  const facts: ProgramFacts = { mainOps: 0, mayWrite: false, changesSchema: false, usesTime: false };
   let segment = 0;
-  let previousAddress = -1;
   let cursors = new Map<number, OpenCursor>();
   let protectedWrite = false;
   let deniedFunctionName: string | undefined;
   const protectedReads: ProtectedRead[] = [];
-  for (const row of rows) {
-    const address = Number(row[0]);
-    const opcode = String(row[1]);
-    const p1 = Number(row[2]);
-    const p2 = Number(row[3]);
-    const p3 = Number(row[4]);
-    const p4 = row[5];
-    const p5 = Number(row[6]);
-    // Sub-programs (triggers, foreign-key actions) are listed after the main program, each
-    // starting again at address 0, with their own cursor numbers.
-    if (address <= previousAddress) {
-      segment++;
+  for (const { opcode, p1, p2, p3, p4, p5, segment: opSegment } of program) {
+    // Each sub-program (triggers, foreign-key actions) has cursor numbers of its own.
+    if (opSegment !== segment) {
+      segment = opSegment;
       cursors = new Map();
     }
-    previousAddress = address;
-    const main = segment === 0;
-    if (main) {
-      facts.mainOps++;
-      // An INSERT's rowid lookups run once per inserted row: counted from the changes instead.
-      positions.add(address, opcode, p1, p2, p3, p5, kind === "insert" && opcode === "NotExists");
-    }
+    if (segment === 0) facts.mainOps++;
     switch (opcode) {
       case "OpenRead":
       case "ReopenIdx":
@@ -578,9 +636,6 @@ function analyseProgram(
           protectedWrite = true;
         break;
       }
-      case "NotExists":
-        if (main) facts.seeksPerInsert++;
-        break;
       case "VOpen":
         if (!catalog.allowedVirtualTables.has(String(p4))) throw notAuthorized();
         break;
@@ -590,9 +645,6 @@ function analyseProgram(
       case "AutoCommit":
       case "Savepoint":
         throw new Error(TRANSACTION_STATEMENT_MESSAGE);
-      case "Count":
-        if (main) facts.countTable = cursors.get(p1)?.object?.table;
-        break;
       default:
         if (FUNCTION_OPCODES.has(opcode) && checkFunctions) {
           const name = String(p4).replace(/\(.*$/, "").toLowerCase();
@@ -603,69 +655,11 @@ function analyseProgram(
           facts.mayWrite = true;
         } else if (WRITE_OPCODES.has(opcode)) {
           if (opcode !== "Clear" && opcode !== "ResetSorter") facts.mayWrite = true;
-        } else if (main && ROW_WRITE_OPCODES.has(opcode) && (opcode !== "Delete" || (p5 & OPFLAG_NCHANGE) !== 0)) {
-          const cursor = cursors.get(p1);
-          if (cursor?.write && cursor.object !== undefined) {
-            if (cursor.object.table !== "sqlite_schema") facts.writesPerRow++;
-            else if (opcode === "Insert") facts.schemaWrites++;
-          }
         }
     }
   }
   if (protectedWrite) throw notAuthorized();
   if (deniedFunctionName !== undefined) throw deniedFunction(deniedFunctionName, sql);
   if (checkReads && protectedReads.length > 0) throw readDenied(catalog, tokens, protectedReads, kind);
-  facts.positioning = positions.facts();
   return facts;
-}
-
-/**
- * SQLite's authorizer names the first column it resolves: `access to T.C is prohibited`. Which
- * column that is depends on resolution order; we pick the first column of the protected table
- * that the statement text names and the program reads, else the first column the program reads
- * (for `SELECT *`, the table's first column, as on the platform). A read that touches no column
- * (`count(*)`) is refused as `not authorized`, as there.
- */
-function readDenied(
-  catalog: SqlCatalog,
-  tokens: readonly SqlToken[],
-  reads: readonly ProtectedRead[],
-  kind: StatementKind,
-): Error {
-  for (const read of reads) {
-    const table = read.object.table;
-    const tableObject = catalog.byName(table) ?? read.object;
-    const tableColumns = catalog.columns(tableObject);
-    const primaryKey = catalog.primaryKey(table);
-    // The row key is the INTEGER PRIMARY KEY column when there is one (SQLite names that).
-    const rowidName = primaryKey.length === 1 ? (primaryKey[0] as string) : "ROWID";
-    const names = catalog.columns(read.object);
-    const readNames = [...read.columns]
-      .map((c) => (c === ROWID_COLUMN ? rowidName : names[c]))
-      .filter((n): n is string => n !== undefined);
-    if (readNames.length === 0) {
-      // Key columns compared inside an index seek are never loaded with `Column`; SQLite still
-      // authorizes them as reads while resolving the text, so name the first one the text uses.
-      const named = tokens.find(
-        (t) => t.kind === "identifier" && tableColumns.some((n) => n.toLowerCase() === t.value.toLowerCase()),
-      );
-      const namedColumn = tableColumns.find((n) => n.toLowerCase() === named?.value.toLowerCase());
-      if (namedColumn !== undefined) return sqliteError(`access to ${table}.${namedColumn} is prohibited`, SQLITE_AUTH);
-      // A DML statement that reads a protected table without reading a column is a foreign-key
-      // check on the parent key, which SQLite authorizes as a read of the key column.
-      if (kind === "insert" || kind === "update" || kind === "delete") {
-        const parentKey = primaryKey[0] ?? tableColumns[0];
-        if (parentKey !== undefined) return sqliteError(`access to ${table}.${parentKey} is prohibited`, SQLITE_AUTH);
-      }
-      continue;
-    }
-    const written = tokens.find(
-      (t) => t.kind === "identifier" && readNames.some((n) => n.toLowerCase() === t.value.toLowerCase()),
-    );
-    const byTableOrder = [...readNames].sort((a, b) => tableColumns.indexOf(a) - tableColumns.indexOf(b));
-    const column =
-      written !== undefined ? readNames.find((n) => n.toLowerCase() === written.value.toLowerCase()) : byTableOrder[0];
-    if (column !== undefined) return sqliteError(`access to ${table}.${column} is prohibited`, SQLITE_AUTH);
-  }
-  return notAuthorized();
 }

@@ -1,0 +1,289 @@
+/**
+ * A compiled statement of the sql.js adapter (engine/sqljs.ts, which holds the workarounds and
+ * the connection; this file only binds, steps and reads through SQLite's C API).
+ *
+ * sql.js's own Statement API binds whole numbers as INTEGER, resets and re-checks on every bind,
+ * copies blobs one byte at a time, and loses the result code of a failed step; these calls go
+ * straight to the C functions sql.js exports instead (`_sqlite3_bind_double`, `_sqlite3_step`…).
+ */
+import { isWellFormed } from "../util/utf8";
+import { EngineError, type EngineStatement, type EngineValue, type NumberBinding } from "./engine";
+import type { WasmHeap } from "./wasm-heap";
+
+/** The raw C exports of the sql.js module that we call directly. */
+export interface RawSqlite {
+  _sqlite3_step(stmt: number): number;
+  _sqlite3_bind_double(stmt: number, index: number, value: number): number;
+  _sqlite3_bind_int(stmt: number, index: number, value: number): number;
+  _sqlite3_bind_blob(stmt: number, index: number, ptr: number, bytes: number, destructor: number): number;
+  _sqlite3_bind_text(stmt: number, index: number, ptr: number, bytes: number, destructor: number): number;
+  _sqlite3_reset(stmt: number): number;
+  _sqlite3_clear_bindings(stmt: number): number;
+  _sqlite3_column_type(stmt: number, column: number): number;
+  _sqlite3_column_double(stmt: number, column: number): number;
+  _sqlite3_column_text(stmt: number, column: number): number;
+  _sqlite3_column_bytes(stmt: number, column: number): number;
+  _sqlite3_column_blob(stmt: number, column: number): number;
+  _sqlite3_errmsg(db: number): number;
+  _sqlite3_sql(stmt: number): number;
+  _sqlite3_changes(db: number): number;
+  _sqlite3_data_count(stmt: number): number;
+  _sqlite3_result_int64(context: number, value: bigint): void;
+  _sqlite3_result_blob(context: number, ptr: number, bytes: number, destructor: number): void;
+  _sqlite3_value_double(value: number): number;
+  _sqlite3_create_function_v2(
+    db: number,
+    name: number,
+    arity: number,
+    encoding: number,
+    app: number,
+    fn: number,
+    step: number,
+    final: number,
+    destroy: number,
+  ): number;
+  _free(ptr: number): void;
+  _malloc(bytes: number): number;
+  addFunction(fn: (...args: number[]) => void, signature: string): number;
+  removeFunction(ptr: number): void;
+  stringToNewUTF8(text: string): number;
+  UTF8ToString(ptr: number, maxBytes?: number, ignoreNul?: boolean): string;
+  lengthBytesUTF8(text: string): number;
+  writeArrayToMemory(bytes: Uint8Array, ptr: number): void;
+}
+
+const SQLITE_ROW = 100;
+const SQLITE_DONE = 101;
+const SQLITE_RANGE = 25;
+const SQLITE_NOMEM = 7;
+const SQLITE_INTEGER = 1;
+const SQLITE_FLOAT = 2;
+const SQLITE_TEXT = 3;
+const SQLITE_BLOB = 4;
+/** `sqlite3_bind_text`'s destructor argument: the memory stays valid until the binding is cleared. */
+export const SQLITE_STATIC = 0;
+/** A destructor argument that makes SQLite copy the bytes before the call returns. */
+export const SQLITE_TRANSIENT = -1;
+
+/**
+ * Strings are bound from UTF-8 that {@link TextEncoder} writes (natively, ~4x faster than
+ * Emscripten's JS encoder for a 100-character string) into this scratch buffer, then copied into
+ * the WASM heap. Only well-formed strings take this path: for a lone surrogate TextEncoder writes
+ * U+FFFD, where Emscripten's encoder (and so sql.js until now) writes something else.
+ */
+const encoder = new TextEncoder();
+const SCRATCH_MAX_BYTES = 1 << 22;
+/**
+ * Below this length Emscripten's JS encoder (which writes straight into the heap) beats
+ * TextEncoder's fixed cost per call; for well-formed text both write the same bytes.
+ */
+const SHORT_TEXT = 32;
+let scratch = new Uint8Array(4096);
+
+/** SQLite's hard upper bound on `?NNN` (SQLITE_MAX_VARIABLE_NUMBER in sql.js's build is 32766). */
+const MAX_PARAMETER_PROBE = 32_766;
+
+/** The part of sql.js's Statement object this file still uses. */
+export interface StatementHandle {
+  getColumnNames(): string[];
+  reset(): unknown;
+  free(): unknown;
+}
+
+/** What a statement needs from the engine that compiled it. */
+export interface StatementOwner {
+  readonly closed: boolean;
+  /** Where a statement keeps its `sqlite3_stmt_status` counters (see sqljs.ts). */
+  readonly counterOffset: number;
+  forget(stmt: SqlJsStatement): void;
+  lastError(rc: number): EngineError;
+  /** `sqlite3_step` with SQLite's 'now' pinned to `nowMs` (see sqljs.ts). */
+  stepAt(ptr: number, nowMs: number): number;
+}
+
+/** Indexes into `Vdbe.aCounter` (SQLite's `SQLITE_STMTSTATUS_*`; slot 0 counts the other steps). */
+export const STMTSTATUS_FULLSCAN_STEP = 1;
+
+/** A compiled statement (see the module comment). */
+export class SqlJsStatement implements EngineStatement {
+  readonly sql: string;
+  readonly #engine: StatementOwner;
+  readonly #raw: RawSqlite;
+  readonly #heap: WasmHeap;
+  readonly #stmt: StatementHandle;
+  readonly #ptr: number;
+  #freed = false;
+  #parameterCount: number | undefined;
+  /** WASM-heap copies of bound strings and blobs (see {@link SqlJsStatement.bind}), freed once unbound. */
+  readonly #copies: number[] = [];
+  /** Rewound with no bindings and not stepped since: binding needs no reset first. */
+  #clean = true;
+
+  constructor(engine: StatementOwner, raw: RawSqlite, heap: WasmHeap, stmt: StatementHandle, ptr: number, sql: string) {
+    this.#engine = engine;
+    this.#raw = raw;
+    this.#heap = heap;
+    this.#stmt = stmt;
+    this.#ptr = ptr;
+    this.sql = sql;
+  }
+
+  get freed(): boolean {
+    return this.#freed || this.#engine.closed;
+  }
+
+  bind(values: readonly EngineValue[], numbers: NumberBinding): void {
+    this.#assertLive();
+    if (!this.#clean) this.#clear();
+    if (values.length === 0) return;
+    this.#clean = false;
+    // Straight through the C API, for every type: sql.js's own bind resets the statement again,
+    // checks every result through its error handler, and binds whole numbers as INTEGER.
+    const raw = this.#raw;
+    const ptr = this.#ptr;
+    const real = numbers === "real";
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      let rc = 0;
+      if (typeof v === "number") {
+        // "integer" binds like sql.js: int32 values as INTEGER, everything else as REAL.
+        rc = real || v !== (v | 0) ? raw._sqlite3_bind_double(ptr, i + 1, v) : raw._sqlite3_bind_int(ptr, i + 1, v);
+      } else if (typeof v === "string") rc = this.#bindText(i + 1, v);
+      else if (v instanceof Uint8Array) rc = this.#bindBlob(i + 1, v);
+      // null: the cleared binding already is NULL.
+      if (rc !== 0) throw this.#engine.lastError(rc);
+    }
+  }
+
+  /** Binds bytes as a BLOB from a copy in the WASM heap that lives until the binding is cleared. */
+  #bindBlob(index: number, bytes: Uint8Array): number {
+    const raw = this.#raw;
+    // Never a null pointer: that would bind NULL instead of an empty blob.
+    const copy = raw._malloc(Math.max(1, bytes.byteLength));
+    if (copy === 0) throw new EngineError("out of memory", SQLITE_NOMEM);
+    this.#copies.push(copy);
+    raw.writeArrayToMemory(bytes, copy);
+    return raw._sqlite3_bind_blob(this.#ptr, index, copy, bytes.byteLength, SQLITE_STATIC);
+  }
+
+  /** Binds a string as TEXT from a UTF-8 copy that lives until the binding is cleared. */
+  #bindText(index: number, text: string): number {
+    const raw = this.#raw;
+    const maxBytes = text.length * 3;
+    if (text.length >= SHORT_TEXT && maxBytes <= SCRATCH_MAX_BYTES && isWellFormed(text)) {
+      if (scratch.length < maxBytes) scratch = new Uint8Array(Math.max(maxBytes, scratch.length * 2));
+      const { written } = encoder.encodeInto(text, scratch);
+      const copy = raw._malloc(written + 1);
+      if (copy === 0) throw new EngineError("out of memory", SQLITE_NOMEM);
+      this.#copies.push(copy);
+      raw.writeArrayToMemory(scratch.subarray(0, written), copy);
+      return raw._sqlite3_bind_text(this.#ptr, index, copy, written, SQLITE_STATIC);
+    }
+    const copy = raw.stringToNewUTF8(text);
+    this.#copies.push(copy);
+    // The copy is NUL-terminated; pass its length only when the text itself contains NULs.
+    const bytes = text.includes("\0") ? raw.lengthBytesUTF8(text) : -1;
+    return raw._sqlite3_bind_text(this.#ptr, index, copy, bytes, SQLITE_STATIC);
+  }
+
+  /** Rewinds the statement and clears its bindings (as sql.js's reset), freeing their copies. */
+  #clear(): void {
+    this.#raw._sqlite3_reset(this.#ptr);
+    this.#raw._sqlite3_clear_bindings(this.#ptr);
+    this.#freeCopies();
+    this.#clean = true;
+  }
+
+  #freeCopies(): void {
+    const strings = this.#copies;
+    for (let p = strings.pop(); p !== undefined; p = strings.pop()) this.#raw._free(p);
+  }
+
+  step(nowMs?: number): boolean {
+    this.#assertLive();
+    this.#clean = false;
+    const rc = nowMs === undefined ? this.#raw._sqlite3_step(this.#ptr) : this.#engine.stepAt(this.#ptr, nowMs);
+    if (rc === SQLITE_ROW) return true;
+    if (rc === SQLITE_DONE) return false;
+    throw this.#engine.lastError(rc);
+  }
+
+  row(): EngineValue[] {
+    this.#assertLive();
+    // As sql.js's get(), minus its per-call bookkeeping and its byte-by-byte blob copy.
+    const raw = this.#raw;
+    const ptr = this.#ptr;
+    const n = raw._sqlite3_data_count(ptr);
+    const values = new Array<EngineValue>(n);
+    for (let i = 0; i < n; i++) {
+      switch (raw._sqlite3_column_type(ptr, i)) {
+        case SQLITE_INTEGER:
+        case SQLITE_FLOAT:
+          values[i] = raw._sqlite3_column_double(ptr, i);
+          break;
+        case SQLITE_TEXT: {
+          const text = raw._sqlite3_column_text(ptr, i);
+          values[i] = raw.UTF8ToString(text, raw._sqlite3_column_bytes(ptr, i), true);
+          break;
+        }
+        case SQLITE_BLOB: {
+          // The pointer first, then the size (SQLite's advice); the heap view after both.
+          const blob = raw._sqlite3_column_blob(ptr, i);
+          values[i] = this.#heap.copy(blob, raw._sqlite3_column_bytes(ptr, i));
+          break;
+        }
+        default:
+          values[i] = null;
+      }
+    }
+    return values;
+  }
+
+  columnNames(): string[] {
+    this.#assertLive();
+    return this.#stmt.getColumnNames();
+  }
+
+  scanSteps(): number {
+    this.#assertLive();
+    const at = this.#ptr + this.#engine.counterOffset;
+    // Slot 0 collects the Next/Prev/SorterNext steps SQLite does not file under a named counter.
+    return this.#heap.u32(at) + this.#heap.u32(at + 4 * STMTSTATUS_FULLSCAN_STEP);
+  }
+
+  parameterCount(): number {
+    this.#assertLive();
+    if (this.#parameterCount !== undefined) return this.#parameterCount;
+    // sqlite3_bind_parameter_count is not exported; binding NULL past the last parameter
+    // returns SQLITE_RANGE, so find the first index that does (binary search).
+    let lo = 0;
+    let hi = MAX_PARAMETER_PROBE;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      const rc = this.#raw._sqlite3_bind_blob(this.#ptr, mid, 0, 0, 0);
+      if (rc === SQLITE_RANGE) hi = mid - 1;
+      else lo = mid;
+    }
+    this.#stmt.reset();
+    this.#clean = false; // conservative: the next bind runs #clear, which frees any string copies
+    this.#parameterCount = lo;
+    return lo;
+  }
+
+  reset(): void {
+    if (this.freed) return;
+    this.#clear();
+  }
+
+  free(): void {
+    if (this.#freed) return;
+    this.#freed = true;
+    if (!this.#engine.closed) this.#stmt.free();
+    this.#freeCopies();
+    this.#engine.forget(this);
+  }
+
+  #assertLive(): void {
+    if (this.freed) throw new EngineError("Statement closed", 21 /* SQLITE_MISUSE */);
+  }
+}
