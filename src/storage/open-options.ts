@@ -55,6 +55,7 @@ export const STORAGE_OPTIONS_SPEC: { readonly [K in keyof Required<ObjectStorage
     wasmBinary: (v) =>
       v instanceof ArrayBuffer || v instanceof Uint8Array ? undefined : "an ArrayBuffer or Uint8Array",
   }),
+  maxDatabaseSize: is.integer({ min: 8192, unit: "bytes" }),
   engineFactory: is.implementing("an engine factory with open(bytes?)", ["open"]),
 };
 
