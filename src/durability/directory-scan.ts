@@ -21,7 +21,7 @@ import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
 import { isLockFile } from "./directory-lock";
 import { asPlainBytes, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
-import { decodeRecords, encodedRecordSize } from "./record-codec";
+import { decodeRecords, encodedRecordSize, peekPayloadSeq } from "./record-codec";
 
 type Fs = typeof import("node:fs/promises");
 type Path = typeof import("node:path");
@@ -312,10 +312,8 @@ function validFrameAfter(bytes: Uint8Array, from: number, lastSeq: number): bool
     if (typeof length === "string" || length.value < 2) continue;
     const end = o + length.size + length.value + 4;
     if (end > bytes.length) continue;
-    const flags = bytes[o + length.size] as number;
-    if ((flags & 0x0c) === 0x0c) continue;
-    const seq = readVarint(bytes, o + length.size + 1);
-    if (typeof seq === "string" || seq.value <= lastSeq || seq.value > maxSeq) continue;
+    const seq = peekPayloadSeq(bytes, o + length.size);
+    if (seq === undefined || seq <= lastSeq || seq > maxSeq) continue;
     const decoded = decodeRecords(bytes.subarray(o, end));
     if (!decoded.tornTail && decoded.records.length === 1) return true;
   }

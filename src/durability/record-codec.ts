@@ -660,6 +660,33 @@ function readEntryExtras(r: Reader, entry: SqlWrite): void {
 }
 
 /**
+ * The seq a frame's payload starting at `at` claims, read without checking the frame (a cheap
+ * filter before a full decode when searching damaged bytes for whole frames); `undefined` when the
+ * bytes there cannot start a payload. The payload's layout stays known to this module only.
+ *
+ * @example
+ * ```ts
+ * if ((peekPayloadSeq(bytes, payloadStart) ?? 0) > lastSeq) decodeRecords(bytes.subarray(frameStart, frameEnd));
+ * ```
+ */
+export function peekPayloadSeq(bytes: Uint8Array, at: number): number | undefined {
+  if (at >= bytes.length) return undefined;
+  const flags = bytes[at] as number;
+  let p = at + 1;
+  if ((flags & FLAG_EXTENDED) === FLAG_EXTENDED) p++;
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; i < MAX_LENGTH_BYTES + 4; i++, p++) {
+    if (p >= bytes.length) return undefined;
+    const b = bytes[p] as number;
+    value += (b & 0x7f) * scale;
+    scale *= 0x80;
+    if (b < 0x80) return value;
+  }
+  return undefined;
+}
+
+/**
  * Decodes consecutive frames from the start of `bytes`, stopping at the first one that is
  * incomplete, has an impossible length, fails its checksum or does not parse. Never throws on
  * bad input and never returns part of a record.
