@@ -43,7 +43,7 @@ describe("ObjectStorage.open: options", () => {
   it('open("./data/x"): says to pass { directory }', async () => {
     const e = await typeErrorOf(open("./data/x"));
     expect(e.message).toBe(
-      'ObjectStorage.open(): options must be an object, not a string; to keep the data in a directory, pass { directory: "./data/x" }. Valid options: backend, persistence, directory, clock, limits, codec, cacheSoftLimitBytes, deleteAllDeletesAlarm, retentionMs, snapshotEveryRecords, sqlJs, engineFactory.',
+      'ObjectStorage.open(): options must be an object, not a string; to keep the data in a directory, pass { directory: "./data/x" }. Valid options: backend, persistence, directory, clock, limits, codec, cacheSoftLimitBytes, deleteAllDeletesAlarm, retentionMs, snapshotEveryRecords, sqlJs, maxDatabaseSize, engineFactory.',
     );
   });
 
