@@ -1,5 +1,5 @@
 /**
- * Storage limits. The defaults are the seed's (section 8) on both backends; each can be changed
+ * Storage limits. The defaults are the storage interface's (section 8) on both backends; each can be changed
  * through `ObjectStorage.open({ limits })`.
  */
 
@@ -13,7 +13,7 @@ export interface StorageLimits {
   maxKeysPerCall: number;
 }
 
-/** The seed's limits: 2,048-byte keys, 131,072-byte values, 128 keys per call. */
+/** The storage interface's limits: 2,048-byte keys, 131,072-byte values, 128 keys per call. */
 export const DEFAULT_LIMITS: Readonly<StorageLimits> = Object.freeze({
   maxKeyBytes: 2048,
   maxValueBytes: 131_072,

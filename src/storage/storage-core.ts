@@ -141,9 +141,8 @@ export class StorageCore {
   }
 
   /**
-   * Changes whenever the schema may have changed behind the SQL facade's back: a savepoint or a
-   * batch rolled back (which can bring back dropped objects), the hidden tables being created, the
-   * database being replaced. The facade's cached verdicts are keyed by it.
+   * Changes when the schema may have changed behind the SQL facade: a rollback (it can bring back
+   * dropped objects), the hidden tables created, the database replaced. Keys the cached verdicts.
    */
   get schemaEpoch(): number {
     return this.#schemaEpoch;

@@ -1,7 +1,7 @@
 /**
- * The two limits past which a migration fails and the user must contact support (seed 7 and 8).
+ * The two limits past which a migration fails and the user must contact support (sections 7, 8).
  * Both count every firewall rule of the zone, not only the bypass rules that get converted:
- * the reference words it as "the zone has more than 200 firewall rules", and the seed's
+ * the reference words it as "the zone has more than 200 firewall rules", and the specification's
  * "firewall rules to migrate" reads the same way.
  */
 import type { ApiMessage } from "./result";
