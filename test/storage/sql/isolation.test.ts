@@ -6,7 +6,7 @@
 import { describe, expect, test } from "vitest";
 import type { RandomSource } from "../../../src/engine/engine";
 import { DEFAULT_MAX_DATABASE_SIZE, ENGINE_LIMITS, loadSqlJsEngine } from "../../../src/engine/sqljs";
-import { ActorStoreError, ObjectStorage } from "../../../src/index";
+import { ObjectStorage } from "../../../src/index";
 
 const TOO_BIG = "string or blob too big: SQLITE_TOOBIG";
 const FULL = "database or disk is full: SQLITE_FULL";
