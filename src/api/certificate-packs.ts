@@ -1,6 +1,6 @@
 /**
  * Certificate packs and certificates (http-models.md §1.4, seed §2.4): enumerations, validators with
- * microsecond-`Z` timestamps, and the list query (`status=all` or the seed's `ssl_status=all`).
+ * microsecond-`Z` timestamps, and the list query (`status=all` or the specification's `ssl_status=all`).
  */
 
 import { isMicrosecondTimestamp } from "./ids";
@@ -337,7 +337,7 @@ export interface CertificatePackListQuery {
 
 /**
  * Parses the certificate pack list query. The OAS and SDK name the parameter `status`, the docs
- * and the seed `ssl_status`; both are accepted, and `all` is the only value either takes.
+ * and the specification's `ssl_status`; both are accepted, and `all` is the only value either takes.
  *
  * @example
  * ```ts

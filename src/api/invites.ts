@@ -36,7 +36,7 @@ export type InviteResponse = (typeof INVITE_RESPONSES)[number];
  */
 export const isInviteResponse = oneOf(INVITE_RESPONSES);
 
-/** An invitation; fields beyond `id` and `status` are optional as the seed does not show them. */
+/** An invitation; fields beyond `id` and `status` are optional as the specification does not show them. */
 export interface Invite {
   readonly id: string;
   readonly status: InviteStatus;

@@ -58,7 +58,7 @@ export const FIREWALL_RULES_LISTING: ListingBounds = { minPerPage: 5, maxPerPage
 
 /**
  * `GET /zones/{zone_id}/ssl/certificate_packs`. The SDK takes `page`/`per_page` but no bounds are
- * documented; these follow the seed's default page size of 20 and the zones maximum, and are our
+ * documented; these follow the specification's default page size of 20 and the zones maximum, and are our
  * assumption.
  */
 export const CERTIFICATE_PACKS_LISTING: ListingBounds = {

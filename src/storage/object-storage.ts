@@ -42,7 +42,7 @@ export interface ObjectStorageOptions {
   directory?: string;
   /** The clock (inject a `FakeClock` in tests). Default: the system clock. */
   clock?: Clock;
-  /** Limits; default the seed's (2,048-byte keys, 131,072-byte values, 128 keys per call). */
+  /** Limits; default the storage interface's (2,048-byte keys, 131,072-byte values, 128 keys per call). */
   limits?: Partial<StorageLimits>;
   /**
    * The codec new values are written with: `"structured"` (default: portable, and faster on small
@@ -58,7 +58,7 @@ export interface ObjectStorageOptions {
   cacheSoftLimitBytes?: number;
   /**
    * `deleteAll()` also deletes the alarm (the platform's newer behaviour, compat flag
-   * `delete_all_deletes_alarm`). Default `false`: the alarm survives, as the seed says.
+   * `delete_all_deletes_alarm`). Default `false`: the alarm survives, as the storage interface says.
    */
   deleteAllDeletesAlarm?: boolean;
   /** Point-in-time recovery window in ms. Default 30 days. */
@@ -86,7 +86,7 @@ let coreOfStorage: (storage: ObjectStorage) => StorageCore;
 /** The read cache's default soft limit: 4 MiB (see {@link ObjectStorageOptions.cacheSoftLimitBytes}). */
 export const DEFAULT_CACHE_SOFT_LIMIT_BYTES = 4 * 1024 * 1024;
 
-/** 30 days, the seed's point-in-time recovery window (the retention policy's default). */
+/** 30 days, the storage interface's point-in-time recovery window (the retention policy's default). */
 export const DEFAULT_RETENTION_MS = DEFAULT_RETENTION_WINDOW_MS;
 
 /**

@@ -68,7 +68,7 @@ export function findIneligibility(zone: ZoneState, phaseTwo: boolean): Ineligibi
     });
   if (phaseTwo) return reasons;
 
-  // Phase 1 only. Partner accounts joined the eligible set with phase 2 (the seed says phase 2
+  // Phase 1 only. Partner accounts joined the eligible set with phase 2 (the specification says phase 2
   // includes them, which implies phase 1 did not).
   if (zone.partnerAccount)
     reasons.push({

@@ -11,7 +11,7 @@
  *   any                no waf_migration        plain rulesets update (Pro/Business before
  *                                              migration: only with every rule disabled)
  *
- * Checks run on the zone first and on the body last, so a zone over the limits gets the seed's
+ * Checks run on the zone first and on the body last, so a zone over the limits gets the specification's
  * "contact support" outcome even when its converted configuration would also fail validation.
  */
 import { findIneligibility } from "./compatibility";

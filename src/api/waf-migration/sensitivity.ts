@@ -1,6 +1,6 @@
 /**
  * Sensitivity of the previous core rule set → paranoia level and score threshold of the new
- * OWASP ruleset (seed 3.2). The seed's table is authoritative: its "Final remarks" saying the
+ * OWASP ruleset (specification 3.2). The specification's table is authoritative: its "Final remarks" saying the
  * migration always sets PL2 contradict the Medium and Low rows, so the rows win.
  */
 import type { WafActionMode, WafSensitivity } from "./zone-state";
@@ -41,7 +41,7 @@ export interface SensitivityMapping {
 }
 
 /**
- * The seed's 3.2 table.
+ * The specification's 3.2 table.
  *
  * @example
  * ```ts

@@ -21,7 +21,7 @@ export type Plan = (typeof PLANS)[number];
  */
 export const isPlan = oneOf(PLANS);
 
-/** Sensitivities of the previous core rule set, the rows of the seed's 3.2 table. */
+/** Sensitivities of the previous core rule set, the rows of the specification's 3.2 table. */
 export const WAF_SENSITIVITIES = ["high", "medium", "low", "default"] as const;
 /** One of {@link WAF_SENSITIVITIES}. */
 export type WafSensitivity = (typeof WAF_SENSITIVITIES)[number];
