@@ -13,6 +13,7 @@
  */
 import { deserialize, serialize } from "node:v8";
 import { ActorStoreError, type ActorStoreErrorCode } from "../errors";
+import { ERROR_CLASSES } from "../host/boundary";
 
 /** The path prefix of forwarded operations. */
 export const FORWARD_PREFIX = "/actorstore/v1/";
@@ -51,16 +52,6 @@ export function toWireError(thrown: unknown): WireError {
     return { name: "Error", message: String(thrown) };
   }
 }
-
-const ERROR_CLASSES: Record<string, new (message?: string) => Error> = {
-  Error,
-  EvalError,
-  RangeError,
-  ReferenceError,
-  SyntaxError,
-  TypeError,
-  URIError,
-};
 
 /** The error (or thrown value) a caller sees for a wire error. */
 export function fromWireError(error: WireError): unknown {

@@ -96,7 +96,7 @@ function cloneValue(value: unknown, seen: Map<object, unknown>): unknown {
 }
 
 /** The built-in error classes an error keeps across the boundary (others arrive as `Error`). */
-const ERROR_CLASSES: Record<string, new (message?: string) => Error> = {
+export const ERROR_CLASSES: Readonly<Record<string, new (message?: string) => Error>> = {
   Error,
   EvalError,
   RangeError,
