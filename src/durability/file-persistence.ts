@@ -24,15 +24,15 @@
  * @packageDocumentation
  */
 import type { FileHandle } from "node:fs/promises";
-import { ActorStoreError, toError } from "../errors";
+import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
 import { DirectoryLock, type LockEnv } from "./directory-lock";
 import { corruptError, type DirectoryScan, type Segment, type StoredSnapshot, scanDirectory } from "./directory-scan";
 import { DirectoryIo } from "./file-io";
-import { asPlainBytes, concat, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
+import { asPlainBytes, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
+import { GroupCommitQueue, type GroupWrite } from "./group-commit";
 import {
-  checkAppendOrder,
   checkRange,
   checkSnapshotSeq,
   type LoadResult,
@@ -41,7 +41,7 @@ import {
   type PersistenceStats,
   snapshotTimeMs,
 } from "./persistence";
-import { decodeRecords, encodeRecords } from "./record-codec";
+import { decodeRecords } from "./record-codec";
 import { planPrune } from "./retention";
 
 /** Options of {@link openFilePersistence}. */
@@ -93,14 +93,6 @@ export interface FilePersistence extends PersistenceAdapter {
 
 const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
 
-interface PendingAppend {
-  frames: Uint8Array;
-  firstSeq: number;
-  lastSeq: number;
-  resolve: () => void;
-  reject: (error: Error) => void;
-}
-
 class FileAdapter implements FilePersistence {
   readonly directory: string;
   readonly #io: DirectoryIo;
@@ -117,14 +109,14 @@ class FileAdapter implements FilePersistence {
   #snapshots: StoredSnapshot[] = [];
   /** The open handle of the last segment, if appends have touched it since load. */
   #active: FileHandle | null = null;
-  /** Highest seq accepted by append (queued or durable) and highest durable seq. */
-  #acceptedSeq = 0;
-  #durableSeq = 0;
-  #failure: Error | null = null;
-  #queue: PendingAppend[] = [];
-  #draining: Promise<void> | null = null;
-  /** Woken after every write round of the drain loop (and when it stops); see #settledThrough. */
-  #roundWaiters: Array<() => void> = [];
+  /** Appends, written together while a write + flush is in flight (group commit). */
+  readonly #log = new GroupCommitQueue({
+    write: (batch) => this.#writeBatch(batch),
+    failed: (cause) => this.#failedError(cause),
+    written: (batch) => {
+      this.#appends += batch.appends;
+    },
+  });
   /** Serializes snapshot, prune and meta writes so they never race over the same files. */
   #maintenance: Promise<unknown> = Promise.resolve();
   #logFlushes = 0;
@@ -152,13 +144,12 @@ class FileAdapter implements FilePersistence {
     // append rejected is never resurrected by an in-process reload (a crash may still keep it; the
     // contract allows both, this makes the common case deterministic). We still hold the lock, so
     // the bytes after our confirmed end are ours.
-    if (this.#failure !== null && this.#loaded && this.#lock !== null) {
+    if (this.#log.failure !== null && this.#loaded && this.#lock !== null) {
       const last = this.#segments[this.#segments.length - 1];
       if (last !== undefined) await this.#io.truncate(last.name, last.bytes).catch(() => undefined);
     }
     await this.#closeActive();
     this.#loaded = false;
-    this.#failure = null;
     this.#verified = undefined;
     const fs = this.#io.fs;
 
@@ -190,8 +181,7 @@ class FileAdapter implements FilePersistence {
     this.#segments = scan.segments;
     this.#snapshots = scan.snapshots;
     this.#verified = scan.verified;
-    this.#acceptedSeq = scan.lastSeq;
-    this.#durableSeq = scan.lastSeq;
+    this.#log.reset(scan.lastSeq);
     this.#loaded = true;
     return {
       snapshots: scan.snapshots.map((s) => ({ seq: s.seq, timeMs: s.timeMs, bytes: s.bytes })),
@@ -221,59 +211,21 @@ class FileAdapter implements FilePersistence {
   append(records: readonly CommitRecord[]): Promise<void> {
     try {
       this.#checkWritable("append");
-      if (this.#failure !== null) throw this.#failedError();
-      if (records.length === 0) return this.#settledThrough(this.#acceptedSeq);
-      const firstSeq = this.#acceptedSeq + 1;
-      const lastSeq = checkAppendOrder(records, this.#acceptedSeq);
-      // Encode now, synchronously: the caller may reuse its objects once append returns.
-      const frames = encodeRecords(records);
-      this.#acceptedSeq = lastSeq;
-      return new Promise<void>((resolve, reject) => {
-        this.#queue.push({ frames, firstSeq, lastSeq, resolve, reject });
-        this.#draining ??= this.#drain();
-      });
     } catch (error) {
       return Promise.reject(error);
     }
+    return this.#log.append(records);
   }
 
-  /**
-   * Writes queued appends until the queue is empty. Everything queued while one write + flush is in
-   * flight goes out together in the next round: that is the group commit, one flush for many.
-   */
-  async #drain(): Promise<void> {
-    try {
-      while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0);
-        try {
-          if (this.#lock === null) throw closedError(this.directory);
-          await this.#writeBatch(batch);
-        } catch (error) {
-          this.#failure = toError(error);
-          const failed = this.#failedError();
-          // Later appends were encoded against seqs that will never be durable: fail them too.
-          for (const p of batch.concat(this.#queue.splice(0))) p.reject(failed);
-          return;
-        }
-        this.#durableSeq = (batch[batch.length - 1] as PendingAppend).lastSeq;
-        this.#appends += batch.length;
-        for (const p of batch) p.resolve();
-        this.#wakeRoundWaiters();
-      }
-    } finally {
-      this.#draining = null;
-      this.#wakeRoundWaiters();
-    }
-  }
-
-  async #writeBatch(batch: PendingAppend[]): Promise<void> {
-    const first = batch[0] as PendingAppend;
+  /** One write + flush of the log: everything queued while the previous one was in flight. */
+  async #writeBatch(batch: GroupWrite): Promise<void> {
+    if (this.#lock === null) throw closedError(this.directory);
     let segment = this.#segments[this.#segments.length - 1];
     let created = false;
-    if (segment === undefined || segment.bytes >= this.#segmentBytes || segment.lastSeq + 1 !== first.firstSeq) {
+    if (segment === undefined || segment.bytes >= this.#segmentBytes || segment.lastSeq + 1 !== batch.firstSeq) {
       // Roll: the previous segment is complete and already flushed, so it is never written again.
       await this.#closeActive();
-      segment = { name: segmentName(first.firstSeq), firstSeq: first.firstSeq, lastSeq: first.firstSeq - 1, bytes: 0 };
+      segment = { name: segmentName(batch.firstSeq), firstSeq: batch.firstSeq, lastSeq: batch.firstSeq - 1, bytes: 0 };
       this.#active = await this.#io.fs.open(this.#io.file(segment.name), "wx");
       this.#segments.push(segment);
       created = true;
@@ -281,7 +233,7 @@ class FileAdapter implements FilePersistence {
       this.#active = await this.#io.fs.open(this.#io.file(segment.name), "r+");
     }
     const handle = this.#active as FileHandle;
-    const data = batch.length === 1 ? first.frames : concat(batch.map((p) => p.frames));
+    const data = batch.data;
     // Positional writes at the confirmed end: after a failed write nothing is appended after
     // garbage, and load() can cut the file back to exactly `segment.bytes`.
     await writeAll(handle, data, segment.bytes);
@@ -294,16 +246,16 @@ class FileAdapter implements FilePersistence {
     }
     this.#logFlushes++;
     segment.bytes += data.length;
-    segment.lastSeq = (batch[batch.length - 1] as PendingAppend).lastSeq;
+    segment.lastSeq = batch.lastSeq;
   }
 
   // -- snapshots ---------------------------------------------------------------------------------
 
   writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
-    const queued = this.#acceptedSeq;
+    const queued = this.#log.acceptedSeq;
     return this.#maintain("writeSnapshot", async () => {
-      await this.#settledThrough(queued);
-      checkSnapshotSeq(info.seq, this.#durableSeq);
+      await this.#log.settledThrough(queued);
+      checkSnapshotSeq(info.seq, this.#log.durableSeq);
       const crc = crc32(image);
       const timeMs = snapshotTimeMs(info.timeMs);
       const name = snapshotName(info.seq, timeMs, crc);
@@ -349,9 +301,9 @@ class FileAdapter implements FilePersistence {
   // -- reading the log ---------------------------------------------------------------------------
 
   async readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
-    await this.#settledThrough(this.#acceptedSeq);
-    const firstSeq = this.#segments[0]?.firstSeq ?? this.#durableSeq + 1;
-    checkRange(fromSeq, toSeq, firstSeq, this.#durableSeq);
+    await this.#log.settledThrough(this.#log.acceptedSeq);
+    const firstSeq = this.#segments[0]?.firstSeq ?? this.#log.durableSeq + 1;
+    checkRange(fromSeq, toSeq, firstSeq, this.#log.durableSeq);
     const out: CommitRecord[] = [];
     for (const segment of this.#segments) {
       if (segment.lastSeq <= fromSeq || segment.firstSeq > toSeq) continue;
@@ -492,11 +444,11 @@ class FileAdapter implements FilePersistence {
     if (this.#lock === null) throw closedError(this.directory);
   }
 
-  #failedError(): ActorStoreError {
+  #failedError(cause: Error): ActorStoreError {
     return new ActorStoreError(
       "ERR_WRITE_FAILED",
-      `Writing the commit log in ${this.directory} failed (${this.#failure?.message ?? "unknown error"}); call load() to reopen.`,
-      { cause: this.#failure },
+      `Writing the commit log in ${this.directory} failed (${cause.message}); call load() to reopen.`,
+      { cause },
     );
   }
 
@@ -511,30 +463,9 @@ class FileAdapter implements FilePersistence {
     return result;
   }
 
-  /** Resolves once every queued append has settled (whatever the outcome). */
-  async #idle(): Promise<void> {
-    while (this.#draining !== null) await this.#draining;
-  }
-
-  /**
-   * Resolves once every append up to `seq` has settled (durable, or failed). Not {@link #idle}:
-   * under a steady stream of appends the drain loop never ends, so a snapshot or a read that waited
-   * for it would starve (seen in the crash test: no snapshot was ever written while the object was
-   * busy). Only the appends accepted before the call matter to these callers.
-   */
-  async #settledThrough(seq: number): Promise<void> {
-    while (this.#durableSeq < seq && this.#failure === null && this.#draining !== null) {
-      await new Promise<void>((resolve) => this.#roundWaiters.push(resolve));
-    }
-  }
-
-  #wakeRoundWaiters(): void {
-    for (const wake of this.#roundWaiters.splice(0)) wake();
-  }
-
   /** Waits for appends and maintenance in flight. */
   async #settle(): Promise<void> {
-    await this.#idle();
+    await this.#log.idle();
     await this.#maintenance;
   }
 

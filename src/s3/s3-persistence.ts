@@ -15,8 +15,8 @@
  */
 import type { CommitRecord } from "../durability/commit-record";
 import { crc32 } from "../durability/crc32";
+import { GroupCommitQueue, type GroupWrite } from "../durability/group-commit";
 import {
-  checkAppendOrder,
   checkRange,
   checkSnapshotSeq,
   fencedError,
@@ -25,9 +25,9 @@ import {
   snapshotTimeMs,
   type VersionedMeta,
 } from "../durability/persistence";
-import { decodeRecords, encodeRecords } from "../durability/record-codec";
+import { decodeRecords } from "../durability/record-codec";
 import { planPrune } from "../durability/retention";
-import { ActorStoreError, toError } from "../errors";
+import { ActorStoreError } from "../errors";
 import {
   type ResolvedS3Options,
   resolveS3Options,
@@ -50,14 +50,6 @@ import {
   writeMetaVersion,
 } from "./s3-series";
 
-interface PendingAppend {
-  frames: Uint8Array;
-  firstSeq: number;
-  lastSeq: number;
-  resolve: () => void;
-  reject: (error: Error) => void;
-}
-
 const FETCH_WINDOW = 8;
 
 class S3Adapter implements S3Persistence {
@@ -72,18 +64,20 @@ class S3Adapter implements S3Persistence {
   #probed = false;
   /** Terminal: another holder claimed a newer epoch. */
   #fenced: Error | null = null;
-  /** Until the next load: an append failed. */
-  #failure: Error | null = null;
   #manifest: Manifest = emptyManifest();
   #manifestNumber = 0;
   /** Log objects after the manifest's last position, in position order. */
   #chain: LogObject[] = [];
   #nextPosition = 1;
-  #acceptedSeq = 0;
-  #durableSeq = 0;
-  #queue: PendingAppend[] = [];
-  #draining: Promise<void> | null = null;
-  #roundWaiters: Array<() => void> = [];
+  /** Appends; everything queued while a log object is being written goes in the next one. */
+  readonly #log = new GroupCommitQueue({
+    write: (batch) => this.#writeBatch(batch),
+    failed: (cause) => this.#fenced ?? this.#failedError(cause),
+    written: (batch) => {
+      this.#appends += batch.appends;
+      if (this.#chain.length > this.#options.compactAfterObjects) this.#queueCompaction();
+    },
+  });
   #maintenance: Promise<unknown> = Promise.resolve();
   #compactionQueued = false;
   #metaVersion = 0;
@@ -109,7 +103,6 @@ class S3Adapter implements S3Persistence {
     await this.#settle();
     if (this.#fenced !== null) throw this.#fenced;
     this.#loaded = false;
-    this.#failure = null;
     const client = this.#client;
     const layout = this.#layout;
     if (!this.#options.readOnly) {
@@ -205,8 +198,7 @@ class S3Adapter implements S3Persistence {
       const lastSeq = Math.max(logEnd, m.snapshots[m.snapshots.length - 1]?.seq ?? 0);
       this.#chain = objects;
       this.#nextPosition = nextPosition;
-      this.#acceptedSeq = lastSeq;
-      this.#durableSeq = lastSeq;
+      this.#log.reset(lastSeq);
       this.#loaded = true;
       const result: LoadResult = {
         snapshots: m.snapshots.map((s) => ({ seq: s.seq, timeMs: s.timeMs, bytes: s.bytes })),
@@ -270,51 +262,16 @@ class S3Adapter implements S3Persistence {
   append(records: readonly CommitRecord[]): Promise<void> {
     try {
       this.#checkWritable("append");
-      if (this.#failure !== null) throw this.#failedError();
-      if (records.length === 0) return this.#settledThrough(this.#acceptedSeq);
-      const firstSeq = this.#acceptedSeq + 1;
-      const lastSeq = checkAppendOrder(records, this.#acceptedSeq);
-      const frames = encodeRecords(records);
-      this.#acceptedSeq = lastSeq;
-      return new Promise<void>((resolve, reject) => {
-        this.#queue.push({ frames, firstSeq, lastSeq, resolve, reject });
-        this.#draining ??= this.#drain();
-      });
     } catch (error) {
       return Promise.reject(error);
     }
+    return this.#log.append(records);
   }
 
-  /** One log object per round: everything queued while a write is in flight goes out together. */
-  async #drain(): Promise<void> {
-    try {
-      while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0);
-        try {
-          if (this.#fenced !== null) throw this.#fenced;
-          await this.#writeBatch(batch);
-        } catch (error) {
-          if (this.#fenced === null) this.#failure = toError(error);
-          const failed = this.#fenced ?? this.#failedError();
-          for (const p of batch.concat(this.#queue.splice(0))) p.reject(failed);
-          return;
-        }
-        this.#durableSeq = (batch[batch.length - 1] as PendingAppend).lastSeq;
-        this.#appends += batch.length;
-        for (const p of batch) p.resolve();
-        this.#wakeRoundWaiters();
-        if (this.#chain.length > this.#options.compactAfterObjects) this.#queueCompaction();
-      }
-    } finally {
-      this.#draining = null;
-      this.#wakeRoundWaiters();
-    }
-  }
-
-  async #writeBatch(batch: PendingAppend[]): Promise<void> {
-    const first = batch[0] as PendingAppend;
-    const last = batch[batch.length - 1] as PendingAppend;
-    const data = batch.length === 1 ? first.frames : concat(batch.map((p) => p.frames));
+  /** One log object: everything queued while the previous one was in flight. */
+  async #writeBatch(batch: GroupWrite): Promise<void> {
+    if (this.#fenced !== null) throw this.#fenced;
+    const data = batch.data;
     const position = this.#nextPosition;
     const epoch = this.#epoch as number;
     if (!(await createOwned(this.#client, this.#layout.log(position), data, this.#writerMeta()))) {
@@ -324,7 +281,7 @@ class S3Adapter implements S3Persistence {
     }
     this.#nextPosition = position + 1;
     this.#logObjects++;
-    this.#chain.push({ position, firstSeq: first.firstSeq, lastSeq: last.lastSeq, epoch, bytes: data.length });
+    this.#chain.push({ position, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq, epoch, bytes: data.length });
     // Confirmed only if no newer claim exists now, after the write landed.
     await this.#checkNotFenced();
   }
@@ -337,12 +294,12 @@ class S3Adapter implements S3Persistence {
   // -- snapshots -------------------------------------------------------------------------------
 
   writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
-    const queued = this.#acceptedSeq;
+    const queued = this.#log.acceptedSeq;
     const copy = image.slice();
     return this.#maintain("writeSnapshot", async () => {
-      await this.#settledThrough(queued);
-      if (this.#failure !== null) throw this.#failedError();
-      checkSnapshotSeq(info.seq, this.#durableSeq);
+      await this.#log.settledThrough(queued);
+      if (this.#log.failure !== null) throw this.#failedError(this.#log.failure);
+      checkSnapshotSeq(info.seq, this.#log.durableSeq);
       const entry = {
         seq: info.seq,
         timeMs: snapshotTimeMs(info.timeMs),
@@ -381,8 +338,8 @@ class S3Adapter implements S3Persistence {
   }
 
   async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
-    await this.#settledThrough(this.#acceptedSeq);
-    checkRange(fromSeq, toSeq, this.#firstSeq(), this.#durableSeq);
+    await this.#log.settledThrough(this.#log.acceptedSeq);
+    checkRange(fromSeq, toSeq, this.#firstSeq(), this.#log.durableSeq);
     if (toSeq <= fromSeq) return;
     let expected = fromSeq + 1;
     const sources: Array<{ key: string; firstSeq: number; lastSeq: number }> = [
@@ -413,7 +370,7 @@ class S3Adapter implements S3Persistence {
   #firstSeq(): number {
     for (const s of this.#manifest.segments) if (s.lastSeq >= s.firstSeq) return s.firstSeq;
     for (const o of this.#chain) if (o.lastSeq >= o.firstSeq) return o.firstSeq;
-    return this.#durableSeq + 1;
+    return this.#log.durableSeq + 1;
   }
 
   // -- compaction and retention ----------------------------------------------------------------
@@ -607,11 +564,11 @@ class S3Adapter implements S3Persistence {
     return this.#fenced;
   }
 
-  #failedError(): ActorStoreError {
+  #failedError(cause: Error): ActorStoreError {
     return new ActorStoreError(
       "ERR_WRITE_FAILED",
-      `Writing the commit log to ${this.location} failed (${this.#failure?.message ?? "unknown error"}); call load() to reopen.`,
-      { cause: this.#failure },
+      `Writing the commit log to ${this.location} failed (${cause.message}); call load() to reopen.`,
+      { cause },
     );
   }
 
@@ -636,18 +593,8 @@ class S3Adapter implements S3Persistence {
     return result;
   }
 
-  async #settledThrough(seq: number): Promise<void> {
-    while (this.#durableSeq < seq && this.#failure === null && this.#fenced === null && this.#draining !== null) {
-      await new Promise<void>((resolve) => this.#roundWaiters.push(resolve));
-    }
-  }
-
-  #wakeRoundWaiters(): void {
-    for (const wake of this.#roundWaiters.splice(0)) wake();
-  }
-
   async #settle(): Promise<void> {
-    while (this.#draining !== null) await this.#draining;
+    await this.#log.idle();
     await this.#maintenance;
   }
 }

@@ -1,0 +1,169 @@
+/**
+ * The group-commit queue shared by the adapters that write the log as appended bytes (the file
+ * adapter and the S3 adapter): appends are encoded at once, queued, and written by one loop; every
+ * append that arrives while a write is in flight goes out with the others in the next write (one
+ * flush, or one log object, for many commits). Each append still resolves only when its own bytes
+ * are durable.
+ *
+ * @packageDocumentation
+ */
+import { toError } from "../errors";
+import type { CommitRecord } from "./commit-record";
+import { concat } from "./file-layout";
+import { checkAppendOrder } from "./persistence";
+import { encodeRecords } from "./record-codec";
+
+/** One write of the loop: the frames of every append queued since the last write. @internal */
+export interface GroupWrite {
+  /** The encoded frames, in seq order. */
+  data: Uint8Array;
+  /** The first and last seq the write holds. */
+  firstSeq: number;
+  lastSeq: number;
+  /** How many appends share it. */
+  appends: number;
+}
+
+/** What the adapter plugs into the queue. @internal */
+export interface GroupCommitHooks {
+  /** Makes one write durable; a rejection fails this write's appends and every later one. */
+  write(batch: GroupWrite): Promise<void>;
+  /** The error the appends of a failed write (and later ones) reject with; `cause` is what failed. */
+  failed(cause: Error): Error;
+  /** Runs after every successful write (stats, compaction). */
+  written?(batch: GroupWrite): void;
+}
+
+interface PendingAppend {
+  frames: Uint8Array;
+  firstSeq: number;
+  lastSeq: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * Appends queued in seq order and written together (group commit). The adapter checks that it may
+ * write before {@link GroupCommitQueue.append}; the queue checks the order, encodes, and tracks the
+ * accepted and durable seqs. @internal
+ *
+ * @example
+ * ```ts
+ * const queue = new GroupCommitQueue({ write: (b) => writeLog(b.data), failed: (e) => e });
+ * queue.reset(loaded.lastSeq);
+ * await queue.append(records);
+ * ```
+ */
+export class GroupCommitQueue {
+  readonly #hooks: GroupCommitHooks;
+  #queue: PendingAppend[] = [];
+  #draining: Promise<void> | null = null;
+  /** Woken after every write round of the loop (and when it stops); see {@link settledThrough}. */
+  #roundWaiters: Array<() => void> = [];
+  /** Highest seq accepted (queued or durable) and highest durable seq. */
+  #acceptedSeq = 0;
+  #durableSeq = 0;
+  /** Set when a write failed: every later append rejects until {@link reset}. */
+  #failure: Error | null = null;
+
+  constructor(hooks: GroupCommitHooks) {
+    this.#hooks = hooks;
+  }
+
+  /** The highest seq accepted by {@link append} (queued or durable). */
+  get acceptedSeq(): number {
+    return this.#acceptedSeq;
+  }
+
+  /** The highest durable seq. */
+  get durableSeq(): number {
+    return this.#durableSeq;
+  }
+
+  /** Why a write failed, until the next {@link reset}. */
+  get failure(): Error | null {
+    return this.#failure;
+  }
+
+  /** Starts again after a load: nothing queued (call {@link idle} first), the log ends at `lastSeq`. */
+  reset(lastSeq: number): void {
+    this.#acceptedSeq = lastSeq;
+    this.#durableSeq = lastSeq;
+    this.#failure = null;
+  }
+
+  /**
+   * Queues `records` (which must continue the log: a `RangeError` otherwise, before anything is
+   * queued) and resolves once they are durable. An empty call waits for what is queued.
+   */
+  append(records: readonly CommitRecord[]): Promise<void> {
+    try {
+      if (this.#failure !== null) throw this.#hooks.failed(this.#failure);
+      if (records.length === 0) return this.settledThrough(this.#acceptedSeq);
+      const firstSeq = this.#acceptedSeq + 1;
+      const lastSeq = checkAppendOrder(records, this.#acceptedSeq);
+      // Encode now, synchronously: the caller may reuse its objects once append returns.
+      const frames = encodeRecords(records);
+      this.#acceptedSeq = lastSeq;
+      return new Promise<void>((resolve, reject) => {
+        this.#queue.push({ frames, firstSeq, lastSeq, resolve, reject });
+        this.#draining ??= this.#drain();
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Writes queued appends until the queue is empty, everything queued meanwhile in one write. */
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const pending = this.#queue.splice(0);
+        const first = pending[0] as PendingAppend;
+        const last = pending[pending.length - 1] as PendingAppend;
+        const batch: GroupWrite = {
+          data: pending.length === 1 ? first.frames : concat(pending.map((p) => p.frames)),
+          firstSeq: first.firstSeq,
+          lastSeq: last.lastSeq,
+          appends: pending.length,
+        };
+        try {
+          await this.#hooks.write(batch);
+        } catch (error) {
+          this.#failure = toError(error);
+          const failed = this.#hooks.failed(this.#failure);
+          // Later appends were encoded against seqs that will never be durable: fail them too.
+          for (const p of pending.concat(this.#queue.splice(0))) p.reject(failed);
+          return;
+        }
+        this.#durableSeq = batch.lastSeq;
+        this.#hooks.written?.(batch);
+        for (const p of pending) p.resolve();
+        this.#wakeRoundWaiters();
+      }
+    } finally {
+      this.#draining = null;
+      this.#wakeRoundWaiters();
+    }
+  }
+
+  /** Resolves once every queued append has settled (whatever the outcome). */
+  async idle(): Promise<void> {
+    while (this.#draining !== null) await this.#draining;
+  }
+
+  /**
+   * Resolves once every append up to `seq` has settled (durable, or failed). Not {@link idle}:
+   * under a steady stream of appends the loop never ends, so a snapshot or a read that waited for
+   * it would starve. Only the appends accepted before the call matter to these callers.
+   */
+  async settledThrough(seq: number): Promise<void> {
+    while (this.#durableSeq < seq && this.#failure === null && this.#draining !== null) {
+      await new Promise<void>((resolve) => this.#roundWaiters.push(resolve));
+    }
+  }
+
+  #wakeRoundWaiters(): void {
+    for (const wake of this.#roundWaiters.splice(0)) wake();
+  }
+}
