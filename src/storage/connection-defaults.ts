@@ -11,6 +11,7 @@
  */
 import { CONNECTION_SETTING_NAMES, type ConnectionSetting, type ConnectionSettings } from "../durability/commit-record";
 import type { SqlEngine } from "../engine/engine";
+import { registerPragmaArgumentGuard } from "./sql/pragma-arguments";
 
 /** The settings of a new connection (the platform's defaults). */
 export const DEFAULT_CONNECTION_SETTINGS: Readonly<ConnectionSettings> = Object.freeze({
@@ -23,8 +24,12 @@ export const DEFAULT_CONNECTION_SETTINGS: Readonly<ConnectionSettings> = Object.
   reverse_unordered_selects: false,
 });
 
-/** Puts `engine`'s connection into the default state. */
+/**
+ * Puts `engine`'s connection into the default state, with the functions logged SQL may call (the
+ * run-time check of pragma arguments, so that replay checks as the live run did).
+ */
 export function applyConnectionDefaults(engine: SqlEngine): void {
+  registerPragmaArgumentGuard(engine);
   applyConnectionSettings(engine, DEFAULT_CONNECTION_SETTINGS);
 }
 

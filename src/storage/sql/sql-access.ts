@@ -24,8 +24,9 @@
 import type { SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { ALLOWED_SQL_FUNCTIONS, PLATFORM_DENIED_FUNCTIONS, TIME_FUNCTIONS } from "./allowed-functions";
-import { ALLOWED_PRAGMAS, isPragmaAllowed, PRAGMA_FUNCTIONS } from "./allowed-pragmas";
+import { ALLOWED_PRAGMAS, isPragmaAllowed } from "./allowed-pragmas";
 import { isAllowedName } from "./internal-names";
+import { checkPragmaFunctions, PRAGMA_ARGUMENT_GUARD } from "./pragma-arguments";
 import { type ProtectedRead, ROWID_COLUMN, readDenied } from "./read-denied";
 import type { SchemaObject, SqlCatalog } from "./sql-catalog";
 import { SQLITE_AUTH, SQLITE_ERROR, sqliteError, TRANSACTION_STATEMENT_MESSAGE } from "./sql-errors";
@@ -461,10 +462,15 @@ function checkWrittenFunctionCalls(sql: string, tokens: readonly SqlToken[], cat
     const prev = tokens[k - 1];
     if (prev !== undefined && (prev.text === "." || isKeyword(prev, "REFERENCES") || isKeyword(prev, "ON"))) continue;
     const name = t.value.toLowerCase();
-    if (catalog.functionNames.has(name) && !ALLOWED_SQL_FUNCTIONS.has(name)) {
+    if (catalog.functionNames.has(name) && !isAllowedFunction(name)) {
       throw deniedFunction(name, sql, byteOffset(sql, t.start));
     }
   }
+}
+
+/** The allow-list, plus the run-time check of pragma arguments (pragma-arguments.ts). */
+function isAllowedFunction(name: string): boolean {
+  return ALLOWED_SQL_FUNCTIONS.has(name) || name === PRAGMA_ARGUMENT_GUARD;
 }
 
 /** The index of the `)` closing the `(` at `open`. */
@@ -529,45 +535,6 @@ function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly numbe
     likeParameters,
     writesStatistics: name === "optimize",
   };
-}
-
-/**
- * `pragma_*` table-valued functions: SQLite runs `PRAGMA name(arg)` for each, which the platform's
- * authorizer judges like the statement (any case of the function name: SQLite names the pragma
- * itself). Functions of other pragmas are refused by their virtual table in the program. An
- * argument written as a literal is judged here; one computed while the statement runs (a column,
- * a parameter) cannot be, and is allowed (docs/sql.md).
- */
-function checkPragmaFunctions(tokens: readonly SqlToken[]): void {
-  for (let k = 0; k + 1 < tokens.length; k++) {
-    const t = tokens[k] as SqlToken;
-    if (t.kind !== "identifier" || tokens[k + 1]?.text !== "(" || !/^pragma_/i.test(t.value)) continue;
-    const name = t.value.slice("pragma_".length).toLowerCase();
-    if (!PRAGMA_FUNCTIONS.has(name)) throw notAuthorized();
-    const args = literalArguments(tokens, k + 1);
-    if (args === undefined) continue;
-    const [argument, schema] = args;
-    if (schema !== undefined && schema.toLowerCase() !== "main") throw notAuthorized();
-    if (!isPragmaAllowed(name, argument)) throw notAuthorized();
-  }
-}
-
-/** The arguments of the call whose `(` is at `open`, when each is a single literal token. */
-function literalArguments(tokens: readonly SqlToken[], open: number): string[] | undefined {
-  const args: string[] = [];
-  let k = open + 1;
-  if (tokens[k]?.text === ")") return args;
-  for (;;) {
-    const value = tokens[k];
-    const after = tokens[k + 1]?.text;
-    if (value === undefined || (value.kind !== "string" && value.kind !== "identifier" && value.kind !== "number")) {
-      return undefined;
-    }
-    if (after !== "," && after !== ")") return undefined;
-    args.push(value.value);
-    if (after === ")") return args;
-    k += 2;
-  }
 }
 
 interface ProgramFacts {
@@ -648,7 +615,7 @@ function decideProgram(
       default:
         if (FUNCTION_OPCODES.has(opcode) && checkFunctions) {
           const name = String(p4).replace(/\(.*$/, "").toLowerCase();
-          if (!ALLOWED_SQL_FUNCTIONS.has(name)) deniedFunctionName ??= name;
+          if (!isAllowedFunction(name)) deniedFunctionName ??= name;
           if (TIME_FUNCTIONS.has(name)) facts.usesTime = true;
         } else if (SCHEMA_OPCODES.has(opcode)) {
           facts.changesSchema = true;

@@ -97,11 +97,18 @@ export function isCriticalEngineError(error: unknown): boolean {
 }
 
 /**
+ * The message of the run-time check of `pragma_*` arguments (pragma-arguments.ts), reported as the
+ * platform's `not authorized: SQLITE_AUTH`.
+ */
+export const PRAGMA_ARGUMENT_REFUSED = "actorstore: pragma argument not authorized";
+
+/**
  * Turns an engine error into the platform's error. Non-engine errors pass through unchanged.
  */
 export function translateEngineError(error: unknown, context: ErrorContext): unknown {
   if (!(error instanceof EngineError)) return error;
   const message = error.sqliteMessage;
+  if (message.includes(PRAGMA_ARGUMENT_REFUSED)) return sqliteError("not authorized", SQLITE_AUTH);
   const code = error.resultCode & 0xff;
   const extended = extendedCodeFor(message, code, context);
   const offset = offsetFor(message, context);

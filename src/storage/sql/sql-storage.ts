@@ -11,6 +11,7 @@
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { type CursorSource, SqlStorageCursor, type SqlStorageRow, type SqlStorageValue } from "./cursor";
+import { guardPragmaArguments } from "./pragma-arguments";
 import { countingVerdict, NO_COUNTING } from "./row-counting";
 import { type RowBuilder, rowBuilderFor } from "./row-objects";
 import { type AccessVerdict, checkBeforeCompile, SqlAccess } from "./sql-access";
@@ -242,7 +243,12 @@ export class SqlStorage {
     // Before SQLite sees it: a refused PRAGMA would act while compiling.
     checkBeforeCompile(sql, state.catalog);
     try {
-      return state.engine.prepareHead(sql);
+      const head = state.engine.prepareHead(sql);
+      // Arguments of pragma_* calls that only have a value at run time are checked then.
+      const guarded = head.statement === null ? undefined : guardPragmaArguments(head.statement.sql);
+      if (guarded === undefined) return head;
+      head.statement?.free();
+      return { statement: state.engine.prepare(guarded), tail: head.tail };
     } catch (e) {
       // sql.js's own (much larger) limits may fire first; report the platform's limit instead.
       const first = sql.slice(0, firstStatementEnd(sql));

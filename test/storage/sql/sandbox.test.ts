@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import type { EngineValue, SqlEngine, SqlEngineFactory } from "../../../src/engine/engine";
 import { loadSqlJsEngine } from "../../../src/engine/sqljs";
-import { ActorStoreError, ObjectStorage } from "../../../src/index";
+import { ActorStoreError, createMemoryPersistence, ObjectStorage } from "../../../src/index";
 
 const REFUSED = /^(?:not authorized|access to _cf_(?:KV|METADATA)\.(?:key|value) is prohibited): SQLITE_AUTH$/;
 
@@ -494,3 +494,173 @@ describe("fts5 (issue 15)", () => {
     expect(fingerprint(engine())).toEqual(before);
   });
 });
+
+describe("pragma_* arguments computed while the statement runs (§2: checked at run time, as the platform's authorizer does)", () => {
+  /** The functions whose argument names a table or an index (each refuses an internal one). */
+  const NAMED = [
+    "table_info",
+    "table_xinfo",
+    "index_list",
+    "index_info",
+    "index_xinfo",
+    "foreign_key_list",
+    "foreign_key_check",
+    "quick_check",
+  ];
+  /** Ways to compute a name at run time; `n` is the internal name in some case. */
+  const COMPUTED: ReadonlyArray<(n: string) => { from: string; arg: string; bindings?: string[] }> = [
+    (n) => ({ from: "", arg: `lower('${n.toUpperCase()}')` }),
+    (n) => ({ from: "", arg: `upper('${n}')` }),
+    (n) => ({ from: "", arg: `'${n.slice(0, 3)}' || '${n.slice(3)}'` }),
+    (n) => ({ from: "", arg: `(SELECT '${n}')` }),
+    (n) => ({ from: "", arg: "?", bindings: [n] }),
+    (n) => ({ from: "", arg: "?1", bindings: [n] }),
+    (n) => ({ from: "", arg: ":name", bindings: [n] }),
+    (n) => ({ from: "", arg: `substr('x${n}', 2)` }),
+    (n) => ({ from: "", arg: `replace('${n.replace("_cf_", "_xx_")}', '_xx_', '_cf_')` }),
+    (n) => ({ from: "", arg: `trim('  ${n}  ')` }),
+    (n) => ({ from: "", arg: `char(${[...n].map((c) => c.charCodeAt(0)).join(", ")})` }),
+    (n) => ({ from: "", arg: `CAST(x'${Buffer.from(n).toString("hex")}' AS TEXT)` }),
+    (n) => ({ from: "", arg: `x'${Buffer.from(n).toString("hex")}'` }),
+    (n) => ({ from: "", arg: `coalesce(NULL, '${n}')` }),
+    (n) => ({ from: "", arg: `printf('%s', '${n}')` }),
+    (n) => ({ from: "", arg: `iif(1, '${n}', 't')` }),
+    (n) => ({ from: "", arg: `CASE WHEN 1 THEN '${n}' END` }),
+    (n) => ({ from: "", arg: `('${n}')` }),
+    (n) => ({ from: "", arg: `+'${n}'` }),
+    (n) => ({ from: "", arg: `'${n}' COLLATE NOCASE` }),
+    (n) => ({ from: `(SELECT '${n}' AS nm) s, `, arg: "s.nm" }),
+    (n) => ({ from: `(SELECT '${n}' AS nm), `, arg: "nm" }),
+    (n) => ({ from: `(SELECT 't' AS nm UNION ALL SELECT '${n}') s, `, arg: "s.nm" }),
+    (n) => ({ from: "", arg: `(SELECT name FROM sqlite_master WHERE lower(name) = lower('${n}'))` }),
+    (n) => ({
+      from: "",
+      arg: `(SELECT name FROM pragma_table_list WHERE lower(name) = lower('${n}'))`,
+    }),
+  ];
+  const CASED = (n: string) => [n, n.toLowerCase(), n.toUpperCase(), `_Cf_${n.slice(4)}`];
+
+  test("every computed spelling of an internal name, in every name-taking pragma_* function, is refused and changes nothing", async () => {
+    const { storage, engine } = await openWatched();
+    const before = fingerprint(engine());
+    let count = 0;
+    for (const fn of NAMED) {
+      for (const table of INTERNAL_TABLES) {
+        for (const name of CASED(table)) {
+          for (const make of COMPUTED) {
+            const { from, arg, bindings = [] } = make(name);
+            for (const sql of [
+              `SELECT * FROM ${from}pragma_${fn}(${arg})`,
+              `SELECT * FROM ${from}PRAGMA_${fn.toUpperCase()}(${arg}, 'main')`,
+              `INSERT INTO t SELECT 'x', 1 FROM ${from}pragma_${fn}(${arg})`,
+            ]) {
+              let error: string | undefined;
+              try {
+                storage.sql.exec(sql, ...bindings).toArray();
+              } catch (e) {
+                error = (e as Error).message;
+              }
+              expect(error, sql).toBe("not authorized: SQLITE_AUTH");
+              count++;
+            }
+          }
+        }
+      }
+    }
+    expect(count).toBeGreaterThanOrEqual(2000);
+    expect(fingerprint(engine())).toEqual(before);
+    expect(storage.sql.exec("SELECT count(*) AS n FROM t").one().n).toBe(1);
+    await expectIntact(storage);
+    await storage.close();
+  });
+
+  test("a computed schema argument other than main is refused; computed allowed names work as on the platform", async () => {
+    const { storage } = await openWatched();
+    const { sql } = storage;
+    for (const schema of ["lower('TEMP')", "'te' || 'mp'", "?"]) {
+      const bindings = schema === "?" ? ["temp"] : [];
+      expect(run2(() => sql.exec(`SELECT * FROM pragma_table_info('t', ${schema})`, ...bindings).toArray())).toBe(
+        "not authorized: SQLITE_AUTH",
+      );
+    }
+    const columns = [{ name: "k" }, { name: "v" }];
+    expect(sql.exec("SELECT name FROM pragma_table_info(lower('T'))").toArray()).toEqual(columns);
+    expect(sql.exec("SELECT name FROM pragma_table_info(?)", "t").toArray()).toEqual(columns);
+    expect(sql.exec("SELECT name FROM pragma_table_info(?, lower('MAIN'))", "t").toArray()).toEqual(columns);
+    expect(sql.exec("SELECT * FROM pragma_quick_check(lower('T'))").toArray()).toEqual([{ quick_check: "ok" }]);
+    // What SQLite itself does with a computed number is unchanged by the check.
+    expect(run2(() => sql.exec("SELECT * FROM pragma_quick_check(2 + 3)").toArray())).toBe(
+      "no such table: 5: SQLITE_ERROR",
+    );
+    // The introspection idiom (a join on sqlite_master) works when it leaves internal tables out,
+    // and fails at the internal table's row when it does not: the rows before it were read.
+    const all = sql.exec(
+      "SELECT m.name AS tbl, c.name AS col FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name = 't' DESC LIMIT 10) m JOIN pragma_table_info(m.name) c",
+    );
+    expect(all.next().value).toEqual({ tbl: "t", col: "k" });
+    expect(run2(() => all.toArray())).toBe("not authorized: SQLITE_AUTH");
+    await storage.close();
+  });
+
+  test("views and triggers that compute the argument check it each time they run", async () => {
+    const { storage, engine } = await openWatched();
+    const { sql } = storage;
+    sql.exec("CREATE TABLE names(n)");
+    sql.exec("CREATE VIEW cols AS SELECT n, c.name FROM names, pragma_table_info(names.n) c");
+    sql.exec(
+      "CREATE TABLE log(n, col); CREATE TRIGGER spy AFTER INSERT ON names BEGIN INSERT INTO log SELECT NEW.n, name FROM pragma_table_info(NEW.n); END",
+    );
+    sql.exec("INSERT INTO names VALUES ('t')");
+    expect(sql.exec("SELECT * FROM cols").toArray()).toEqual([
+      { n: "t", name: "k" },
+      { n: "t", name: "v" },
+    ]);
+    const before = fingerprint(engine());
+    for (const name of CASED("_cf_KV")) {
+      expect(run(storage, `INSERT INTO names VALUES ('${name}')`)).toBe("not authorized: SQLITE_AUTH");
+    }
+    expect(fingerprint(engine())).toEqual(before);
+    expect(sql.exec("SELECT count(*) AS n FROM log").one().n).toBe(2);
+    await expectIntact(storage);
+    await storage.close();
+  });
+
+  test("the run-time check cannot be called, or named, by user SQL", async () => {
+    const { storage } = await openWatched();
+    for (const sql of [
+      "SELECT _cf_pragma_argument('table_info', 0, '_cf_KV')",
+      "SELECT \"_CF_PRAGMA_ARGUMENT\"('table_info', 0, 't')",
+      "SELECT * FROM pragma_table_info(_cf_pragma_argument('table_info', 0, 't'))",
+      "CREATE VIEW g AS SELECT _cf_pragma_argument('x', 1, 'main')",
+    ]) {
+      expect(run(storage, sql), sql).toMatch(/^no such function: _cf_pragma_argument at offset \d+: SQLITE_ERROR$/i);
+    }
+    await storage.close();
+  });
+
+  test("a write that computes a pragma argument replays to the same rows after a restart", async () => {
+    const persistence = createMemoryPersistence();
+    const storage = await ObjectStorage.open({ persistence });
+    storage.sql.exec("CREATE TABLE t(a, b); CREATE TABLE cols(name)");
+    storage.sql.exec("INSERT INTO cols SELECT name FROM pragma_table_info(lower('T'))");
+    expect(run2(() => storage.sql.exec("INSERT INTO cols SELECT name FROM pragma_table_info(?)", "_cf_KV"))).toBe(
+      "not authorized: SQLITE_AUTH",
+    );
+    await storage.sync();
+    const rows = storage.sql.exec("SELECT name FROM cols ORDER BY name").toArray();
+    expect(rows).toEqual([{ name: "a" }, { name: "b" }]);
+    storage.abort();
+    const again = await ObjectStorage.open({ persistence });
+    expect(again.sql.exec("SELECT name FROM cols ORDER BY name").toArray()).toEqual(rows);
+    await again.close();
+  });
+});
+
+function run2(fn: () => unknown): string | undefined {
+  try {
+    fn();
+    return undefined;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}

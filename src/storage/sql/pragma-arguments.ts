@@ -1,0 +1,149 @@
+/**
+ * Arguments of the `pragma_*` table-valued functions, judged as the platform judges them.
+ *
+ * SQLite runs `PRAGMA name(arg)` for each call of such a function, when the statement runs, with
+ * the argument's value at that moment; the platform's authorizer sees that pragma and refuses it
+ * (`not authorized: SQLITE_AUTH`, while the statement runs) when the argument names an internal
+ * table. An argument written as a literal (a string or a number) is judged before compiling, like
+ * a PRAGMA statement. Any other argument (a column, a bound parameter, a subquery, `lower('…')`,
+ * a concatenation) has a value only at run time, so it is checked at run time:
+ * {@link guardPragmaArguments} wraps it in {@link PRAGMA_ARGUMENT_GUARD}, a function every storage
+ * connection has (see {@link registerPragmaArgumentGuard}), which applies the same rule to the
+ * value SQLite is about to use and fails the statement with the platform's error otherwise.
+ *
+ * The wrapped text is what SQLite compiles and what the commit log records, so replay checks the
+ * same way. `CAST(… AS TEXT)` hands the pragma exactly the text SQLite would have made of the value
+ * itself. User SQL cannot call the guard: it is not on the function allow-list, and a statement that
+ * names it fails as with any function the platform does not have.
+ */
+import type { EngineValue, SqlEngine } from "../../engine/engine";
+import { isPragmaAllowed, PRAGMA_FUNCTIONS } from "./allowed-pragmas";
+import { PRAGMA_ARGUMENT_REFUSED, SQLITE_AUTH, SQLITE_ERROR, sqliteError } from "./sql-errors";
+import { byteOffset, type SqlToken, tokenize } from "./sql-tokenizer";
+
+/** The run-time check's function name (internal: `_cf_` names are out of user SQL's reach). */
+export const PRAGMA_ARGUMENT_GUARD = "_cf_pragma_argument";
+
+const decoder = new TextDecoder();
+
+/**
+ * Registers the guard on a connection of the storage (live connections and replay alike, so that a
+ * logged statement that calls it replays the same way).
+ */
+export function registerPragmaArgumentGuard(engine: SqlEngine): void {
+  engine.createFunction(PRAGMA_ARGUMENT_GUARD, 3, (pragma, position, value) => {
+    // `value` is already text (CAST in the wrapped call) or NULL (no argument, as SQLite treats it).
+    const text = value === null ? undefined : value instanceof Uint8Array ? decoder.decode(value) : String(value);
+    const name = String(pragma);
+    const allowed =
+      position === 1
+        ? text === undefined || text.toLowerCase() === "main"
+        : PRAGMA_FUNCTIONS.has(name) && isPragmaAllowed(name, text);
+    if (!allowed) throw new Error(PRAGMA_ARGUMENT_REFUSED);
+    return value as EngineValue;
+  });
+}
+
+/** A `pragma_*(…)` call: its pragma name and each argument's first and last token. */
+interface PragmaCall {
+  readonly name: string;
+  readonly args: ReadonlyArray<{ readonly first: number; readonly last: number }>;
+}
+
+/** The `pragma_*` calls of a statement's tokens (any case of the name, as SQLite resolves it). */
+function pragmaCalls(tokens: readonly SqlToken[]): PragmaCall[] {
+  const calls: PragmaCall[] = [];
+  for (let k = 0; k + 1 < tokens.length; k++) {
+    const t = tokens[k] as SqlToken;
+    if (t.kind !== "identifier" || tokens[k + 1]?.text !== "(" || !/^pragma_/i.test(t.value)) continue;
+    const args: { first: number; last: number }[] = [];
+    let depth = 0;
+    let first = k + 2;
+    for (let j = k + 1; j < tokens.length; j++) {
+      const text = tokens[j]?.text;
+      if (text === "(") depth++;
+      else if (text === ")" && --depth === 0) {
+        if (j > first) args.push({ first, last: j - 1 });
+        break;
+      } else if (text === "," && depth === 1) {
+        args.push({ first, last: j - 1 });
+        first = j + 1;
+      }
+    }
+    calls.push({ name: t.value.slice("pragma_".length).toLowerCase(), args });
+  }
+  return calls;
+}
+
+/** A single string or number token: judged from the text, before compiling. */
+function isLiteral(tokens: readonly SqlToken[], arg: { first: number; last: number }): boolean {
+  const kind = tokens[arg.first]?.kind;
+  return arg.first === arg.last && (kind === "string" || kind === "number");
+}
+
+/** Whether the argument is exactly a call of the guard (what {@link guardPragmaArguments} wrote). */
+function isGuarded(tokens: readonly SqlToken[], arg: { first: number; last: number }): boolean {
+  const t = tokens[arg.first];
+  return (
+    t?.kind === "identifier" &&
+    t.value.toLowerCase() === PRAGMA_ARGUMENT_GUARD &&
+    tokens[arg.first + 1]?.text === "(" &&
+    tokens[arg.last]?.text === ")"
+  );
+}
+
+/**
+ * The text to compile instead of `sql` (one statement), with every non-literal argument of a
+ * `pragma_*` call wrapped in the guard; `undefined` when nothing needs wrapping. Throws the
+ * platform's "no such function" when the text itself names the guard.
+ */
+export function guardPragmaArguments(sql: string): string | undefined {
+  const mentionsGuard = sql.toLowerCase().includes(PRAGMA_ARGUMENT_GUARD);
+  if (!mentionsGuard && !/pragma_/i.test(sql)) return undefined;
+  const tokens = tokenize(sql);
+  if (mentionsGuard) {
+    const k = tokens.findIndex((t) => t.kind === "identifier" && t.value.toLowerCase() === PRAGMA_ARGUMENT_GUARD);
+    const t = tokens[k];
+    if (t !== undefined) {
+      throw sqliteError(`no such function: ${t.value}`, SQLITE_ERROR, { offset: byteOffset(sql, t.start) });
+    }
+  }
+  // Insertions (position, text); spans of nested calls nest strictly, so applying them from the
+  // end of the text backwards keeps every position valid.
+  const insertions: [number, string][] = [];
+  for (const call of pragmaCalls(tokens)) {
+    if (!PRAGMA_FUNCTIONS.has(call.name)) continue; // refused by name (checkPragmaFunctions)
+    call.args.forEach((arg, position) => {
+      if (isLiteral(tokens, arg)) return;
+      const start = (tokens[arg.first] as SqlToken).start;
+      const end = (tokens[arg.last] as SqlToken).end;
+      insertions.push([start, `${PRAGMA_ARGUMENT_GUARD}('${call.name}', ${position}, CAST((`]);
+      insertions.push([end, ") AS TEXT))"]);
+    });
+  }
+  if (insertions.length === 0) return undefined;
+  insertions.sort((a, b) => b[0] - a[0]);
+  let out = sql;
+  for (const [at, text] of insertions) out = out.slice(0, at) + text + out.slice(at);
+  return out;
+}
+
+/**
+ * The check of a compiled statement's `pragma_*` calls (`tokens` of the text SQLite compiled): the
+ * name must be a readable pragma, a literal argument must pass the pragma's rule, a schema must be
+ * `main`, and any other argument must be guarded (checked when it runs); anything else is refused.
+ */
+export function checkPragmaFunctions(tokens: readonly SqlToken[]): void {
+  for (const call of pragmaCalls(tokens)) {
+    if (!PRAGMA_FUNCTIONS.has(call.name)) throw sqliteError("not authorized", SQLITE_AUTH);
+    if (call.args.length === 0 && !isPragmaAllowed(call.name, undefined))
+      throw sqliteError("not authorized", SQLITE_AUTH);
+    call.args.forEach((arg, position) => {
+      if (isGuarded(tokens, arg)) return;
+      if (!isLiteral(tokens, arg)) throw sqliteError("not authorized", SQLITE_AUTH);
+      const value = (tokens[arg.first] as SqlToken).value;
+      const allowed = position === 1 ? value.toLowerCase() === "main" : isPragmaAllowed(call.name, value);
+      if (!allowed) throw sqliteError("not authorized", SQLITE_AUTH);
+    });
+  }
+}
