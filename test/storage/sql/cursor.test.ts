@@ -1,14 +1,14 @@
 import { beforeEach, describe, expect, test } from "vitest";
+import type { ObjectStorage } from "../../../src/index";
 import { SqlStorageCursor } from "../../../src/storage/sql/cursor";
 import type { SqlStorage } from "../../../src/storage/sql/sql-storage";
-import type { FakeHost } from "./fake-host";
 import { errorOf, setup } from "./helpers";
 
-let host: FakeHost;
+let storage: ObjectStorage;
 let sql: SqlStorage;
 
 beforeEach(async () => {
-  ({ host, sql } = await setup());
+  ({ storage, sql } = await setup());
   sql.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)");
   sql.exec("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e'), (6, 'f')");
 });
@@ -159,11 +159,11 @@ describe("cursor", () => {
     expect(a.toArray().length).toBe(4);
   });
 
-  test("deleteAll: operations on an unfinished cursor fail with the platform's message", () => {
+  test("deleteAll: operations on an unfinished cursor fail with the platform's message", async () => {
     const c = sql.exec("SELECT id FROM t");
     const done = sql.exec("SELECT id FROM t WHERE id = 1");
     done.next();
-    host.deleteAll();
+    await storage.deleteAll();
     const canceled = "Error: SQLite query was canceled because the database was deleted.";
     expect(errorOf(() => c.next())).toBe(canceled);
     expect(errorOf(() => c.toArray())).toBe(canceled);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { SqlStorage } from "../../../src/storage/sql/sql-storage";
-import { errorOf, RecordingEngine, setup } from "./helpers";
+import { ObjectStorage } from "../../../src/index";
+import { errorOf, type RecordingEngine, setup } from "./helpers";
 
 describe("exec: values and bindings", () => {
   test("types: INTEGER/REAL → number, TEXT → string, BLOB → ArrayBuffer, NULL → null", async () => {
@@ -109,9 +109,9 @@ describe("exec: multiple statements", () => {
   });
 });
 
-describe("exec: writes reach the host exactly once, for statements not proven read-only", () => {
-  test("beforeWrite: called for DML, DDL and pragma writes; not for reads", async () => {
-    const { host, sql } = await setup();
+describe("exec: writes reach the commit log exactly once, for statements not proven read-only", () => {
+  test("logged: DML, DDL and pragma writes; not reads", async () => {
+    const { writes, sql } = await setup();
     sql.exec("CREATE TABLE t(x)");
     sql.exec("INSERT INTO t VALUES (?)", 1);
     sql.exec("SELECT * FROM t");
@@ -119,7 +119,7 @@ describe("exec: writes reach the host exactly once, for statements not proven re
     sql.exec("PRAGMA foreign_keys = ON");
     sql.exec("WITH c AS (SELECT 1) SELECT * FROM c");
     sql.exec("UPDATE t SET x = 2 WHERE 0");
-    expect(host.writes.map((w) => [w.sql, w.bindings])).toEqual([
+    expect((await writes()).map((w) => [w.sql, w.bindings])).toEqual([
       ["CREATE TABLE t(x)", []],
       ["INSERT INTO t VALUES (?)", [1]],
       ["PRAGMA foreign_keys = ON", []],
@@ -128,26 +128,30 @@ describe("exec: writes reach the host exactly once, for statements not proven re
   });
 
   test("a script logs each statement separately", async () => {
-    const { host, sql } = await setup();
+    const { writes, sql } = await setup();
     sql.exec("CREATE TABLE t(x); INSERT INTO t VALUES (1); SELECT * FROM t");
-    expect(host.writes.map((w) => w.sql)).toEqual(["CREATE TABLE t(x);", "INSERT INTO t VALUES (1);"]);
+    expect((await writes()).map((w) => w.sql)).toEqual(["CREATE TABLE t(x);", "INSERT INTO t VALUES (1);"]);
   });
 
-  test("time: statements see the host's now", async () => {
-    const { host, sql } = await setup();
-    host.nowMs = Date.UTC(2030, 0, 2, 3, 4, 5);
+  test("time: statements see the storage clock's now, reads and writes alike", async () => {
+    const { clock, sql } = await setup({ nowMs: Date.UTC(2030, 0, 2, 3, 4, 5) });
     expect(sql.exec("SELECT datetime('now') AS d").one().d).toBe("2030-01-02 03:04:05");
     sql.exec("CREATE TABLE t(d DEFAULT CURRENT_TIMESTAMP, x)");
     sql.exec("INSERT INTO t(x) VALUES (1)");
     expect(sql.exec("SELECT d FROM t").one().d).toBe("2030-01-02 03:04:05");
+    await clock.advance(61_000);
+    expect(sql.exec("SELECT datetime('now') AS d").one().d).toBe("2030-01-02 03:05:06");
+    sql.exec("INSERT INTO t(x) VALUES (2)");
+    expect(sql.exec("SELECT d FROM t WHERE x = 2").one().d).toBe("2030-01-02 03:05:06");
   });
 
-  test("transactionSync: the host's savepoint rolls SQL back, and cached verdicts see the old schema", async () => {
-    const { host, sql } = await setup();
+  test("transactionSync: the core's savepoint rolls SQL back, and cached verdicts see the old schema", async () => {
+    const { storage, sql } = await setup();
+    await storage.put("k0", 0); // the internal table exists once the key-value API wrote
     sql.exec("CREATE TABLE u(x); CREATE TRIGGER tr AFTER INSERT ON u BEGIN INSERT INTO _cf_KV VALUES ('k', 1); END");
     expect(errorOf(() => sql.exec("INSERT INTO u VALUES (1)"))).toBe("Error: not authorized: SQLITE_AUTH");
     expect(() =>
-      host.transactionSync(() => {
+      storage.transactionSync(() => {
         sql.exec("DROP TRIGGER tr");
         sql.exec("INSERT INTO u VALUES (1)");
         throw new Error("undo");
@@ -161,10 +165,8 @@ describe("exec: writes reach the host exactly once, for statements not proven re
 
 describe("exec: statement cache", () => {
   const recorded = async () => {
-    const { host } = await setup();
-    const engine = new RecordingEngine(host.engine);
-    host.engine = engine;
-    return { host, engine, sql: new SqlStorage(host) };
+    const { sql, recorders } = await setup({ record: true });
+    return { engine: recorders[recorders.length - 1] as RecordingEngine, sql };
   };
 
   test("repeated SQL neither recompiles nor re-checks (no second EXPLAIN)", async () => {
@@ -203,10 +205,8 @@ describe("exec: statement cache", () => {
   });
 
   test("the cache is bounded by the size of its SQL text", async () => {
-    const { host } = await setup();
-    const engine = new RecordingEngine(host.engine);
-    host.engine = engine;
-    const sql = new SqlStorage(host, { statementCacheSize: 40 });
+    const { recorders, sql } = await setup({ record: true, statementCacheSize: 40 });
+    const engine = recorders[recorders.length - 1] as RecordingEngine;
     const a = "SELECT 1 AS aaaaaaaaaaaaaaa";
     const b = "SELECT 2 AS bbbbbbbbbbbbbbb";
     sql.exec(a).toArray();
@@ -228,8 +228,12 @@ describe("databaseSize", () => {
     expect(sql.databaseSize).toBe(before + 4096);
   });
 
-  test("enabled: false names the option to change", async () => {
-    const { sql } = await setup({ enabled: false });
-    expect(errorOf(() => sql.exec("SELECT 1"))).toMatch(/only available on the SQLite backend.*backend: "sqlite"/);
+  test("backend kv (the facade disabled) names the option to change", async () => {
+    const storage = await ObjectStorage.open({ backend: "kv" });
+    expect(errorOf(() => storage.sql.exec("SELECT 1"))).toMatch(
+      /only available on the SQLite backend.*backend: "sqlite"/,
+    );
+    expect(errorOf(() => storage.sql.databaseSize)).toMatch(/only available on the SQLite backend/);
+    await storage.close();
   });
 });

@@ -1,12 +1,106 @@
-/** Shared helpers for the SQL facade tests. */
-import type { EngineStatement, EngineValue, PreparedHead, SqlEngine } from "../../../src/engine/engine";
+/**
+ * Shared helpers for the SQL facade tests. Every suite runs on the real storage core (an
+ * `ObjectStorage` over in-memory persistence, the path users run), with trusted access to its
+ * engine and to the commit records it appends.
+ */
+import type { CommitRecord } from "../../../src/durability/commit-record";
+import { DelegatingPersistence } from "../../../src/durability/delegating-persistence";
+import type {
+  EngineStatement,
+  EngineValue,
+  PreparedHead,
+  SqlEngine,
+  SqlEngineFactory,
+} from "../../../src/engine/engine";
+import { loadSqlJsEngine } from "../../../src/engine/sqljs";
+import { createMemoryPersistence, ObjectStorage } from "../../../src/index";
+import { coreOf } from "../../../src/storage/object-storage";
 import { SqlStorage, type SqlStorageOptions } from "../../../src/storage/sql/sql-storage";
-import { FakeHost } from "./fake-host";
+import type { StorageCore } from "../../../src/storage/storage-core";
+import { FakeClock } from "../../../src/util/clock";
 
-/** A fresh fake host and a SqlStorage over it. */
-export async function setup(options?: SqlStorageOptions): Promise<{ host: FakeHost; sql: SqlStorage }> {
-  const host = await FakeHost.create();
-  return { host, sql: new SqlStorage(host, options) };
+/** Persistence that keeps every commit record appended to it, in order. */
+class RecordingPersistence extends DelegatingPersistence {
+  readonly records: CommitRecord[] = [];
+  override append(records: readonly CommitRecord[]): Promise<void> {
+    this.records.push(...records);
+    return super.append(records);
+  }
+}
+
+/** A SQL statement as the core logged it for durability. */
+export interface LoggedWrite {
+  sql: string;
+  bindings: readonly EngineValue[];
+}
+
+/** What {@link setup} gives a test. */
+export interface SqlSetup {
+  /** The storage (a real core over in-memory persistence). */
+  storage: ObjectStorage;
+  /** Its core: the facade's host. */
+  core: StorageCore;
+  /** The SQL facade under test: `storage.sql`, or one over the same core with `options`. */
+  sql: SqlStorage;
+  /** The storage's clock (SQL's 'now'). */
+  clock: FakeClock;
+  /** The engine that holds the data now (trusted access, not through the facade). */
+  engine(): SqlEngine;
+  /** Every engine the storage opened, wrapped to record what reached it (with `record: true`). */
+  recorders: RecordingEngine[];
+  /** Waits for every write to be durable and returns the SQL statements logged so far. */
+  writes(): Promise<LoggedWrite[]>;
+}
+
+/** Options of {@link setup}: the facade's own options, and what the test wants to watch. */
+export interface SetupOptions extends SqlStorageOptions {
+  /** Wrap every engine in a {@link RecordingEngine} (see `recorders`). */
+  record?: boolean;
+  /** The clock's start (ms since epoch). */
+  nowMs?: number;
+}
+
+/**
+ * A fresh object on the real storage core. With facade options (limits, cache size, `enabled`) the
+ * facade is a second `SqlStorage` over the same core, as `ObjectStorage` builds its own.
+ */
+export async function setup(options: SetupOptions = {}): Promise<SqlSetup> {
+  const { record = false, nowMs = 1_700_000_000_000, ...facadeOptions } = options;
+  const real = await loadSqlJsEngine();
+  const engines: SqlEngine[] = [];
+  const recorders: RecordingEngine[] = [];
+  const engineFactory: SqlEngineFactory = {
+    open(bytes?: Uint8Array): SqlEngine {
+      let engine = real.open(bytes);
+      if (record) {
+        const recorder = new RecordingEngine(engine);
+        recorders.push(recorder);
+        engine = recorder;
+      }
+      engines.push(engine);
+      return engine;
+    },
+  };
+  const persistence = new RecordingPersistence(createMemoryPersistence());
+  const clock = new FakeClock(nowMs);
+  const storage = await ObjectStorage.open({ persistence, engineFactory, clock });
+  const core = coreOf(storage);
+  const sql = Object.keys(facadeOptions).length === 0 ? storage.sql : new SqlStorage(core, facadeOptions);
+  return {
+    storage,
+    core,
+    sql,
+    clock,
+    engine: () => core.engine,
+    recorders,
+    async writes() {
+      await storage.sync();
+      return persistence.records
+        .flatMap((r) => r.sql)
+        .filter((w) => w.sql !== "")
+        .map((w) => ({ sql: w.sql, bindings: w.bindings }));
+    },
+  };
 }
 
 /** The error `fn` throws, as `Name: message` (fails the test if nothing is thrown). */
@@ -65,7 +159,6 @@ export class RecordingEngine implements SqlEngine {
   setConnectionInputs(...args: Parameters<SqlEngine["setConnectionInputs"]>): void {
     this.#inner.setConnectionInputs(...args);
   }
-
   setRandomSource(...args: Parameters<SqlEngine["setRandomSource"]>): void {
     this.#inner.setRandomSource(...args);
   }
