@@ -27,6 +27,8 @@ export type { SqlJsLoadOptions } from "./engine/sqljs";
 export { loadSqlJsEngine } from "./engine/sqljs";
 export type { ActorStoreErrorCode } from "./errors";
 export { ACTOR_STORE_ERROR_CODES, ActorStoreError } from "./errors";
+export type { AlarmIndex, AlarmIndexEntry } from "./host/alarm-index";
+export { directoryAlarmIndex, memoryAlarmIndex } from "./host/alarm-index";
 export type {
   GetObjectOptions,
   NewUniqueIdOptions,

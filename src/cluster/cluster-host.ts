@@ -117,12 +117,14 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     }
     const clock = hostOptions.clock ?? systemClock;
     let self: ClusterHost<N, E> | undefined;
-    const host = createRoutedHost<N, E>(hostOptions, (local) => ({
-      dispatch: (ns, id, binding, op) => {
-        if (self === undefined) return local.dispatch(ns, id, binding, op);
-        return self.#route(ns, id, binding, op);
-      },
-    }));
+    const host = createRoutedHost<N, E>(hostOptions, {
+      router: (local) => ({
+        dispatch: (ns, id, binding, op) => {
+          if (self === undefined) return local.dispatch(ns, id, binding, op);
+          return self.#route(ns, id, binding, op);
+        },
+      }),
+    });
     const server = createServer((req, res) => {
       if (self === undefined) {
         res.writeHead(503).end();

@@ -12,18 +12,23 @@
  *   it and wakes the object when the alarm is due.
  * - An object whose alarm is being retried is not evicted until the retries end (an eviction would
  *   otherwise restart the backoff).
+ * - Pending alarms are recorded in an alarm index beside the objects' data (alarm-index.ts): a host
+ *   that starts reads it and wakes exactly the objects whose alarms come due, without starting the
+ *   others.
  *
  * All timers are on the injected clock.
  */
 import { ObjectContext } from "../context/object-context";
 import type { ObjectId } from "../context/object-id";
 import type { ObjectState } from "../context/object-state";
+import { isFencedError } from "../durability/persistence";
 import { ActorStoreError } from "../errors";
 import type { ObjectStorageOptions } from "../storage/object-storage";
 import { type Clock, systemClock, type TimerHandle } from "../util/clock";
+import { type AlarmIndex, withAlarmIndex } from "./alarm-index";
 import { errorAcross } from "./boundary";
 import { applyOperation, type Dispatcher, ObjectNamespace, type StubBinding, type StubOperation } from "./namespace";
-import { checkOptions, memoryPerObject, type PersistenceFactory } from "./options";
+import { checkOptions, indexOf, memoryPerObject, type PersistenceFactory } from "./options";
 
 /** A class the host can run: `constructor(ctx, env)`. */
 export type HostedClass = new (ctx: ObjectState, env: never) => object;
@@ -57,6 +62,13 @@ export interface ObjectHostOptions<N extends NamespaceClasses, E = object> {
   random?: () => number;
   /** How long `blockConcurrencyWhile` may run before the object resets. Default 30,000 ms. */
   blockConcurrencyTimeoutMs?: number;
+  /**
+   * Where the objects' pending alarms are recorded, so that a host started later (or another host
+   * taking objects over) wakes them when due. Default: the index that goes with the persistence
+   * factory (`memoryPerObject`, `directoryPerObject` and the cluster's bucket factory have one);
+   * `false` keeps none (an evicted object's alarm then fires only while this host runs).
+   */
+  alarmIndex?: AlarmIndex | false;
 }
 
 /** Where one object is in its life. */
@@ -89,6 +101,8 @@ export interface HostStats {
   readonly alarmWakes: number;
   /** Starts that failed (persistence factory or constructor errors), including alarm wake-ups. */
   readonly failedStarts: number;
+  /** Alarm index reads or writes that failed (a read is tried again a minute later). */
+  readonly alarmIndexErrors: number;
 }
 
 interface Entry {
@@ -114,10 +128,29 @@ export interface HostInternals {
   evict(namespace: string, id: ObjectId): Promise<boolean>;
   /** The objects with a live context. */
   held(): Array<{ namespace: string; id: ObjectId }>;
+  /** Whether the object has a live context now. */
+  holds(namespace: string, id: ObjectId): boolean;
+  /**
+   * Reads the alarm index and plans a wake-up for every indexed object `owns` accepts that is not
+   * live. Resolves once planned.
+   */
+  scanAlarms(owns: (namespace: string, id: ObjectId) => boolean): Promise<void>;
+}
+
+/** What a cluster asks of a routed host. @internal */
+export interface RouterHooks {
+  /** Where operations go instead of straight to the local objects. */
+  router: (local: Dispatcher) => Dispatcher;
+  /**
+   * Called when an object's persistence was fenced (a newer holder claimed it). The host drops the
+   * object at once instead of keeping a fenced instance (or reloading it, which would take the
+   * object back from its new holder).
+   */
+  onFenced?: (namespace: string, id: ObjectId) => void;
 }
 
 let internalsOf: (host: ObjectHost) => HostInternals;
-const routers = new WeakMap<object, (local: Dispatcher) => Dispatcher>();
+const routers = new WeakMap<object, RouterHooks>();
 
 /**
  * Builds a host whose namespaces (in its `env`, which its objects see too) send operations through
@@ -125,10 +158,10 @@ const routers = new WeakMap<object, (local: Dispatcher) => Dispatcher>();
  */
 export function createRoutedHost<N extends NamespaceClasses, E>(
   options: ObjectHostOptions<N, E>,
-  router: (local: Dispatcher) => Dispatcher,
+  hooks: RouterHooks,
 ): ObjectHost<N, E> {
   const copy = { ...options };
-  routers.set(copy, router);
+  routers.set(copy, hooks);
   return new ObjectHost(copy);
 }
 
@@ -146,6 +179,7 @@ const HOST_OPTIONS = {
   storage: "object",
   random: "function",
   blockConcurrencyTimeoutMs: "number",
+  alarmIndex: "any",
 } as const;
 
 /**
@@ -182,6 +216,12 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   readonly #storage: ObjectHostOptions<N, E>["storage"];
   readonly #random: (() => number) | undefined;
   readonly #bcwTimeoutMs: number | undefined;
+  readonly #alarmIndex: AlarmIndex | undefined;
+  readonly #onFenced: RouterHooks["onFenced"];
+  /** Index writes of each object, one at a time in commit order. */
+  readonly #indexChains = new Map<string, Promise<void>>();
+  #scan: Promise<void> = Promise.resolve();
+  #alarmIndexErrors = 0;
   #closed = false;
   #starts = 0;
   #evictions = 0;
@@ -204,9 +244,23 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     this.#storage = options.storage;
     this.#random = options.random;
     this.#bcwTimeoutMs = options.blockConcurrencyTimeoutMs;
+    const index = options.alarmIndex;
+    if (
+      index !== undefined &&
+      index !== false &&
+      (typeof index !== "object" ||
+        index === null ||
+        typeof index.set !== "function" ||
+        typeof index.list !== "function")
+    ) {
+      throw new TypeError('ObjectHost: option "alarmIndex" must be an AlarmIndex ({ set, list }) or false.');
+    }
+    this.#alarmIndex = index === false ? undefined : (index ?? indexOf(this.#persistence));
+    const hooks = routers.get(options);
+    this.#onFenced = hooks?.onFenced;
     const env: Record<string, unknown> = { ...(options.env as object | undefined) };
     const local: Dispatcher = { dispatch: (ns, id, binding, op) => this.#dispatch(ns, id, binding, op) };
-    const dispatcher = routers.get(options)?.(local) ?? local;
+    const dispatcher = hooks?.router(local) ?? local;
     this.#router = dispatcher;
     for (const [name, objectClass] of Object.entries(options.namespaces)) {
       if (typeof objectClass !== "function") {
@@ -217,6 +271,8 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       env[name] = new ObjectNamespace(name, name, dispatcher);
     }
     this.env = Object.freeze(env) as HostEnv<N, E>;
+    // A host on its own wakes every indexed alarm; a cluster scans for the objects it owns.
+    if (hooks === undefined) this.#scan = this.#scanAlarms(() => true);
   }
 
   static {
@@ -230,6 +286,12 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
         [...host.#entries.values()]
           .filter((e) => e.context !== null)
           .map((e) => ({ namespace: e.namespace, id: e.id })),
+      holds: (ns, id) => host.#entries.get(`${ns}\u0000${id.toString()}`)?.context != null,
+      scanAlarms: (owns) => {
+        const scan = host.#scanAlarms(owns);
+        host.#scan = scan;
+        return scan;
+      },
     });
   }
 
@@ -283,6 +345,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       evictions: this.#evictions,
       alarmWakes: this.#alarmWakes,
       failedStarts: this.#failedStarts,
+      alarmIndexErrors: this.#alarmIndexErrors,
     };
   }
 
@@ -297,6 +360,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
 
   /** Resolves when no object is starting or stopping and every running alarm has finished. */
   async settled(): Promise<void> {
+    await this.#scan;
     for (;;) {
       const pending: Array<Promise<unknown>> = [];
       for (const e of this.#entries.values()) {
@@ -323,6 +387,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     await Promise.all(closing);
     await Promise.all([...this.#entries.values()].map((e) => e.context?.close()));
     this.#entries.clear();
+    await Promise.all(this.#indexChains.values());
   }
 
   // ------------------------------------------------------------------ events
@@ -340,11 +405,16 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       const context = await this.#open(entry);
       if (binding.token?.error) throw errorAcross(binding.token.error);
       binding.token = entry.token;
+      let result: unknown;
       try {
-        return await context.deliver((instance) => applyOperation(instance, operation));
+        result = await context.deliver((instance) => applyOperation(instance, operation));
       } catch (e) {
         throw errorAcross(e);
       }
+      // Woken for an indexed alarm that is no longer stored (deleted by a restore, or a commit
+      // that failed after its index update): forget it, so it is not woken again.
+      if (operation.kind === "start" && context.alarms.next() === null) void this.#indexWrite(entry, null);
+      return result;
     } finally {
       entry.inFlight--;
       if (entry.inFlight === 0) this.#afterEvents(entry);
@@ -397,7 +467,9 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     }
     const objectClass = this.#classes.get(entry.namespace) as HostedClass;
     try {
-      const persistence = await this.#persistence(entry.id, entry.namespace);
+      const opened = await this.#persistence(entry.id, entry.namespace);
+      const persistence =
+        this.#alarmIndex === undefined ? opened : withAlarmIndex(opened, (atMs) => this.#indexWrite(entry, atMs));
       const context = await ObjectContext.create<unknown, object>(
         objectClass as new (
           ctx: ObjectState,
@@ -411,6 +483,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
           onReset: (error) => {
             entry.token.error = error;
             entry.token = { error: null };
+            if (this.#onFenced !== undefined && isFencedError(error)) this.#dropFenced(entry);
           },
           ...(this.#random === undefined ? {} : { random: this.#random }),
           ...(this.#bcwTimeoutMs === undefined ? {} : { blockConcurrencyTimeoutMs: this.#bcwTimeoutMs }),
@@ -500,6 +573,83 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       entry.inFlight === 0 &&
       entry.wakeTimer === undefined
     );
+  }
+
+  /** A fenced object (in a cluster): drop its instance now; the cluster sends its events to the new holder. */
+  #dropFenced(entry: Entry): void {
+    const context = entry.context;
+    if (context === null || entry.closing) return;
+    this.#onFenced?.(entry.namespace, entry.id);
+    if (entry.idleTimer !== undefined) this.clock.clearTimer(entry.idleTimer);
+    entry.idleTimer = undefined;
+    entry.context = null;
+    entry.closing = context
+      .close()
+      .catch(() => {})
+      .finally(() => {
+        entry.closing = null;
+        this.#evictions++;
+        if (this.#holdsNothing(entry)) this.#entries.delete(entry.key);
+      });
+  }
+
+  /** Writes one object's index entry, after the ones before it (commit order). */
+  #indexWrite(entry: Entry, atMs: number | null): Promise<void> {
+    const index = this.#alarmIndex;
+    if (index === undefined) return Promise.resolve();
+    const object = { id: entry.id.toString(), ...(entry.id.name === undefined ? {} : { name: entry.id.name }) };
+    const previous = this.#indexChains.get(entry.key) ?? Promise.resolve();
+    const write = previous.then(() => index.set(entry.namespace, object, atMs));
+    const settled = write.then(
+      () => {},
+      () => {
+        this.#alarmIndexErrors++;
+      },
+    );
+    this.#indexChains.set(entry.key, settled);
+    void settled.then(() => {
+      if (this.#indexChains.get(entry.key) === settled) this.#indexChains.delete(entry.key);
+    });
+    return write;
+  }
+
+  /** Plans a wake-up for every indexed alarm of an object `owns` accepts that is not live here. */
+  async #scanAlarms(owns: (namespace: string, id: ObjectId) => boolean): Promise<void> {
+    const index = this.#alarmIndex;
+    if (index === undefined) return;
+    for (const namespace of this.#classes.keys()) {
+      let entries: Awaited<ReturnType<AlarmIndex["list"]>>;
+      try {
+        entries = await index.list(namespace);
+      } catch {
+        this.#alarmIndexErrors++;
+        // Read again later rather than lose the alarms.
+        this.clock.setTimer(() => {
+          if (!this.#closed) this.#scan = this.#scanAlarms(owns);
+        }, 60_000);
+        continue;
+      }
+      if (this.#closed) return;
+      const ns = this.namespace(namespace);
+      for (const indexed of entries) {
+        let id: ObjectId;
+        try {
+          id = indexed.name !== undefined ? ns.idFromName(indexed.name) : ns.idFromString(indexed.id);
+          if (id.toString() !== indexed.id) id = ns.idFromString(indexed.id);
+        } catch {
+          continue;
+        }
+        if (!owns(namespace, id)) continue;
+        const key = `${namespace}\u0000${id.toString()}`;
+        const existing = this.#entries.get(key);
+        if (existing !== undefined && (existing.context || existing.opening || existing.closing)) continue;
+        if (existing?.wakeTimer !== undefined && (existing.wakeAtMs ?? Infinity) <= indexed.atMs) continue;
+        const entry = this.#entry(namespace, id);
+        if (entry.wakeTimer !== undefined) this.clock.clearTimer(entry.wakeTimer);
+        entry.wakeTimer = undefined;
+        this.#planWake(entry, indexed.atMs);
+      }
+    }
   }
 
   /** Keeps one timer for a sleeping object's alarm: the host starts the object when it is due. */

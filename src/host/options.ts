@@ -6,6 +6,7 @@ import type { ObjectId } from "../context/object-id";
 import { openFilePersistence } from "../durability/file-persistence";
 import { createMemoryPersistence } from "../durability/memory-persistence";
 import type { PersistenceAdapter } from "../durability/persistence";
+import { type AlarmIndex, directoryAlarmIndex, memoryAlarmIndex } from "./alarm-index";
 
 /**
  * Opens the persistence of one object. Called each time the object starts (its first event after
@@ -15,29 +16,50 @@ import type { PersistenceAdapter } from "../durability/persistence";
 export type PersistenceFactory = (id: ObjectId, namespace: string) => PersistenceAdapter | Promise<PersistenceAdapter>;
 
 /**
+ * The alarm index that goes with a factory's data (the host uses it unless told otherwise). Set by
+ * the factories of this module and of the cluster layer. @internal
+ */
+export const ALARM_INDEX: unique symbol = Symbol("actorstore.alarmIndex");
+
+/** A factory with the alarm index kept beside its data. @internal */
+export function withIndex(factory: PersistenceFactory, index: AlarmIndex): PersistenceFactory {
+  return Object.assign(factory, { [ALARM_INDEX]: index });
+}
+
+/** The alarm index attached to a factory, if any. @internal */
+export function indexOf(factory: PersistenceFactory): AlarmIndex | undefined {
+  return (factory as { [ALARM_INDEX]?: AlarmIndex })[ALARM_INDEX];
+}
+
+/**
  * One in-memory adapter per object, kept for the life of the factory: an evicted object's data stays
  * in memory (only its database engine is closed), so memory grows with the number of objects that
  * ever wrote, not with the active set. For many objects use {@link directoryPerObject}.
  */
 export function memoryPerObject(): PersistenceFactory {
   const adapters = new Map<string, PersistenceAdapter>();
-  return (id, namespace) => {
+  return withIndex((id, namespace) => {
     const key = `${namespace}/${id.toString()}`;
     let adapter = adapters.get(key);
     if (adapter === undefined) adapters.set(key, (adapter = createMemoryPersistence()));
     return adapter;
-  };
+  }, memoryAlarmIndex());
 }
 
 /**
  * One directory per object: `<root>/<namespace>/<id>` (file persistence, with its one-writer lock
- * where the file persistence has one). An evicted object holds no memory at all.
+ * where the file persistence has one). An evicted object holds no memory at all. The objects'
+ * pending alarms are indexed in `<root>/.alarms/<namespace>/`, so a host started over `root` later
+ * wakes them when due.
  */
 export function directoryPerObject(root: string): PersistenceFactory {
   if (typeof root !== "string" || root === "")
     throw new TypeError("directoryPerObject(root): root must be a non-empty path.");
   const base = root.endsWith("/") ? root.slice(0, -1) : root;
-  return (id, namespace) => openFilePersistence(`${base}/${encodeURIComponent(namespace)}/${id.toString()}`);
+  return withIndex(
+    (id, namespace) => openFilePersistence(`${base}/${encodeURIComponent(namespace)}/${id.toString()}`),
+    directoryAlarmIndex(`${base}/.alarms`),
+  );
 }
 
 /**

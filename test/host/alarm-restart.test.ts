@@ -1,0 +1,197 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, test, vi } from "vitest";
+import { DurableObject } from "../../src/context/durable-object";
+import { type AlarmIndex, directoryAlarmIndex, memoryAlarmIndex } from "../../src/host/alarm-index";
+import { ObjectHost } from "../../src/host/object-host";
+import { directoryPerObject, indexOf, memoryPerObject, type PersistenceFactory } from "../../src/host/options";
+import { FakeClock } from "../../src/util/clock";
+
+const T0 = Date.UTC(2026, 0, 1);
+
+class Sleeper extends DurableObject {
+  async touch(): Promise<number> {
+    const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + 1;
+    await this.ctx.storage.put("n", n);
+    return n;
+  }
+  async armAt(ms: number): Promise<void> {
+    await this.ctx.storage.setAlarm(ms);
+  }
+  async disarm(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+  }
+  override async alarm(): Promise<void> {
+    const fired = (await this.ctx.storage.get<number[]>("fired")) ?? [];
+    await this.ctx.storage.put("fired", [...fired, Date.now()]);
+  }
+  async fired(): Promise<number> {
+    return ((await this.ctx.storage.get<number[]>("fired")) ?? []).length;
+  }
+  whoAmI(): string | undefined {
+    return this.ctx.id.name;
+  }
+}
+
+const dirs: string[] = [];
+const hosts: ObjectHost[] = [];
+afterEach(async () => {
+  for (const h of hosts.splice(0)) await h.close();
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+function startHost(persistence: PersistenceFactory, clock: FakeClock, alarmIndex?: AlarmIndex | false) {
+  const host = new ObjectHost({
+    namespaces: { SLEEPER: Sleeper },
+    persistence,
+    clock,
+    idleTimeoutMs: 5_000,
+    ...(alarmIndex === undefined ? {} : { alarmIndex }),
+  });
+  hosts.push(host as unknown as ObjectHost);
+  return host;
+}
+
+describe("alarms after a host restart: the alarm index", () => {
+  test("a restarted host (directory per object) wakes exactly the objects with pending alarms, when they are due", async () => {
+    const root = await mkdtemp(join(tmpdir(), "actorstore-alarm-index-"));
+    dirs.push(root);
+    const clock = new FakeClock(T0);
+    const first = startHost(directoryPerObject(root), clock);
+    // Twenty objects without alarms, two with, one whose alarm is set then deleted.
+    for (let i = 0; i < 20; i++) await first.env.SLEEPER.getByName(`plain-${i}`).touch();
+    await first.env.SLEEPER.getByName("soon").armAt(T0 + 60_000);
+    await first.env.SLEEPER.getByName("later").armAt(T0 + 120_000);
+    await first.env.SLEEPER.getByName("cancelled").armAt(T0 + 30_000);
+    await first.env.SLEEPER.getByName("cancelled").disarm();
+    await first.close();
+    hosts.splice(0);
+
+    const index = await directoryAlarmIndex(join(root, ".alarms")).list("SLEEPER");
+    expect(index.map((e) => [e.name, e.atMs]).sort()).toEqual([
+      ["later", T0 + 120_000],
+      ["soon", T0 + 60_000],
+    ]);
+
+    // The restart: a new host over the same directory, nothing sent to it.
+    const second = startHost(directoryPerObject(root), clock);
+    await second.settled();
+    expect(second.stats()).toMatchObject({ live: 0, sleeping: 2, starts: 0 });
+    expect(
+      second
+        .objects()
+        .map((o) => [o.name, o.state, o.alarmAtMs])
+        .sort(),
+    ).toEqual([
+      ["later", "sleeping", T0 + 120_000],
+      ["soon", "sleeping", T0 + 60_000],
+    ]);
+    await clock.advance(59_000);
+    expect(second.stats()).toMatchObject({ starts: 0, alarmWakes: 0 });
+    await clock.advance(1_000);
+    await vi.waitFor(async () => {
+      await second.settled();
+      expect(second.stats()).toMatchObject({ starts: 1, alarmWakes: 1 });
+    });
+    // The alarm ran (once) and its index entry is gone; the woken object has its name.
+    await vi.waitFor(async () => {
+      await clock.advance(0);
+      expect(await second.env.SLEEPER.getByName("soon").fired()).toBe(1);
+    });
+    await vi.waitFor(async () => {
+      await clock.advance(0);
+      expect((await directoryAlarmIndex(join(root, ".alarms")).list("SLEEPER")).map((e) => e.name)).toEqual(["later"]);
+    });
+    expect(await second.env.SLEEPER.getByName("soon").whoAmI()).toBe("soon");
+    await clock.advance(60_000);
+    await vi.waitFor(async () => {
+      await second.settled();
+      expect(second.stats()).toMatchObject({ alarmWakes: 2 });
+    });
+    await vi.waitFor(async () => {
+      await clock.advance(0);
+      expect(await second.env.SLEEPER.getByName("later").fired()).toBe(1);
+    });
+    // Only the two objects with alarms were ever started by the host itself.
+    expect(second.stats().starts).toBe(2);
+    await vi.waitFor(async () => {
+      await clock.advance(0);
+      expect(await directoryAlarmIndex(join(root, ".alarms")).list("SLEEPER")).toEqual([]);
+    });
+  });
+
+  test("an alarm already due when the host starts fires at once; a stale index entry is removed after one wake", async () => {
+    const clock = new FakeClock(T0);
+    const factory = memoryPerObject();
+    const first = startHost(factory, clock);
+    await first.env.SLEEPER.getByName("due").armAt(T0 + 10_000);
+    await first.close();
+    hosts.splice(0);
+    // The machine was down past the alarm's time.
+    clock.set(T0 + 3_600_000);
+    // A stale entry: an object that has no alarm at all.
+    const stale = first.env.SLEEPER.idFromName("stale");
+    await indexOf(factory)?.set("SLEEPER", { id: stale.toString(), name: "stale" }, T0 + 3_600_000);
+    const second = startHost(factory, clock);
+    await second.settled();
+    await vi.waitFor(async () => {
+      await clock.advance(0);
+      await second.settled();
+      expect(second.stats().alarmWakes).toBe(2);
+    });
+    expect(await second.env.SLEEPER.getByName("due").fired()).toBe(1);
+    expect(await second.env.SLEEPER.getByName("stale").fired()).toBe(0);
+    await vi.waitFor(async () => {
+      await clock.advance(0);
+      expect(await indexOf(factory)?.list("SLEEPER")).toEqual([]);
+    });
+    // A second restart: the stale entry and the fired one are gone, nothing is woken.
+    const third = startHost(factory, clock);
+    await third.settled();
+    expect(third.stats()).toMatchObject({ sleeping: 0 });
+  });
+
+  test("a commit that sets the alarm is confirmed only once the index has it (so a crash right after cannot lose it)", async () => {
+    const clock = new FakeClock(T0);
+    const inner = memoryAlarmIndex();
+    let release: (() => void) | undefined;
+    const held: AlarmIndex = {
+      list: (ns) => inner.list(ns),
+      set: async (ns, object, atMs) => {
+        await new Promise<void>((r) => {
+          release = r;
+        });
+        await inner.set(ns, object, atMs);
+      },
+    };
+    const host = startHost(memoryPerObject(), clock, held);
+    let confirmed = false;
+    const call = host.env.SLEEPER.getByName("x")
+      .armAt(T0 + 5_000)
+      .then(() => {
+        confirmed = true;
+      });
+    await vi.waitFor(() => expect(release).toBeDefined());
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(confirmed).toBe(false);
+    release?.();
+    await call;
+    expect((await inner.list("SLEEPER")).map((e) => e.name)).toEqual(["x"]);
+  });
+
+  test("alarmIndex: false keeps no index; a malformed one is a TypeError naming the option", async () => {
+    const clock = new FakeClock(T0);
+    const factory = memoryPerObject();
+    const first = startHost(factory, clock, false);
+    await first.env.SLEEPER.getByName("x").armAt(T0 + 5_000);
+    await first.close();
+    hosts.splice(0);
+    const second = startHost(factory, clock);
+    await second.settled();
+    expect(second.stats().sleeping).toBe(0);
+    expect(() => new ObjectHost({ namespaces: { SLEEPER: Sleeper }, alarmIndex: {} as unknown as AlarmIndex })).toThrow(
+      /option "alarmIndex"/,
+    );
+  });
+});
