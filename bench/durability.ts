@@ -9,12 +9,14 @@
  *
  * Numbers depend heavily on the disk's flush latency; the temp directory is under os.tmpdir().
  */
+
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CommitRecord } from "../src/durability/commit-record";
 import { openFilePersistence } from "../src/durability/file-persistence";
 import { createMemoryPersistence } from "../src/durability/memory-persistence";
+import { loadWithRecords } from "../src/durability/persistence";
 import { decodeRecords, encodeRecord, encodeRecords } from "../src/durability/record-codec";
 
 const T0 = 1_767_225_600_000;
@@ -145,7 +147,7 @@ async function main(): Promise<void> {
     await writer.close();
     const reader = await openFilePersistence(dir);
     start = performance.now();
-    const loaded = await reader.load();
+    const loaded = await loadWithRecords(reader);
     const loadMs = performance.now() - start;
     await reader.close();
     console.log(

@@ -20,8 +20,14 @@ export { openFilePersistence } from "./durability/file-persistence";
 export type { IndexedDbPersistenceOptions } from "./durability/indexeddb-persistence";
 export { IndexedDbPersistence, openIndexedDbPersistence } from "./durability/indexeddb-persistence";
 export { createMemoryPersistence, MemoryPersistence } from "./durability/memory-persistence";
-export type { LoadResult, PersistenceAdapter, SnapshotInfo, VersionedMeta } from "./durability/persistence";
-export { isFencedError, streamRecords } from "./durability/persistence";
+export type {
+  HistoryChunk,
+  LoadResult,
+  PersistenceAdapter,
+  SnapshotInfo,
+  VersionedMeta,
+} from "./durability/persistence";
+export { isFencedError, loadWithRecords, streamHistory } from "./durability/persistence";
 export type { EngineStatement, EngineValue, SqlEngine, SqlEngineFactory } from "./engine/engine";
 export type { SqlJsLoadOptions } from "./engine/sqljs";
 export { loadSqlJsEngine } from "./engine/sqljs";

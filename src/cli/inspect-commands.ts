@@ -2,14 +2,15 @@
  * The commands of `actorstore-inspect`, as a function from arguments to output lines and an exit
  * code, so that tests run them in-process. `inspect.ts` is the executable around it.
  */
-import { readdir, stat, writeFile } from "node:fs/promises";
+import { stat, writeFile } from "node:fs/promises";
 import { inspect } from "node:util";
 import { formatBookmark } from "../durability/bookmarks";
-import { isObjectFile } from "../durability/file-layout";
+import type { CommitRecord } from "../durability/commit-record";
+import { streamHistory } from "../durability/persistence";
 import type { EngineValue } from "../engine/engine";
 import { loadSqlJsEngine } from "../engine/sqljs";
 import { coreOf, ObjectStorage } from "../storage/object-storage";
-import { isBucketLocation, openLocation } from "./open-location";
+import { type InspectTarget, type LocationOpener, loadOpener, resolveTarget } from "./open-location";
 import { ReadOnlyPersistence } from "./read-only-persistence";
 import { repairDirectory } from "./repair";
 
@@ -21,14 +22,28 @@ export interface InspectIo {
   err(line: string): void;
 }
 
+/** Options of {@link runInspect}. */
+export interface InspectOptions {
+  /**
+   * Opens the object's persistence from the location argument: inspect any adapter (the command
+   * line's `--adapter <module>` does the same). Without it, the location is a directory or an
+   * `s3://` bucket prefix.
+   */
+  open?: LocationOpener;
+}
+
 /** The usage text (`--help`). */
-export const INSPECT_USAGE = `Usage: actorstore-inspect <directory> <command> [arguments]
+export const INSPECT_USAGE = `Usage: actorstore-inspect [--adapter <module>] <directory> <command> [arguments]
 
 Inspects the persisted storage of one object: a directory written by
 ObjectStorage.open({ directory }) or ObjectContext's storage.directory.
 Stop the process that owns the directory first. A bucket prefix works too:
 s3://<bucket>/<prefix> with ACTORSTORE_S3_ENDPOINT, AWS_ACCESS_KEY_ID and
-AWS_SECRET_ACCESS_KEY set (reading never fences the live holder).
+AWS_SECRET_ACCESS_KEY set (reading never fences the live holder). Any other
+adapter: --adapter <module>, a module whose default export (or openPersistence
+export) is a function (location, mode) returning a persistence adapter;
+<directory> is then passed to it as the location, and mode is "read" (must not
+take the object from its live holder) or "write" (restore).
 
 Commands:
   keys [--prefix <p>] [--limit <n>]  list keys in UTF-8 order
@@ -65,36 +80,50 @@ class UsageError extends Error {}
  * });
  * ```
  */
-export async function runInspect(argv: readonly string[], io: InspectIo): Promise<number> {
+export async function runInspect(
+  argv: readonly string[],
+  io: InspectIo,
+  options: InspectOptions = {},
+): Promise<number> {
   if (argv.length === 0 || argv.includes("--help") || argv.includes("-h")) {
     (argv.length === 0 ? io.err : io.out)(INSPECT_USAGE);
     return argv.length === 0 ? 2 : 0;
   }
-  const [directory, command, ...rest] = argv;
+  let args = argv;
+  let module: string | undefined;
+  if (args[0] === "--adapter") {
+    module = args[1];
+    args = args.slice(2);
+  }
+  const [location, command, ...rest] = args;
   try {
-    if (directory === undefined || command === undefined) throw new UsageError("Missing the command.");
-    await requireDirectory(directory);
+    if (module === undefined && argv[0] === "--adapter") throw new UsageError("--adapter needs a module.");
+    if (location === undefined || command === undefined) throw new UsageError("Missing the command.");
+    const opener = options.open ?? (module === undefined ? undefined : await loadOpener(module));
+    const target = await resolveTarget(location, opener);
     switch (command) {
       case "keys":
-        await keys(directory, rest, io);
+        await keys(target, rest, io);
         return 0;
       case "get":
-        return await get(directory, rest, io);
+        return await get(target, rest, io);
       case "sql":
-        await sql(directory, rest, io);
+        await sql(target, rest, io);
         return 0;
       case "bookmarks":
-        await bookmarks(directory, rest, io);
+        await bookmarks(target, rest, io);
         return 0;
       case "restore":
-        await restore(directory, rest, io);
+        await restore(target, rest, io);
         return 0;
       case "export":
-        await exportDatabase(directory, rest, io);
+        await exportDatabase(target, rest, io);
         return 0;
       case "repair":
         parseArgs(rest, [], 0);
-        return (await repairDirectory(directory, io)) ? 0 : 1;
+        if (!target.directory)
+          throw new Error(`repair works on a directory only; ${location} is not one (its store keeps its own copies).`);
+        return (await repairDirectory(location, io)) ? 0 : 1;
       default:
         throw new UsageError(`Unknown command "${command}".`);
     }
@@ -110,12 +139,12 @@ export async function runInspect(argv: readonly string[], io: InspectIo): Promis
 
 // ------------------------------------------------------------------ commands
 
-async function keys(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
+async function keys(target: InspectTarget, args: readonly string[], io: InspectIo): Promise<void> {
   const { flags } = parseArgs(args, ["prefix", "limit"], 0);
   const limit = flags.limit === undefined ? undefined : Number(flags.limit);
   if (limit !== undefined && !(Number.isInteger(limit) && limit > 0))
     throw new UsageError("--limit must be a positive integer.");
-  await withReadOnly(directory, async (storage) => {
+  await withReadOnly(target, async (storage) => {
     const listed = await storage.list({
       ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
       ...(limit === undefined ? {} : { limit }),
@@ -125,10 +154,10 @@ async function keys(directory: string, args: readonly string[], io: InspectIo): 
   });
 }
 
-async function get(directory: string, args: readonly string[], io: InspectIo): Promise<number> {
+async function get(target: InspectTarget, args: readonly string[], io: InspectIo): Promise<number> {
   const { positional } = parseArgs(args, [], 1);
   const key = positional[0] as string;
-  return withReadOnly(directory, async (storage) => {
+  return withReadOnly(target, async (storage) => {
     const value = await storage.get(key);
     if (value === undefined && !(await storage.list({ start: key, limit: 1 })).has(key)) {
       io.err(`No key ${JSON.stringify(key)} in this object.`);
@@ -139,10 +168,10 @@ async function get(directory: string, args: readonly string[], io: InspectIo): P
   });
 }
 
-async function sql(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
+async function sql(target: InspectTarget, args: readonly string[], io: InspectIo): Promise<void> {
   const { positional } = parseArgs(args, [], 1);
   const query = positional[0] as string;
-  const image = await withReadOnly(directory, async (storage) => coreOf(storage).engine.exportBytes());
+  const image = await withReadOnly(target, async (storage) => coreOf(storage).engine.exportBytes());
   // The query runs on a scratch copy of the database with query_only on: SQLite itself refuses
   // every write, and even a statement that turned it off again could not reach the object's log.
   const engine = (await loadSqlJsEngine()).open(image);
@@ -177,34 +206,54 @@ async function sql(directory: string, args: readonly string[], io: InspectIo): P
   }
 }
 
-async function bookmarks(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
+/** One line of the bookmarks listing. */
+function describeCommit(r: CommitRecord): string {
+  const parts = [
+    r.restoreToSeq !== undefined ? `restore to seq ${r.restoreToSeq}` : undefined,
+    r.reset ? "deleteAll" : undefined,
+    r.kv.length > 0 ? `${r.kv.length} key${r.kv.length === 1 ? "" : "s"}` : undefined,
+    r.sql.length > 0 ? `${r.sql.length} SQL write${r.sql.length === 1 ? "" : "s"}` : undefined,
+    r.alarm !== undefined ? (r.alarm === null ? "alarm deleted" : `alarm ${iso(r.alarm)}`) : undefined,
+  ].filter((p) => p !== undefined);
+  return `${r.seq}\t${iso(r.timeMs)}\t${formatBookmark(r)}\t${parts.join(", ") || "-"}`;
+}
+
+async function bookmarks(target: InspectTarget, args: readonly string[], io: InspectIo): Promise<void> {
   const { flags } = parseArgs(args, ["all"], 0);
-  const persistence = new ReadOnlyPersistence(await openLocation(directory, "read"));
+  const persistence = new ReadOnlyPersistence(await target.open("read"));
   try {
     const loaded = await persistence.load();
     const oldestSnapshot = loaded.snapshots[0];
     io.out("seq\ttime\tbookmark\tchange");
+    const emptyDatabase = `0\t-\t${formatBookmark({ seq: 0, timeMs: 0 })}\tthe empty database`;
     if (oldestSnapshot !== undefined) {
       // Snapshot 0 is the empty database every object starts from.
       const what = oldestSnapshot.seq === 0 ? "the empty database" : "snapshot (earlier history pruned or compacted)";
       io.out(`${oldestSnapshot.seq}\t${iso(oldestSnapshot.timeMs)}\t${formatBookmark(oldestSnapshot)}\t${what}`);
-    } else if (loaded.records.length === 0 || loaded.records[0]?.seq === 1) {
-      io.out(`0\t-\t${formatBookmark({ seq: 0, timeMs: 0 })}\tthe empty database`);
     }
-    const shown = flags.all === "true" ? loaded.records : loaded.records.slice(-DEFAULT_BOOKMARK_LINES);
-    if (shown.length < loaded.records.length) {
-      io.out(`…\t\t\t${loaded.records.length - shown.length} earlier commits (--all shows them)`);
+    // Streamed: with --all every line is printed as its record arrives; otherwise only the last
+    // lines are kept, so a long log is never in memory at once.
+    const all = flags.all === "true";
+    const tail: string[] = [];
+    let earlier = 0;
+    let first = true;
+    for await (const chunk of streamHistory(persistence, loaded)) {
+      for (const r of chunk.records ?? []) {
+        if (first && oldestSnapshot === undefined && r.seq === 1) io.out(emptyDatabase);
+        first = false;
+        if (all) io.out(describeCommit(r));
+        else {
+          tail.push(describeCommit(r));
+          if (tail.length > DEFAULT_BOOKMARK_LINES) {
+            tail.shift();
+            earlier++;
+          }
+        }
+      }
     }
-    for (const r of shown) {
-      const parts = [
-        r.restoreToSeq !== undefined ? `restore to seq ${r.restoreToSeq}` : undefined,
-        r.reset ? "deleteAll" : undefined,
-        r.kv.length > 0 ? `${r.kv.length} key${r.kv.length === 1 ? "" : "s"}` : undefined,
-        r.sql.length > 0 ? `${r.sql.length} SQL write${r.sql.length === 1 ? "" : "s"}` : undefined,
-        r.alarm !== undefined ? (r.alarm === null ? "alarm deleted" : `alarm ${iso(r.alarm)}`) : undefined,
-      ].filter((p) => p !== undefined);
-      io.out(`${r.seq}\t${iso(r.timeMs)}\t${formatBookmark(r)}\t${parts.join(", ") || "-"}`);
-    }
+    if (first && oldestSnapshot === undefined) io.out(emptyDatabase);
+    if (earlier > 0) io.out(`…\t\t\t${earlier} earlier commits (--all shows them)`);
+    for (const line of tail) io.out(line);
     for (const s of loaded.snapshots) {
       io.err(`snapshot at seq ${s.seq} (${iso(s.timeMs)}), ${s.bytes} bytes`);
     }
@@ -218,10 +267,10 @@ async function bookmarks(directory: string, args: readonly string[], io: Inspect
   }
 }
 
-async function restore(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
+async function restore(target: InspectTarget, args: readonly string[], io: InspectIo): Promise<void> {
   const { positional } = parseArgs(args, [], 1);
   const bookmark = positional[0] as string;
-  const storage = await ObjectStorage.open({ persistence: await openLocation(directory, "write") });
+  const storage = await ObjectStorage.open({ persistence: await target.open("write") });
   let undo: string;
   try {
     undo = await storage.onNextSessionRestoreBookmark(bookmark);
@@ -229,24 +278,24 @@ async function restore(directory: string, args: readonly string[], io: InspectIo
     await storage.close();
   }
   // Opening the next session is what applies a requested restore.
-  const reopened = await ObjectStorage.open({ persistence: await openLocation(directory, "write") });
+  const reopened = await ObjectStorage.open({ persistence: await target.open("write") });
   try {
     const now = await reopened.getCurrentBookmark();
     io.out(`restored to ${bookmark}`);
     io.out(`current bookmark ${now}`);
-    io.out(`undo with: actorstore-inspect ${directory} restore ${undo}`);
+    io.out(`undo with: actorstore-inspect ${target.name} restore ${undo}`);
   } finally {
     await reopened.close();
   }
 }
 
-async function exportDatabase(directory: string, args: readonly string[], io: InspectIo): Promise<void> {
+async function exportDatabase(target: InspectTarget, args: readonly string[], io: InspectIo): Promise<void> {
   const { flags, positional } = parseArgs(args, ["force"], 1);
   const file = positional[0] as string;
   const force = flags.force === "true";
   if (!force && (await stat(file).catch(() => undefined)) !== undefined)
     throw new Error(`${file} already exists; pass --force to replace it, or choose another file name.`);
-  const image = await withReadOnly(directory, async (storage) => coreOf(storage).engine.exportBytes());
+  const image = await withReadOnly(target, async (storage) => coreOf(storage).engine.exportBytes());
   try {
     // "wx": a file that appeared meanwhile is not replaced either.
     await writeFile(file, image, { flag: force ? "w" : "wx" });
@@ -260,21 +309,9 @@ async function exportDatabase(directory: string, args: readonly string[], io: In
 
 // ------------------------------------------------------------------ helpers
 
-async function requireDirectory(directory: string): Promise<void> {
-  if (isBucketLocation(directory)) return;
-  const info = await stat(directory).catch(() => undefined);
-  if (info === undefined || !info.isDirectory())
-    throw new Error(`${directory} is not a directory: pass the directory given to ObjectStorage.open({ directory }).`);
-  const names = await readdir(directory);
-  if (!names.some(isObjectFile))
-    throw new Error(
-      `${directory} is not an actorstore directory (it holds no log segments, snapshots or metadata): pass the directory given to ObjectStorage.open({ directory }).`,
-    );
-}
-
-async function withReadOnly<T>(directory: string, fn: (storage: ObjectStorage) => Promise<T>): Promise<T> {
+async function withReadOnly<T>(target: InspectTarget, fn: (storage: ObjectStorage) => Promise<T>): Promise<T> {
   const storage = await ObjectStorage.open({
-    persistence: new ReadOnlyPersistence(await openLocation(directory, "read")),
+    persistence: new ReadOnlyPersistence(await target.open("read")),
   });
   try {
     return await fn(storage);

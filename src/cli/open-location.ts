@@ -1,11 +1,42 @@
 /**
- * Where the inspector reads an object from: a directory (the file adapter), or a bucket prefix
- * `s3://<bucket>/<prefix>` (the S3 adapter; endpoint and credentials from the environment:
- * `ACTORSTORE_S3_ENDPOINT`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, optional
- * `AWS_SESSION_TOKEN` and `AWS_REGION`).
+ * Where the inspector reads an object from. Every command reaches the object through one
+ * {@link InspectTarget}, whatever adapter is behind it:
+ * - a directory (the file adapter);
+ * - a bucket prefix `s3://<bucket>/<prefix>` (the S3 adapter; endpoint and credentials from the
+ *   environment: `ACTORSTORE_S3_ENDPOINT`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, optional
+ *   `AWS_SESSION_TOKEN` and `AWS_REGION`);
+ * - anything else through an opener the caller supplies (`--adapter <module>` on the command line,
+ *   or `runInspect(argv, io, { open })`): a function from the location string to a
+ *   {@link PersistenceAdapter}.
  */
+import { readdir, stat } from "node:fs/promises";
+import { isObjectFile } from "../durability/file-layout";
 import { openFilePersistence } from "../durability/file-persistence";
 import type { PersistenceAdapter } from "../durability/persistence";
+
+/**
+ * Opens the persistence `location` names. `"read"` must not take the object from its live holder
+ * (no lock, no claim: the inspector only reads); `"write"` (restore) opens it like any new holder.
+ *
+ * @example
+ * ```ts
+ * const open: LocationOpener = (location) => myAdapterFor(location);
+ * ```
+ */
+export type LocationOpener = (
+  location: string,
+  mode: "read" | "write",
+) => PersistenceAdapter | Promise<PersistenceAdapter>;
+
+/** The object an inspector command works on. */
+export interface InspectTarget {
+  /** The location as given (for messages). */
+  readonly name: string;
+  /** Opens its persistence for reading or writing (see {@link LocationOpener}). */
+  open(mode: "read" | "write"): Promise<PersistenceAdapter>;
+  /** Only a directory can be repaired in place. */
+  readonly directory: boolean;
+}
 
 /** Whether `location` names a bucket prefix rather than a directory. */
 export function isBucketLocation(location: string): boolean {
@@ -13,11 +44,54 @@ export function isBucketLocation(location: string): boolean {
 }
 
 /**
- * Opens the persistence at `location`. `"read"` never claims an S3 object (no holder is fenced);
- * `"write"` (restore) claims it like any new holder.
+ * Resolves `location` into a target: through `custom` when given, else a bucket prefix or a
+ * directory (which must exist and hold an object's files).
  */
+export async function resolveTarget(location: string, custom?: LocationOpener): Promise<InspectTarget> {
+  if (custom !== undefined) return { name: location, directory: false, open: async (mode) => custom(location, mode) };
+  if (isBucketLocation(location))
+    return { name: location, directory: false, open: (mode) => openBucket(location, mode) };
+  await requireDirectory(location);
+  return {
+    name: location,
+    directory: true,
+    open: (mode) => openFilePersistence(location, mode === "read" ? { readOnly: true } : {}),
+  };
+}
+
+/** Opens the persistence at `location` (a directory or a bucket prefix). */
 export async function openLocation(location: string, mode: "read" | "write"): Promise<PersistenceAdapter> {
-  if (!isBucketLocation(location)) return openFilePersistence(location, mode === "read" ? { readOnly: true } : {});
+  return (await resolveTarget(location)).open(mode);
+}
+
+/**
+ * Loads an opener from a module (`--adapter <module>`): its default export, or an export named
+ * `openPersistence`, must be a {@link LocationOpener}.
+ */
+export async function loadOpener(module: string): Promise<LocationOpener> {
+  const [{ pathToFileURL }, { resolve }] = await Promise.all([import("node:url"), import("node:path")]);
+  const specifier = module.startsWith(".") || module.startsWith("/") ? pathToFileURL(resolve(module)).href : module;
+  const loaded = (await import(specifier)) as { default?: unknown; openPersistence?: unknown };
+  const opener = typeof loaded.default === "function" ? loaded.default : loaded.openPersistence;
+  if (typeof opener !== "function")
+    throw new Error(
+      `${module} does not export an opener: export default (or export openPersistence) a function (location, mode) that returns a persistence adapter.`,
+    );
+  return opener as LocationOpener;
+}
+
+async function requireDirectory(directory: string): Promise<void> {
+  const info = await stat(directory).catch(() => undefined);
+  if (info === undefined || !info.isDirectory())
+    throw new Error(`${directory} is not a directory: pass the directory given to ObjectStorage.open({ directory }).`);
+  const names = await readdir(directory);
+  if (!names.some(isObjectFile))
+    throw new Error(
+      `${directory} is not an actorstore directory (it holds no log segments, snapshots or metadata): pass the directory given to ObjectStorage.open({ directory }).`,
+    );
+}
+
+async function openBucket(location: string, mode: "read" | "write"): Promise<PersistenceAdapter> {
   const rest = location.slice("s3://".length);
   const slash = rest.indexOf("/");
   const bucket = slash < 0 ? rest : rest.slice(0, slash);

@@ -54,6 +54,10 @@ export class ReadOnlyPersistence implements PersistenceAdapter {
     return this.#inner.readRecords(fromSeq, toSeq);
   }
 
+  streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
+    return this.#inner.streamRecords(fromSeq, toSeq);
+  }
+
   async prune(_keepFromSeq: number): Promise<void> {
     // Retention is the live object's business; the inspector keeps everything.
   }

@@ -6,7 +6,7 @@
  */
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
-import type { LoadResult } from "./persistence";
+import type { SnapshotInfo } from "./persistence";
 
 /**
  * Commit times from a base state onward.
@@ -17,7 +17,7 @@ import type { LoadResult } from "./persistence";
  *
  * @example
  * ```ts
- * const timeline = CommitTimeline.fromLoad(await persistence.load());
+ * const timeline = CommitTimeline.fromLoad(await loadWithRecords(persistence));
  * timeline.append(record.seq, record.timeMs); // after each commit
  * timeline.findSeqForTime(Date.parse("2026-01-02T00:00:00Z")); // a seq, or undefined if pruned
  * ```
@@ -39,8 +39,11 @@ export class CommitTimeline {
     this.#baseTimeMs = baseTimeMs;
   }
 
-  /** Builds the timeline of what `load()` returned: from the oldest snapshot (or seq 0) through its records. */
-  static fromLoad(result: Pick<LoadResult, "snapshots" | "records">): CommitTimeline {
+  /**
+   * Builds the timeline of a history held in memory (see `loadWithRecords`): from the oldest
+   * snapshot (or seq 0) through its records. Opening an object builds it while streaming instead.
+   */
+  static fromLoad(result: { snapshots: readonly SnapshotInfo[]; records: readonly CommitRecord[] }): CommitTimeline {
     const oldest = result.snapshots[0];
     let timeline = oldest === undefined ? new CommitTimeline() : new CommitTimeline(oldest.seq, oldest.timeMs);
     for (const r of result.records) {

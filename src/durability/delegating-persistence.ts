@@ -46,6 +46,9 @@ export class DelegatingPersistence<Inner extends PersistenceAdapter = Persistenc
   readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
     return this.inner.readRecords(fromSeq, toSeq);
   }
+  streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
+    return this.inner.streamRecords(fromSeq, toSeq);
+  }
   prune(keepFromSeq: number): Promise<void> {
     return this.inner.prune(keepFromSeq);
   }

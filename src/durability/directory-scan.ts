@@ -17,7 +17,6 @@
  * @packageDocumentation
  */
 import { ActorStoreError } from "../errors";
-import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
 import { isLockFile } from "./directory-lock";
 import { asPlainBytes, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
@@ -50,8 +49,6 @@ export interface DirectoryScan {
   segments: Segment[];
   /** Usable snapshots, oldest first (damaged newest ones and orphans left out). */
   snapshots: StoredSnapshot[];
-  /** Every record after the oldest usable snapshot (all when there is none), contiguous. */
-  records: CommitRecord[];
   lastSeq: number;
   /** The newest usable snapshot's image, already read and verified (so opening reads it once). */
   verified: { seq: number; image: Uint8Array } | undefined;
@@ -121,7 +118,8 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
   const oldestSnapshotSeq = snapshots[0]?.seq ?? 0;
   const snapshotSeqs = new Set(snapshots.map((s) => s.seq));
 
-  const records: CommitRecord[] = [];
+  // Segments are read one at a time and their records dropped once checked: the log is never in
+  // memory at once (the adapter streams it again when the storage opens).
   let torn: DirectoryScan["torn"];
   let previous: Segment | undefined;
   for (let i = 0; i < segments.length; i++) {
@@ -157,7 +155,6 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
         });
       offset += encodedRecordSize(record);
       expected++;
-      if (record.seq > oldestSnapshotSeq) records.push(record);
     }
     if (decoded.tornTail) {
       const at = decoded.validBytes;
@@ -190,7 +187,6 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
   const floor = (firstLogSeq ?? lastSeq + 1) - 1;
   const orphans = snapshots.filter((s, i) => s.seq < floor && i < snapshots.length - 1);
   const kept = snapshots.filter((s) => !orphans.includes(s));
-  const keptOldest = kept[0]?.seq ?? 0;
 
   // The newest state must be reachable: a usable snapshot the log continues from, or the log from
   // seq 1 (the empty database). A damaged snapshot newer than the log's end cannot be skipped.
@@ -208,7 +204,6 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
   return {
     segments: liveSegments,
     snapshots: kept,
-    records: keptOldest === oldestSnapshotSeq ? records : records.filter((r) => r.seq > keptOldest),
     lastSeq,
     verified: verified !== undefined && kept.some((s) => s.seq === verified?.seq) ? verified : undefined,
     damagedSnapshots,

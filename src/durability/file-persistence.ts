@@ -35,10 +35,12 @@ import { GroupCommitQueue, type GroupWrite } from "./group-commit";
 import {
   checkRange,
   checkSnapshotSeq,
+  collectRecords,
   type LoadResult,
   missingSnapshot,
   type PersistenceAdapter,
   type PersistenceStats,
+  STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
 } from "./persistence";
 import { decodeRecords } from "./record-codec";
@@ -185,7 +187,6 @@ class FileAdapter implements FilePersistence {
     this.#loaded = true;
     return {
       snapshots: scan.snapshots.map((s) => ({ seq: s.seq, timeMs: s.timeMs, bytes: s.bytes })),
-      records: scan.records,
       truncatedBytes: scan.torn === undefined || this.#readOnly ? 0 : scan.torn.fileBytes - scan.torn.validBytes,
       lastSeq: scan.lastSeq,
     };
@@ -300,13 +301,20 @@ class FileAdapter implements FilePersistence {
 
   // -- reading the log ---------------------------------------------------------------------------
 
-  async readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
+  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
+    return collectRecords(this.streamRecords(fromSeq, toSeq));
+  }
+
+  /** One segment at a time: a chunk is the records of one segment within the range. */
+  async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
     await this.#log.settledThrough(this.#log.acceptedSeq);
     const firstSeq = this.#segments[0]?.firstSeq ?? this.#log.durableSeq + 1;
     checkRange(fromSeq, toSeq, firstSeq, this.#log.durableSeq);
-    const out: CommitRecord[] = [];
-    for (const segment of this.#segments) {
-      if (segment.lastSeq <= fromSeq || segment.firstSeq > toSeq) continue;
+    if (toSeq <= fromSeq) return;
+    let expected = fromSeq + 1;
+    // A copy: a prune or a roll may change the list while the reader is between chunks.
+    for (const segment of this.#segments.map((s) => ({ ...s }))) {
+      if (segment.lastSeq < expected || segment.firstSeq > toSeq) continue;
       let bytes: Uint8Array;
       try {
         // Only the confirmed prefix: bytes past it may be a write in flight.
@@ -315,15 +323,25 @@ class FileAdapter implements FilePersistence {
         if (isErrno(error, "ENOENT")) throw prunedError(fromSeq);
         throw error;
       }
-      const decoded = decodeRecords(bytes);
-      if (decoded.tornTail)
-        throw corruptError(this.directory, `log segment ${segment.name} changed on disk after it was written`);
-      for (const r of decoded.records) if (r.seq > fromSeq && r.seq <= toSeq) out.push(r);
+      // Decoded a chunk at a time: at most one segment's bytes and one chunk of records are held.
+      for (let at = 0; at < bytes.length; ) {
+        const decoded = decodeRecords(bytes, at, STREAM_CHUNK_RECORDS);
+        if (decoded.tornTail)
+          throw corruptError(this.directory, `log segment ${segment.name} changed on disk after it was written`);
+        at = decoded.validBytes;
+        const chunk: CommitRecord[] = [];
+        for (const r of decoded.records) {
+          if (r.seq < expected || r.seq > toSeq) continue;
+          // A gap bridged by a snapshot can leave records missing inside an otherwise valid range.
+          if (r.seq !== expected) throw prunedError(fromSeq);
+          chunk.push(r);
+          expected++;
+        }
+        if (chunk.length > 0) yield chunk;
+        if (expected > toSeq) return;
+      }
     }
-    // A gap bridged by a snapshot can leave records missing inside an otherwise valid range.
-    if (out.length !== toSeq - fromSeq || (out.length > 0 && (out[0] as CommitRecord).seq !== fromSeq + 1))
-      throw prunedError(fromSeq);
-    return out;
+    throw prunedError(fromSeq);
   }
 
   // -- retention ---------------------------------------------------------------------------------

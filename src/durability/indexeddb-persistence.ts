@@ -24,11 +24,13 @@ import {
   checkAppendOrder,
   checkRange,
   checkSnapshotSeq,
+  collectRecords,
   type LoadResult,
   missingSnapshot,
   type PersistenceAdapter,
   type PersistenceStats,
   type SnapshotInfo,
+  STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
 } from "./persistence";
 import { decodeRecords, encodeRecord } from "./record-codec";
@@ -50,6 +52,8 @@ const SNAPSHOTS = "snapshots";
 const IMAGES = "images";
 const META = "meta";
 const STORES = [RECORDS, SNAPSHOTS, IMAGES, META];
+/** Rows read at a time when the log is checked or streamed. */
+const STREAM_PAGE = STREAM_CHUNK_RECORDS;
 const OPTION_NAMES = ["indexedDB", "IDBKeyRange"];
 
 interface StoredSnapshotInfo extends SnapshotInfo {
@@ -127,20 +131,31 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     const db = await this.#database();
     const txn = db.transaction(STORES, "readonly");
     const done = completion(txn);
-    const [infos, keys, frames] = await Promise.all([
+    const [infos, keys] = await Promise.all([
       request(txn.objectStore(SNAPSHOTS).getAll() as IDBRequest<StoredSnapshotInfo[]>),
       request(txn.objectStore(RECORDS).getAllKeys()),
-      request(txn.objectStore(RECORDS).getAll() as IDBRequest<Uint8Array[]>),
     ]);
     await done;
     const snapshots = infos.sort((a, b) => a.seq - b.seq);
-    const oldest = snapshots[0]?.seq ?? 0;
-    const records: CommitRecord[] = [];
+    // The records are checked a page at a time and dropped: streamRecords reads them again when
+    // the storage opens, so the log is never in memory at once.
+    let page: Uint8Array[] = [];
+    let pageStart = 0;
+    const frameAt = async (i: number): Promise<Uint8Array> => {
+      if (i >= pageStart + page.length || i < pageStart) {
+        pageStart = i;
+        page = await this.#frames(keys[i] as number, keys[Math.min(keys.length, i + STREAM_PAGE) - 1] as number);
+      }
+      return page[i - pageStart] as Uint8Array;
+    };
+    const cutFrames: number[] = [];
     // The first bad or missing record ends the log; valid data after it means real damage.
     let bad: { at: number; why: string } | undefined;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i] as number;
-      const decoded = decodeRecords(frames[i] as Uint8Array);
+      const frame = await frameAt(i);
+      if (bad !== undefined) cutFrames.push(frame.length);
+      const decoded = decodeRecords(frame);
       const record = decoded.records[0];
       const expected = i === 0 ? undefined : (keys[i - 1] as number) + 1;
       if (bad === undefined && expected !== undefined && key !== expected)
@@ -152,7 +167,10 @@ export class IndexedDbPersistence implements PersistenceAdapter {
             ? `record stored under ${key} has seq ${record.seq}`
             : undefined;
       if (why !== undefined) {
-        if (bad === undefined) bad = { at: i, why };
+        if (bad === undefined) {
+          bad = { at: i, why };
+          cutFrames.push(frame.length);
+        }
         continue;
       }
       if (bad !== undefined)
@@ -160,13 +178,12 @@ export class IndexedDbPersistence implements PersistenceAdapter {
           "ERR_CORRUPT",
           `The persisted data in IndexedDB database "${this.#name}" is damaged: ${bad.why}, but record ${key} follows it. Delete the database (or restore it from an export) to start again.`,
         );
-      if ((record as CommitRecord).seq > oldest) records.push(record as CommitRecord);
     }
     let truncatedBytes = 0;
     if (bad !== undefined) {
       // A damaged tail with nothing valid after it: cut it off durably, as the file adapter does.
       const doomed = keys.slice(bad.at) as number[];
-      for (let i = bad.at; i < frames.length; i++) truncatedBytes += (frames[i] as Uint8Array).length;
+      for (const bytes of cutFrames) truncatedBytes += bytes;
       const cut = db.transaction([RECORDS], "readwrite", { durability: "strict" });
       const cutDone = completion(cut);
       cut.objectStore(RECORDS).delete(this.#range.bound(doomed[0] as number, doomed.at(-1) as number));
@@ -180,7 +197,6 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     this.#open = true;
     return {
       snapshots: snapshots.map(({ seq, timeMs, bytes }) => ({ seq, timeMs, bytes })),
-      records,
       truncatedBytes,
       lastSeq: this.#lastSeq,
     };
@@ -275,21 +291,30 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   }
 
   readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
-    return this.#enqueue(async () => {
-      checkRange(fromSeq, toSeq, this.#firstSeq, this.#lastSeq);
-      if (toSeq <= fromSeq) return [];
-      const txn = this.#connection("readRecords").transaction([RECORDS], "readonly");
-      const frames = await request(
-        txn.objectStore(RECORDS).getAll(this.#range.bound(fromSeq + 1, toSeq)) as IDBRequest<Uint8Array[]>,
-      );
+    return collectRecords(this.streamRecords(fromSeq, toSeq));
+  }
+
+  /** A page of {@link STREAM_PAGE} rows at a time, each page its own read transaction. */
+  async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
+    // Queued behind earlier writes, like every other call.
+    await this.#enqueue(async () => checkRange(fromSeq, toSeq, this.#firstSeq, this.#lastSeq));
+    for (let from = fromSeq; from < toSeq; from += STREAM_PAGE) {
+      const to = Math.min(toSeq, from + STREAM_PAGE);
+      const frames = await this.#enqueue(() => this.#frames(from + 1, to));
       const records = frames.flatMap((frame) => decodeRecords(frame).records);
-      if (records.length !== toSeq - fromSeq || records.some((r, i) => r.seq !== fromSeq + 1 + i))
+      if (records.length !== to - from || records.some((r, i) => r.seq !== from + 1 + i))
         throw new ActorStoreError(
           "ERR_CORRUPT",
-          `The persisted data in IndexedDB database "${this.#name}" is damaged: records ${fromSeq + 1}..${toSeq} are not all readable.`,
+          `The persisted data in IndexedDB database "${this.#name}" is damaged: records ${from + 1}..${to} are not all readable.`,
         );
-      return records;
-    });
+      yield records;
+    }
+  }
+
+  /** The stored frames of seqs `from..to` (inclusive), in one read transaction. */
+  async #frames(from: number, to: number): Promise<Uint8Array[]> {
+    const txn = this.#connection("streamRecords").transaction([RECORDS], "readonly");
+    return request(txn.objectStore(RECORDS).getAll(this.#range.bound(from, to)) as IDBRequest<Uint8Array[]>);
   }
 
   prune(keepFromSeq: number): Promise<void> {

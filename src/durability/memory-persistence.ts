@@ -25,6 +25,7 @@ import {
   type PersistenceAdapter,
   type PersistenceStats,
   type SnapshotInfo,
+  STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
   type VersionedMeta,
 } from "./persistence";
@@ -134,12 +135,8 @@ export class MemoryPersistence implements PersistenceAdapter {
   async load(): Promise<LoadResult> {
     this.#open = true;
     this.#epoch++;
-    const oldest = this.#snapshots[0]?.info.seq ?? 0;
-    let i = 0;
-    while (i < this.#records.length && (this.#records[i] as CommitRecord).seq <= oldest) i++;
     return {
       snapshots: this.#snapshots.map((s) => ({ ...s.info })),
-      records: this.#records.slice(i),
       truncatedBytes: 0,
       lastSeq: this.#lastSeq,
     };
@@ -226,6 +223,16 @@ export class MemoryPersistence implements PersistenceAdapter {
   }
 
   async readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
+    return this.#range(fromSeq, toSeq);
+  }
+
+  /** The records are in memory already; they are handed out in chunks all the same. */
+  async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
+    const records = this.#range(fromSeq, toSeq);
+    for (let i = 0; i < records.length; i += STREAM_CHUNK_RECORDS) yield records.slice(i, i + STREAM_CHUNK_RECORDS);
+  }
+
+  #range(fromSeq: number, toSeq: number): CommitRecord[] {
     const kept = this.keptHistory();
     if (kept !== undefined && toSeq > fromSeq && fromSeq < kept.fromSeq) {
       throw kept.refuse(`The state after commit ${fromSeq}`);

@@ -1,8 +1,9 @@
 /**
  * The one interface between an object's storage and wherever its history is kept. Writes through a
  * {@link PersistenceAdapter} are the only I/O the storage core does: an append that resolves means
- * the batch survives a crash, and {@link PersistenceAdapter.load} is the single source of truth on
- * (re)open.
+ * the batch survives a crash, and {@link PersistenceAdapter.load} plus
+ * {@link PersistenceAdapter.streamRecords} are the single source of truth on (re)open. Opening
+ * streams the log a chunk at a time, so a long log is never in memory at once.
  *
  * Two adapters ship: `createMemoryPersistence()` (the default; survives `abort()` within the
  * process) and `openFilePersistence(dir)` (Node; survives process crashes).
@@ -11,6 +12,12 @@
  */
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
+
+/**
+ * The most records one chunk of {@link PersistenceAdapter.streamRecords} holds: opening an object
+ * holds at most one chunk of the log at a time.
+ */
+export const STREAM_CHUNK_RECORDS = 1024;
 
 /** A stored full-database image. */
 export interface SnapshotInfo {
@@ -29,17 +36,12 @@ export interface SnapshotInfo {
 export interface LoadResult {
   /** Every stored snapshot, oldest first (so the newest is last). */
   snapshots: SnapshotInfo[];
-  /**
-   * Every valid record with `seq` greater than the oldest snapshot's (all records when there is no
-   * snapshot), in order with no gaps. Replay the ones after the newest snapshot to open; the rest
-   * let a damaged newest snapshot be skipped and give the commit times for bookmarks.
-   */
-  records: CommitRecord[];
   /** Bytes of torn or corrupt log tail that were found and durably cut off (0 normally). */
   truncatedBytes: number;
   /**
    * The highest seq stored (the last record's, or the newest snapshot's if that is later; 0 when
-   * empty). The next append must be `lastSeq + 1`.
+   * empty). The next append must be `lastSeq + 1`. The records themselves are not part of the
+   * result: stream them with {@link PersistenceAdapter.streamRecords} (or {@link streamHistory}).
    */
   lastSeq: number;
   /**
@@ -67,14 +69,17 @@ export interface VersionedMeta {
  * @example
  * ```ts
  * const persistence = await openFilePersistence("./data/counter");
- * const { snapshots, records, lastSeq } = await persistence.load();
- * // … restore the newest snapshot, replay records after it …
+ * const { snapshots, lastSeq } = await persistence.load();
+ * const base = snapshots[snapshots.length - 1]?.seq ?? 0;
+ * // … restore the newest snapshot, then replay the records after it, a chunk at a time:
+ * for await (const chunk of persistence.streamRecords(base, lastSeq)) replay(chunk);
  * await persistence.append([{ seq: lastSeq + 1, timeMs: clock.now(), reset: false, sql: [], kv }]);
  * ```
  */
 export interface PersistenceAdapter {
   /**
-   * Reads what exists (see {@link LoadResult}). A torn or corrupt tail at the end of the log is cut
+   * Reads what exists (see {@link LoadResult}): the snapshots and where the log ends, not the
+   * records (stream those). A torn or corrupt tail at the end of the log is cut
    * off durably before this resolves, so it can never resurface after a later append. Damage that
    * valid data follows (a bad frame in an older log segment) rejects with `ERR_CORRUPT` instead of
    * silently dropping confirmed commits.
@@ -99,10 +104,19 @@ export interface PersistenceAdapter {
   /** Reads a snapshot's image; rejects with `ERR_CORRUPT` when it is missing or fails its checksum. */
   readSnapshot(seq: number): Promise<Uint8Array>;
   /**
-   * Reads records with `fromSeq < seq <= toSeq` (for point-in-time restore). Waits for appends
-   * already queued; rejects with `ERR_BOOKMARK` if part of the range was pruned or never written.
+   * Reads records with `fromSeq < seq <= toSeq` into memory (a short range, such as a restore's).
+   * Waits for appends already queued; rejects with `ERR_BOOKMARK` if part of the range was pruned
+   * or never written.
    */
   readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]>;
+  /**
+   * Streams records with `fromSeq < seq <= toSeq` in seq order, a chunk of at most
+   * {@link STREAM_CHUNK_RECORDS} records at a time, so that a long log is never in memory at once:
+   * opening an object reads its log through this. Same waiting and errors as {@link PersistenceAdapter.readRecords};
+   * a range that turns out to be cut short rejects with `ERR_BOOKMARK` when the reader reaches the
+   * missing part (chunks before it were already yielded).
+   */
+  streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]>;
   /**
    * Deletes snapshots and log records no longer needed to reach any state with seq ≥ `keepFromSeq`:
    * it keeps the newest snapshot at or before `keepFromSeq` (the base), every later snapshot and
@@ -126,7 +140,7 @@ export interface PersistenceAdapter {
    */
   keptHistory?(): KeptHistory | undefined;
 
-  // -- optional: fencing, streaming and conditional metadata (adapters that can, implement them) --
+  // -- optional: fencing and conditional metadata (adapters that can, implement them) --
 
   /**
    * The writer epoch claimed by the last {@link PersistenceAdapter.load}: every load of an object's
@@ -137,12 +151,6 @@ export interface PersistenceAdapter {
    * in-memory one has only one holder).
    */
   readonly epoch?: number;
-  /**
-   * Streams records with `fromSeq < seq <= toSeq` in seq order, a chunk at a time, so that a long
-   * log never has to be in memory at once. Same errors as {@link PersistenceAdapter.readRecords}.
-   * Use {@link streamRecords} to stream from any adapter (it falls back to `readRecords`).
-   */
-  streamRecords?(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]>;
   /** Reads the metadata with its version, for {@link PersistenceAdapter.writeMetaIf}. */
   readMetaVersion?(): Promise<VersionedMeta>;
   /**
@@ -197,28 +205,96 @@ export function isFencedError(error: unknown): boolean {
   return false;
 }
 
+/** What {@link streamHistory} yields: a chunk of records, or a restart of the history at a snapshot. */
+export type HistoryChunk =
+  | { records: readonly CommitRecord[]; restartAt?: undefined }
+  | { records?: undefined; restartAt: SnapshotInfo };
+
 /**
- * Streams records `fromSeq < seq <= toSeq` from any adapter: through its own
- * {@link PersistenceAdapter.streamRecords} when it has one, else by `readRecords` in chunks of
- * `chunk` records.
+ * Streams an object's whole retained history: every record after the oldest snapshot (all records
+ * when there is none) through `loaded.lastSeq`, in order, a chunk at a time. The log is read one
+ * stretch between snapshots at a time; a stretch the log no longer holds in full (records pruned
+ * or cut off while a snapshot already covered them) yields `{ restartAt }` with the snapshot that
+ * ends it: the history continues from that snapshot. A gap after the newest snapshot is an error
+ * (`ERR_BOOKMARK` from the adapter, or `ERR_CORRUPT` here), never skipped.
  *
  * @example
  * ```ts
- * for await (const records of streamRecords(persistence, snapshot.seq, loaded.lastSeq)) replay(records);
+ * const loaded = await persistence.load();
+ * for await (const chunk of streamHistory(persistence, loaded))
+ *   if (chunk.records !== undefined) for (const r of chunk.records) timeline.append(r);
  * ```
  */
-export async function* streamRecords(
-  adapter: PersistenceAdapter,
-  fromSeq: number,
-  toSeq: number,
-  chunk = 1024,
-): AsyncIterable<readonly CommitRecord[]> {
-  if (adapter.streamRecords !== undefined) {
-    yield* adapter.streamRecords(fromSeq, toSeq);
-    return;
+export async function* streamHistory(
+  adapter: Pick<PersistenceAdapter, "streamRecords">,
+  loaded: Pick<LoadResult, "snapshots" | "lastSeq">,
+): AsyncGenerator<HistoryChunk> {
+  const snapshots = loaded.snapshots;
+  let at = snapshots[0]?.seq ?? 0;
+  for (let i = 1; i <= Math.max(1, snapshots.length); i++) {
+    const next = snapshots[i];
+    const end = next === undefined ? loaded.lastSeq : next.seq;
+    if (end <= at) continue;
+    let reached = at;
+    try {
+      for await (const chunk of adapter.streamRecords(at, end)) {
+        const first = chunk[0];
+        if (first !== undefined && first.seq !== reached + 1) throw missingRecords(reached, first.seq);
+        reached = chunk[chunk.length - 1]?.seq ?? reached;
+        if (chunk.length > 0) yield { records: chunk };
+      }
+      if (reached !== end) throw missingRecords(reached, end + 1);
+    } catch (error) {
+      // Inside the history a snapshot bridges what is missing; after the newest one nothing does.
+      if (next === undefined || !isMissingRecords(error)) throw error;
+      yield { restartAt: next };
+    }
+    at = end;
   }
-  checkRange(fromSeq, toSeq, 0, Number.MAX_SAFE_INTEGER);
-  for (let at = fromSeq; at < toSeq; at += chunk) yield await adapter.readRecords(at, Math.min(toSeq, at + chunk));
+}
+
+const gaps = new WeakSet<object>();
+
+function missingRecords(reached: number, found: number): ActorStoreError {
+  const error = new ActorStoreError(
+    "ERR_CORRUPT",
+    `The stored history is incomplete: the log jumps from commit ${reached} to commit ${found}, and no snapshot holds the state in between. The commits after ${reached} cannot be rebuilt; restore the data from a backup.`,
+  );
+  gaps.add(error);
+  return error;
+}
+
+/** A stretch the log does not hold in full: pruned or never written (`ERR_BOOKMARK`), or a gap found here. */
+function isMissingRecords(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  return gaps.has(error) || (error as { code?: unknown }).code === "ERR_BOOKMARK";
+}
+
+/**
+ * {@link PersistenceAdapter.load} plus every record of the retained history in memory (see
+ * {@link streamHistory}), for tools and tests that want the whole log as one array. The storage
+ * itself never does this: it streams.
+ *
+ * @example
+ * ```ts
+ * const { snapshots, records } = await loadWithRecords(persistence);
+ * ```
+ */
+export async function loadWithRecords(adapter: PersistenceAdapter): Promise<LoadResult & { records: CommitRecord[] }> {
+  const loaded = await adapter.load();
+  const records: CommitRecord[] = [];
+  for await (const chunk of streamHistory(adapter, loaded))
+    if (chunk.records !== undefined) records.push(...chunk.records);
+  return { ...loaded, records };
+}
+
+/**
+ * Implements {@link PersistenceAdapter.readRecords} over the adapter's own stream. @internal
+ */
+export async function collectRecords(stream: AsyncIterable<readonly CommitRecord[]>): Promise<CommitRecord[]> {
+  const out: CommitRecord[] = [];
+  for await (const chunk of stream) for (const r of chunk) out.push(r);
+  return out;
 }
 
 /** Sizes of what an adapter holds, in the bytes the file format would use. */

@@ -689,7 +689,9 @@ export function peekPayloadSeq(bytes: Uint8Array, at: number): number | undefine
 /**
  * Decodes consecutive frames from the start of `bytes`, stopping at the first one that is
  * incomplete, has an impossible length, fails its checksum or does not parse. Never throws on
- * bad input and never returns part of a record.
+ * bad input and never returns part of a record. With `from` and `maxRecords` it decodes at most
+ * that many frames starting at byte `from` (`validBytes` is then where it stopped), so that a long
+ * log can be read a chunk of records at a time.
  *
  * @example
  * ```ts
@@ -697,13 +699,13 @@ export function peekPayloadSeq(bytes: Uint8Array, at: number): number | undefine
  * if (tornTail) await truncate(segment, validBytes); // drop the write a crash interrupted
  * ```
  */
-export function decodeRecords(bytes: Uint8Array): DecodeResult {
+export function decodeRecords(bytes: Uint8Array, from = 0, maxRecords = Number.POSITIVE_INFINITY): DecodeResult {
   const records: CommitRecord[] = [];
   const end = bytes.length;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let at = 0;
+  let at = from;
   const stop = (reason: TornReason): DecodeResult => ({ records, validBytes: at, tornTail: true, reason });
-  while (at < end) {
+  while (at < end && records.length < maxRecords) {
     // The length prefix, by hand: it may itself be cut short.
     let length = 0;
     let scale = 1;

@@ -19,9 +19,11 @@ import { GroupCommitQueue, type GroupWrite } from "../durability/group-commit";
 import {
   checkRange,
   checkSnapshotSeq,
+  collectRecords,
   fencedError,
   type LoadResult,
   missingSnapshot,
+  STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
   type VersionedMeta,
 } from "../durability/persistence";
@@ -156,7 +158,8 @@ class S3Adapter implements S3Persistence {
     return (async () => {
       const m = this.#manifest;
       const oldest = m.snapshots[0]?.seq ?? 0;
-      const records: CommitRecord[] = [];
+      // Each segment and log object is checked and then dropped: the records are streamed again
+      // (streamRecords) when the storage opens, never held all at once.
       let expected: number | undefined;
       const take = (where: string, list: CommitRecord[]) => {
         for (const r of list) {
@@ -165,19 +168,20 @@ class S3Adapter implements S3Persistence {
             if (!covered) throw this.#corrupt(`${where} holds seq ${r.seq} where seq ${expected} belongs`);
           }
           expected = r.seq + 1;
-          if (r.seq > oldest) records.push(r);
         }
       };
+      // Compacted segments are taken as the manifest describes them (their contents are checked
+      // when streamed): reading them here too would download the log twice on every open.
       for (const segment of m.segments) {
-        if (segment.lastSeq <= oldest) {
-          expected = segment.lastSeq + 1;
-          continue;
+        if (segment.lastSeq < segment.firstSeq) continue;
+        if (expected !== undefined && segment.firstSeq !== expected && segment.lastSeq > oldest) {
+          const covered = m.snapshots.some((s) => s.seq === segment.firstSeq - 1) && segment.firstSeq > expected;
+          if (!covered)
+            throw this.#corrupt(
+              `the compacted segment ${this.#layout.segment(segment)} starts at seq ${segment.firstSeq} where seq ${expected} belongs`,
+            );
         }
-        const found = await this.#client.get(this.#layout.segment(segment));
-        if (found === null) throw this.#corrupt(`the compacted segment ${this.#layout.segment(segment)} is missing`);
-        const decoded = decodeRecords(found.body);
-        if (decoded.tornTail) throw this.#corrupt(`the compacted segment ${this.#layout.segment(segment)} is damaged`);
-        take(this.#layout.segment(segment), decoded.records);
+        expected = segment.lastSeq + 1;
       }
       const objects: LogObject[] = [];
       let previousEpoch = 0;
@@ -202,7 +206,6 @@ class S3Adapter implements S3Persistence {
       this.#loaded = true;
       const result: LoadResult = {
         snapshots: m.snapshots.map((s) => ({ seq: s.seq, timeMs: s.timeMs, bytes: s.bytes })),
-        records,
         truncatedBytes: 0,
         lastSeq,
       };
@@ -331,10 +334,8 @@ class S3Adapter implements S3Persistence {
 
   // -- reading the log -------------------------------------------------------------------------
 
-  async readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
-    const out: CommitRecord[] = [];
-    for await (const chunk of this.streamRecords(fromSeq, toSeq)) out.push(...chunk);
-    return out;
+  readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {
+    return collectRecords(this.streamRecords(fromSeq, toSeq));
   }
 
   async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
@@ -350,19 +351,43 @@ class S3Adapter implements S3Persistence {
       })),
       ...this.#chain.map((o) => ({ key: this.#layout.log(o.position), firstSeq: o.firstSeq, lastSeq: o.lastSeq })),
     ];
-    for (const source of sources) {
-      if (source.lastSeq < expected || source.firstSeq > toSeq || source.lastSeq < source.firstSeq) continue;
-      const found = await this.#client.get(source.key);
-      if (found === null) throw prunedError(fromSeq);
-      const decoded = decodeRecords(found.body);
-      if (decoded.tornTail) throw this.#corrupt(`${source.key} is damaged`);
-      const chunk = decoded.records.filter((r) => r.seq >= expected && r.seq <= toSeq);
-      for (const r of chunk) {
-        if (r.seq !== expected) throw prunedError(fromSeq);
-        expected++;
+    const wanted = sources.filter((x) => x.lastSeq >= expected && x.firstSeq <= toSeq && x.lastSeq >= x.firstSeq);
+    // A window of GETs in flight ahead of the reader: a round trip an object would make a long
+    // unfolded log slow to open, and the window bounds what is held.
+    const fetches = wanted.map(() => null as Promise<{ body: Uint8Array } | null> | null);
+    const fetchAt = (k: number) => {
+      const source = wanted[k];
+      if (source !== undefined && fetches[k] === null) {
+        const pending = this.#client.get(source.key);
+        pending.catch(() => undefined);
+        fetches[k] = pending;
       }
-      if (chunk.length > 0) yield chunk;
-      if (expected > toSeq) return;
+    };
+    for (let k = 0; k < wanted.length; k++) {
+      for (let ahead = k; ahead < Math.min(wanted.length, k + FETCH_WINDOW); ahead++) fetchAt(ahead);
+      const source = wanted[k] as (typeof wanted)[number];
+      const found = await (fetches[k] as Promise<{ body: Uint8Array } | null>);
+      fetches[k] = null;
+      if (found === null) throw prunedError(fromSeq);
+      const damaged = () =>
+        this.#corrupt(`${source.key} is damaged (it does not hold seq ${source.firstSeq} to ${source.lastSeq})`);
+      let next = source.firstSeq;
+      for (let at = 0; at < found.body.length; ) {
+        const decoded = decodeRecords(found.body, at, STREAM_CHUNK_RECORDS);
+        if (decoded.tornTail) throw damaged();
+        at = decoded.validBytes;
+        const chunk: CommitRecord[] = [];
+        for (const r of decoded.records) {
+          if (r.seq !== next++) throw damaged();
+          if (r.seq < expected || r.seq > toSeq) continue;
+          if (r.seq !== expected) throw prunedError(fromSeq);
+          chunk.push(r);
+          expected++;
+        }
+        if (chunk.length > 0) yield chunk;
+        if (expected > toSeq) return;
+      }
+      if (next !== source.lastSeq + 1) throw damaged();
     }
     if (expected <= toSeq) throw prunedError(fromSeq);
   }

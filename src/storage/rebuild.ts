@@ -3,84 +3,198 @@
  * the target, then the log records after it, in order. Used to open an object (newest state) and
  * to restore one (a bookmark's state).
  */
+
 import type { CommitRecord } from "../durability/commit-record";
-import type { LoadResult, SnapshotInfo } from "../durability/persistence";
+import { CommitTimeline } from "../durability/commit-timeline";
+import { type LoadResult, type SnapshotInfo, streamHistory } from "../durability/persistence";
 import type { SqlEngine } from "../engine/engine";
+import { ActorStoreError } from "../errors";
 import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults } from "./connection-defaults";
 import { KvTable } from "./kv-table";
 import { ReplayInputs, ReplayStatements, ReplayTransaction } from "./replay";
 import type { CoreSettings } from "./storage-core";
 
-type Loaded = Pick<LoadResult, "snapshots" | "records">;
+/** What {@link openState} built. */
+export interface OpenedState {
+  engine: SqlEngine;
+  /** The last commit replayed (the target's, or the newest). */
+  lastSeq: number;
+  lastTimeMs: number;
+  /** The commit times of the whole retained history (through the newest commit, whatever the target). */
+  timeline: CommitTimeline;
+  /** Commits after the newest snapshot. */
+  recordsSinceSnapshot: number;
+}
+
+/**
+ * Opens an object's state in one pass over its history, streamed from the adapter a chunk at a
+ * time (never the whole log in memory): every record gives its commit time to the timeline, and
+ * the records after the base snapshot (the newest at or before `targetSeq`, or the newest) are
+ * replayed onto it as they arrive.
+ */
+export async function openState(
+  settings: CoreSettings,
+  loaded: Pick<LoadResult, "snapshots" | "lastSeq">,
+  targetSeq: number | undefined,
+): Promise<OpenedState> {
+  const snapshots = loaded.snapshots;
+  const oldest = snapshots[0];
+  const newest = snapshots[snapshots.length - 1];
+  let timeline = oldest === undefined ? new CommitTimeline() : new CommitTimeline(oldest.seq, oldest.timeMs);
+  let recordsSinceSnapshot = 0;
+  const replayer = await Replayer.start(settings, snapshots, targetSeq);
+  try {
+    for await (const chunk of streamHistory(settings.persistence, loaded)) {
+      if (chunk.restartAt !== undefined) {
+        // The log restarts after a snapshot newer than its end (a damaged tail was cut off while a
+        // snapshot already covered it): the states in between are gone from the timeline.
+        timeline = new CommitTimeline(chunk.restartAt.seq, chunk.restartAt.timeMs);
+        continue;
+      }
+      for (const record of chunk.records) {
+        timeline.append(record.seq, record.timeMs);
+        if (record.seq > (newest?.seq ?? 0)) recordsSinceSnapshot++;
+        if (record.seq > replayer.lastSeq && (targetSeq === undefined || record.seq <= targetSeq)) {
+          const replacing = replayer.apply(record);
+          if (replacing !== undefined) await replacing;
+        }
+      }
+    }
+    // Same when the log ends before the newest snapshot: the next commit follows the snapshot.
+    if (newest !== undefined && newest.seq > timeline.lastSeq) timeline = new CommitTimeline(newest.seq, newest.timeMs);
+    const end = targetSeq ?? loaded.lastSeq;
+    if (replayer.lastSeq < end) {
+      // The history did not reach the target: read it directly (the adapter names what is gone).
+      for await (const records of settings.persistence.streamRecords(replayer.lastSeq, end))
+        for (const record of records) {
+          const replacing = replayer.apply(record);
+          if (replacing !== undefined) await replacing;
+        }
+    }
+  } catch (e) {
+    replayer.abandon();
+    throw e;
+  }
+  return { ...replayer.finish(), timeline, recordsSinceSnapshot };
+}
 
 /**
  * Rebuilds the database as of `targetSeq` (or the newest state): the newest snapshot at or before
- * it, then the records after that snapshot, in order. A record that is itself a restore is applied
- * by rebuilding the state it names (recursively) and continuing from there.
+ * it, then the records after that snapshot, streamed in order. A record that is itself a restore
+ * is applied by rebuilding the state it names (recursively) and continuing from there.
  */
 export async function buildState(
   settings: CoreSettings,
-  loaded: Loaded,
-  targetSeq: number | undefined,
+  snapshots: readonly SnapshotInfo[],
+  targetSeq: number,
 ): Promise<{ engine: SqlEngine; lastSeq: number; lastTimeMs: number }> {
-  const base = newestSnapshotAtOrBefore(loaded, targetSeq);
-  let engine: SqlEngine;
-  let lastSeq = 0;
-  let lastTimeMs = 0;
-  if (base !== undefined) {
-    engine = settings.engineFactory.open(await settings.persistence.readSnapshot(base.seq));
-    lastSeq = base.seq;
-    lastTimeMs = base.timeMs;
-  } else {
-    engine = settings.engineFactory.open();
-  }
-  let records = loaded.records.filter((r) => r.seq > lastSeq && (targetSeq === undefined || r.seq <= targetSeq));
-  const gap =
-    records.length > 0
-      ? (records[0] as CommitRecord).seq !== lastSeq + 1
-      : targetSeq !== undefined && targetSeq > lastSeq;
-  if (gap) {
-    // The loaded window does not reach back far enough: read the gap from the adapter (which
-    // refuses with a clear error when that history is gone, rather than building another state).
-    const upTo = targetSeq ?? (loaded.records[loaded.records.length - 1] as CommitRecord).seq;
-    records = await settings.persistence.readRecords(lastSeq, upTo);
-  }
-  const prng = new SplitMix64();
-  let replay = startReplay(engine, prng);
+  const replayer = await Replayer.start(settings, snapshots, targetSeq);
   try {
-    for (const record of records) {
-      if (record.restoreToSeq !== undefined || record.reset) {
-        // The state is replaced: by an older state (a restore), or by an empty database (deleteAll).
-        replay.finish();
-        engine.close();
-        if (record.restoreToSeq !== undefined) {
-          const target = record.restoreToSeq;
-          const older = newestSnapshotAtOrBefore(loaded, target);
-          const olderRecords = await settings.persistence.readRecords(older?.seq ?? 0, target);
-          engine = (await buildState(settings, { snapshots: loaded.snapshots, records: olderRecords }, target)).engine;
-        } else {
-          engine = settings.engineFactory.open();
+    if (replayer.lastSeq < targetSeq)
+      for await (const records of settings.persistence.streamRecords(replayer.lastSeq, targetSeq))
+        for (const record of records) {
+          const replacing = replayer.apply(record);
+          if (replacing !== undefined) await replacing;
         }
-        replay = startReplay(engine, prng);
-      }
-      if (record.restoreToSeq === undefined)
-        replay.transaction.apply(replay.kv, prng, replay.statements, record, replay.inputs);
-      lastSeq = record.seq;
-      lastTimeMs = record.timeMs;
-    }
-    replay.finish();
   } catch (e) {
-    replay.abandon();
-    engine.close();
+    replayer.abandon();
     throw e;
   }
-  return { engine, lastSeq, lastTimeMs };
+  return replayer.finish();
 }
 
-function newestSnapshotAtOrBefore(loaded: Loaded, targetSeq: number | undefined): SnapshotInfo | undefined {
+/** Applies records one after the other onto an engine opened from a base snapshot. */
+class Replayer {
+  readonly #settings: CoreSettings;
+  readonly #snapshots: readonly SnapshotInfo[];
+  readonly #prng = new SplitMix64();
+  #engine: SqlEngine;
+  #replay: ReturnType<typeof startReplay>;
+  lastSeq: number;
+  lastTimeMs: number;
+
+  private constructor(
+    settings: CoreSettings,
+    snapshots: readonly SnapshotInfo[],
+    engine: SqlEngine,
+    base: SnapshotInfo | undefined,
+  ) {
+    this.#settings = settings;
+    this.#snapshots = snapshots;
+    this.#engine = engine;
+    this.#replay = startReplay(engine, this.#prng);
+    this.lastSeq = base?.seq ?? 0;
+    this.lastTimeMs = base?.timeMs ?? 0;
+  }
+
+  /** Opens the newest snapshot at or before `targetSeq` (or the empty database). */
+  static async start(
+    settings: CoreSettings,
+    snapshots: readonly SnapshotInfo[],
+    targetSeq: number | undefined,
+  ): Promise<Replayer> {
+    const base = newestSnapshotAtOrBefore(snapshots, targetSeq);
+    const engine =
+      base === undefined
+        ? settings.engineFactory.open()
+        : settings.engineFactory.open(await settings.persistence.readSnapshot(base.seq));
+    return new Replayer(settings, snapshots, engine, base);
+  }
+
+  /**
+   * Applies the next record (it must be `lastSeq + 1`). Returns a promise only when the record
+   * replaces the state (a restore or `deleteAll`), so that replaying a long log costs no promise a
+   * record.
+   */
+  apply(record: CommitRecord): Promise<void> | undefined {
+    if (record.seq !== this.lastSeq + 1)
+      throw new ActorStoreError(
+        "ERR_CORRUPT",
+        `The stored history is incomplete: commit ${record.seq} follows commit ${this.lastSeq}, and no snapshot holds the state in between. Restore the data from a backup.`,
+      );
+    if (record.restoreToSeq !== undefined || record.reset) return this.#replace(record);
+    const r = this.#replay;
+    r.transaction.apply(r.kv, this.#prng, r.statements, record, r.inputs);
+    this.lastSeq = record.seq;
+    this.lastTimeMs = record.timeMs;
+    return undefined;
+  }
+
+  /** The state is replaced: by an older state (a restore), or by an empty database (deleteAll). */
+  async #replace(record: CommitRecord): Promise<void> {
+    this.#replay.finish();
+    this.#engine.close();
+    this.#engine =
+      record.restoreToSeq !== undefined
+        ? (await buildState(this.#settings, this.#snapshots, record.restoreToSeq)).engine
+        : this.#settings.engineFactory.open();
+    this.#replay = startReplay(this.#engine, this.#prng);
+    if (record.restoreToSeq === undefined) {
+      const r = this.#replay;
+      r.transaction.apply(r.kv, this.#prng, r.statements, record, r.inputs);
+    }
+    this.lastSeq = record.seq;
+    this.lastTimeMs = record.timeMs;
+  }
+
+  finish(): { engine: SqlEngine; lastSeq: number; lastTimeMs: number } {
+    this.#replay.finish();
+    return { engine: this.#engine, lastSeq: this.lastSeq, lastTimeMs: this.lastTimeMs };
+  }
+
+  abandon(): void {
+    this.#replay.abandon();
+    this.#engine.close();
+  }
+}
+
+function newestSnapshotAtOrBefore(
+  snapshots: readonly SnapshotInfo[],
+  targetSeq: number | undefined,
+): SnapshotInfo | undefined {
   let best: SnapshotInfo | undefined;
-  for (const s of loaded.snapshots) {
+  for (const s of snapshots) {
     if ((targetSeq === undefined || s.seq <= targetSeq) && (best === undefined || s.seq > best.seq)) best = s;
   }
   return best;

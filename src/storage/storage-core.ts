@@ -7,7 +7,7 @@
  * resets the object over what the adapter holds.
  */
 import type { CommitRecord, KvWrite, SqlWrite } from "../durability/commit-record";
-import { CommitTimeline } from "../durability/commit-timeline";
+import type { CommitTimeline } from "../durability/commit-timeline";
 import type { SnapshotInfo } from "../durability/persistence";
 import type { EngineValue, SqlEngine } from "../engine/engine";
 import { ActorStoreError } from "../errors";
@@ -26,7 +26,7 @@ import {
 import type { KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
 import { KvTable } from "./kv-table";
-import { buildState } from "./rebuild";
+import { openState } from "./rebuild";
 import { SessionLog } from "./session-log";
 import type { StorageHost } from "./storage-host";
 import { mergeListing, overlayInRange, type WriteLayer } from "./write-layers";
@@ -113,17 +113,17 @@ export class StorageCore {
       await settings.persistence.writeSnapshot({ seq: 0, timeMs }, image);
       loaded.snapshots.push({ seq: 0, timeMs, bytes: image.byteLength });
     }
-    const timeline = CommitTimeline.fromLoad(loaded);
     // A restore requested by the previous session builds only the bookmark's state, not the
     // newest one first: the restore is then committed on top of the newest history.
     const restoreToSeq = await options.restoreTarget?.();
-    const built = await buildState(settings, loaded, restoreToSeq);
+    // One streamed pass over the log: the timeline and the replay (openState in rebuild.ts).
+    const built = await openState(settings, loaded, restoreToSeq);
+    const timeline = built.timeline;
     const lastSeq = restoreToSeq === undefined ? built.lastSeq : Math.max(loaded.lastSeq, timeline.lastSeq);
     const lastTimeMs = restoreToSeq === undefined ? built.lastTimeMs : (timeline.timeOf(lastSeq) ?? built.lastTimeMs);
     const core = new StorageCore(settings, built.engine, lastSeq, lastTimeMs, timeline);
     core.snapshots = loaded.snapshots.map((x) => ({ ...x }));
-    const newest = loaded.snapshots[loaded.snapshots.length - 1];
-    core.#recordsSinceSnapshot = loaded.records.filter((r) => r.seq > (newest?.seq ?? 0)).length;
+    core.#recordsSinceSnapshot = built.recordsSinceSnapshot;
     if (restoreToSeq !== undefined) await core.#commitRestore(restoreToSeq);
     return core;
   }

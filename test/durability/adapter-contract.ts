@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
-import { type PersistenceAdapter, streamRecords } from "../../src/durability/persistence";
+import { DelegatingPersistence } from "../../src/durability/delegating-persistence";
+import { loadWithRecords, type PersistenceAdapter, STREAM_CHUNK_RECORDS } from "../../src/durability/persistence";
+import { ObjectStorage } from "../../src/storage/object-storage";
 
 /** A fresh adapter, and a way to get the adapter a restarted object would use for the same data. */
 export interface AdapterHarness {
@@ -31,14 +33,51 @@ export function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }
 
+/**
+ * Counts what an adapter's stream handed out and what the reader actually used: a record counts as
+ * applied when its SQL is read (replay reads it; buffering a chunk does not).
+ */
+class StreamWatcher extends DelegatingPersistence {
+  yielded = 0;
+  applied = 0;
+  /** The most records yielded but not yet applied, at any moment a chunk was handed out. */
+  maxOutstanding = 0;
+
+  override async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
+    for await (const chunk of this.inner.streamRecords(fromSeq, toSeq)) {
+      const watched = chunk.map((r) => this.#watch(r));
+      this.yielded += watched.length;
+      this.maxOutstanding = Math.max(this.maxOutstanding, this.yielded - this.applied);
+      yield watched;
+    }
+  }
+
+  #watch(record: CommitRecord): CommitRecord {
+    let used = false;
+    const copy = { ...record };
+    Object.defineProperty(copy, "sql", {
+      enumerable: true,
+      get: () => {
+        if (!used) {
+          used = true;
+          this.applied++;
+        }
+        return record.sql;
+      },
+    });
+    return copy;
+  }
+}
+
 export function describeAdapterContract(name: string, create: () => Promise<AdapterHarness>): void {
   describe(`${name}: PersistenceAdapter contract`, () => {
     it("load: an empty store has no snapshots, records or meta", async () => {
       const { adapter } = await create();
       // An adapter that fences also reports the epoch this load claimed.
       const { epoch, ...loaded } = await adapter.load();
-      expect(loaded).toEqual({ snapshots: [], records: [], truncatedBytes: 0, lastSeq: 0 });
+      expect(loaded).toEqual({ snapshots: [], truncatedBytes: 0, lastSeq: 0 });
       if (epoch !== undefined) expect(epoch).toBe(adapter.epoch);
+      expect((await loadWithRecords(adapter)).records).toEqual([]);
       expect(await adapter.readMeta()).toBeNull();
     });
 
@@ -53,7 +92,7 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
       await h.adapter.append([kvRecord(1)]);
       await h.adapter.append([kvRecord(2), kvRecord(3)]);
       const again = await h.reopen();
-      const loaded = await again.load();
+      const loaded = await loadWithRecords(again);
       expect(loaded.records).toEqual([kvRecord(1), kvRecord(2), kvRecord(3)]);
       expect(loaded.lastSeq).toBe(3);
       await again.append([kvRecord(4)]);
@@ -64,7 +103,7 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
       const h = await create();
       await h.adapter.load();
       await Promise.all(range(1, 50).map((seq) => h.adapter.append([kvRecord(seq)])));
-      const loaded = await (await h.reopen()).load();
+      const loaded = await loadWithRecords(await h.reopen());
       expect(loaded.records.map((r) => r.seq)).toEqual(range(1, 50));
     });
 
@@ -92,7 +131,7 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
       await h.adapter.writeSnapshot({ seq: 4, timeMs: T0 + 4000 }, new Uint8Array([4, 4, 4]));
       await h.adapter.writeSnapshot({ seq: 2, timeMs: T0 + 2000 }, new Uint8Array([2, 2]));
       const again = await h.reopen();
-      const loaded = await again.load();
+      const loaded = await loadWithRecords(again);
       expect(loaded.snapshots).toEqual([
         { seq: 2, timeMs: T0 + 2000, bytes: 2 },
         { seq: 4, timeMs: T0 + 4000, bytes: 3 },
@@ -167,7 +206,7 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
       }
       await h.adapter.prune(25);
       const again = await h.reopen();
-      const loaded = await again.load();
+      const loaded = await loadWithRecords(again);
       expect(loaded.snapshots.map((s) => s.seq)).toEqual([20, 30]);
       expect(loaded.records.map((r) => r.seq)).toEqual(range(21, 30));
       expect(loaded.lastSeq).toBe(30);
@@ -214,7 +253,7 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
         kvRecord(4, { restoreToSeq: 1, kv: [] }),
       ];
       await h.adapter.append(records);
-      expect((await (await h.reopen()).load()).records).toEqual(records);
+      expect((await loadWithRecords(await h.reopen())).records).toEqual(records);
     });
 
     it("epoch: every load claims a higher epoch (where the adapter has epochs)", async () => {
@@ -231,20 +270,55 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
       expect(again.epoch).toBeGreaterThan(first);
     });
 
+    it("recovery streams the log: opening a long log never holds more than one chunk of records not yet applied", async () => {
+      const h = await create();
+      await h.adapter.load();
+      const n = 3 * STREAM_CHUNK_RECORDS + 500;
+      const at = (seq: number, sql: string, bindings: number[]): CommitRecord => ({
+        seq,
+        timeMs: T0 + seq,
+        reset: false,
+        kv: [],
+        sql: [{ sql, bindings, nowMs: T0 + seq }],
+      });
+      const records = [
+        at(1, "CREATE TABLE t(n INTEGER)", []),
+        ...range(2, n).map((seq) => at(seq, "INSERT INTO t VALUES (?)", [seq])),
+      ];
+      for (let i = 0; i < n; i += 700) await h.adapter.append(records.slice(i, i + 700));
+      const watcher = new StreamWatcher(await h.reopen());
+      const storage = await ObjectStorage.open({ persistence: watcher });
+      try {
+        // Every record was streamed and replayed once, and at no point did the reader hold more
+        // than one chunk it had not applied yet (buffering the log first would hold all of it).
+        expect(watcher.yielded).toBe(n);
+        expect(watcher.applied).toBe(n);
+        expect(watcher.maxOutstanding).toBeGreaterThan(0);
+        expect(watcher.maxOutstanding).toBeLessThanOrEqual(STREAM_CHUNK_RECORDS);
+        const row = storage.sql.exec("SELECT count(*) AS c, sum(n) AS s FROM t").one();
+        expect(row).toEqual({ c: n - 1, s: (n * (n + 1)) / 2 - 1 });
+      } finally {
+        await storage.close();
+      }
+    });
+
     it("streamRecords: yields exactly what readRecords returns, in chunks, in order", async () => {
       const h = await create();
       await h.adapter.load();
       await h.adapter.append(range(1, 7).map((s) => kvRecord(s)));
       await h.adapter.append(range(8, 40).map((s) => kvRecord(s)));
       const seen: number[] = [];
-      for await (const chunk of streamRecords(h.adapter, 3, 37, 5)) seen.push(...chunk.map((r) => r.seq));
+      for await (const chunk of h.adapter.streamRecords(3, 37)) seen.push(...chunk.map((r) => r.seq));
       expect(seen).toEqual(range(4, 37));
       const all: CommitRecord[] = [];
-      for await (const chunk of streamRecords(h.adapter, 0, 40)) all.push(...chunk);
+      for await (const chunk of h.adapter.streamRecords(0, 40)) all.push(...chunk);
       expect(all).toEqual(await h.adapter.readRecords(0, 40));
+      const empty: CommitRecord[] = [];
+      for await (const chunk of h.adapter.streamRecords(40, 40)) empty.push(...chunk);
+      expect(empty).toEqual([]);
       await expect(
         (async () => {
-          for await (const _ of streamRecords(h.adapter, 30, 41)) {
+          for await (const _ of h.adapter.streamRecords(30, 41)) {
             // drain
           }
         })(),

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
 import { type FilePersistence, openFilePersistence } from "../../src/durability/file-persistence";
 import { createMemoryPersistence } from "../../src/durability/memory-persistence";
-import type { LoadResult, PersistenceAdapter } from "../../src/durability/persistence";
+import { type LoadResult, loadWithRecords, type PersistenceAdapter } from "../../src/durability/persistence";
 import { encodeRecord } from "../../src/durability/record-codec";
 import { describeAdapterContract, kvRecord, range } from "./adapter-contract";
 import { commitRecord } from "./arbitraries";
@@ -81,7 +81,7 @@ describe("FilePersistence: segments", () => {
     expect((await readdir(dir)).filter((n) => n.startsWith("snap-"))).toHaveLength(2);
     await adapter.close();
     const again = await loaded(dir, 100);
-    const result = await again.load();
+    const result = await loadWithRecords(again);
     expect(result.snapshots.map((s) => s.seq)).toEqual([30, 40]);
     expect(result.records.map((r) => r.seq)).toEqual(range(31, 40));
     await again.append([kvRecord(41)]);
@@ -103,7 +103,7 @@ describe("FilePersistence: torn and corrupt tails", () => {
       await loaded(copy).then((a) => a.close());
       await writeFile(join(copy, "log-0000000000000001.seg"), (await readFile(seg)).subarray(0, full - cut));
       const again = await openFilePersistence(copy);
-      const result = await again.load();
+      const result = await loadWithRecords(again);
       expect(result.records.map((r) => r.seq)).toEqual([1, 2]);
       expect(result.truncatedBytes).toBe(lastFrame - cut);
       expect((await stat(join(copy, "log-0000000000000001.seg"))).size).toBe(full - lastFrame);
@@ -111,7 +111,7 @@ describe("FilePersistence: torn and corrupt tails", () => {
       await again.append([kvRecord(3, { kv: [] })]);
       await again.close();
       const third = await openFilePersistence(copy);
-      expect((await third.load()).records.map((r) => r.seq)).toEqual([1, 2, 3]);
+      expect((await loadWithRecords(third)).records.map((r) => r.seq)).toEqual([1, 2, 3]);
       await third.close();
     }
   });
@@ -279,10 +279,11 @@ describe("FilePersistence: parity with MemoryPersistence", () => {
         let file: FilePersistence = await openFilePersistence(dir, { segmentBytes: 120 });
         let seq = 0;
         let base = 0;
-        expect(await file.load()).toEqual(await memory.load());
+        expect(await loadWithRecords(file)).toEqual(await loadWithRecords(memory));
+        type WithRecords = LoadResult & { records: CommitRecord[] };
         // The file adapter also keeps the snapshot before the newest (its fallback) and the log after
         // it; past that, both must hold exactly the same.
-        const sameAs = async (fileLoad: LoadResult, memoryLoad: LoadResult) => {
+        const sameAs = async (fileLoad: WithRecords, memoryLoad: WithRecords) => {
           const from = memoryLoad.snapshots[0]?.seq ?? 0;
           expect({
             ...fileLoad,
@@ -305,12 +306,12 @@ describe("FilePersistence: parity with MemoryPersistence", () => {
           } else if (o.kind === "prune") {
             const keep = Math.max(0, seq - o.back);
             await Promise.all([memory.prune(keep), file.prune(keep)]);
-            const m = await memory.load();
+            const m = await loadWithRecords(memory);
             base = Math.max(base, m.snapshots[0]?.seq ?? 0);
           } else if (o.kind === "reopen") {
             await file.close();
             file = await openFilePersistence(dir, { segmentBytes: 120 });
-            await sameAs(await file.load(), { ...(await memory.load()), truncatedBytes: 0 });
+            await sameAs(await loadWithRecords(file), { ...(await loadWithRecords(memory)), truncatedBytes: 0 });
           } else if (seq > base) {
             // Reads inside what both must keep (the file adapter may keep more: whole segments).
             const from = base + (o.from % (seq - base));
@@ -318,7 +319,7 @@ describe("FilePersistence: parity with MemoryPersistence", () => {
             expect(await file.readRecords(from, to)).toEqual(await memory.readRecords(from, to));
           }
         }
-        await sameAs(await file.load(), await memory.load());
+        await sameAs(await loadWithRecords(file), await loadWithRecords(memory));
         await file.close();
         await rm(dir, { recursive: true, force: true });
       }),

@@ -3,9 +3,11 @@
  * (an in-memory IndexedDB). The real browser run (page reloads, a restore) is in
  * test/browser/recipe.test.ts.
  */
+
 import { IDBKeyRange, indexedDB } from "fake-indexeddb";
 import { describe, expect, it } from "vitest";
 import { openIndexedDbPersistence } from "../../src/durability/indexeddb-persistence";
+import { loadWithRecords } from "../../src/durability/persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
 import { FakeClock } from "../../src/util/clock";
 import { describeAdapterContract, kvRecord, range } from "./adapter-contract";
@@ -79,13 +81,13 @@ describe("IndexedDbPersistence", () => {
     // The last record's frame loses its final byte (its checksum no longer matches).
     const frame = await raw(name, "records", (s) => s.get(5) as IDBRequest<Uint8Array>);
     await raw(name, "records", (s) => s.put(frame.subarray(0, frame.length - 1).slice(), 5));
-    let loaded = await adapter.load();
+    let loaded = await loadWithRecords(adapter);
     expect(loaded.records.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
     expect(loaded.truncatedBytes).toBe(frame.length - 1);
     expect(loaded.lastSeq).toBe(4);
     await adapter.append([kvRecord(5)]);
     await adapter.close();
-    loaded = await adapter.load();
+    loaded = await loadWithRecords(adapter);
     expect(loaded.records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
     expect(loaded.truncatedBytes).toBe(0);
     await adapter.close();
@@ -139,7 +141,7 @@ describe("IndexedDbPersistence", () => {
       code: "ERR_WRITE_FAILED",
       message: expect.stringMatching(/call load\(\) to reopen/),
     });
-    const loaded = await adapter.load();
+    const loaded = await loadWithRecords(adapter);
     expect(loaded.records.map((r) => r.seq)).toEqual([1]);
     await adapter.append([kvRecord(2)]);
     expect((await adapter.readRecords(0, 2)).map((r) => r.seq)).toEqual([1, 2]);

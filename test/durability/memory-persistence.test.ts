@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryPersistence } from "../../src/durability/memory-persistence";
+import { loadWithRecords } from "../../src/durability/persistence";
 import { encodeRecord } from "../../src/durability/record-codec";
 import { describeAdapterContract, kvRecord, range } from "./adapter-contract";
 
@@ -35,6 +36,6 @@ describe("MemoryPersistence", () => {
     await adapter.append([kvRecord(1)]);
     await adapter.close();
     await expect(adapter.append([kvRecord(2)])).rejects.toMatchObject({ code: "ERR_CLOSED" });
-    expect((await adapter.load()).records).toEqual([kvRecord(1)]);
+    expect((await loadWithRecords(adapter)).records).toEqual([kvRecord(1)]);
   });
 });

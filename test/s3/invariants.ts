@@ -3,8 +3,10 @@
  * contiguous (epochs only increase), log objects' epochs never decrease along the log, the log has
  * no gaps, every confirmed commit is present with its value.
  */
+
 import { expect } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
+import { loadWithRecords } from "../../src/durability/persistence";
 import { s3Persistence } from "../../src/s3/index";
 import { resolveS3Options } from "../../src/s3/options";
 import { S3Client } from "../../src/s3/s3-client";
@@ -33,7 +35,7 @@ export async function checkInvariants(
     previousEpoch = epoch;
   }
   const reader = s3Persistence({ ...optionsFor(target, prefix), readOnly: true });
-  const loaded = await reader.load();
+  const loaded = await loadWithRecords(reader);
   const seqs = loaded.records.map((r) => r.seq);
   expect(seqs).toEqual(seqs.map((_, i) => (seqs[0] as number) + i));
   const bySeq = new Map(loaded.records.map((r) => [r.seq, r]));

@@ -3,7 +3,7 @@
  */
 import { inspect } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isFencedError } from "../../src/durability/persistence";
+import { isFencedError, loadWithRecords } from "../../src/durability/persistence";
 import { s3Persistence } from "../../src/s3/index";
 import { kvRecord, range } from "../durability/adapter-contract";
 import { FakeS3, gate } from "./fake-s3";
@@ -36,7 +36,7 @@ describe("s3 (fake): faults", () => {
     await a.append([kvRecord(1)]);
     await a.append([kvRecord(2)]);
     const b = s3Persistence(optionsFor(target, prefix));
-    expect((await b.load()).records).toEqual([kvRecord(1), kvRecord(2)]);
+    expect((await loadWithRecords(b)).records).toEqual([kvRecord(1), kvRecord(2)]);
   });
 
   it("503 and 409 answers are retried", async () => {
@@ -52,7 +52,7 @@ describe("s3 (fake): faults", () => {
     s3.fault({ match: isLogPut(prefix), fault: { kind: "status", status: 503, code: "SlowDown" } });
     await a.append([kvRecord(1)]);
     const b = s3Persistence(optionsFor(target, prefix));
-    expect((await b.load()).records).toEqual([kvRecord(1)]);
+    expect((await loadWithRecords(b)).records).toEqual([kvRecord(1)]);
   });
 
   it("a store that keeps failing makes the append fail with ERR_WRITE_FAILED (not fenced), and a reload recovers", async () => {
@@ -82,7 +82,7 @@ describe("s3 (fake): faults", () => {
     });
     while (!s3.log.some((r) => isLogPut(prefix)(r) && r.key.endsWith("3"))) await new Promise((r) => setImmediate(r));
     const b = s3Persistence(optionsFor(target, prefix));
-    const loaded = await b.load();
+    const loaded = await loadWithRecords(b);
     expect(settled).toBe(false);
     held.open();
     expect(isFencedError(await rejection(pending))).toBe(true);
@@ -99,13 +99,13 @@ describe("s3 (fake): faults", () => {
     s3.fault({ match: isLogPut(prefix), fault: { kind: "delay-request", until: held.promise } });
     const pending = a.append([kvRecord(2)]);
     const b = s3Persistence(optionsFor(target, prefix));
-    const loaded = await b.load();
+    const loaded = await loadWithRecords(b);
     held.open();
     expect(isFencedError(await rejection(pending))).toBe(true);
     expect(loaded.records.map((r) => r.seq)).toEqual([1]);
     await b.append([kvRecord(2, { kv: [] })]);
     const c = s3Persistence(optionsFor(target, prefix));
-    expect((await c.load()).records).toEqual([kvRecord(1), kvRecord(2, { kv: [] })]);
+    expect((await loadWithRecords(c)).records).toEqual([kvRecord(1), kvRecord(2, { kv: [] })]);
   });
 
   it("a stale LIST changes nothing: the log and the newest claim are found by reads, not listings", async () => {
@@ -116,7 +116,7 @@ describe("s3 (fake): faults", () => {
     s3.staleListMutations = 1_000_000;
     try {
       const b = s3Persistence(optionsFor(target, prefix));
-      expect((await b.load()).records.map((r) => r.seq)).toEqual(range(1, 5));
+      expect((await loadWithRecords(b)).records.map((r) => r.seq)).toEqual(range(1, 5));
       expect(b.epoch).toBe((a.epoch as number) + 1);
       expect(isFencedError(await rejection(a.append([kvRecord(6)])))).toBe(true);
     } finally {
@@ -147,7 +147,7 @@ describe("s3 (fake): faults", () => {
     // fence + two group commits
     expect(logs.length).toBe(3);
     const b = s3Persistence(optionsFor(target, prefix));
-    expect((await b.load()).records.map((r) => r.seq)).toEqual(range(1, 20));
+    expect((await loadWithRecords(b)).records.map((r) => r.seq)).toEqual(range(1, 20));
   });
 
   it("refuses an endpoint that ignores conditional writes, naming If-None-Match", async () => {
@@ -172,7 +172,7 @@ describe("s3 (fake): faults", () => {
     expect(s3.keys("objects", `${prefix}log/`).length).toBeLessThanOrEqual(2);
     expect(a.stats().compactions).toBeGreaterThan(1);
     const b = s3Persistence(optionsFor(target, prefix));
-    const loaded = await b.load();
+    const loaded = await loadWithRecords(b);
     expect(loaded.records.map((r) => r.seq)).toEqual(range(1, 40));
     expect((await b.readRecords(10, 30)).map((r) => r.seq)).toEqual(range(11, 30));
   });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
-import { isFencedError } from "../../src/durability/persistence";
+import { isFencedError, loadWithRecords } from "../../src/durability/persistence";
 import { s3Persistence } from "../../src/s3/index";
 import { ObjectStorage } from "../../src/storage/object-storage";
 import { FakeClock } from "../../src/util/clock";
@@ -45,7 +45,7 @@ export function describeS3Suite(name: string, target: () => S3Target): void {
       await a.load();
       await a.append(range(1, 3).map((s) => kvRecord(s)));
       const b = s3Persistence(optionsFor(t, prefix));
-      const loaded = await b.load();
+      const loaded = await loadWithRecords(b);
       expect(loaded.records.map((r) => r.seq)).toEqual([1, 2, 3]);
       expect(b.epoch).toBeGreaterThan(a.epoch as number);
       const appendError = await rejection(a.append([kvRecord(4)]));
@@ -57,7 +57,7 @@ export function describeS3Suite(name: string, target: () => S3Target): void {
       expect(isFencedError(await rejection(a.load()))).toBe(true);
       await b.append([kvRecord(4)]);
       const c = s3Persistence(optionsFor(t, prefix));
-      expect((await c.load()).records.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+      expect((await loadWithRecords(c)).records.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
     });
 
     it("appends queued when the newer claim lands all fail, and none is found afterwards that was not written", async () => {
@@ -68,7 +68,7 @@ export function describeS3Suite(name: string, target: () => S3Target): void {
       await a.append([kvRecord(1)]);
       const pending = range(2, 30).map((s) => a.append([kvRecord(s)]).then(() => s));
       const b = s3Persistence(optionsFor(t, prefix));
-      const claimed = b.load();
+      const claimed = loadWithRecords(b);
       const outcomes = await Promise.allSettled(pending);
       const loaded = await claimed;
       const confirmed = outcomes.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
@@ -91,7 +91,7 @@ export function describeS3Suite(name: string, target: () => S3Target): void {
         writers.map(async (w, i) => {
           let loaded: { lastSeq: number };
           try {
-            loaded = await w.load();
+            loaded = await loadWithRecords(w);
           } catch (e) {
             expect(isFencedError(e)).toBe(true);
             return;
@@ -111,7 +111,7 @@ export function describeS3Suite(name: string, target: () => S3Target): void {
         }),
       );
       const check = s3Persistence(optionsFor(t, prefix));
-      const loaded = await check.load();
+      const loaded = await loadWithRecords(check);
       const seqs = loaded.records.map((r) => r.seq);
       expect(seqs).toEqual(range(1, seqs.length));
       expect(new Set(confirmed.map(([seq]) => seq)).size).toBe(confirmed.length);
