@@ -3,7 +3,10 @@
 // A lint rule rather than a convention: it fails `npm run lint` (and so `npm test`).
 //
 //   api/        leaf: imports nothing outside src/api/
-//   engine/     only engine/sqljs.ts may import "sql.js"
+//   engine/     only engine/sqljs.ts may import "sql.js" (or any file of the package), statically,
+//               dynamically or through require(); it holds every workaround of it
+//   time        Date.now, setTimeout and setInterval only in the clock modules (util/clock.ts,
+//               engine/sqljs.ts which pins SQLite's 'now', testkit/date-clock.ts); see util/clock.ts
 //   util/       imports nothing but util/ and errors
 //   storage/    never imports context/ (the object context builds on storage, not the reverse)
 //   host/       the object host sits above the object context: it may import context/, storage/,
@@ -31,7 +34,10 @@ function walk(dir) {
   return out;
 }
 
-const importRe = /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+const importRe =
+  /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|require\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
+const TIME_MODULES = new Set(["util/clock.ts", "engine/sqljs.ts", "testkit/date-clock.ts"]);
+const timeRe = /\bDate\.now\b|\bset(?:Timeout|Interval)\s*\(/;
 
 for (const file of walk(src)) {
   const rel = relative(src, file).split("\\").join("/");
@@ -39,15 +45,20 @@ for (const file of walk(src)) {
   const text = readFileSync(file, "utf8")
     .replace(/\/\*[\s\S]*?\*\//g, "")
     .replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
+  if (!TIME_MODULES.has(rel) && timeRe.test(text)) {
+    problems.push(
+      `${rel}: time and timers go through the injected clock (util/clock.ts), not Date.now/setTimeout/setInterval`,
+    );
+  }
   for (const m of text.matchAll(importRe)) {
-    const spec = m[1] ?? m[2];
+    const spec = m[1] ?? m[2] ?? m[3] ?? m[4];
     if (spec === undefined) continue;
     const target = spec.startsWith(".")
       ? relative(src, resolve(dirname(file), spec))
           .split("\\")
           .join("/")
       : spec;
-    if (spec === "sql.js" && rel !== "engine/sqljs.ts") {
+    if ((spec === "sql.js" || spec.startsWith("sql.js/")) && rel !== "engine/sqljs.ts") {
       problems.push(`${rel}: only engine/sqljs.ts may import sql.js`);
     }
     if (rel.startsWith("api/") && spec.startsWith(".") && !target.startsWith("api/")) {

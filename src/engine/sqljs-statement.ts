@@ -1,6 +1,6 @@
 /**
- * A compiled statement of the sql.js adapter (engine/sqljs.ts, which holds the workarounds and
- * the connection; this file only binds, steps and reads through SQLite's C API).
+ * A compiled statement of the sql.js adapter (engine/sqljs-engine.ts; engine/sqljs.ts holds the
+ * workarounds; this file only binds, steps and reads through SQLite's C API).
  *
  * sql.js's own Statement API binds whole numbers as INTEGER, resets and re-checks on every bind,
  * copies blobs one byte at a time, and loses the result code of a failed step; these calls go
@@ -8,7 +8,7 @@
  */
 import { isWellFormed } from "../util/utf8";
 import { EngineError, type EngineStatement, type EngineValue, type NumberBinding } from "./engine";
-import type { WasmHeap } from "./wasm-heap";
+import type { WasmHeap } from "./sqljs";
 
 /** The raw C exports of the sql.js module that we call directly. */
 export interface RawSqlite {
@@ -30,7 +30,15 @@ export interface RawSqlite {
   _sqlite3_data_count(stmt: number): number;
   _sqlite3_result_int64(context: number, value: bigint): void;
   _sqlite3_result_blob(context: number, ptr: number, bytes: number, destructor: number): void;
+  _sqlite3_result_double(context: number, value: number): void;
+  _sqlite3_result_text(context: number, ptr: number, bytes: number, destructor: number): void;
+  _sqlite3_result_null(context: number): void;
+  _sqlite3_result_error(context: number, message: number, bytes: number): void;
+  _sqlite3_value_type(value: number): number;
   _sqlite3_value_double(value: number): number;
+  _sqlite3_value_text(value: number): number;
+  _sqlite3_value_blob(value: number): number;
+  _sqlite3_value_bytes(value: number): number;
   _sqlite3_create_function_v2(
     db: number,
     name: number,

@@ -1,59 +1,36 @@
 /**
- * The sql.js adapter: the only module that imports sql.js.
+ * The sql.js adapter's workarounds, together: the only module that imports sql.js.
  *
- * sql.js's public Statement API loses two things the platform needs: the SQLite result code of a
- * failed step (it throws a bare `Error(errmsg)`), and binding a JS number as REAL (it binds
- * int32-valued numbers as INTEGER). Both are available through the raw C functions that sql.js
- * exports on its module (`_sqlite3_step`, `_sqlite3_bind_double`), which need the raw statement
- * and connection pointers. sql.js keeps those in minified property names, so we find them once,
- * by value, and verify them (see {@link locatePointerKeys}). The sql.js version is pinned exactly.
+ * sql.js's public API lacks what the platform's behaviour needs, so this file reaches past it, and
+ * everything that depends on how sql.js or its SQLite build is laid out is here, checked once when
+ * a module loads ({@link checkBuild}, the one version check):
+ *
+ * - **pointer probing**: the raw connection and statement pointers, kept under minified property
+ *   names, found by value ({@link locatePointerKeys}); the C functions sql.js exports need them;
+ * - **heap capture**: sql.js exports no view of its WASM heap; {@link WasmHeap} captures it through
+ *   one `TextDecoder.decode` call of the module's own `UTF8ToString`;
+ * - **offsets into SQLite's structs**, read and written through the heap: a statement's
+ *   `sqlite3_stmt_status` counters ({@link locateStepCounters}), a connection's `sqlite3_limit`
+ *   values ({@link locateLimits}), its change counters and last rowid
+ *   ({@link connectionCounterOffsets}), and a function call's user data ({@link locateUserData});
+ * - **functions without a WASM module each**: sql.js's `create_function` compiles a new WASM module
+ *   per registration; {@link SqlJsModule.registerFunction} registers every function of every
+ *   connection through one shared trampoline instead;
+ * - **pinning 'now'**: SQLite reads the time through Emscripten's clock, which calls `Date.now()`;
+ *   {@link SqlJsModule.withNow} replaces it for the length of one synchronous call.
+ *
+ * The engine itself (sqljs-engine.ts, sqljs-statement.ts) only calls what this module exports.
  */
 
 import type { Database, SqlJsStatic, Statement } from "sql.js";
 import initSqlJs from "sql.js";
-import { ActorStoreError } from "../errors";
-import {
-  type ConnectionInput,
-  type ConnectionInputSource,
-  EngineError,
-  type EngineFunction,
-  type EngineStatement,
-  type EngineValue,
-  type PreparedHead,
-  type RandomSource,
-  type SqlEngine,
-  type SqlEngineFactory,
-} from "./engine";
-import {
-  type RawSqlite,
-  SQLITE_STATIC,
-  SQLITE_TRANSIENT,
-  SqlJsStatement,
-  STMTSTATUS_FULLSCAN_STEP,
-  type StatementOwner,
-} from "./sqljs-statement";
-import { WasmHeap } from "./wasm-heap";
+import { copyPooled } from "../util/byte-pool";
+import type { EngineFunction, EngineValue, SqlEngineFactory } from "./engine";
+import { DEFAULT_MAX_DATABASE_SIZE, SqlJsEngine, type SqlJsLoadOptions } from "./sqljs-engine";
+import { type RawSqlite, SQLITE_STATIC, SQLITE_TRANSIENT, STMTSTATUS_FULLSCAN_STEP } from "./sqljs-statement";
 
-/** Options for loading sql.js (needed in browsers to find the WASM file). */
-export interface SqlJsLoadOptions {
-  /** Maps `sql-wasm.wasm` to a URL or path, as sql.js's own `locateFile`. */
-  locateFile?: (file: string) => string;
-  /** The WASM bytes, if already loaded. */
-  wasmBinary?: ArrayBuffer | Uint8Array;
-  /**
-   * The most bytes one database may hold (default {@link DEFAULT_MAX_DATABASE_SIZE}). A write that
-   * would grow it further fails with SQLite's `database or disk is full` (`SQLITE_FULL`), as the
-   * platform's 10 GB limit does; every database of a process shares one WASM heap (at most 4 GiB),
-   * so the default is far lower.
-   */
-  maxDatabaseSize?: number;
-}
-
-/**
- * The default of {@link SqlJsLoadOptions.maxDatabaseSize}: 1 GiB. The platform allows 10 GB per
- * object, but all databases of a process live in one WASM heap of at most 4 GiB.
- */
-export const DEFAULT_MAX_DATABASE_SIZE = 1 << 30;
+export type { Database as SqlJsDatabase, Statement as SqlJsStatementHandle } from "sql.js";
+export { DEFAULT_MAX_DATABASE_SIZE, type SqlJsLoadOptions } from "./sqljs-engine";
 
 /**
  * Limits that SQLite itself enforces on every connection, as the platform sets them: the largest
@@ -64,30 +41,18 @@ export const DEFAULT_MAX_DATABASE_SIZE = 1 << 30;
  */
 export const ENGINE_LIMITS = Object.freeze({ length: 2_200_000, triggerDepth: 10 });
 
-/** Indexes into `sqlite3.aLimit` (SQLite's `SQLITE_LIMIT_*`). */
-const SQLITE_LIMIT_LENGTH = 0;
-const SQLITE_LIMIT_TRIGGER_DEPTH = 10;
-/** `Vdbe.aCounter[SQLITE_STMTSTATUS_RUN]`: how often the statement ran (see locateStepCounters). */
-const STMTSTATUS_RUN = 6;
-/**
- * Single transaction-control statements that `exec` keeps compiled. Their texts come from the
- * storage core (savepoint names carry the nesting depth), so the set stays small.
- */
-const TRANSACTION_CONTROL = /^(?:BEGIN|COMMIT|ROLLBACK|SAVEPOINT \w+|RELEASE \w+|ROLLBACK TO \w+)$/;
-
-let modulePromise: Promise<SqlJsStatic> | undefined;
-
 /**
  * The sql.js release every workaround in this file was written and checked against (package.json
  * pins it exactly). The workarounds do not trust the number: each locates what it needs by value
- * and verifies it through the C API when a module loads, and any mismatch fails loudly with
- * {@link UNSUPPORTED_BUILD}'s message, which is this module's one version check.
+ * and verifies it through the C API when a module loads ({@link checkBuild}).
  */
 export const SUPPORTED_SQLJS_VERSION = "1.16.0";
 
-/** The one error every failed probe of a sql.js build throws. */
-function UNSUPPORTED_BUILD(what: string): string {
-  return `actorstore could not locate ${what} in sql.js; this build of sql.js is not supported. Install sql.js ${SUPPORTED_SQLJS_VERSION}, the version actorstore pins.`;
+/** The one error a sql.js build that the workarounds do not fit gets (see {@link checkBuild}). */
+function unsupportedBuild(what: string): Error {
+  return new Error(
+    `actorstore could not locate ${what} in sql.js; this build of sql.js is not supported. Install sql.js ${SUPPORTED_SQLJS_VERSION}, the version actorstore pins.`,
+  );
 }
 
 /**
@@ -108,36 +73,119 @@ export async function loadSqlJsEngine(options: SqlJsLoadOptions = {}): Promise<S
       ...(options.wasmBinary ? { wasmBinary: options.wasmBinary as ArrayBuffer } : {}),
     });
   const sql = custom ? await load() : await (modulePromise ??= load());
+  const module = checkBuild(sql);
+  return SqlJsEngine.factory(module, options.maxDatabaseSize ?? DEFAULT_MAX_DATABASE_SIZE);
+}
+
+let modulePromise: Promise<SqlJsStatic> | undefined;
+
+// ------------------------------------------------------------------ the module, as the engine uses it
+
+/** How a function registered through {@link SqlJsModule.registerFunction} computes its result. */
+export type RawFunction =
+  /** A JS function of SQL values (NULL, number, text, blob) returning one (see `EngineFunction`). */
+  | { kind: "values"; fn: EngineFunction }
+  /** A 0-argument function returning an INTEGER (sql.js would return every number as REAL). */
+  | { kind: "int64"; fn: () => bigint }
+  /** `randomblob(N)`: the bytes, or `undefined` to make SQLite fail with `string or blob too big`. */
+  | { kind: "blob"; fn: (length: number) => Uint8Array | undefined };
+
+/** A loaded, checked sql.js module: everything the engine needs beyond sql.js's public API. */
+export interface SqlJsModule {
+  /** The raw C exports. */
+  readonly raw: RawSqlite;
+  /** The module's heap. */
+  readonly heap: WasmHeap;
+  /** Where a statement keeps its `sqlite3_stmt_status` counters (see {@link locateStepCounters}). */
+  readonly counterOffset: number;
+  /** Opens a database (from the bytes of a SQLite file) with {@link ENGINE_LIMITS} set. */
+  openDatabase(bytes?: Uint8Array): { db: Database; ptr: number };
+  /** The raw pointer of a sql.js statement. */
+  statementPointer(stmt: Statement): number;
+  /** Registers a scalar function on the connection `dbPtr` (UTF-8, not deterministic). */
+  registerFunction(dbPtr: number, name: string, arity: number, impl: RawFunction): void;
+  /** Forgets every function registered on `dbPtr` (call when it closes). */
+  forgetFunctions(dbPtr: number): void;
+  /** `changes()`, `total_changes()` and `last_insert_rowid()` of connection `dbPtr`, read live. */
+  connectionCounters(dbPtr: number): { changes(): bigint; total_changes(): bigint; last_insert_rowid(): bigint };
+  /** `sqlite3_step` with SQLite's 'now' pinned to `nowMs`. */
+  stepAt(ptr: number, nowMs: number): number;
+  /** Runs `fn` with SQLite's 'now' pinned to `nowMs`. */
+  withNow<T>(nowMs: number, fn: () => T): T;
+}
+
+const checked = new WeakMap<SqlJsStatic, SqlJsModule>();
+
+/**
+ * The one version check: every workaround's probe runs once per loaded module, each verified
+ * through the C API, and any mismatch fails here, at load, with one message naming the supported
+ * release ({@link unsupportedBuild}) instead of misbehaving later.
+ */
+function checkBuild(sql: SqlJsStatic): SqlJsModule {
+  const known = checked.get(sql);
+  if (known !== undefined) return known;
+  const raw = sql as unknown as RawSqlite;
   const keys = locatePointerKeys(sql);
-  const layout = layoutOf(sql, keys);
-  const maxDatabaseSize = options.maxDatabaseSize ?? DEFAULT_MAX_DATABASE_SIZE;
-  if (!(Number.isSafeInteger(maxDatabaseSize) && maxDatabaseSize >= 8192)) {
-    throw new ActorStoreError(
-      "ERR_INVALID_OPTION",
-      `maxDatabaseSize must be a whole number of bytes, at least 8192; got ${String(maxDatabaseSize)}.`,
-    );
-  }
-  return {
-    open(bytes?: Uint8Array): SqlEngine {
-      return new SqlJsEngine(sql, keys, layout, maxDatabaseSize, bytes);
+  const heap = new WasmHeap(raw);
+  const counterOffset = locateStepCounters(sql, keys, heap);
+  const limitsOffset = locateLimits(sql, keys, heap);
+  const counters = connectionCounterOffsets(sql, keys, heap);
+  const functions = new SharedFunctions(raw, heap);
+  functions.userDataAt = locateUserData(sql, keys, heap, functions);
+  const dbPtr = (db: Database) => (db as unknown as Record<string, number>)[keys.database] as number;
+  const module: SqlJsModule = {
+    raw,
+    heap,
+    counterOffset,
+    openDatabase(bytes) {
+      const db = new sql.Database(bytes);
+      const ptr = dbPtr(db);
+      heap.setU32(ptr + limitsOffset + 4 * SQLITE_LIMIT_LENGTH, ENGINE_LIMITS.length);
+      heap.setU32(ptr + limitsOffset + 4 * SQLITE_LIMIT_TRIGGER_DEPTH, ENGINE_LIMITS.triggerDepth);
+      return { db, ptr };
+    },
+    statementPointer: (stmt) => (stmt as unknown as Record<string, number>)[keys.statement] as number,
+    registerFunction: (db, name, arity, impl) => functions.register(db, name, arity, impl),
+    forgetFunctions: (db) => functions.forget(db),
+    connectionCounters: (db) => ({
+      changes: () => heap.i64(db + counters.changes),
+      total_changes: () => heap.i64(db + counters.totalChanges),
+      last_insert_rowid: () => heap.i64(db + counters.lastRowid),
+    }),
+    stepAt(ptr, nowMs) {
+      const outer = pinNow(nowMs);
+      try {
+        return raw._sqlite3_step(ptr);
+      } finally {
+        unpinNow(outer);
+      }
+    },
+    withNow(nowMs, fn) {
+      const outer = pinNow(nowMs);
+      try {
+        return fn();
+      } finally {
+        unpinNow(outer);
+      }
     },
   };
+  checked.set(sql, module);
+  return module;
 }
+
+// ------------------------------------------------------------------ pointer probing
 
 interface PointerKeys {
   database: string;
   statement: string;
 }
 
-let cachedKeys: PointerKeys | undefined;
-
 /**
  * Finds the property names under which sql.js keeps the raw connection and statement pointers.
  * Each candidate is verified through the C API (`sqlite3_sql` must give back the statement's text,
- * `sqlite3_errmsg` must answer for the connection), so a mismatch fails loudly at load time.
+ * `sqlite3_errmsg` must answer for the connection).
  */
 function locatePointerKeys(sql: SqlJsStatic): PointerKeys {
-  if (cachedKeys) return cachedKeys;
   const raw = sql as unknown as RawSqlite;
   const db = new sql.Database();
   try {
@@ -153,10 +201,9 @@ function locatePointerKeys(sql: SqlJsStatic): PointerKeys {
         return typeof v === "number" && v > 1024 && raw.UTF8ToString(raw._sqlite3_errmsg(v)).length > 0;
       });
       if (statementKey === undefined || databaseKey === undefined) {
-        throw new Error(UNSUPPORTED_BUILD("the raw connection and statement pointers"));
+        throw unsupportedBuild("the raw connection and statement pointers");
       }
-      cachedKeys = { database: databaseKey, statement: statementKey };
-      return cachedKeys;
+      return { database: databaseKey, statement: statementKey };
     } finally {
       stmt.free();
     }
@@ -164,6 +211,131 @@ function locatePointerKeys(sql: SqlJsStatic): PointerKeys {
     db.close();
   }
 }
+
+// ------------------------------------------------------------------ heap capture
+
+/** The module functions the heap capture needs. */
+export interface HeapProbe {
+  _malloc(bytes: number): number;
+  _free(ptr: number): void;
+  writeArrayToMemory(bytes: Uint8Array, ptr: number): void;
+  UTF8ToString(ptr: number, maxBytes?: number, ignoreNul?: boolean): string;
+}
+
+/** "actorstore" in ASCII: written into the heap, then looked for through the captured buffer. */
+const PATTERN = new Uint8Array([0x61, 0x63, 0x74, 0x6f, 0x72, 0x73, 0x74, 0x6f, 0x72, 0x65]);
+
+/**
+ * A live view of the WASM memory of an Emscripten module that does not export its heap (sql.js).
+ *
+ * sql.js copies a blob out of its heap one byte at a time (`getBlob`), which dominated reading
+ * rows of stored values. Its module exports no heap view, but its `UTF8ToString` decodes straight
+ * from the heap with a `TextDecoder`; intercepting one such call (synchronously, for the length of
+ * the call) hands us the heap's `ArrayBuffer`. A known pattern written with the module's own
+ * `writeArrayToMemory` verifies it. When the memory grows, the old buffer is detached (length 0)
+ * and the next access captures the new one.
+ */
+export class WasmHeap {
+  readonly #probe: HeapProbe;
+  #view: Uint8Array;
+  #words: Uint32Array;
+
+  /** Captures the heap of the module behind `probe`; throws when that does not work. */
+  constructor(probe: HeapProbe) {
+    this.#probe = probe;
+    this.#view = capture(probe);
+    this.#words = new Uint32Array(this.#view.buffer);
+  }
+
+  /**
+   * The whole heap. Fetch it again after any call into the module that may allocate: growing the
+   * memory detaches the previous buffer.
+   */
+  get bytes(): Uint8Array {
+    if (this.#view.byteLength === 0) this.#recapture();
+    return this.#view;
+  }
+
+  #recapture(): void {
+    this.#view = capture(this.#probe);
+    this.#words = new Uint32Array(this.#view.buffer);
+  }
+
+  /** The unsigned 32-bit integer at `address` (4-byte aligned), little-endian as WASM memory is. */
+  u32(address: number): number {
+    if (this.#view.byteLength === 0) this.#recapture();
+    return this.#words[address >>> 2] as number;
+  }
+
+  /** The signed 64-bit integer at `address` (8-byte aligned), little-endian. */
+  i64(address: number): bigint {
+    const lo = this.u32(address);
+    const hi = this.u32(address + 4);
+    return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
+  }
+
+  /** Writes the unsigned 32-bit integer `value` at `address` (4-byte aligned). */
+  setU32(address: number, value: number): void {
+    if (this.#view.byteLength === 0) this.#recapture();
+    this.#words[address >>> 2] = value;
+  }
+
+  /**
+   * A copy of `length` bytes at `ptr`. Small copies are views into shared slabs (see
+   * byte-pool.ts: a buffer of their own costs more than the copy); larger ones own their buffer.
+   */
+  copy(ptr: number, length: number): Uint8Array {
+    return length === 0 ? new Uint8Array(0) : copyPooled(this.bytes.subarray(ptr, ptr + length), length);
+  }
+}
+
+function capture(probe: HeapProbe): Uint8Array {
+  const ptr = probe._malloc(PATTERN.length);
+  if (ptr === 0) throw new Error("actorstore could not allocate in sql.js's heap.");
+  try {
+    probe.writeArrayToMemory(PATTERN, ptr);
+    const seen = decodedBuffer(() => probe.UTF8ToString(ptr, PATTERN.length, true));
+    const view = seen === undefined ? undefined : new Uint8Array(seen);
+    if (view === undefined || !PATTERN.every((b, i) => view[ptr + i] === b)) throw unsupportedBuild("the WASM heap");
+    return view;
+  } finally {
+    probe._free(ptr);
+  }
+}
+
+/** The buffer the first `TextDecoder.decode` call made by `fn` decodes from (`fn` runs synchronously). */
+function decodedBuffer(fn: () => void): ArrayBufferLike | undefined {
+  const proto = TextDecoder.prototype;
+  const descriptor = Object.getOwnPropertyDescriptor(proto, "decode");
+  const original = descriptor?.value as TextDecoder["decode"] | undefined;
+  if (descriptor === undefined || original === undefined || descriptor.configurable !== true) {
+    throw new Error(
+      "actorstore could not read sql.js's heap: this runtime's TextDecoder.prototype.decode cannot be wrapped for the moment it takes.",
+    );
+  }
+  let seen: ArrayBufferLike | undefined;
+  Object.defineProperty(proto, "decode", {
+    ...descriptor,
+    value: function decode(this: TextDecoder, input?: AllowSharedBufferSource, options?: TextDecodeOptions) {
+      if (seen === undefined && input !== undefined && ArrayBuffer.isView(input)) seen = input.buffer;
+      return original.call(this, input, options);
+    },
+  });
+  try {
+    fn();
+  } finally {
+    Object.defineProperty(proto, "decode", descriptor);
+  }
+  return seen;
+}
+
+// ------------------------------------------------------------------ offsets into SQLite's structs
+
+/** Indexes into `sqlite3.aLimit` (SQLite's `SQLITE_LIMIT_*`). */
+const SQLITE_LIMIT_LENGTH = 0;
+const SQLITE_LIMIT_TRIGGER_DEPTH = 10;
+/** `Vdbe.aCounter[SQLITE_STMTSTATUS_RUN]`: how often the statement ran. */
+const STMTSTATUS_RUN = 6;
 
 /**
  * Where SQLite keeps a statement's `sqlite3_stmt_status` counters (`Vdbe.aCounter`), as a byte
@@ -188,7 +360,7 @@ function locateStepCounters(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap)
       }
       const counter = (index: number) => heap.u32(ptr + offset + 4 * index);
       if (offset < 0 || counter(STMTSTATUS_FULLSCAN_STEP) !== 6 || counter(STMTSTATUS_RUN) !== 1) {
-        throw new Error(UNSUPPORTED_BUILD("SQLite's statement counters"));
+        throw unsupportedBuild("SQLite's statement counters");
       }
       return offset;
     } finally {
@@ -230,359 +402,10 @@ function locateLimits(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): numb
       if (!fails("SELECT zeroblob(1000)") && fails("SELECT zeroblob(1001)")) return at;
       heap.setU32(a, 1e9);
     }
-    throw new Error(UNSUPPORTED_BUILD("SQLite's limits"));
+    throw unsupportedBuild("SQLite's limits");
   } finally {
     db.close();
   }
-}
-
-/** Where the raw structures of one sql.js module are (the same for every database it opens). */
-interface ModuleLayout {
-  readonly heap: WasmHeap;
-  /** See {@link locateStepCounters}. */
-  readonly counterOffset: number;
-  /** See {@link locateLimits}. */
-  readonly limitsOffset: number;
-}
-
-const layouts = new WeakMap<SqlJsStatic, ModuleLayout>();
-
-/**
- * The heap of a loaded sql.js module (see wasm-heap.ts), where its statements keep their counters
- * and where its connections keep their limits, located once per module (every
- * `ObjectStorage.open` loads the engine).
- */
-function layoutOf(sql: SqlJsStatic, keys: PointerKeys): ModuleLayout {
-  let found = layouts.get(sql);
-  if (found === undefined) {
-    const heap = new WasmHeap(sql as unknown as RawSqlite);
-    found = {
-      heap,
-      counterOffset: locateStepCounters(sql, keys, heap),
-      limitsOffset: locateLimits(sql, keys, heap),
-    };
-    layouts.set(sql, found);
-  }
-  return found;
-}
-
-class SqlJsEngine implements SqlEngine, StatementOwner {
-  /** @internal The module's heap (shared by every database of the module). */
-  readonly heap: WasmHeap;
-  /** @internal See {@link locateStepCounters}. */
-  readonly counterOffset: number;
-  readonly #raw: RawSqlite;
-  readonly #keys: PointerKeys;
-  readonly #db: Database;
-  readonly #dbPtr: number;
-  readonly #statements = new Set<SqlJsStatement>();
-  /** Compiled transaction-control statements (see {@link TRANSACTION_CONTROL}), by text. */
-  readonly #control = new Map<string, EngineStatement>();
-  readonly #rawFunctions: number[] = [];
-  #closed = false;
-
-  constructor(sql: SqlJsStatic, keys: PointerKeys, layout: ModuleLayout, maxDatabaseSize: number, bytes?: Uint8Array) {
-    this.#raw = sql as unknown as RawSqlite;
-    this.heap = layout.heap;
-    this.counterOffset = layout.counterOffset;
-    this.#keys = keys;
-    this.#db = new sql.Database(bytes);
-    this.#dbPtr = (this.#db as unknown as Record<string, number>)[keys.database] as number;
-    const limits = this.#dbPtr + layout.limitsOffset;
-    this.heap.setU32(limits + 4 * SQLITE_LIMIT_LENGTH, ENGINE_LIMITS.length);
-    this.heap.setU32(limits + 4 * SQLITE_LIMIT_TRIGGER_DEPTH, ENGINE_LIMITS.triggerDepth);
-    // Per connection, not stored in the file: every engine (also one opened from a snapshot) sets it.
-    const pageSize = Number(this.#db.exec("PRAGMA page_size")[0]?.values[0]?.[0] ?? 4096);
-    this.#db.exec(`PRAGMA max_page_count = ${Math.max(2, Math.floor(maxDatabaseSize / pageSize))}`);
-    // Durability comes from actorstore's own commit log, not from SQLite's journal, and no other
-    // connection ever opens this in-memory file. With the default modes, every read asks
-    // Emscripten's file system about a hot journal and every write transaction creates and
-    // deletes one: measured 30-40 % of a point read. An exclusive lock and a journal in memory
-    // keep rollback and savepoints working without any of that.
-    this.#db.exec("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY;");
-  }
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  prepare(sql: string): EngineStatement {
-    this.#assertOpen();
-    let stmt: Statement;
-    try {
-      stmt = this.#db.prepare(sql);
-    } catch (e) {
-      throw this.#error(e);
-    }
-    return this.#wrap(stmt, sql);
-  }
-
-  prepareHead(sql: string): PreparedHead {
-    this.#assertOpen();
-    const it = this.#db.iterateStatements(sql);
-    let result: IteratorResult<Statement>;
-    try {
-      result = it.next();
-    } catch (e) {
-      throw this.#error(e);
-    }
-    if (result.done) return { statement: null, tail: "" };
-    const tail = it.getRemainingSQL();
-    const text = this.#raw.UTF8ToString(this.#raw._sqlite3_sql(this.#stmtPtr(result.value)));
-    // The iterator owns (and frees) its statement; compile our own copy of the same text so its
-    // lifetime is ours. This costs a second compile only for scripts, which callers cache.
-    (it as unknown as { return(): void }).return();
-    return { statement: this.prepare(text), tail };
-  }
-
-  exec(sql: string): void {
-    this.#assertOpen();
-    if (TRANSACTION_CONTROL.test(sql)) {
-      // BEGIN, COMMIT and savepoints run several times per batch: compile each text once.
-      let statement = this.#control.get(sql);
-      if (statement === undefined || statement.freed) {
-        statement = this.prepare(sql);
-        this.#control.set(sql, statement);
-      }
-      try {
-        statement.step();
-      } finally {
-        statement.reset();
-      }
-      return;
-    }
-    try {
-      this.#db.exec(sql);
-    } catch (e) {
-      throw this.#error(e);
-    }
-  }
-
-  query(sql: string, params: readonly EngineValue[] = []): EngineValue[][] {
-    const stmt = this.prepare(sql);
-    try {
-      stmt.bind(params, "integer");
-      const rows: EngineValue[][] = [];
-      while (stmt.step()) rows.push(stmt.row());
-      return rows;
-    } finally {
-      stmt.free();
-    }
-  }
-
-  changes(): number {
-    this.#assertOpen();
-    return this.#raw._sqlite3_changes(this.#dbPtr);
-  }
-
-  exportBytes(): Uint8Array {
-    this.#assertOpen();
-    // sql.js 1.16 exports through the backup API into a scratch database: the live connection,
-    // its prepared statements and its functions stay intact.
-    return this.#db.export();
-  }
-
-  createFunction(name: string, arity: number, fn: EngineFunction): void {
-    this.#assertOpen();
-    // sql.js registers a function with the arity of the JS function it is given (`fn.length`).
-    const call = (...args: unknown[]) => fn(...args.map(normalizeArg));
-    const wrapped = fixedArity(arity, call);
-    this.#db.create_function(name, wrapped as unknown as (...args: never[]) => never);
-  }
-
-  setRandomSource(source: RandomSource): void {
-    this.#assertOpen();
-    // random() must stay INTEGER, which sql.js's create_function cannot return (it returns every
-    // number as REAL), so register it through the C API and answer with sqlite3_result_int64.
-    const fnPtr = this.#raw.addFunction((context: number) => {
-      this.#raw._sqlite3_result_int64(context, source.nextInt64());
-    }, "viii");
-    this.#rawFunctions.push(fnPtr);
-    this.#createRawFunction("random", 0, fnPtr);
-    // randomblob(N) returns max(N, 1) bytes, and refuses more than SQLITE_LIMIT_LENGTH before
-    // allocating anything (randomblob(1e9) must not build a gigabyte first): a result longer than
-    // the limit makes SQLite report `string or blob too big` (SQLITE_TOOBIG) without reading it.
-    const raw = this.#raw;
-    const blobPtr = raw.addFunction((context: number, _argc: number, argv: number) => {
-      const requested = Math.trunc(raw._sqlite3_value_double(this.heap.u32(argv)));
-      const n = Math.max(1, requested || 1);
-      if (n > ENGINE_LIMITS.length) {
-        raw._sqlite3_result_blob(context, argv, ENGINE_LIMITS.length + 1, SQLITE_STATIC);
-        return;
-      }
-      const bytes = source.nextBytes(n);
-      const copy = raw._malloc(n);
-      if (copy === 0) {
-        raw._sqlite3_result_blob(context, argv, ENGINE_LIMITS.length + 1, SQLITE_STATIC);
-        return;
-      }
-      raw.writeArrayToMemory(bytes, copy);
-      raw._sqlite3_result_blob(context, copy, n, SQLITE_TRANSIENT);
-      raw._free(copy);
-    }, "viii");
-    this.#rawFunctions.push(blobPtr);
-    this.#createRawFunction("randomblob", 1, blobPtr);
-  }
-
-  /** Registers a raw C-ABI function pointer under `name` (UTF-8, not deterministic). */
-  #createRawFunction(name: string, arity: number, fnPtr: number): void {
-    const namePtr = this.#raw.stringToNewUTF8(name);
-    try {
-      const SQLITE_UTF8 = 1;
-      const rc = this.#raw._sqlite3_create_function_v2(this.#dbPtr, namePtr, arity, SQLITE_UTF8, 0, fnPtr, 0, 0, 0);
-      if (rc !== 0) throw this.lastError(rc);
-    } finally {
-      this.#raw._free(namePtr);
-    }
-  }
-
-  setConnectionInputs(source: ConnectionInputSource): void {
-    this.#assertOpen();
-    const offsets = connectionCounterOffsets(this.#raw, this.heap, this.#keys);
-    const db = this.#dbPtr;
-    const live: Record<ConnectionInput, () => bigint> = {
-      changes: () => this.heap.i64(db + offsets.changes),
-      total_changes: () => this.heap.i64(db + offsets.totalChanges),
-      last_insert_rowid: () => this.heap.i64(db + offsets.lastRowid),
-    };
-    for (const name of Object.keys(live) as ConnectionInput[]) {
-      const read = live[name];
-      this.#registerInt64Function(name, () => source.value(name, read));
-    }
-  }
-
-  /** Registers a 0-argument function returning an INTEGER through the C API (see setRandomSource). */
-  #registerInt64Function(name: string, fn: () => bigint): void {
-    const fnPtr = this.#raw.addFunction((context: number) => {
-      this.#raw._sqlite3_result_int64(context, fn());
-    }, "viii");
-    this.#rawFunctions.push(fnPtr);
-    const namePtr = this.#raw.stringToNewUTF8(name);
-    try {
-      const SQLITE_UTF8 = 1;
-      const rc = this.#raw._sqlite3_create_function_v2(this.#dbPtr, namePtr, 0, SQLITE_UTF8, 0, fnPtr, 0, 0, 0);
-      if (rc !== 0) throw this.lastError(rc);
-    } finally {
-      this.#raw._free(namePtr);
-    }
-  }
-
-  withNow<T>(nowMs: number, fn: () => T): T {
-    const outer = pinNow(nowMs);
-    try {
-      return fn();
-    } finally {
-      unpinNow(outer);
-    }
-  }
-
-  close(): void {
-    if (this.#closed) return;
-    for (const s of this.#statements) s.free();
-    this.#statements.clear();
-    this.#db.close();
-    for (const ptr of this.#rawFunctions) this.#raw.removeFunction(ptr);
-    this.#closed = true;
-  }
-
-  /** @internal */
-  stepAt(ptr: number, nowMs: number): number {
-    return stepAt(this.#raw, ptr, nowMs);
-  }
-
-  /** @internal */
-  forget(stmt: SqlJsStatement): void {
-    this.#statements.delete(stmt);
-  }
-
-  /** @internal */
-  lastError(rc: number): EngineError {
-    return new EngineError(this.#raw.UTF8ToString(this.#raw._sqlite3_errmsg(this.#dbPtr)), rc & 0xff);
-  }
-
-  #wrap(stmt: Statement, sql: string): EngineStatement {
-    const wrapped = new SqlJsStatement(this, this.#raw, this.heap, stmt, this.#stmtPtr(stmt), sql);
-    this.#statements.add(wrapped);
-    return wrapped;
-  }
-
-  #stmtPtr(stmt: Statement): number {
-    return (stmt as unknown as Record<string, number>)[this.#keys.statement] as number;
-  }
-
-  #error(e: unknown): EngineError {
-    if (e instanceof EngineError) return e;
-    const message = e instanceof Error ? e.message : String(e);
-    return new EngineError(message, guessResultCode(message));
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new EngineError("Database closed", 21 /* SQLITE_MISUSE */);
-  }
-}
-
-/**
- * sql.js reads the time for 'now' through Emscripten's clock, which calls `Date.now()`. Pinning it
- * for the duration of one synchronous engine call makes SQL time deterministic and replayable
- * (durability logs `nowMs` with every SQL write). One pinned function serves every call, so
- * pinning allocates nothing; nested pins restore the outer one.
- */
-const pin = { ms: 0, depth: 0, original: Date.now };
-const pinnedNow = (): number => pin.ms;
-
-/** Pins 'now' to `nowMs`; returns the time pinned before, for {@link unpinNow}. */
-function pinNow(nowMs: number): number {
-  const outer = pin.ms;
-  if (pin.depth++ === 0) pin.original = Date.now;
-  pin.ms = nowMs;
-  Date.now = pinnedNow;
-  return outer;
-}
-
-function unpinNow(outer: number): void {
-  pin.ms = outer;
-  if (--pin.depth === 0) Date.now = pin.original;
-}
-
-/** `sqlite3_step` with 'now' pinned to `nowMs`. */
-function stepAt(raw: RawSqlite, ptr: number, nowMs: number): number {
-  const outer = pinNow(nowMs);
-  try {
-    return raw._sqlite3_step(ptr);
-  } finally {
-    unpinNow(outer);
-  }
-}
-
-/** A function whose `.length` is `arity` (sql.js derives the SQL arity from it). */
-function fixedArity(arity: number, call: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
-  switch (arity) {
-    case 0:
-      return () => call();
-    case 1:
-      return (a: unknown) => call(a);
-    case 2:
-      return (a: unknown, b: unknown) => call(a, b);
-    case 3:
-      return (a: unknown, b: unknown, c: unknown) => call(a, b, c);
-    default:
-      throw new RangeError(`Functions of arity ${arity} are not supported.`);
-  }
-}
-
-function normalizeArg(value: unknown): EngineValue {
-  if (value === undefined) return null;
-  return value as EngineValue;
-}
-
-/** Maps SQLite's message back to its primary result code where sql.js did not give us one. */
-function guessResultCode(message: string): number {
-  if (/constraint failed/i.test(message)) return 19;
-  if (/too big|too long/i.test(message)) return 18;
-  if (/not authorized/i.test(message)) return 23;
-  if (/database is locked/i.test(message)) return 5;
-  if (/out of memory/i.test(message)) return 7;
-  return 1;
 }
 
 /** Where the `sqlite3` connection struct keeps its counters, as byte offsets from its pointer. */
@@ -592,19 +415,14 @@ interface ConnectionCounterOffsets {
   totalChanges: number;
 }
 
-const counterOffsets = new WeakMap<object, ConnectionCounterOffsets>();
-
 /**
  * sql.js exports neither `sqlite3_last_insert_rowid` nor `sqlite3_total_changes`, and the SQL
  * functions that read them cannot be called once they are replaced (which replay needs). So the
  * values are read from the connection struct (`sqlite3.lastRowid`, `nChange`, `nTotalChange`, all
- * 64-bit), whose offsets are found once by value on a probe connection and then checked against
- * the built-in functions after further writes: a mismatch fails loudly.
+ * 64-bit), whose offsets are found by value on a probe connection and then checked against the
+ * built-in functions after further writes.
  */
-function connectionCounterOffsets(raw: RawSqlite, heap: WasmHeap, keys: PointerKeys): ConnectionCounterOffsets {
-  const known = counterOffsets.get(raw);
-  if (known !== undefined) return known;
-  const sql = raw as unknown as SqlJsStatic;
+function connectionCounterOffsets(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): ConnectionCounterOffsets {
   const db = new sql.Database();
   try {
     const ptr = (db as unknown as Record<string, number>)[keys.database] as number;
@@ -628,14 +446,212 @@ function connectionCounterOffsets(raw: RawSqlite, heap: WasmHeap, keys: PointerK
     const read = () => [found.lastRowid, found.changes, found.totalChanges].map((o) => heap.i64(ptr + o));
     db.exec("INSERT INTO probe(rowid) VALUES (4242); UPDATE probe SET x = 0 WHERE rowid < 100");
     const ok = lastRowid >= 0 && changes >= 0 && read().every((v, i) => v === builtins()[i]);
-    if (!ok) {
-      throw new Error(
-        "actorstore could not locate SQLite's connection counters in sql.js; this version of sql.js is not supported. Install the version actorstore pins.",
-      );
-    }
-    counterOffsets.set(raw, found);
+    if (!ok) throw unsupportedBuild("SQLite's connection counters");
     return found;
   } finally {
     db.close();
   }
+}
+
+/**
+ * Where a function call finds its user data (`sqlite3_user_data`, which sql.js does not export):
+ * `sqlite3_context.pFunc->pUserData`, as byte offsets (context to FuncDef pointer, FuncDef to user
+ * data). Found by registering the trampoline with two known values and reading them back in calls.
+ */
+function locateUserData(
+  sql: SqlJsStatic,
+  keys: PointerKeys,
+  heap: WasmHeap,
+  functions: SharedFunctions,
+): readonly [number, number] {
+  const MAGIC = [0x5a17_c0de, 0x0ac7_0125];
+  const db = new sql.Database();
+  try {
+    const ptr = (db as unknown as Record<string, number>)[keys.database] as number;
+    const seen: number[][] = [];
+    functions.onProbe = (context) => {
+      const candidates: number[] = [];
+      for (let a = 0; a <= 16; a += 4) {
+        const fd = heap.u32(context + a);
+        for (let b = 0; b <= 16; b += 4) candidates.push(fd === 0 ? -1 : heap.u32(fd + b));
+      }
+      seen.push(candidates);
+    };
+    for (const [i, magic] of MAGIC.entries()) functions.registerRaw(ptr, `actorstore_probe_${i}`, 0, magic);
+    db.exec("SELECT actorstore_probe_0(), actorstore_probe_1()");
+    functions.onProbe = undefined;
+    const index = seen[0]?.findIndex((v, i) => v === MAGIC[0] && seen[1]?.[i] === MAGIC[1]) ?? -1;
+    if (index < 0) throw unsupportedBuild("a function call's user data");
+    return [Math.floor(index / 5) * 4, (index % 5) * 4];
+  } finally {
+    db.close();
+  }
+}
+
+// ------------------------------------------------------------------ functions through one trampoline
+
+const SQLITE_UTF8 = 1;
+const SQLITE_INTEGER = 1;
+const SQLITE_FLOAT = 2;
+const SQLITE_TEXT = 3;
+const SQLITE_BLOB = 4;
+
+/**
+ * Every function of every connection runs through one WASM function pointer (sql.js's
+ * `create_function` compiles a WASM module per call: a tenth of a millisecond per function, on
+ * every open). Each registration's user data is an id that selects its implementation.
+ */
+class SharedFunctions {
+  readonly #raw: RawSqlite;
+  readonly #heap: WasmHeap;
+  readonly #pointer: number;
+  readonly #byId = new Map<number, RawFunction>();
+  readonly #idsByDb = new Map<number, number[]>();
+  #nextId = 1;
+  /** See {@link locateUserData}; set once it is known. */
+  userDataAt: readonly [number, number] = [-1, -1];
+  /** While {@link locateUserData} runs: gets each call's context instead. */
+  onProbe: ((context: number) => void) | undefined;
+
+  constructor(raw: RawSqlite, heap: WasmHeap) {
+    this.#raw = raw;
+    this.#heap = heap;
+    this.#pointer = raw.addFunction((context, argc, argv) => this.#call(context, argc, argv), "viii");
+  }
+
+  registerRaw(dbPtr: number, name: string, arity: number, userData: number): void {
+    const namePtr = this.#raw.stringToNewUTF8(name);
+    try {
+      const rc = this.#raw._sqlite3_create_function_v2(
+        dbPtr,
+        namePtr,
+        arity,
+        SQLITE_UTF8,
+        userData,
+        this.#pointer,
+        0,
+        0,
+        0,
+      );
+      if (rc !== 0) throw new Error(`could not register the SQL function ${name} (SQLite result ${rc})`);
+    } finally {
+      this.#raw._free(namePtr);
+    }
+  }
+
+  register(dbPtr: number, name: string, arity: number, impl: RawFunction): void {
+    const id = this.#nextId++;
+    this.#byId.set(id, impl);
+    let ids = this.#idsByDb.get(dbPtr);
+    if (ids === undefined) this.#idsByDb.set(dbPtr, (ids = []));
+    ids.push(id);
+    this.registerRaw(dbPtr, name, arity, id);
+  }
+
+  forget(dbPtr: number): void {
+    for (const id of this.#idsByDb.get(dbPtr) ?? []) this.#byId.delete(id);
+    this.#idsByDb.delete(dbPtr);
+  }
+
+  #call(context: number, argc: number, argv: number): void {
+    if (this.onProbe !== undefined) {
+      this.onProbe(context);
+      return;
+    }
+    const heap = this.#heap;
+    const raw = this.#raw;
+    const [a, b] = this.userDataAt;
+    const impl = this.#byId.get(heap.u32(heap.u32(context + a) + b));
+    try {
+      if (impl === undefined) throw new Error("a function of a closed database was called");
+      switch (impl.kind) {
+        case "int64":
+          raw._sqlite3_result_int64(context, impl.fn());
+          return;
+        case "blob": {
+          // randomblob(N) returns max(N, 1) bytes, and refuses more than SQLITE_LIMIT_LENGTH before
+          // allocating anything: a result longer than the limit makes SQLite report `string or
+          // blob too big` (SQLITE_TOOBIG) without reading it.
+          const requested = Math.trunc(raw._sqlite3_value_double(heap.u32(argv)));
+          const n = Math.max(1, requested || 1);
+          const bytes = n > ENGINE_LIMITS.length ? undefined : impl.fn(n);
+          if (bytes === undefined) raw._sqlite3_result_blob(context, argv, ENGINE_LIMITS.length + 1, SQLITE_STATIC);
+          else this.#resultBlob(context, bytes);
+          return;
+        }
+        case "values": {
+          const args: EngineValue[] = [];
+          for (let i = 0; i < argc; i++) args.push(this.#value(heap.u32(argv + 4 * i)));
+          this.#result(context, impl.fn(...args));
+          return;
+        }
+      }
+    } catch (error) {
+      const message = raw.stringToNewUTF8(error instanceof Error ? error.message : String(error));
+      raw._sqlite3_result_error(context, message, -1);
+      raw._free(message);
+    }
+  }
+
+  #value(value: number): EngineValue {
+    const raw = this.#raw;
+    switch (raw._sqlite3_value_type(value)) {
+      case SQLITE_INTEGER:
+      case SQLITE_FLOAT:
+        return raw._sqlite3_value_double(value);
+      case SQLITE_TEXT:
+        return raw.UTF8ToString(raw._sqlite3_value_text(value), raw._sqlite3_value_bytes(value), true);
+      case SQLITE_BLOB: {
+        const ptr = raw._sqlite3_value_blob(value);
+        return this.#heap.copy(ptr, raw._sqlite3_value_bytes(value)).slice();
+      }
+      default:
+        return null;
+    }
+  }
+
+  #result(context: number, value: EngineValue): void {
+    const raw = this.#raw;
+    if (value === null || value === undefined) raw._sqlite3_result_null(context);
+    else if (typeof value === "number") raw._sqlite3_result_double(context, value);
+    else if (typeof value === "string") {
+      const text = raw.stringToNewUTF8(value);
+      raw._sqlite3_result_text(context, text, raw.lengthBytesUTF8(value), SQLITE_TRANSIENT);
+      raw._free(text);
+    } else this.#resultBlob(context, value);
+  }
+
+  #resultBlob(context: number, bytes: Uint8Array): void {
+    const raw = this.#raw;
+    const copy = raw._malloc(Math.max(1, bytes.byteLength));
+    if (copy === 0) throw new Error("out of memory");
+    raw.writeArrayToMemory(bytes, copy);
+    raw._sqlite3_result_blob(context, copy, bytes.byteLength, SQLITE_TRANSIENT);
+    raw._free(copy);
+  }
+}
+
+// ------------------------------------------------------------------ pinning 'now'
+
+/**
+ * sql.js reads the time for 'now' through Emscripten's clock, which calls `Date.now()`. Pinning it
+ * for the duration of one synchronous engine call makes SQL time deterministic and replayable
+ * (durability logs `nowMs` with every SQL write). One pinned function serves every call, so
+ * pinning allocates nothing; nested pins restore the outer one.
+ */
+const pin = { ms: 0, depth: 0, original: Date.now };
+const pinnedNow = (): number => pin.ms;
+
+/** Pins 'now' to `nowMs`; returns the time pinned before, for {@link unpinNow}. */
+function pinNow(nowMs: number): number {
+  const outer = pin.ms;
+  if (pin.depth++ === 0) pin.original = Date.now;
+  pin.ms = nowMs;
+  Date.now = pinnedNow;
+  return outer;
+}
+
+function unpinNow(outer: number): void {
+  pin.ms = outer;
+  if (--pin.depth === 0) Date.now = pin.original;
 }

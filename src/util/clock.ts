@@ -3,10 +3,13 @@
  * retention, backoff and timeouts can be tested with {@link FakeClock} instead of sleeps.
  *
  * This is the only module that reads the host's `Date.now` and calls `setTimeout` and
- * `setImmediate` for actorstore's own time. One other place touches `Date.now`: the sql.js adapter
- * (engine/sqljs.ts) replaces it for the length of one synchronous SQLite call, because sql.js
- * reads SQLite's 'now' through it; that pins SQL's time to the clock's value (logged with every
- * write for replay) rather than reading the host's time.
+ * `setImmediate` for actorstore's own time. Two other modules touch `Date`, and neither reads the
+ * host's time for actorstore: the sql.js adapter (engine/sqljs.ts) replaces `Date.now` for the
+ * length of one synchronous SQLite call, because sql.js reads SQLite's 'now' through it (that pins
+ * SQL's time to the clock's value, logged with every write for replay); and the test kit's opt-in
+ * fake `Date` (testkit/date-clock.ts) replaces the global `Date` so that an object's own code reads
+ * its test clock. scripts/check-layers.mjs keeps it that way: any other use of `Date.now`,
+ * `setTimeout` or `setInterval` in src/ fails the lint.
  */
 
 /** An opaque handle for a timer created by {@link Clock.setTimer}. */

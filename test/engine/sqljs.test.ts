@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, test } from "vitest";
 import { EngineError, type SqlEngine } from "../../src/engine/engine";
+import type { WasmHeap } from "../../src/engine/sqljs";
 import { loadSqlJsEngine } from "../../src/engine/sqljs";
-import type { WasmHeap } from "../../src/engine/wasm-heap";
 
 let engine: SqlEngine;
 
@@ -159,5 +159,80 @@ describe("sql.js engine", () => {
     engine.close();
     expect(t.freed).toBe(true);
     expect(() => engine.prepare("SELECT 1")).toThrow("Database closed");
+  });
+});
+
+describe("functions of many connections through one trampoline (sqljs.ts)", () => {
+  test("createFunction: every value type in and out, errors as SQL errors, any arity", () => {
+    const seen: unknown[][] = [];
+    engine.createFunction("echo", 1, (v) => {
+      seen.push([v]);
+      return v;
+    });
+    engine.createFunction("fail", 0, () => {
+      throw new Error("refused by the function");
+    });
+    engine.createFunction("five", 5, (...args) => args.length);
+    const [row] = engine.query("SELECT echo(NULL), echo(7), echo(2.5), echo(?), echo(x'00ff'), five(1,2,3,4,5)", [
+      "tëxt\u0000x",
+    ]);
+    expect(row?.slice(0, 4)).toEqual([null, 7, 2.5, "tëxt\u0000x"]);
+    expect([...((row?.[4] ?? new Uint8Array(1)) as Uint8Array)]).toEqual([0, 255]);
+    expect(row?.[5]).toBe(5);
+    expect(engine.query("SELECT typeof(echo(7)), typeof(echo('a')), typeof(echo(x'01'))")).toEqual([
+      ["real", "text", "blob"],
+    ]);
+    expect(seen.length).toBe(8);
+    let error: unknown;
+    try {
+      engine.query("SELECT fail()");
+    } catch (e) {
+      error = e;
+    }
+    expect((error as EngineError).sqliteMessage).toBe("refused by the function");
+  });
+
+  test("each connection's random(), randomblob() and connection inputs answer from its own sources", async () => {
+    const factory = await loadSqlJsEngine();
+    const engines = Array.from({ length: 40 }, (_, i) => {
+      const e = factory.open();
+      e.setRandomSource({
+        nextInt64: () => BigInt(i) * 1_000_000_000_000n,
+        nextBytes: (n) => new Uint8Array(n).fill(i),
+      });
+      e.setConnectionInputs({ value: (name, live) => (name === "changes" ? BigInt(1000 + i) : live()) });
+      return e;
+    });
+    // Close every other one: the rest keep their own functions.
+    for (const [i, e] of engines.entries()) if (i % 2 === 1) e.close();
+    for (const [i, e] of engines.entries()) {
+      if (i % 2 === 1) continue;
+      e.exec("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2)");
+      const [row] = e.query("SELECT random(), typeof(random()), hex(randomblob(2)), changes(), total_changes()");
+      expect(row).toEqual([
+        i * 1e12,
+        "integer",
+        (i.toString(16).padStart(2, "0") + "").repeat(2).toUpperCase(),
+        1000 + i,
+        2,
+      ]);
+    }
+    for (const e of engines) e.close();
+  });
+
+  test("randomblob beyond the length limit fails before the source is asked", () => {
+    let asked = 0;
+    engine.setRandomSource({
+      nextInt64: () => 1n,
+      nextBytes: (n) => {
+        asked++;
+        return new Uint8Array(n);
+      },
+    });
+    expect(() => engine.query("SELECT randomblob(1e9)")).toThrow(/too big/);
+    expect(asked).toBe(0);
+    expect(engine.query("SELECT length(randomblob(0)), length(randomblob(-5)), length(randomblob(3))")).toEqual([
+      [1, 1, 3],
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { type HeapProbe, WasmHeap } from "../../src/engine/wasm-heap";
+import { type HeapProbe, WasmHeap } from "../../src/engine/sqljs";
 
 /** A fake module whose heap is a plain buffer and whose UTF8ToString decodes from it (as Emscripten's). */
 function fakeModule(options: { decodes?: boolean; throws?: boolean } = {}): HeapProbe & { memory: Uint8Array } {
@@ -44,7 +44,7 @@ describe("WasmHeap", () => {
 
   test("a module that does not decode from its heap is refused with an actionable message", () => {
     expect(() => new WasmHeap(fakeModule({ decodes: false }))).toThrow(
-      /not supported\. Install the version actorstore pins/,
+      /could not locate the WASM heap in sql\.js; this build of sql\.js is not supported\. Install sql\.js 1\.16\.0, the version actorstore pins\./,
     );
   });
 });

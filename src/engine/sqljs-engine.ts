@@ -1,0 +1,258 @@
+/**
+ * The sql.js engine: one database as a {@link SqlEngine}. Everything that reaches past sql.js's
+ * public API lives in sqljs.ts (which loads sql.js, checks the build once and hands this file a
+ * {@link SqlJsModule}); this file is the plain adapter around it.
+ *
+ * sql.js's public Statement API loses two things the platform needs: the SQLite result code of a
+ * failed step (it throws a bare `Error(errmsg)`), and binding a JS number as REAL (it binds
+ * int32-valued numbers as INTEGER). Statements therefore go through the raw C functions
+ * (sqljs-statement.ts).
+ */
+import { ActorStoreError } from "../errors";
+import {
+  type ConnectionInput,
+  type ConnectionInputSource,
+  EngineError,
+  type EngineFunction,
+  type EngineStatement,
+  type EngineValue,
+  type PreparedHead,
+  type RandomSource,
+  type SqlEngine,
+  type SqlEngineFactory,
+} from "./engine";
+import type { SqlJsDatabase, SqlJsModule, SqlJsStatementHandle, WasmHeap } from "./sqljs";
+import { SqlJsStatement, type StatementOwner } from "./sqljs-statement";
+
+/** Options for loading sql.js (needed in browsers to find the WASM file). */
+export interface SqlJsLoadOptions {
+  /** Maps `sql-wasm.wasm` to a URL or path, as sql.js's own `locateFile`. */
+  locateFile?: (file: string) => string;
+  /** The WASM bytes, if already loaded. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /**
+   * The most bytes one database may hold (default {@link DEFAULT_MAX_DATABASE_SIZE}). A write that
+   * would grow it further fails with SQLite's `database or disk is full` (`SQLITE_FULL`), as the
+   * platform's 10 GB limit does; every database of a process shares one WASM heap (at most 4 GiB),
+   * so the default is far lower.
+   */
+  maxDatabaseSize?: number;
+}
+
+/**
+ * The default of {@link SqlJsLoadOptions.maxDatabaseSize}: 1 GiB. The platform allows 10 GB per
+ * object, but all databases of a process live in one WASM heap of at most 4 GiB.
+ */
+export const DEFAULT_MAX_DATABASE_SIZE = 1 << 30;
+
+/**
+ * Single transaction-control statements that `exec` keeps compiled. Their texts come from the
+ * storage core (savepoint names carry the nesting depth), so the set stays small.
+ */
+const TRANSACTION_CONTROL = /^(?:BEGIN|COMMIT|ROLLBACK|SAVEPOINT \w+|RELEASE \w+|ROLLBACK TO \w+)$/;
+
+/** One open database of a loaded sql.js module. */
+export class SqlJsEngine implements SqlEngine, StatementOwner {
+  /** @internal The module's heap (shared by every database of the module). */
+  readonly heap: WasmHeap;
+  /** @internal Where statements keep their counters (see sqljs.ts). */
+  readonly counterOffset: number;
+  readonly #module: SqlJsModule;
+  readonly #db: SqlJsDatabase;
+  readonly #dbPtr: number;
+  readonly #statements = new Set<SqlJsStatement>();
+  /** Compiled transaction-control statements (see {@link TRANSACTION_CONTROL}), by text. */
+  readonly #control = new Map<string, EngineStatement>();
+  #closed = false;
+
+  /** A factory of databases of `module`, each limited to `maxDatabaseSize` bytes. */
+  static factory(module: SqlJsModule, maxDatabaseSize: number): SqlEngineFactory {
+    if (!(Number.isSafeInteger(maxDatabaseSize) && maxDatabaseSize >= 8192)) {
+      throw new ActorStoreError(
+        "ERR_INVALID_OPTION",
+        `maxDatabaseSize must be a whole number of bytes, at least 8192; got ${String(maxDatabaseSize)}.`,
+      );
+    }
+    return { open: (bytes?: Uint8Array): SqlEngine => new SqlJsEngine(module, maxDatabaseSize, bytes) };
+  }
+
+  private constructor(module: SqlJsModule, maxDatabaseSize: number, bytes?: Uint8Array) {
+    this.#module = module;
+    this.heap = module.heap;
+    this.counterOffset = module.counterOffset;
+    const { db, ptr } = module.openDatabase(bytes);
+    this.#db = db;
+    this.#dbPtr = ptr;
+    // Per connection, not stored in the file: every engine (also one opened from a snapshot) sets it.
+    const pageSize = Number(db.exec("PRAGMA page_size")[0]?.values[0]?.[0] ?? 4096);
+    db.exec(`PRAGMA max_page_count = ${Math.max(2, Math.floor(maxDatabaseSize / pageSize))}`);
+    // Durability comes from actorstore's own commit log, not from SQLite's journal, and no other
+    // connection ever opens this in-memory file. With the default modes, every read asks
+    // Emscripten's file system about a hot journal and every write transaction creates and
+    // deletes one: measured 30-40 % of a point read. An exclusive lock and a journal in memory
+    // keep rollback and savepoints working without any of that.
+    db.exec("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY;");
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  prepare(sql: string): EngineStatement {
+    this.#assertOpen();
+    let stmt: SqlJsStatementHandle;
+    try {
+      stmt = this.#db.prepare(sql);
+    } catch (e) {
+      throw this.#error(e);
+    }
+    return this.#wrap(stmt, sql);
+  }
+
+  prepareHead(sql: string): PreparedHead {
+    this.#assertOpen();
+    const it = this.#db.iterateStatements(sql);
+    let result: IteratorResult<SqlJsStatementHandle>;
+    try {
+      result = it.next();
+    } catch (e) {
+      throw this.#error(e);
+    }
+    if (result.done) return { statement: null, tail: "" };
+    const tail = it.getRemainingSQL();
+    const raw = this.#module.raw;
+    const text = raw.UTF8ToString(raw._sqlite3_sql(this.#module.statementPointer(result.value)));
+    // The iterator owns (and frees) its statement; compile our own copy of the same text so its
+    // lifetime is ours. This costs a second compile only for scripts, which callers cache.
+    (it as unknown as { return(): void }).return();
+    return { statement: this.prepare(text), tail };
+  }
+
+  exec(sql: string): void {
+    this.#assertOpen();
+    if (TRANSACTION_CONTROL.test(sql)) {
+      // BEGIN, COMMIT and savepoints run several times per batch: compile each text once.
+      let statement = this.#control.get(sql);
+      if (statement === undefined || statement.freed) {
+        statement = this.prepare(sql);
+        this.#control.set(sql, statement);
+      }
+      try {
+        statement.step();
+      } finally {
+        statement.reset();
+      }
+      return;
+    }
+    try {
+      this.#db.exec(sql);
+    } catch (e) {
+      throw this.#error(e);
+    }
+  }
+
+  query(sql: string, params: readonly EngineValue[] = []): EngineValue[][] {
+    const stmt = this.prepare(sql);
+    try {
+      stmt.bind(params, "integer");
+      const rows: EngineValue[][] = [];
+      while (stmt.step()) rows.push(stmt.row());
+      return rows;
+    } finally {
+      stmt.free();
+    }
+  }
+
+  changes(): number {
+    this.#assertOpen();
+    return this.#module.raw._sqlite3_changes(this.#dbPtr);
+  }
+
+  exportBytes(): Uint8Array {
+    this.#assertOpen();
+    // sql.js 1.16 exports through the backup API into a scratch database: the live connection,
+    // its prepared statements and its functions stay intact.
+    return this.#db.export();
+  }
+
+  createFunction(name: string, arity: number, fn: EngineFunction): void {
+    this.#assertOpen();
+    if (!(Number.isInteger(arity) && arity >= 0 && arity <= 127)) {
+      throw new RangeError(`Functions of arity ${arity} are not supported.`);
+    }
+    this.#module.registerFunction(this.#dbPtr, name, arity, { kind: "values", fn });
+  }
+
+  setRandomSource(source: RandomSource): void {
+    this.#assertOpen();
+    // random() stays INTEGER; randomblob(N) refuses more than SQLITE_LIMIT_LENGTH before
+    // allocating anything (see sqljs.ts).
+    this.#module.registerFunction(this.#dbPtr, "random", 0, { kind: "int64", fn: () => source.nextInt64() });
+    this.#module.registerFunction(this.#dbPtr, "randomblob", 1, { kind: "blob", fn: (n) => source.nextBytes(n) });
+  }
+
+  setConnectionInputs(source: ConnectionInputSource): void {
+    this.#assertOpen();
+    const live = this.#module.connectionCounters(this.#dbPtr);
+    for (const name of ["changes", "total_changes", "last_insert_rowid"] as const satisfies ConnectionInput[]) {
+      const read = live[name];
+      this.#module.registerFunction(this.#dbPtr, name, 0, { kind: "int64", fn: () => source.value(name, read) });
+    }
+  }
+
+  withNow<T>(nowMs: number, fn: () => T): T {
+    return this.#module.withNow(nowMs, fn);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    for (const s of this.#statements) s.free();
+    this.#statements.clear();
+    this.#db.close();
+    this.#module.forgetFunctions(this.#dbPtr);
+    this.#closed = true;
+  }
+
+  /** @internal */
+  stepAt(ptr: number, nowMs: number): number {
+    return this.#module.stepAt(ptr, nowMs);
+  }
+
+  /** @internal */
+  forget(stmt: SqlJsStatement): void {
+    this.#statements.delete(stmt);
+  }
+
+  /** @internal */
+  lastError(rc: number): EngineError {
+    const raw = this.#module.raw;
+    return new EngineError(raw.UTF8ToString(raw._sqlite3_errmsg(this.#dbPtr)), rc & 0xff);
+  }
+
+  #wrap(stmt: SqlJsStatementHandle, sql: string): EngineStatement {
+    const module = this.#module;
+    const wrapped = new SqlJsStatement(this, module.raw, this.heap, stmt, module.statementPointer(stmt), sql);
+    this.#statements.add(wrapped);
+    return wrapped;
+  }
+
+  #error(e: unknown): EngineError {
+    if (e instanceof EngineError) return e;
+    const message = e instanceof Error ? e.message : String(e);
+    return new EngineError(message, guessResultCode(message));
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new EngineError("Database closed", 21 /* SQLITE_MISUSE */);
+  }
+}
+
+/** Maps SQLite's message back to its primary result code where sql.js did not give us one. */
+function guessResultCode(message: string): number {
+  if (/constraint failed/i.test(message)) return 19;
+  if (/too big|too long/i.test(message)) return 18;
+  if (/not authorized/i.test(message)) return 23;
+  if (/database is locked/i.test(message)) return 5;
+  if (/out of memory/i.test(message)) return 7;
+  return 1;
+}
