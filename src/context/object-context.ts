@@ -20,6 +20,7 @@ import { InputGate } from "./input-gate";
 import { ObjectId } from "./object-id";
 import { ObjectState } from "./object-state";
 import { OutputGate } from "./output-gate";
+import { SectionDepth } from "./section-depth";
 
 /** An instance of an object class: any methods, optionally `fetch` and `alarm`. */
 export interface ObjectInstance {
@@ -107,6 +108,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   readonly #storageOptions: ObjectStorageOptions;
   readonly #persistence: PersistenceAdapter;
   readonly #inputGate = new InputGate();
+  readonly #sections = new SectionDepth();
   readonly #bcwTimeoutMs: number;
   readonly #waitUntil = new Set<Promise<unknown>>();
   readonly #onReset: ((error: Error) => void) | undefined;
@@ -315,7 +317,13 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     };
     const host: StorageHost = {
       holdOutput: (confirmation) => session.outputGate.hold(confirmation),
-      criticalSection: (fn) => this.#inputGate.runCritical(fn),
+      // A transaction is a critical section like blockConcurrencyWhile, and nests with it.
+      criticalSection: (fn) => {
+        const depth = this.#sections.next();
+        const refused = this.#sections.refuse(depth);
+        if (refused) return Promise.reject(refused);
+        return this.#inputGate.runCritical(() => this.#sections.run(depth, fn));
+      },
       onBroken: (error) => this.#reset(session, error),
       // Before the instance exists (storage written directly, by the host or the test kit), the
       // class decides.
@@ -376,6 +384,10 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   }
 
   #blockConcurrencyWhile<T>(session: Session<I>, fn: () => Promise<T>): Promise<T> {
+    // Too deep a nesting is refused before anything starts: the call rejects, the object lives on.
+    const depth = this.#sections.next();
+    const refused = this.#sections.refuse(depth);
+    if (refused) return Promise.reject(refused);
     return this.#inputGate.runCritical(async () => {
       let timer: ReturnType<Clock["setTimer"]> | undefined;
       const timeout = new Promise<never>((_, reject) => {
@@ -390,7 +402,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       // swallowed by a transaction that was already open.
       if (!session.broken) coreOf(session.storage).commitNow();
       try {
-        return await Promise.race([Promise.resolve().then(fn), timeout]);
+        return await Promise.race([Promise.resolve().then(() => this.#sections.run(depth, fn)), timeout]);
       } catch (e) {
         this.#reset(session, toError(e));
         throw e;

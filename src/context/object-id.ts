@@ -8,33 +8,47 @@
  * namespaces gives two ids, and a namespace recognises (and rejects) an id made by another.
  */
 
-/** The id of one stateful object, shaped like the platform's `DurableObjectId`. */
+/** Lets only this module construct ids (`new ObjectId()` elsewhere throws, as on the platform). */
+const CONSTRUCT = Symbol("ObjectId.construct");
+
+/**
+ * The id of one stateful object, shaped like the platform's `DurableObjectId`: `name` and
+ * `jurisdiction` are own, read-only, enumerable properties (`undefined` when unknown), `toString`
+ * and `equals` are enumerable prototype methods, and `new` throws "Illegal constructor".
+ */
 export class ObjectId {
   readonly #hex: string;
   /** The name it was derived from, if any. */
-  readonly name?: string;
+  declare readonly name: string | undefined;
+  /** The jurisdiction it was made for (`newUniqueId({ jurisdiction })`, `namespace.jurisdiction(…)`), if any. */
+  declare readonly jurisdiction: string | undefined;
 
-  /** @internal */
-  constructor(hex: string, name?: string) {
+  /** @internal Ids are made by {@link ObjectId.fromName}, {@link ObjectId.unique}, {@link ObjectId.fromString} or a namespace. */
+  constructor(token: typeof CONSTRUCT, hex: string, name?: string, jurisdiction?: string) {
+    if (token !== CONSTRUCT) throw new TypeError("Illegal constructor");
     this.#hex = hex;
-    if (name !== undefined) this.name = name;
+    const field = { writable: false, enumerable: true, configurable: true } as const;
+    Object.defineProperties(this, {
+      jurisdiction: { ...field, value: jurisdiction },
+      name: { ...field, value: name },
+    });
   }
 
   /** Derives the id of a named object (the same name always gives the same id). */
   static fromName(name: string): ObjectId {
-    return new ObjectId(hashToHex(name), name);
+    return new ObjectId(CONSTRUCT, hashToHex(name), name);
   }
 
   /** A new random id. */
   static unique(): ObjectId {
     const bytes = new Uint8Array(32);
     globalThis.crypto.getRandomValues(bytes);
-    return new ObjectId(Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""));
+    return new ObjectId(CONSTRUCT, Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""));
   }
 
   /** Parses a 64-hex-digit id string. */
   static fromString(hex: string): ObjectId {
-    return new ObjectId(parseHex(hex));
+    return new ObjectId(CONSTRUCT, parseHex(hex));
   }
 
   /** The 64 hex digits. */
@@ -42,11 +56,22 @@ export class ObjectId {
     return this.#hex;
   }
 
-  /** Whether two ids name the same object. */
-  equals(other: { toString(): string }): boolean {
-    return this.#hex === other.toString();
+  /** Whether two ids name the same object. Throws the platform's `TypeError` for anything but an id. */
+  equals(other: ObjectId): boolean {
+    if (!(other instanceof ObjectId)) throw new TypeError(NOT_AN_ID_MESSAGE);
+    return this.#hex === other.#hex;
   }
 }
+
+// As on the platform: the methods are enumerable, and the class names itself.
+for (const method of ["toString", "equals"] as const) {
+  Object.defineProperty(ObjectId.prototype, method, { enumerable: true });
+}
+Object.defineProperty(ObjectId.prototype, Symbol.toStringTag, { value: "DurableObjectId", configurable: true });
+
+/** The platform's message when `equals` is given something that is not an id. */
+const NOT_AN_ID_MESSAGE =
+  "Failed to execute 'equals' on 'DurableObjectId': parameter 1 is not of type 'DurableObjectId'.";
 
 /** The platform's message for a string that is not 64 hex digits. */
 export const INVALID_ID_MESSAGE = "Invalid Durable Object ID: must be 64 hex digits";
@@ -65,22 +90,22 @@ function namespaceTag(key: string, base: string): string {
 }
 
 /** @internal The id of `name` in the namespace whose key is `key`. */
-export function scopedIdFromName(key: string, name: string): ObjectId {
+export function scopedIdFromName(key: string, name: string, jurisdiction?: string): ObjectId {
   const base = hashToHex(`name\u0000${key}\u0000${name}`).slice(0, 32);
-  return new ObjectId(base + namespaceTag(key, base), name);
+  return new ObjectId(CONSTRUCT, base + namespaceTag(key, base), name, jurisdiction);
 }
 
 /** @internal A new random id in the namespace whose key is `key`. */
-export function scopedUniqueId(key: string): ObjectId {
+export function scopedUniqueId(key: string, jurisdiction?: string): ObjectId {
   const base = ObjectId.unique().toString().slice(0, 32);
-  return new ObjectId(base + namespaceTag(key, base));
+  return new ObjectId(CONSTRUCT, base + namespaceTag(key, base), undefined, jurisdiction);
 }
 
 /** @internal Parses an id string for the namespace whose key is `key` (TypeError if it is another's). */
 export function scopedIdFromString(key: string, hex: unknown): ObjectId {
   const normal = parseHex(hex);
   if (!belongsTo(key, normal)) throw new TypeError(FOREIGN_ID_MESSAGE);
-  return new ObjectId(normal);
+  return new ObjectId(CONSTRUCT, normal);
 }
 
 /** @internal Whether the id string `hex` was made by the namespace whose key is `key`. */

@@ -154,17 +154,19 @@ export class ObjectNamespace<I = unknown> {
   readonly name: string;
   readonly #key: string;
   readonly #dispatcher: Dispatcher;
+  readonly #jurisdiction: ObjectJurisdiction | undefined;
 
   /** @internal Namespaces are made by the host. */
-  constructor(name: string, key: string, dispatcher: Dispatcher) {
+  constructor(name: string, key: string, dispatcher: Dispatcher, jurisdiction?: ObjectJurisdiction) {
     this.name = name;
     this.#key = key;
     this.#dispatcher = dispatcher;
+    this.#jurisdiction = jurisdiction;
   }
 
   /** The id of the object called `name` in this namespace (the same name always gives the same id). */
   idFromName(name: string): ObjectId {
-    return scopedIdFromName(this.#key, String(name));
+    return scopedIdFromName(this.#key, String(name), this.#jurisdiction);
   }
 
   /**
@@ -178,7 +180,7 @@ export class ObjectNamespace<I = unknown> {
   /** A new random id in this namespace. */
   newUniqueId(options?: NewUniqueIdOptions): ObjectId {
     if (options?.jurisdiction !== undefined) checkJurisdiction(options.jurisdiction);
-    return scopedUniqueId(this.#key);
+    return scopedUniqueId(this.#key, options?.jurisdiction ?? this.#jurisdiction);
   }
 
   /** A stub for the object with this id (the object starts on the stub's first call). */
@@ -198,12 +200,13 @@ export class ObjectNamespace<I = unknown> {
   }
 
   /**
-   * The namespace restricted to a jurisdiction. Locally that restricts nothing: the same ids and
-   * objects (the platform keeps such objects in the jurisdiction's data centres).
+   * The namespace restricted to a jurisdiction: its ids carry it (`id.jurisdiction`). Locally that
+   * restricts nothing else: the same id strings and objects (the platform keeps such objects in the
+   * jurisdiction's data centres).
    */
   jurisdiction(jurisdiction: ObjectJurisdiction): ObjectNamespace<I> {
     checkJurisdiction(jurisdiction);
-    return this;
+    return new ObjectNamespace<I>(this.name, this.#key, this.#dispatcher, jurisdiction);
   }
 }
 

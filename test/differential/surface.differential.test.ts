@@ -8,6 +8,8 @@ import { randomUUID } from "node:crypto";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ObjectContext } from "../../src/context/object-context";
+import { MAX_BLOCK_CONCURRENCY_WHILE_DEPTH, NESTED_TOO_DEEPLY_MESSAGE } from "../../src/context/section-depth";
+import { REFERENCE_LAGS } from "./known-deviations";
 import { classFromSource, type Outcome, objectWorker, ourSide, startMiniflare, workerdSide } from "./same-source";
 import { DEFAULT_COMPATIBILITY_DATE } from "./workerd";
 
@@ -97,15 +99,61 @@ class SurfaceProbe {
         const children = storage.sql.exec("SELECT count(*) AS n FROM child").one().n;
         return Response.json({ inside, children, before: await storage.get("before") });
       }
-      case "/nested-blocks": {
+      case "/id": {
+        // ctx.id as the object's code sees it: member names, property shapes, and what equals() takes.
+        const id = this.ctx.id;
+        const proto = Object.getPrototypeOf(id);
+        const shape = (o, k) => {
+          const d = Object.getOwnPropertyDescriptor(o, k);
+          return d && { writable: d.writable, enumerable: d.enumerable, configurable: d.configurable, type: typeof d.value };
+        };
+        let assigned;
+        try {
+          id.name = "other";
+          assigned = "no error";
+        } catch (e) {
+          assigned = e.constructor.name;
+        }
+        return Response.json({
+          names: names(id),
+          own: Object.getOwnPropertyNames(id),
+          keys: Object.keys(id),
+          name: shape(id, "name"),
+          nameType: typeof id.name,
+          jurisdiction: shape(id, "jurisdiction"),
+          jurisdictionValue: id.jurisdiction === undefined ? "(undefined)" : id.jurisdiction,
+          toString: shape(proto, "toString"),
+          equals: shape(proto, "equals"),
+          tag: Object.prototype.toString.call(id),
+          hex: /^[0-9a-f]{64}$/.test(String(id)),
+          json: Object.keys(JSON.parse(JSON.stringify(id))),
+          assigned,
+          equalsSelf: await outcome(() => id.equals(id)),
+          equalsString: await outcome(() => id.equals(id.toString())),
+          equalsLookalike: await outcome(() => id.equals({ toString: () => id.toString() })),
+          equalsNothing: await outcome(() => id.equals()),
+          construct: await outcome(() => new proto.constructor()),
+        });
+      }
+      case "/nested-limit": {
+        // The innermost call that the platform refuses reports how deep it got; every level returns that.
         let depth = 0;
         const nest = async () => {
           depth++;
-          if (depth >= 100) return depth;
-          return this.ctx.blockConcurrencyWhile(nest);
+          if (depth >= 100) return { depth };
+          try {
+            return await this.ctx.blockConcurrencyWhile(nest);
+          } catch (e) {
+            return { depth, error: e.constructor.name, message: e.message };
+          }
         };
-        const result = await outcome(() => this.ctx.blockConcurrencyWhile(nest));
-        return Response.json({ result, depth });
+        const nested = await outcome(() => this.ctx.blockConcurrencyWhile(nest));
+        // Side by side is not nested: a hundred calls at one level, at the top and inside a callback.
+        const many = (n) => Promise.all(Array.from({ length: n }, (_, i) => this.ctx.blockConcurrencyWhile(async () => i)));
+        const sideBySide = await outcome(async () => (await many(100)).length);
+        const sideBySideInside = await outcome(() => this.ctx.blockConcurrencyWhile(async () => (await many(100)).length));
+        const afterwards = await outcome(() => this.ctx.blockConcurrencyWhile(async () => "still alive"));
+        return Response.json({ nested, sideBySide, sideBySideInside, afterwards });
       }
       default:
         return new Response("not found", { status: 404 });
@@ -192,9 +240,34 @@ describe("surface: what an object's code sees, compared with workerd", () => {
     expect(body(ours)).toEqual(body(workerd));
   });
 
-  it("nested blockConcurrencyWhile runs to depth 100 on both", async () => {
-    const { workerd, ours } = await both("/nested-blocks");
-    expect(body(workerd)).toEqual({ result: { value: 100 }, depth: 100 });
+  it("ctx.id has the platform's members and property shapes (name, jurisdiction, toString, equals)", async () => {
+    const { workerd, ours } = await both("/id");
+    expect(body(workerd)).toMatchObject({
+      names: ["equals", "jurisdiction", "name", "toString"],
+      nameType: "string",
+      jurisdictionValue: "(undefined)",
+      tag: "[object DurableObjectId]",
+      json: ["name"],
+      assigned: "TypeError",
+    });
     expect(body(ours)).toEqual(body(workerd));
+  });
+
+  it(`nested blockConcurrencyWhile: the platform's cap at depth ${MAX_BLOCK_CONCURRENCY_WHILE_DEPTH} (the reference predates it, known-deviations.ts)`, async () => {
+    const { workerd, ours } = await both("/nested-limit");
+    const sideBySide = {
+      sideBySide: { value: 100 },
+      sideBySideInside: { value: 100 },
+      afterwards: { value: "still alive" },
+    };
+    // Miniflare's bundled workerd has no cap: it nests to 100 (REFERENCE_LAGS "bcw-depth-cap").
+    expect(body(workerd)).toEqual({ nested: { value: { depth: 100 } }, ...sideBySide });
+    expect(body(ours)).toEqual({
+      nested: {
+        value: { depth: MAX_BLOCK_CONCURRENCY_WHILE_DEPTH, error: "Error", message: NESTED_TOO_DEEPLY_MESSAGE },
+      },
+      ...sideBySide,
+    });
+    expect(REFERENCE_LAGS.map((lag) => lag.id)).toContain("bcw-depth-cap");
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * How deeply critical sections (`blockConcurrencyWhile`, `transaction()`) nest, as the platform
+ * counts it: a section started from inside another one's callback is one deeper; sections started
+ * side by side (`Promise.all` of several calls made at the same level) have the same depth. The
+ * platform refuses to start one deeper than {@link MAX_BLOCK_CONCURRENCY_WHILE_DEPTH}.
+ *
+ * The platform knows which section a call comes from (its input lock travels with the callback).
+ * JavaScript has no portable async context, so the depth is taken from what can be seen: a call
+ * made while a section's callback runs synchronously is exactly one deeper than that section; a
+ * call made later (after an `await` inside a callback) is taken to nest in the deepest section
+ * whose callback is still running (docs/semantics.md).
+ */
+
+/** The platform's limit on nested `blockConcurrencyWhile` calls (the outermost is depth 1). */
+export const MAX_BLOCK_CONCURRENCY_WHILE_DEPTH = 64;
+
+/** The platform's message when a section would nest deeper than the limit. */
+export const NESTED_TOO_DEEPLY_MESSAGE = "blockConcurrencyWhile() calls are nested too deeply.";
+
+/** The depths of the critical sections of one object. */
+export class SectionDepth {
+  /** Depth of the section whose callback is running synchronously right now (0: none). */
+  #current = 0;
+  /** Sections whose callback has started and not yet settled. */
+  readonly #running = new Set<{ readonly depth: number }>();
+
+  /** The depth a section started now would have. */
+  next(): number {
+    if (this.#current > 0) return this.#current + 1;
+    let deepest = 0;
+    for (const section of this.#running) deepest = Math.max(deepest, section.depth);
+    return deepest + 1;
+  }
+
+  /** The error for a section of `depth`, or undefined when the platform would start it. */
+  refuse(depth: number): Error | undefined {
+    return depth > MAX_BLOCK_CONCURRENCY_WHILE_DEPTH ? new Error(NESTED_TOO_DEEPLY_MESSAGE) : undefined;
+  }
+
+  /** Runs the callback of a section of `depth`, tracking it until its promise settles. */
+  run<T>(depth: number, callback: () => Promise<T>): Promise<T> {
+    const section = { depth };
+    this.#running.add(section);
+    const outer = this.#current;
+    this.#current = depth;
+    let result: Promise<T>;
+    try {
+      result = Promise.resolve(callback());
+    } catch (e) {
+      result = Promise.reject(e);
+    } finally {
+      this.#current = outer;
+    }
+    return result.finally(() => this.#running.delete(section));
+  }
+}
