@@ -43,6 +43,7 @@ import {
   STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
 } from "./persistence";
+import { checkPersistenceArguments, FILE_PERSISTENCE_OPTIONS } from "./persistence-options";
 import { decodeRecords } from "./record-codec";
 import { planPrune } from "./retention";
 
@@ -127,13 +128,8 @@ class FileAdapter implements FilePersistence {
   constructor(directory: string, env: LockEnv, options: OpenFilePersistenceOptions) {
     this.directory = directory;
     this.#lockEnv = env;
-    const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
-    if (!(Number.isSafeInteger(segmentBytes) && segmentBytes > 0))
-      throw new ActorStoreError(
-        "ERR_INVALID_OPTION",
-        `segmentBytes must be a positive integer; got ${String(options.segmentBytes)}.`,
-      );
-    this.#segmentBytes = segmentBytes;
+    // Checked by openFilePersistence (persistence-options.ts).
+    this.#segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
     this.#readOnly = options.readOnly === true;
     this.#io = new DirectoryIo(directory, env.fs, env.path, options.allowUnsyncedWrites !== true);
   }
@@ -525,6 +521,7 @@ export async function openFilePersistence(
   directory: string,
   options: OpenFilePersistenceOptions = {},
 ): Promise<FilePersistence> {
+  checkPersistenceArguments("openFilePersistence()", "directory", directory, options, FILE_PERSISTENCE_OPTIONS);
   // Loaded here, not at the top of the module, so browser bundles never see node: imports.
   const [fs, path, os] = await Promise.all([import("node:fs/promises"), import("node:path"), import("node:os")]);
   const env: LockEnv = { fs, path, hostname: os.hostname(), pid: process.pid };

@@ -33,6 +33,7 @@ import {
   STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
 } from "./persistence";
+import { checkPersistenceArguments, INDEXEDDB_PERSISTENCE_OPTIONS } from "./persistence-options";
 import { decodeRecords, encodeRecord } from "./record-codec";
 import { planPrune } from "./retention";
 
@@ -54,7 +55,6 @@ const META = "meta";
 const STORES = [RECORDS, SNAPSHOTS, IMAGES, META];
 /** Rows read at a time when the log is checked or streamed. */
 const STREAM_PAGE = STREAM_CHUNK_RECORDS;
-const OPTION_NAMES = ["indexedDB", "IDBKeyRange"];
 
 interface StoredSnapshotInfo extends SnapshotInfo {
   crc: number;
@@ -451,15 +451,7 @@ export async function openIndexedDbPersistence(
   name: string,
   options: IndexedDbPersistenceOptions = {},
 ): Promise<IndexedDbPersistence> {
-  if (typeof name !== "string" || name === "")
-    throw new TypeError(`openIndexedDbPersistence() needs a database name (a non-empty string); got ${String(name)}.`);
-  if (options === null || typeof options !== "object")
-    throw new TypeError(`openIndexedDbPersistence() options must be an object; got ${String(options)}.`);
-  for (const key of Object.keys(options))
-    if (!OPTION_NAMES.includes(key))
-      throw new TypeError(
-        `openIndexedDbPersistence() has no option "${key}"; the options are: ${OPTION_NAMES.join(", ")}.`,
-      );
+  checkPersistenceArguments("openIndexedDbPersistence()", "name", name, options, INDEXEDDB_PERSISTENCE_OPTIONS);
   const global = globalThis as { indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange };
   const factory = options.indexedDB ?? global.indexedDB;
   const range = options.IDBKeyRange ?? global.IDBKeyRange;

@@ -29,6 +29,7 @@ import {
   snapshotTimeMs,
   type VersionedMeta,
 } from "./persistence";
+import { checkPersistenceArguments, MEMORY_PERSISTENCE_OPTIONS } from "./persistence-options";
 import { encodedRecordSize } from "./record-codec";
 import { planPrune } from "./retention";
 
@@ -103,13 +104,8 @@ export class MemoryPersistence implements PersistenceAdapter {
   #boundFromSeq: number | undefined;
 
   constructor(options: MemoryPersistenceOptions = {}) {
-    const max = options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
-    if (typeof max !== "number" || Number.isNaN(max) || max <= 0) {
-      throw new RangeError(
-        `createMemoryPersistence(): maxHistoryBytes must be a positive number of bytes (or Infinity); got ${String(max)}.`,
-      );
-    }
-    this.#maxHistoryBytes = max;
+    checkPersistenceArguments("createMemoryPersistence()", "", undefined, options, MEMORY_PERSISTENCE_OPTIONS);
+    this.#maxHistoryBytes = options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
   }
 
   /** The bound on bytes of history held ({@link MemoryPersistenceOptions.maxHistoryBytes}). */

@@ -54,7 +54,7 @@ describe("IndexedDbPersistence", () => {
   it("rejects a missing name, unknown options and a runtime without IndexedDB", async () => {
     await expect(openIndexedDbPersistence("", options)).rejects.toThrow(TypeError);
     await expect(openIndexedDbPersistence("x", { ...options, indexDB: indexedDB } as never)).rejects.toThrow(
-      /has no option "indexDB"; the options are: indexedDB, IDBKeyRange/,
+      /unknown option "indexDB" \(did you mean "indexedDB"\?\)\. Valid options: indexedDB, IDBKeyRange\./,
     );
     await expect(openIndexedDbPersistence("x")).rejects.toMatchObject({
       code: "ERR_INVALID_OPTION",

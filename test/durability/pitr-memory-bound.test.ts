@@ -186,7 +186,7 @@ describe("in-memory persistence: history bounded by bytes", () => {
     expect(DEFAULT_MAX_HISTORY_BYTES).toBe(64 * 1024 * 1024);
     for (const bad of [0, -1, Number.NaN, "1" as unknown as number]) {
       expect(() => createMemoryPersistence({ maxHistoryBytes: bad })).toThrow(
-        /maxHistoryBytes must be a positive number/,
+        /option "maxHistoryBytes" must be a number ≥ 1 \(bytes\) or Infinity/,
       );
     }
     expect(createMemoryPersistence({ maxHistoryBytes: Number.POSITIVE_INFINITY }).keptHistory()).toBeUndefined();
