@@ -132,15 +132,15 @@ export class DirectoryLock {
       for (const name of names) newest = Math.max(newest, generationOf(name));
       if (newest > next) {
         heldHere.delete(heldKey(directory, content.token));
-        await fs.rm(path.join(directory, lockName(next)), { force: true });
+        await removeIfPresent(fs, path.join(directory, lockName(next)));
         continue;
       }
       // Older generations (and temp files of crashed acquisitions) are history: remove them.
-      for (const name of names) {
+      const history = names.filter((name) => {
         const generation = generationOf(name);
-        if ((generation > 0 && generation < next) || LOCK_TMP_RE.test(name))
-          await fs.rm(path.join(directory, name), { force: true });
-      }
+        return (generation > 0 && generation < next) || LOCK_TMP_RE.test(name);
+      });
+      await Promise.all(history.map((name) => removeIfPresent(fs, path.join(directory, name))));
       return new DirectoryLock(directory, env, next, content);
     }
     throw new ActorStoreError(
@@ -174,7 +174,7 @@ export class DirectoryLock {
     const { fs, path } = this.#env;
     // If the next generation exists, someone took the lock over (believing us gone): leave theirs.
     if (await createOnce(this.directory, lockName(this.#generation + 1), free, this.#env).catch(() => false))
-      await fs.rm(path.join(this.directory, lockName(this.#generation)), { force: true });
+      await removeIfPresent(fs, path.join(this.directory, lockName(this.#generation)));
   }
 }
 
@@ -265,7 +265,7 @@ async function createOnce(directory: string, name: string, content: LockContent,
       throw inner;
     }
   } finally {
-    await fs.rm(tmp, { force: true });
+    await removeIfPresent(fs, tmp);
   }
 }
 
@@ -354,6 +354,18 @@ async function processStart(pid: number, env: LockEnv): Promise<{ start: string;
   const start = fields[19]; // field 22 of the whole line
   if (state === undefined || start === undefined) return undefined;
   return { start, zombie: state === "Z" || state === "X" };
+}
+
+/**
+ * Removes a file that may already be gone (superseded lock files race with other processes'
+ * clean-up). One `unlink`: `fs.rm` would look the file up first, on every open and close.
+ */
+async function removeIfPresent(fs: Fs, file: string): Promise<void> {
+  try {
+    await fs.unlink(file);
+  } catch (error) {
+    if (!isErrno(error, "ENOENT")) throw error;
+  }
 }
 
 function randomToken(): string {
