@@ -7,14 +7,7 @@
  */
 export type { SeedContext } from "./fixture";
 export { seedFromFixture } from "./fixture";
-export {
-  checkMigration,
-  deleteUriOverrideOperation,
-  getEntryPoint,
-  getMigrationConfigOperation,
-  getMigrationStatusOperation,
-  updateEntryPointOperation,
-} from "./migration-operations";
+export * from "./migration-operations";
 export type { ApiRequest, Operation, Outcome } from "./operation";
 export { reading } from "./operation";
 export type { AccountRecord, ApiSeed, DnsRecord, UserRecord, ZoneRecord } from "./records";
@@ -23,18 +16,5 @@ export type { Route, RouteMatch, UserRoute, ZoneRoute, ZonesRoute } from "./rout
 export { API_PREFIX, matchRoute, ROUTES } from "./routes";
 export type { Ruleset, RulesetSaveContext, StoredRulesetRule } from "./rulesets";
 export { saveRuleset } from "./rulesets";
-export {
-  createFiltersOperation,
-  createFirewallRulesOperation,
-  deleteFilterOperation,
-  deleteFirewallRuleOperation,
-  getFilterOperation,
-  getFirewallRuleOperation,
-  getZone,
-  listCertificatePacks,
-  listDnsRecords,
-  listFiltersOperation,
-  listFirewallRulesOperation,
-  updateFilterOperation,
-  updateFirewallRuleOperation,
-} from "./zone-operations";
+export * from "./user-operations";
+export * from "./zone-operations";

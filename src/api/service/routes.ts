@@ -4,37 +4,14 @@
  * without the `/client/v4` prefix) or answers with the platform's routing errors.
  */
 import type { ApiResponse } from "../envelope";
-import { couldNotRoute, ERROR_CODES, fail, invalidRequest, noRoute, ok } from "../envelope";
+import { couldNotRoute, fail, noRoute } from "../envelope";
 import { isHexId } from "../ids";
-import { type Invite, respondToInvite, validateInviteId } from "../invites";
-import { paginate } from "../listing";
-import { matchesZoneQuery, parseZoneListQuery, type Zone } from "../zones";
-import {
-  checkMigration,
-  deleteUriOverrideOperation,
-  getEntryPoint,
-  getMigrationConfigOperation,
-  getMigrationStatusOperation,
-  updateEntryPointOperation,
-} from "./migration-operations";
+import type { Zone } from "../zones";
+import * as migration from "./migration-operations";
 import type { ApiRequest, Operation } from "./operation";
-import { reading } from "./operation";
 import type { UserRecord, ZoneRecord } from "./records";
-import {
-  createFiltersOperation,
-  createFirewallRulesOperation,
-  deleteFilterOperation,
-  deleteFirewallRuleOperation,
-  getFilterOperation,
-  getFirewallRuleOperation,
-  getZone,
-  listCertificatePacks,
-  listDnsRecords,
-  listFiltersOperation,
-  listFirewallRulesOperation,
-  updateFilterOperation,
-  updateFirewallRuleOperation,
-} from "./zone-operations";
+import * as user from "./user-operations";
+import * as zone from "./zone-operations";
 
 /** The API root every documented path is under; bare paths route too. */
 export const API_PREFIX = "/client/v4";
@@ -66,78 +43,48 @@ export interface ZonesRoute {
 /** One endpoint of the service. */
 export type Route = ZoneRoute | UserRoute | ZonesRoute;
 
-function inviteNotFound(id: string): ApiResponse<never> {
-  return fail(404, {
-    code: ERROR_CODES.inviteNotFound,
-    message: `Invitation ${id} does not exist; list invitations to find its id.`,
-  });
-}
-
-const listInvites: Operation<UserRecord> = reading((user) => ok(user.invites));
-const getInvite: Operation<UserRecord> = reading((user, request) => {
-  const id = request.params.invite_id ?? "";
-  const invite = user.invites.find((i) => i.id === id);
-  return invite === undefined ? inviteNotFound(id) : ok(invite);
-});
-const editInvite: Operation<UserRecord> = (user, request) => {
-  const id = request.params.invite_id ?? "";
-  const checked = validateInviteId(id);
-  if (!checked.ok) return { state: user, response: invalidRequest(checked.errors) };
-  const invite = user.invites.find((i) => i.id === id);
-  if (invite === undefined) return { state: user, response: inviteNotFound(id) };
-  const answered = respondToInvite(invite, request.body);
-  if (answered.invite === invite) return { state: user, response: answered.response };
-  const invites: Invite[] = user.invites.map((i) => (i.id === id ? answered.invite : i));
-  return { state: { invites }, response: answered.response };
-};
-
-function listZones(zones: readonly Zone[], request: ApiRequest): ApiResponse<unknown> {
-  const q = parseZoneListQuery(request.query);
-  if (!q.ok) return invalidRequest(q.errors);
-  const page = paginate(
-    zones.filter((z) => matchesZoneQuery(z, q.value)),
-    q.value.listing,
-  );
-  return ok(page.result, { resultInfo: page.result_info });
-}
-
 const Z = "/zones/:zone_id";
 
 /** Every endpoint, in match order (literal segments are listed before parameters where both could match). */
 export const ROUTES: readonly Route[] = [
-  { scope: "zones", method: "GET", path: "/zones", run: listZones },
-  { scope: "zone", method: "GET", path: Z, run: getZone },
-  { scope: "zone", method: "GET", path: `${Z}/dns_records`, run: listDnsRecords },
-  { scope: "zone", method: "GET", path: `${Z}/ssl/certificate_packs`, run: listCertificatePacks },
-  { scope: "zone", method: "GET", path: `${Z}/filters`, run: listFiltersOperation },
-  { scope: "zone", method: "POST", path: `${Z}/filters`, run: createFiltersOperation },
-  { scope: "zone", method: "GET", path: `${Z}/filters/:filter_id`, run: getFilterOperation },
-  { scope: "zone", method: "PUT", path: `${Z}/filters/:filter_id`, run: updateFilterOperation },
-  { scope: "zone", method: "DELETE", path: `${Z}/filters/:filter_id`, run: deleteFilterOperation },
-  { scope: "zone", method: "GET", path: `${Z}/firewall/rules`, run: listFirewallRulesOperation },
-  { scope: "zone", method: "POST", path: `${Z}/firewall/rules`, run: createFirewallRulesOperation },
-  { scope: "zone", method: "GET", path: `${Z}/firewall/rules/:rule_id`, run: getFirewallRuleOperation },
-  { scope: "zone", method: "PUT", path: `${Z}/firewall/rules/:rule_id`, run: updateFirewallRuleOperation },
-  { scope: "zone", method: "DELETE", path: `${Z}/firewall/rules/:rule_id`, run: deleteFirewallRuleOperation },
+  { scope: "zones", method: "GET", path: "/zones", run: user.listZonesOperation },
+  { scope: "zone", method: "GET", path: Z, run: zone.getZone },
+  { scope: "zone", method: "GET", path: `${Z}/dns_records`, run: zone.listDnsRecords },
+  { scope: "zone", method: "GET", path: `${Z}/ssl/certificate_packs`, run: zone.listCertificatePacks },
+  { scope: "zone", method: "GET", path: `${Z}/filters`, run: zone.listFiltersOperation },
+  { scope: "zone", method: "POST", path: `${Z}/filters`, run: zone.createFiltersOperation },
+  { scope: "zone", method: "GET", path: `${Z}/filters/:filter_id`, run: zone.getFilterOperation },
+  { scope: "zone", method: "PUT", path: `${Z}/filters/:filter_id`, run: zone.updateFilterOperation },
+  { scope: "zone", method: "DELETE", path: `${Z}/filters/:filter_id`, run: zone.deleteFilterOperation },
+  { scope: "zone", method: "GET", path: `${Z}/firewall/rules`, run: zone.listFirewallRulesOperation },
+  { scope: "zone", method: "POST", path: `${Z}/firewall/rules`, run: zone.createFirewallRulesOperation },
+  { scope: "zone", method: "GET", path: `${Z}/firewall/rules/:rule_id`, run: zone.getFirewallRuleOperation },
+  { scope: "zone", method: "PUT", path: `${Z}/firewall/rules/:rule_id`, run: zone.updateFirewallRuleOperation },
+  { scope: "zone", method: "DELETE", path: `${Z}/firewall/rules/:rule_id`, run: zone.deleteFirewallRuleOperation },
   {
     scope: "zone",
     method: "DELETE",
     path: `${Z}/firewall/waf/overrides/:override_id`,
-    run: deleteUriOverrideOperation,
+    run: migration.deleteUriOverrideOperation,
   },
-  { scope: "zone", method: "GET", path: `${Z}/waf_migration/check`, run: checkMigration },
-  { scope: "zone", method: "GET", path: `${Z}/waf_migration/config`, run: getMigrationConfigOperation },
-  { scope: "zone", method: "GET", path: `${Z}/waf_migration/status`, run: getMigrationStatusOperation },
-  { scope: "zone", method: "GET", path: `${Z}/rulesets/phases/:ruleset_phase/entrypoint`, run: getEntryPoint },
+  { scope: "zone", method: "GET", path: `${Z}/waf_migration/check`, run: migration.checkMigration },
+  { scope: "zone", method: "GET", path: `${Z}/waf_migration/config`, run: migration.getMigrationConfigOperation },
+  { scope: "zone", method: "GET", path: `${Z}/waf_migration/status`, run: migration.getMigrationStatusOperation },
+  {
+    scope: "zone",
+    method: "GET",
+    path: `${Z}/rulesets/phases/:ruleset_phase/entrypoint`,
+    run: migration.getEntryPoint,
+  },
   {
     scope: "zone",
     method: "PUT",
     path: `${Z}/rulesets/phases/:ruleset_phase/entrypoint`,
-    run: updateEntryPointOperation,
+    run: migration.updateEntryPointOperation,
   },
-  { scope: "user", method: "GET", path: "/user/invites", run: listInvites },
-  { scope: "user", method: "GET", path: "/user/invites/:invite_id", run: getInvite },
-  { scope: "user", method: "PATCH", path: "/user/invites/:invite_id", run: editInvite },
+  { scope: "user", method: "GET", path: "/user/invites", run: user.listInvitesOperation },
+  { scope: "user", method: "GET", path: "/user/invites/:invite_id", run: user.getInviteOperation },
+  { scope: "user", method: "PATCH", path: "/user/invites/:invite_id", run: user.editInviteOperation },
 ];
 
 /** The result of {@link matchRoute}: the route and its parameters, or the response to send. */
