@@ -1,5 +1,5 @@
 /**
- * Filters as a pure state machine over one zone's firewall state (http-models.md §1.2, seed §2.2,
+ * Filters as a pure state machine over one zone's firewall state (http-models.md §1.2, specification §2.2,
  * §4.2 rules 2–3). Every operation takes the current {@link FirewallState} and returns the next
  * state with the response to send; nothing is mutated, so a caller can keep or discard the result.
  */
@@ -61,7 +61,7 @@ export interface FirewallState {
   readonly filters: readonly Filter[];
   readonly rules: readonly StoredFirewallRule[];
   /**
-   * Filters created inline by the one-call rule POST. PUT and DELETE on them are refused (seed §4.2
+   * Filters created inline by the one-call rule POST. PUT and DELETE on them are refused (specification §4.2
    * rule 3): they may be shared with other features, so only deleting the rule with
    * `delete_filter_if_unused` removes them.
    */

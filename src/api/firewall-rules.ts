@@ -1,6 +1,6 @@
 /**
  * Firewall rules as a pure state machine over a zone's {@link FirewallState} (http-models.md §1.3,
- * seed §3.3, §4.2, §7). Rules reference filters by id (the recommended flow) or carry a new filter
+ * specification §3.3, §4.2, §7). Rules reference filters by id (the recommended flow) or carry a new filter
  * inline (the one-call flow). Creation is a multi-step process and reports each step (STYLE.md
  * example 8) instead of failing halfway without saying what happened.
  */
@@ -314,12 +314,12 @@ export function renderFirewallRule(state: FirewallState, rule: StoredFirewallRul
  *
  * 1. **validate** every rule and every inline filter, including duplicates (10102 with `meta.id`,
  *    plus 10202 naming the index) and references to unknown filters. Any problem: nothing is
- *    created (seed §3.3).
+ *    created (specification §3.3).
  * 2. **create_filters** for the inline ones (the one-call flow). These are remembered as rule-owned,
  *    so PUT/DELETE on them is refused later.
  * 3. **create_rules**, all or none. If the plan lacks the feature (firewall rules, or `log`) or the
  *    rule quota would be exceeded, the rules are not created but the filters from step 2 stay
- *    (seed §7); the error's `meta.created_filter_ids` lists them so the client can create the rules
+ *    (specification §7); the error's `meta.created_filter_ids` lists them so the client can create the rules
  *    by reference once the cause is resolved.
  *
  * The platform's body is an array; a single object (what the SDK sends) is read as a one-item array.
@@ -489,7 +489,7 @@ export function createFirewallRules(
     id: fresh(),
     filterId: filterIds[index] as string,
     action: input.action,
-    // New rules come back with priority null and paused false unless the client set them (seed §2.3).
+    // New rules come back with priority null and paused false unless the client set them (specification §2.3).
     priority: input.priority ?? null,
     paused: input.paused ?? false,
     ...(input.description === undefined ? {} : { description: input.description }),

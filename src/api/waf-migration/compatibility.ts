@@ -1,5 +1,5 @@
 /**
- * Whether a zone may migrate to the new managed rules (seed 3.1, eligibility rules 1–4).
+ * Whether a zone may migrate to the new managed rules (specification 3.1, eligibility rules 1–4).
  */
 import { type OperationResult, StepLog } from "./result";
 import { bypassesManagedRules, type MigrationState, validateZoneState, type ZoneState } from "./zone-state";

@@ -1,6 +1,6 @@
 /**
  * `PUT /zones/{zone_id}/rulesets/phases/http_request_firewall_managed/entrypoint` with the
- * migration query parameters: the transition table of seed 3.1 as a pure function.
+ * migration query parameters: the transition table of specification 3.1 as a pure function.
  *
  *   from               trigger                 condition                         to
  *   default/start      validation (or 2)       Enterprise; compatible; in limits validation

@@ -1,6 +1,6 @@
 /**
  * `GET /zones/{zone_id}/waf_migration/config`: the entry-point ruleset equivalent to the zone's
- * previous managed-rules configuration (seed 2.7 and 3.2), plus what could not be carried over.
+ * previous managed-rules configuration (specification 2.7 and 3.2), plus what could not be carried over.
  */
 import { checkMigrationLimits } from "./limits";
 import { MANAGED_RULESET_IDS, OWASP_ANOMALY_RULE_ID } from "./managed-rulesets";
@@ -68,7 +68,7 @@ export function pageRuleExpression(target: string): string {
 }
 
 function migrationRule(rule: Omit<RulesetRule, "id" | "version" | "ref">): RulesetRule {
-  // The config operation returns empty id, version and ref (seed 2.7); the update accepts them back.
+  // The config operation returns empty id, version and ref (specification 2.7); the update accepts them back.
   return { id: "", version: "", ...rule, ref: "" };
 }
 

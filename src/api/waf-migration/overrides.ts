@@ -1,6 +1,6 @@
 /**
  * URI-based overrides of the previous managed rules. They can be created only through the API
- * and block the migration until deleted (seed 3.1 rule 1), so the delete operation is part of
+ * and block the migration until deleted (specification 3.1 rule 1), so the delete operation is part of
  * the migration procedure. Like every previous managed-rules API, both refuse after migration.
  */
 import { enterPreviousApi } from "./previous-settings";

@@ -1,6 +1,6 @@
 /**
  * The previous managed-rules settings API. It works until the zone migrates, then refuses
- * (seed 4.2 rule 5, 9.3): afterwards only the rulesets API configures managed rules.
+ * (specification 4.2 rule 5, 9.3): afterwards only the rulesets API configures managed rules.
  */
 import { type ApiMessage, type OperationResult, StepLog } from "./result";
 import { invalidValue, isRecord } from "./validate";

@@ -1,6 +1,6 @@
 /**
  * The infrastructure-as-code ruleset resource that replaces the previous packages, groups and
- * rules resources once a zone has migrated (seed 2.7, 9.3).
+ * rules resources once a zone has migrated (specification 2.7, 9.3).
  */
 import { type ApiMessage, type OperationResult, StepLog } from "./result";
 import { MANAGED_PHASE, type RulesetRule, validateRulesetBody } from "./ruleset-body";

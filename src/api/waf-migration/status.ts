@@ -1,5 +1,5 @@
 /**
- * `GET /zones/{zone_id}/waf_migration/status` (seed 2.8). Field names follow what third-party
+ * `GET /zones/{zone_id}/waf_migration/status` (specification 2.8). Field names follow what third-party
  * clients observe on the wire, since the docs do not name them.
  */
 import { type OperationResult, StepLog } from "./result";

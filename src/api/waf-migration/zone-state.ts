@@ -7,7 +7,7 @@ import type { ApiMessage } from "./result";
 import type { EntryPointRuleset } from "./ruleset-body";
 import { invalidValue, isHex32, isRecord, oneOf } from "./validate";
 
-/** Zone plans. Validation mode exists only on `enterprise` (seed 3.1 rule 4). */
+/** Zone plans. Validation mode exists only on `enterprise` (specification 3.1 rule 4). */
 export const PLANS = ["free", "pro", "business", "enterprise"] as const;
 /** One of {@link PLANS}. */
 export type Plan = (typeof PLANS)[number];
