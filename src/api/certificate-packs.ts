@@ -1,5 +1,5 @@
 /**
- * Certificate packs and certificates (http-models.md §1.4, seed §2.4): enumerations, validators with
+ * Certificate packs and certificates (http-models.md §1.4, specification §2.4): enumerations, validators with
  * microsecond-`Z` timestamps, and the list query (`status=all` or the specification's `ssl_status=all`).
  */
 
@@ -265,8 +265,9 @@ export function validateCertificate(value: unknown): Validation<Certificate> {
 export function validateCertificatePack(value: unknown): Validation<CertificatePack> {
   if (!isRecord(value)) return { ok: false, errors: [{ path: "", message: "A certificate pack must be an object." }] };
   const issues: ValidationIssue[] = [];
-  if (typeof value.id !== "string" || value.id.length === 0)
-    issues.push({ path: "id", message: "id must be a non-empty string." });
+  // 32 characters (the schema's identifier) or a 36-character UUID (its cert_pack_uuid, and real packs).
+  if (typeof value.id !== "string" || value.id.length === 0 || value.id.length > 36)
+    issues.push({ path: "id", message: "id must be a string of 1 to 36 characters." });
   if (!isCertificatePackType(value.type)) {
     issues.push({ path: "type", message: `type must be one of ${CERTIFICATE_PACK_TYPES.join(", ")}.` });
   }

@@ -84,7 +84,7 @@ export interface Zone {
     readonly legacy_discount?: boolean;
     readonly externally_managed?: boolean;
   };
-  readonly owner: { readonly id?: string | null; readonly name?: string; readonly type?: string };
+  readonly owner: { readonly id?: string; readonly name?: string; readonly type?: string };
   readonly meta: {
     readonly step?: number;
     readonly custom_certificate_quota?: number;
@@ -173,6 +173,17 @@ export function validateZone(value: unknown): Validation<Zone> {
   }
   for (const key of ZONE_OBJECT_FIELDS) {
     if (!isRecord(value[key])) issues.push({ path: key, message: `${key} must be an object.` });
+  }
+  if (isRecord(value.owner)) {
+    const owner = value.owner;
+    if (owner.id !== undefined && (typeof owner.id !== "string" || owner.id.length > 32)) {
+      issues.push({ path: "owner.id", message: "owner.id must be a string of at most 32 characters." });
+    }
+    for (const key of ["name", "type"] as const) {
+      if (owner[key] !== undefined && typeof owner[key] !== "string") {
+        issues.push({ path: `owner.${key}`, message: `owner.${key} must be a string.` });
+      }
+    }
   }
   if (typeof value.development_mode !== "number") {
     issues.push({ path: "development_mode", message: "development_mode must be a number." });

@@ -17,7 +17,7 @@ const zone = (over: Partial<Zone> & { name: string }): Zone => ({
   status: "active",
   account: { id: ACCOUNT, name: "Main" },
   plan: { id: "0feeeeeeeeeeeeeeeeeeeeeeeeeeeeee", name: "Free Website" },
-  owner: { id: null, type: "user" },
+  owner: { id: ACCOUNT, type: "organization" },
   meta: {},
   development_mode: 0,
   name_servers: ["bob.ns.cloudflare.com"],

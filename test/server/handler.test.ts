@@ -1,7 +1,7 @@
 /**
  * createApiHandler and startApiServer without the SDK: options that say when they are wrong,
  * state that survives a restart in a directory, handlers that never share in-memory state, the
- * fixture refused whole when it is wrong, and the schema checker itself catching what it must.
+ * fixture refused whole when it is wrong.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApiHandler, startApiServer } from "../../src/server/index";
 import { ACCOUNT_A, CREDENTIALS, ENT_ZONE, FIXTURE, TOKEN } from "./helpers";
-import { schemaProblems } from "./schema";
 
 const AUTH = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 const dirs: string[] = [];
@@ -170,37 +169,5 @@ describe("state", () => {
     const none = await handler(new Request(`${base}/zones/${ENT_ZONE}`));
     expect(none.status).toBe(401);
     await handler.close();
-  });
-});
-
-describe("the schema checker", () => {
-  it("catches a missing required field, a wrong type, an enum miss, a pattern miss and an extra property", () => {
-    expect(schemaProblems({ id: "a" }, "zone").join("\n")).toMatch(/missing required plan/);
-    expect(schemaProblems({ id: "x".repeat(32), expression: 1, paused: false }, "filter").join("\n")).toMatch(
-      /expected string/,
-    );
-    expect(
-      schemaProblems({ id: "x".repeat(32), expression: "a", paused: false, extra: 1 }, "filter").join("\n"),
-    ).toMatch(/unexpected property extra/);
-    expect(schemaProblems({ compatible: true, migration_state: "done" }, "migration_check").join("\n")).toMatch(
-      /not one of/,
-    );
-    expect(
-      schemaProblems(
-        {
-          id: "A".repeat(32),
-          kind: "zone",
-          last_updated: "x",
-          name: "d",
-          phase: "http_request_firewall_managed",
-          rules: [],
-          version: "1",
-        },
-        "ruleset",
-      ).join("\n"),
-    ).toMatch(/does not match/);
-    expect(schemaProblems({ success: false, errors: [], messages: [], result: null }, "failure").join("\n")).toMatch(
-      /fewer than 1 items/,
-    );
   });
 });

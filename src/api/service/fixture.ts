@@ -233,7 +233,8 @@ function seedZone(
     modified_on: now,
     activated_on: status === "active" ? now : null,
     meta: { step: 2, custom_certificate_quota: 0, page_rule_quota: 3, phishing_detected: false },
-    owner: { id: null, type: "user" },
+    // The published schema's owner has a string id: the account owns the zone.
+    owner: { id: account.id, type: "organization", name: account.name },
     account: { id: account.id, name: account.name },
     permissions: ["#zone:read", "#zone:edit"],
     plan: {

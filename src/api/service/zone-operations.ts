@@ -84,8 +84,15 @@ export const listDnsRecords: Operation<ZoneRecord> = reading((record, request) =
     record.dnsRecords.filter((r) => matchesDnsQuery(r, q.value)),
     q.value.listing,
   );
-  return ok(page.result, { resultInfo: page.result_info });
+  return ok(page.result.map(dnsRecordOnWire), { resultInfo: page.result_info });
 });
+
+/** A record as the published schema gives it: `comment` is a string, left out when there is none. */
+function dnsRecordOnWire(record: DnsRecord): DnsRecord | Omit<DnsRecord, "comment"> {
+  if (record.comment !== null) return record;
+  const { comment: _none, ...rest } = record;
+  return rest;
+}
 
 /**
  * `GET /zones/{zone_id}/ssl/certificate_packs`: active packs, or every pack with `status=all`

@@ -1,5 +1,5 @@
 /**
- * The entry-point ruleset body (seed 2.7, http-models §1.8) and its validation. Migration mode
+ * The entry-point ruleset body (specification 2.7, http-models §1.8) and its validation. Migration mode
  * accepts the empty `id`, `version` and `ref` that the config operation returns: the docs send
  * them back verbatim, although the plain rulesets schema would refuse them.
  */
@@ -402,7 +402,8 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
   const allowEmpty = options.allowEmptyIds === true;
   const errors: ApiMessage[] = [];
   if (!isRecord(body))
-    return { ok: false, errors: [{ message: "The request body must be a ruleset object.", source: { pointer: "" } }] };
+    // No source: the schema's pointer is at least one character, and the whole body is at fault.
+    return { ok: false, errors: [{ message: "The request body must be a ruleset object." }] };
   if (body.name !== undefined && !(typeof body.name === "string" && body.name.length > 0))
     err(errors, "/name", invalidValue(body.name, "name", "it cannot be blank"));
   if (body.description !== undefined && typeof body.description !== "string")
