@@ -137,6 +137,8 @@ interface Recorded {
   readonly body: unknown;
 }
 
+const ENVELOPE_KEYS = new Set(["success", "errors", "messages", "result", "result_info"]);
+
 /** Records every response an SDK client receives. */
 export class ResponseLog {
   readonly responses: Recorded[] = [];
@@ -162,12 +164,18 @@ export class ResponseLog {
 
   /**
    * Checks every recorded body, successes and failures, against the published schema of its
-   * operation and status (schema.ts).
+   * operation and status (schema.ts), and that the models' internal fields (`steps`, the
+   * migration's `zone`) never reach the wire: the envelope has only its own keys.
    */
   expectAllConform(): void {
     expect(this.responses.length).toBeGreaterThan(0);
     const problems = this.responses.flatMap((r) => responseProblems(r.method, r.path, r.status, r.body));
     expect(problems).toEqual([]);
+    for (const r of this.responses) {
+      const keys = Object.keys(r.body as object).filter((k) => !ENVELOPE_KEYS.has(k));
+      expect(keys, `${r.method} ${r.path}`).toEqual([]);
+      expect(JSON.stringify(r.body), `${r.method} ${r.path}`).not.toMatch(/"steps":/);
+    }
   }
 }
 

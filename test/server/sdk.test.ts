@@ -192,6 +192,11 @@ describe("DNS records and certificate packs", () => {
     const every = await all(cf.ssl.certificatePacks.list({ zone_id: ENT_ZONE, status: "all" }));
     expect(every.map((p) => p.status)).toEqual(["active", "pending_validation"]);
     expect(every[0]?.certificates[0]?.hosts).toEqual(["ent.example.com", "*.ent.example.com"]);
+    // The specification's spelling of the same query.
+    const bySpec = (await cf.get(`/zones/${ENT_ZONE}/ssl/certificate_packs`, { query: { ssl_status: "all" } })) as {
+      result: { id: string }[];
+    };
+    expect(bySpec.result.map((p) => p.id)).toEqual(every.map((p) => p.id));
   });
 });
 
