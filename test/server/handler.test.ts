@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApiHandler, startApiServer } from "../../src/server/index";
 import { ACCOUNT_A, CREDENTIALS, ENT_ZONE, FIXTURE, TOKEN } from "./helpers";
+import { responseProblems } from "./schema";
 
 const AUTH = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 const dirs: string[] = [];
@@ -168,6 +169,33 @@ describe("state", () => {
     expect(((await malformed.json()) as { errors: { code: number }[] }).errors[0]?.code).toBe(6007);
     const none = await handler(new Request(`${base}/zones/${ENT_ZONE}`));
     expect(none.status).toBe(401);
+    await handler.close();
+  });
+});
+
+describe("the server's own failures conform to the published schema", () => {
+  it("401, 400 (content type, malformed JSON, malformed zone id), 403, 404 and 405 are failure envelopes of their operation", async () => {
+    const handler = createApiHandler({ credentials: CREDENTIALS, fixture: FIXTURE });
+    const zone = `/client/v4/zones/${ENT_ZONE}`;
+    const cases: [string, string, RequestInit, number][] = [
+      ["GET", zone, {}, 401],
+      ["GET", zone, { headers: { authorization: "Bearer not-a-known-token" } }, 403],
+      ["GET", zone, { headers: { authorization: "Basic x" } }, 400],
+      ["GET", zone, { headers: { "x-auth-email": "nobody@example.com", "x-auth-key": "0".repeat(37) } }, 403],
+      ["POST", `${zone}/filters`, { headers: { authorization: AUTH.authorization }, body: filterBody }, 400],
+      ["POST", `${zone}/filters`, { headers: AUTH, body: "[{" }, 400],
+      ["GET", "/client/v4/zones/nope", { headers: AUTH }, 400],
+      ["GET", `/client/v4/zones/${"f".repeat(32)}/dns_records`, { headers: AUTH }, 404],
+      ["GET", `${zone}/filters/${"0".repeat(32)}`, { headers: AUTH }, 404],
+      ["PATCH", zone, { headers: AUTH }, 405],
+    ];
+    for (const [method, path, init, status] of cases) {
+      const response = await handler(new Request(`http://local${path}`, { ...init, method }));
+      expect(response.status, `${method} ${path}`).toBe(status);
+      // A method the schema has no operation for is checked as the GET of the same path fails.
+      const checkedAs = status === 405 ? "GET" : method;
+      expect(responseProblems(checkedAs, path, status, await response.json())).toEqual([]);
+    }
     await handler.close();
   });
 });
