@@ -114,6 +114,23 @@ export interface SqlJsModule {
   withNow<T>(nowMs: number, fn: () => T): T;
 }
 
+/**
+ * The platform's runtime switches its database to WAL mode right after opening it, and a
+ * connection's first read in WAL mode counts as seeing a change: its `PRAGMA data_version` starts
+ * at 2 where a rollback-journal connection starts at 1. An in-memory file has no shared memory for
+ * WAL, so the connection takes that one step in exclusive WAL mode and goes back to the rollback
+ * journal: `data_version` then answers as on the platform, and the file's bytes are unchanged (a
+ * fresh database gets its header page, which its first table writes anyway).
+ */
+const AS_THE_PLATFORM_OPENS = [
+  "PRAGMA locking_mode = EXCLUSIVE",
+  "PRAGMA journal_mode = WAL",
+  "SELECT 1 FROM sqlite_schema LIMIT 0",
+  "PRAGMA journal_mode = DELETE",
+  "PRAGMA locking_mode = NORMAL",
+  "SELECT 1 FROM sqlite_schema LIMIT 0",
+].join(";\n");
+
 const checked = new WeakMap<SqlJsStatic, SqlJsModule>();
 
 /**
@@ -142,6 +159,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
       const ptr = dbPtr(db);
       heap.setU32(ptr + limitsOffset + 4 * SQLITE_LIMIT_LENGTH, ENGINE_LIMITS.length);
       heap.setU32(ptr + limitsOffset + 4 * SQLITE_LIMIT_TRIGGER_DEPTH, ENGINE_LIMITS.triggerDepth);
+      db.exec(AS_THE_PLATFORM_OPENS);
       return { db, ptr };
     },
     statementPointer: (stmt) => (stmt as unknown as Record<string, number>)[keys.statement] as number,

@@ -56,17 +56,6 @@ function withCoarseReals(text: string): string {
 /** The list. Keep each `masks`/`normalize` as narrow as the bug. */
 export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
   {
-    id: "data-version",
-    description:
-      "PRAGMA data_version (and pragma_data_version) answers 2 on workerd once the object has written, 1 here: " +
-      "workerd's value moves with commits its storage layer makes outside the connection user SQL sees.",
-    ops: [
-      { op: "put", key: "k", value: 1 },
-      { op: "sql", query: "PRAGMA data_version" },
-    ],
-    masks: (op) => op.op === "sql" && /data_version/i.test(op.query),
-  },
-  {
     id: "real-to-text-formatting",
     description:
       "A REAL stored into a TEXT column (numbers bind as REAL) is rendered by workerd's SQLite with 15 " +
