@@ -29,11 +29,23 @@ export interface DemoHost {
   ready: Ready;
 }
 
-/** Starts examples/cluster-node.ts as host `id` over the shared directory `dir`. */
-export function startHost(id: string, dir: string): Promise<DemoHost> {
+/**
+ * Starts examples/cluster-node.ts as host `id` over the shared directory `dir`, or over a bucket when
+ * `bucket` is given (`{ endpoint, bucket, prefix, credentials }`).
+ */
+export function startHost(
+  id: string,
+  dir: string,
+  bucket?: object,
+  extraEnv: Record<string, string> = {},
+): Promise<DemoHost> {
   const script = fileURLToPath(new URL("./cluster-node.ts", import.meta.url));
+  const env = { ...process.env, ...extraEnv };
+  if (bucket !== undefined) env.ACTORSTORE_CLUSTER_BUCKET = JSON.stringify(bucket);
+  else delete env.ACTORSTORE_CLUSTER_BUCKET;
   const child = spawn(process.execPath, ["--import", "tsx", script, id, dir, "0"], {
     stdio: ["ignore", "pipe", "inherit"],
+    env,
   });
   return new Promise((resolvePromise, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });

@@ -1,8 +1,8 @@
 /**
  * Hosts on several processes (or machines) that share a store form a cluster with no coordinator:
  *
- * - membership: each host records itself (id, address, heartbeat) in a shared directory
- *   (membership.ts);
+ * - membership: each host records itself (id, address, heartbeat) in a shared directory or a shared
+ *   bucket (membership.ts, bucket.ts);
  * - ownership: an object's owner is chosen by rendezvous hashing over the live members
  *   (rendezvous.ts), so every host computes the same owner from the same view;
  * - forwarding: a stub call for an object another host owns is sent to it over HTTP (wire.ts); each
@@ -15,7 +15,10 @@
  * What membership cannot do is keep two hosts from writing one object while their views differ (a
  * paused process, a slow heartbeat). That is the store's job: a persistence adapter with an
  * exclusive claim per object (the S3 adapter's fencing, or the file adapter's per-directory lock on
- * one machine). See docs/hosting.md for what is and is not guaranteed.
+ * one machine). Over a bucket, every start of an object claims it and fences the previous holder; a
+ * host whose object is fenced drops it and sends its events to the holder recorded in the bucket
+ * (holding beats hashing: a host serves an object it holds), and starts it again only once that
+ * holder no longer has it. See docs/hosting.md for what is and is not guaranteed.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -31,8 +34,9 @@ import {
   type ObjectHost,
   type ObjectHostOptions,
 } from "../host/object-host";
-import { type Clock, systemClock } from "../util/clock";
-import { DirectoryMembership } from "./membership";
+import { systemClock } from "../util/clock";
+import { bucketPerObject, ClusterBucket, type ClusterBucketOptions, holderOf, recordingHolders } from "./bucket";
+import { BucketMembership, DirectoryMembership, type Membership } from "./membership";
 import { rendezvousOwner } from "./rendezvous";
 import { decode, encode, FORWARD_PREFIX, fromWireError, toWireError, type WireResult } from "./wire";
 
@@ -40,7 +44,14 @@ import { decode, encode, FORWARD_PREFIX, fromWireError, toWireError, type WireRe
 export interface ClusterHostOptions<N extends NamespaceClasses, E = object> extends ObjectHostOptions<N, E> {
   cluster: {
     /** The directory the hosts share for membership (and, in the demo, for the objects' data). */
-    directory: string;
+    directory?: string;
+    /**
+     * The bucket the hosts share, instead of a directory: membership, who holds which object and the
+     * alarm index live under its prefix, and (unless `persistence` says otherwise) each object's data
+     * too, under `<prefix>objects/<namespace>/<id>/` with the S3 adapter, whose fencing keeps one
+     * writer per object. See docs/hosting.md.
+     */
+    bucket?: ClusterBucketOptions;
     /** This host's id, unique in the cluster. */
     id: string;
     /** Where to serve forwarded operations. Default 127.0.0.1 and a free port. */
@@ -61,6 +72,9 @@ export interface ClusterHostOptions<N extends NamespaceClasses, E = object> exte
 /** How many times an operation follows a 421 (a host with another view) before giving up. */
 const MAX_HOPS = 4;
 
+/** Where an operation goes (see `#target`). */
+type Target = "local" | "none" | "unknown" | { host: string; address: string; holderOnly: boolean };
+
 /**
  * One host of a cluster.
  *
@@ -80,8 +94,12 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
   /** The local host (its `env` routes through the cluster). */
   readonly host: ObjectHost<N, E>;
   /** This host's membership record. */
-  readonly membership: DirectoryMembership;
+  readonly membership: Membership;
   readonly #internals: HostInternals;
+  readonly #bucket: ClusterBucket | undefined;
+  /** Objects this host lost to a newer holder (fenced): their events go to that holder. */
+  readonly #lost = new Set<string>();
+  #fenced = 0;
   readonly #server: Server;
   readonly #ttlMs: number;
   readonly #forwardTimeoutMs: number;
@@ -93,12 +111,13 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
 
   private constructor(
     host: ObjectHost<N, E>,
-    membership: DirectoryMembership,
+    membership: Membership,
     server: Server,
-    _clock: Clock,
+    bucket: ClusterBucket | undefined,
     ttlMs: number,
     forwardTimeoutMs: number,
   ) {
+    this.#bucket = bucket;
     this.#ttlMs = ttlMs;
     this.#forwardTimeoutMs = forwardTimeoutMs;
     this.host = host;
@@ -112,10 +131,23 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     options: ClusterHostOptions<N, E>,
   ): Promise<ClusterHost<N, E>> {
     const { cluster, ...hostOptions } = options;
-    if (cluster === undefined || typeof cluster.directory !== "string" || typeof cluster.id !== "string") {
-      throw new TypeError('ClusterHost: option "cluster" needs { directory, id }.');
+    if (
+      cluster === undefined ||
+      typeof cluster.id !== "string" ||
+      (cluster.directory === undefined) === (cluster.bucket === undefined) ||
+      (cluster.directory !== undefined && typeof cluster.directory !== "string")
+    ) {
+      throw new TypeError('ClusterHost: option "cluster" needs { id } and one of { directory } or { bucket }.');
     }
     const clock = hostOptions.clock ?? systemClock;
+    const bucket = cluster.bucket === undefined ? undefined : new ClusterBucket(cluster.bucket);
+    if (bucket !== undefined) {
+      hostOptions.persistence = recordingHolders(
+        hostOptions.persistence ?? bucketPerObject(bucket.options),
+        bucket,
+        cluster.id,
+      );
+    }
     let self: ClusterHost<N, E> | undefined;
     const host = createRoutedHost<N, E>(hostOptions, {
       router: (local) => ({
@@ -124,6 +156,11 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
           return self.#route(ns, id, binding, op);
         },
       }),
+      onFenced: (ns, id) => {
+        if (self === undefined) return;
+        self.#fenced++;
+        self.#lost.add(`${ns}/${id.toString()}`);
+      },
     });
     const server = createServer((req, res) => {
       if (self === undefined) {
@@ -137,8 +174,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       server.listen(cluster.port ?? 0, cluster.hostname ?? "127.0.0.1", () => resolve());
     });
     const address = server.address() as AddressInfo;
-    const membership = new DirectoryMembership({
-      directory: cluster.directory,
+    const membershipOptions = {
       id: cluster.id,
       address: `http://${cluster.hostname ?? "127.0.0.1"}:${address.port}`,
       clock,
@@ -148,9 +184,25 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         const node = self;
         if (node !== undefined) node.#handingOver = node.#handingOver.then(() => node.#handOver());
       },
-    });
-    self = new ClusterHost(host, membership, server, clock, cluster.ttlMs ?? 5_000, cluster.forwardTimeoutMs ?? 30_000);
-    await membership.join();
+    };
+    const membership =
+      bucket !== undefined
+        ? new BucketMembership({ ...membershipOptions, bucket })
+        : new DirectoryMembership({ ...membershipOptions, directory: cluster.directory as string });
+    self = new ClusterHost(
+      host,
+      membership,
+      server,
+      bucket,
+      cluster.ttlMs ?? 5_000,
+      cluster.forwardTimeoutMs ?? 30_000,
+    );
+    try {
+      await membership.join();
+    } catch (e) {
+      await self.crashForTest().catch(() => {});
+      throw e;
+    }
     return self;
   }
 
@@ -180,9 +232,12 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     await this.host.settled();
   }
 
-  /** Operations this host sent to others, and operations it served for others. */
-  stats(): { forwarded: number; served: number } {
-    return { forwarded: this.#forwarded, served: this.#served };
+  /**
+   * Operations this host sent to others, operations it served for others, and objects it lost to a
+   * newer holder (fenced).
+   */
+  stats(): { forwarded: number; served: number; fenced: number } {
+    return { forwarded: this.#forwarded, served: this.#served, fenced: this.#fenced };
   }
 
   /**
@@ -235,33 +290,41 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
 
   async #route(ns: string, id: ObjectId, binding: StubBinding, op: StubOperation): Promise<unknown> {
     const key = `${ns}/${id.toString()}`;
+    let redirect: Target | undefined;
     for (let hop = 0; hop < MAX_HOPS; hop++) {
-      const owner = rendezvousOwner(key, this.membership.live());
-      if (owner === undefined) {
+      const target = redirect ?? (await this.#target(ns, id));
+      redirect = undefined;
+      if (target === "local") return this.#local(ns, id, binding, op);
+      if (target === "none") {
         throw new ActorStoreError(
           "ERR_UNAVAILABLE",
           `No live host in the cluster can serve ${ns} object ${id.toString()}; start a host or wait for one to join.`,
         );
       }
-      if (owner === this.id && !this.#draining) return this.#local(ns, id, binding, op);
-      const member = this.membership.member(owner);
-      if (member === undefined) {
+      if (target === "unknown") {
         await this.membership.refresh();
         continue;
       }
-      const answer = await this.#forward(member.address, ns, id, op).catch((e: unknown) => {
+      const answer = await this.#forward(target.address, ns, id, op, target.holderOnly).catch((e: unknown) => {
         // No answer in time: the owner may or may not have run the operation, so it is not retried.
         if ((e as { name?: unknown })?.name === "TimeoutError") {
           throw new ActorStoreError(
             "ERR_UNAVAILABLE",
-            `Host ${owner} did not answer within ${this.#forwardTimeoutMs} ms; the operation on ${ns} object ${id.toString()} may or may not have run.`,
+            `Host ${target.host} did not answer within ${this.#forwardTimeoutMs} ms; the operation on ${ns} object ${id.toString()} may or may not have run.`,
           );
         }
         return { failed: e };
       });
       if ("misdirected" in answer || "failed" in answer) {
+        // The holder we were sent to no longer holds the object: it is ours to start again.
+        if (target.holderOnly) this.#lost.delete(key);
+        if ("misdirected" in answer && answer.holder !== undefined && answer.holder !== this.id) {
+          const member = this.membership.member(answer.holder);
+          if (member !== undefined && this.membership.live().includes(answer.holder))
+            redirect = { host: answer.holder, address: member.address, holderOnly: true };
+        }
         // The owner's view differs from ours, or it is unreachable: re-read the members and retry.
-        await this.membership.refresh();
+        if (redirect === undefined) await this.membership.refresh();
         if ("failed" in answer && hop === MAX_HOPS - 1) throw answer.failed;
         continue;
       }
@@ -273,15 +336,54 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     );
   }
 
+  /**
+   * Where an operation goes now, by this host's view: here when it holds the object (holding beats
+   * hashing) or owns it by the hash; the holder recorded in the bucket when it owns it but lost it to
+   * that holder (fenced); otherwise the owner by the hash.
+   */
+  async #target(ns: string, id: ObjectId): Promise<Target> {
+    if (!this.#draining && this.#internals.holds(ns, id)) return "local";
+    const key = `${ns}/${id.toString()}`;
+    const live = this.membership.live();
+    const owner = rendezvousOwner(key, live);
+    if (owner === undefined) return "none";
+    if (owner === this.id && !this.#draining) {
+      if (this.#lost.has(key)) {
+        const holder = await this.#holderOf(ns, id);
+        const member =
+          holder !== undefined && holder !== this.id && live.includes(holder)
+            ? this.membership.member(holder)
+            : undefined;
+        if (member !== undefined) return { host: member.id, address: member.address, holderOnly: true };
+        this.#lost.delete(key);
+      }
+      return "local";
+    }
+    const member = this.membership.member(owner);
+    return member === undefined ? "unknown" : { host: owner, address: member.address, holderOnly: false };
+  }
+
+  /** The host the bucket names as the object's last claimer, if any. */
+  async #holderOf(ns: string, id: ObjectId): Promise<string | undefined> {
+    return this.#bucket === undefined ? undefined : holderOf(this.#bucket, ns, id.toString());
+  }
+
   async #forward(
     address: string,
     ns: string,
     id: ObjectId,
     op: StubOperation,
-  ): Promise<{ value: unknown } | { misdirected: true }> {
+    holderOnly: boolean,
+  ): Promise<{ value: unknown } | { misdirected: true; holder?: string }> {
     this.#forwarded++;
     const base = `${address}${FORWARD_PREFIX}${encodeURIComponent(ns)}/${id.toString()}`;
     const headers: Record<string, string> = {};
+    headers["x-actorstore-from"] = this.id;
+    if (holderOnly) headers["x-actorstore-holder-only"] = "1";
+    const misdirected = (response: Response) => {
+      const holder = response.headers.get("x-actorstore-holder");
+      return { misdirected: true as const, ...(holder ? { holder } : {}) };
+    };
     if (id.name !== undefined) headers["x-actorstore-name"] = encodeURIComponent(id.name);
     if (op.kind === "fetch") {
       const request = op.request;
@@ -296,7 +398,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         headers: forwardHeaders,
         ...(body === undefined ? {} : { body }),
       });
-      if (response.status === 421 && response.headers.has("x-actorstore-owner")) return { misdirected: true };
+      if (response.status === 421 && response.headers.has("x-actorstore-owner")) return misdirected(response);
       if (response.headers.get("x-actorstore-error") === "1") {
         throw fromWireError(decode<WireResult & { ok: false }>(new Uint8Array(await response.arrayBuffer())).error);
       }
@@ -327,7 +429,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       headers: { ...headers, "content-type": "application/octet-stream" },
       body: op.kind === "call" ? Buffer.from(encode(op.args)) : Buffer.alloc(0),
     });
-    if (response.status === 421) return { misdirected: true };
+    if (response.status === 421) return misdirected(response);
     if (response.headers.get("content-type") !== "application/octet-stream") {
       throw new ActorStoreError(
         "ERR_UNAVAILABLE",
@@ -380,9 +482,24 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       res.writeHead(400, { "content-type": "text/plain" }).end(String((e as Error).message));
       return;
     }
-    const owner = this.ownerOf(ns, id);
-    if (owner !== this.id || this.#draining) {
-      res.writeHead(421, { "x-actorstore-owner": owner ?? "" }).end();
+    // Sent to the holder of an object: serve it only while holding it (never start it again here).
+    const holderOnly = req.headers["x-actorstore-holder-only"] === "1";
+    let target = holderOnly
+      ? !this.#draining && this.#internals.holds(ns, id)
+        ? "local"
+        : "none"
+      : await this.#target(ns, id);
+    if (typeof target === "object" && target.holderOnly && target.host === req.headers["x-actorstore-from"]) {
+      // The host we would send it to is the sender, which routed by the hash: it no longer holds the
+      // object, which is ours to start again.
+      this.#lost.delete(`${ns}/${id.toString()}`);
+      target = "local";
+    }
+    if (target !== "local") {
+      const headers: Record<string, string> = { "x-actorstore-owner": this.ownerOf(ns, id) ?? "" };
+      // Owned here by the hash but held by the host that fenced us: the sender goes there.
+      if (typeof target === "object" && target.holderOnly) headers["x-actorstore-holder"] = target.host;
+      res.writeHead(421, headers).end();
       return;
     }
     this.#served++;
@@ -439,11 +556,16 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     res.writeHead(200, { "content-type": "application/octet-stream" }).end(bytes);
   }
 
-  /** After the members changed: evict every local object another host owns now. */
+  /**
+   * After the members changed: evict every local object another host owns now, then plan wake-ups
+   * for the indexed alarms of the objects this host owns now (those of a dead host included).
+   */
   async #handOver(): Promise<void> {
     if (this.#closed) return;
     for (const { namespace, id } of this.#internals.held()) {
       if (this.ownerOf(namespace, id) !== this.id) await this.#internals.evict(namespace, id).catch(() => false);
     }
+    if (this.#closed || this.#draining) return;
+    await this.#internals.scanAlarms((namespace, id) => this.ownerOf(namespace, id) === this.id).catch(() => {});
   }
 }

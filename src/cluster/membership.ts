@@ -1,14 +1,21 @@
 /**
- * Membership of a cluster of hosts, recorded in a directory they share: each host writes
- * `<directory>/members/<id>.json` (`{ id, address, heartbeatMs }`) every `heartbeatMs`, and counts as
- * live while its last heartbeat is younger than `ttlMs`. A host that leaves deletes its file; one that
- * dies simply stops renewing it. No coordinator: each host reads the directory on its own.
+ * Membership of a cluster of hosts, recorded where they meet: each host writes its record
+ * (`{ id, address, beat, heartbeatMs }`) every `heartbeatMs`, and counts another as live while that
+ * host's record keeps changing: a record seen unchanged for `ttlMs` (on the observer's own clock) is a
+ * dead host's. A record seen for the first time counts as live if its writer's `heartbeatMs` is younger
+ * than `ttlMs` on the observer's clock (the only place where clocks are compared, and only until the
+ * record's next change). A host that leaves deletes its record; one that dies simply stops renewing it.
+ * No coordinator: each host reads the records on its own.
+ *
+ * Two places to meet: a shared directory ({@link DirectoryMembership}, `<directory>/members/<id>.json`)
+ * or a shared bucket ({@link BucketMembership}, `<prefix>members/<id>.json`).
  *
  * Membership is advisory: two hosts can briefly disagree (a heartbeat not yet seen, a paused
  * process). What keeps one writer per object is the store's own exclusion (see docs/hosting.md).
  */
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import type { Clock, TimerHandle } from "../util/clock";
+import type { ClusterBucket } from "./bucket";
 
 /** One member as recorded. */
 export interface Member {
@@ -18,12 +25,19 @@ export interface Member {
   readonly address: string;
   /** Its last heartbeat, ms since the epoch on its clock. */
   readonly heartbeatMs: number;
+  /** How many heartbeats it wrote (changes with every one). */
+  readonly beat?: number;
 }
 
-/** Options of {@link DirectoryMembership}. */
-export interface DirectoryMembershipOptions {
-  /** The shared directory. */
-  directory: string;
+/** Where member records are kept. @internal */
+export interface MemberRecords {
+  write(record: Member): Promise<void>;
+  remove(id: string): Promise<void>;
+  read(): Promise<Member[]>;
+}
+
+/** Options of a membership. */
+export interface MembershipOptions {
   /** This host's id: letters, digits, `-` and `_`. */
   id: string;
   /** This host's forwarding address. */
@@ -31,45 +45,70 @@ export interface DirectoryMembershipOptions {
   clock: Clock;
   /** How often to renew the heartbeat and re-read the members. Default 1,000 ms. */
   heartbeatMs?: number;
-  /** A member whose heartbeat is older than this is dead. Default 5,000 ms. */
+  /** A member whose record has not changed for this long is dead. Default 5,000 ms. */
   ttlMs?: number;
-  /** Called after each refresh with the live members' ids (sorted). */
+  /** Called after each refresh with the live members' ids (sorted) when they changed. */
   onChange?: (live: readonly string[]) => void;
 }
 
-/** Membership over a shared directory (see the module comment). */
-export class DirectoryMembership {
+/** Options of {@link DirectoryMembership}. */
+export interface DirectoryMembershipOptions extends MembershipOptions {
+  /** The shared directory. */
+  directory: string;
+}
+
+/** Options of {@link BucketMembership}. */
+export interface BucketMembershipOptions extends MembershipOptions {
+  /** The cluster's bucket. @internal */
+  bucket: ClusterBucket;
+}
+
+function isMember(record: unknown): record is Member {
+  const r = record as Member;
+  return (
+    typeof r === "object" &&
+    r !== null &&
+    typeof r.id === "string" &&
+    typeof r.address === "string" &&
+    typeof r.heartbeatMs === "number"
+  );
+}
+
+/** Membership over shared records (see the module comment). */
+export class Membership {
   readonly id: string;
   readonly address: string;
-  readonly #dir: string;
+  readonly #records: MemberRecords;
   readonly #clock: Clock;
   readonly #heartbeatMs: number;
   readonly #ttlMs: number;
   readonly #onChange: ((live: readonly string[]) => void) | undefined;
   #members = new Map<string, Member>();
+  /** When (on this host's clock) each member's record was last seen to change. */
+  #changedAt = new Map<string, { beat: string; atMs: number }>();
   #timer: TimerHandle | undefined;
   #joined = false;
+  #beat = 0;
   #lastLive = "";
 
-  constructor(options: DirectoryMembershipOptions) {
+  constructor(records: MemberRecords, options: MembershipOptions) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(options.id)) {
-      throw new TypeError(`DirectoryMembership: id "${options.id}" must be 1-64 letters, digits, "-" or "_".`);
+      throw new TypeError(`Membership: id "${options.id}" must be 1-64 letters, digits, "-" or "_".`);
     }
     this.id = options.id;
     this.address = options.address;
-    this.#dir = `${options.directory}/members`;
+    this.#records = records;
     this.#clock = options.clock;
     this.#heartbeatMs = options.heartbeatMs ?? 1_000;
     this.#ttlMs = options.ttlMs ?? 5_000;
     this.#onChange = options.onChange;
     if (!(this.#heartbeatMs > 0) || !(this.#ttlMs > this.#heartbeatMs)) {
-      throw new TypeError("DirectoryMembership: heartbeatMs must be > 0 and ttlMs greater than heartbeatMs.");
+      throw new TypeError("Membership: heartbeatMs must be > 0 and ttlMs greater than heartbeatMs.");
     }
   }
 
   /** Records this host and starts the heartbeat. */
   async join(): Promise<void> {
-    await mkdir(this.#dir, { recursive: true });
     this.#joined = true;
     await this.beat();
     this.#schedule();
@@ -77,10 +116,8 @@ export class DirectoryMembership {
 
   /** Stops the heartbeat and deletes this host's record, so the others see it gone at their next refresh. */
   async leave(): Promise<void> {
-    this.#joined = false;
-    if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
-    this.#timer = undefined;
-    await rm(`${this.#dir}/${this.id}.json`, { force: true });
+    this.stop();
+    await this.#records.remove(this.id);
     await this.refresh();
   }
 
@@ -94,10 +131,12 @@ export class DirectoryMembership {
   /** Renews this host's heartbeat and re-reads the others. */
   async beat(): Promise<void> {
     if (this.#joined) {
-      const record: Member = { id: this.id, address: this.address, heartbeatMs: this.#clock.now() };
-      const tmp = `${this.#dir}/.${this.id}.${process.pid}.tmp`;
-      await writeFile(tmp, JSON.stringify(record));
-      await rename(tmp, `${this.#dir}/${this.id}.json`);
+      await this.#records.write({
+        id: this.id,
+        address: this.address,
+        heartbeatMs: this.#clock.now(),
+        beat: ++this.#beat,
+      });
     }
     await this.refresh();
   }
@@ -105,28 +144,19 @@ export class DirectoryMembership {
   /** Re-reads the members' records. */
   async refresh(): Promise<void> {
     const members = new Map<string, Member>();
-    let names: string[] = [];
-    try {
-      names = await readdir(this.#dir);
-    } catch {
-      names = [];
-    }
-    for (const name of names) {
-      if (!name.endsWith(".json") || name.startsWith(".")) continue;
-      try {
-        const record = JSON.parse(await readFile(`${this.#dir}/${name}`, "utf8")) as Member;
-        if (
-          typeof record.id === "string" &&
-          typeof record.address === "string" &&
-          typeof record.heartbeatMs === "number"
-        ) {
-          members.set(record.id, record);
-        }
-      } catch {
-        // Deleted or being replaced meanwhile: the next refresh sees it.
-      }
+    for (const record of await this.#records.read()) if (isMember(record)) members.set(record.id, record);
+    const now = this.#clock.now();
+    const changedAt = new Map<string, { beat: string; atMs: number }>();
+    for (const m of members.values()) {
+      const beat = `${m.beat ?? ""}/${m.heartbeatMs}`;
+      const seen = this.#changedAt.get(m.id);
+      if (seen === undefined) {
+        // First sight: the writer's clock is the only hint of the record's age.
+        changedAt.set(m.id, { beat, atMs: Math.min(now, m.heartbeatMs) });
+      } else changedAt.set(m.id, seen.beat === beat ? seen : { beat, atMs: now });
     }
     this.#members = members;
+    this.#changedAt = changedAt;
     const live = this.live().join(",");
     if (live !== this.#lastLive) {
       this.#lastLive = live;
@@ -134,11 +164,15 @@ export class DirectoryMembership {
     }
   }
 
-  /** The ids of the live members (sorted): heartbeat younger than `ttlMs`; this host while joined. */
+  /** The ids of the live members (sorted): a record that changed within `ttlMs`; this host while joined. */
   live(): string[] {
     const now = this.#clock.now();
     const ids = [...this.#members.values()]
-      .filter((m) => (m.id === this.id ? this.#joined : now - m.heartbeatMs < this.#ttlMs))
+      .filter((m) =>
+        m.id === this.id
+          ? this.#joined
+          : now - (this.#changedAt.get(m.id)?.atMs ?? Number.NEGATIVE_INFINITY) < this.#ttlMs,
+      )
       .map((m) => m.id);
     if (this.#joined && !ids.includes(this.id)) ids.push(this.id);
     return ids.sort();
@@ -157,5 +191,89 @@ export class DirectoryMembership {
         .catch(() => {})
         .finally(() => this.#schedule());
     }, this.#heartbeatMs);
+  }
+}
+
+/** Membership over a shared directory: `<directory>/members/<id>.json`. */
+export class DirectoryMembership extends Membership {
+  constructor(options: DirectoryMembershipOptions) {
+    const dir = `${options.directory}/members`;
+    let made = false;
+    super(
+      {
+        async write(record) {
+          if (!made) await mkdir(dir, { recursive: true });
+          made = true;
+          const tmp = `${dir}/.${record.id}.${process.pid}.tmp`;
+          await writeFile(tmp, JSON.stringify(record));
+          await rename(tmp, `${dir}/${record.id}.json`);
+        },
+        async remove(id) {
+          await rm(`${dir}/${id}.json`, { force: true });
+        },
+        async read() {
+          let names: string[] = [];
+          try {
+            names = await readdir(dir);
+          } catch {
+            names = [];
+          }
+          const out: Member[] = [];
+          for (const name of names) {
+            if (!name.endsWith(".json") || name.startsWith(".")) continue;
+            try {
+              out.push(JSON.parse(await readFile(`${dir}/${name}`, "utf8")) as Member);
+            } catch {
+              // Deleted or being replaced meanwhile: the next refresh sees it.
+            }
+          }
+          return out;
+        },
+      },
+      options,
+    );
+  }
+}
+
+/**
+ * Membership over a shared bucket: `<prefix>members/<id>.json`. A record unchanged for ten times
+ * `ttlMs` (a host that died long ago) is deleted by whoever sees it, so the listing stays short.
+ */
+export class BucketMembership extends Membership {
+  constructor(options: BucketMembershipOptions) {
+    const bucket = options.bucket;
+    const stale = new Map<string, { text: string; sinceMs: number }>();
+    const clock = options.clock;
+    const ttl = options.ttlMs ?? 5_000;
+    super(
+      {
+        write: (record) => bucket.put(`members/${record.id}.json`, JSON.stringify(record)),
+        remove: (id) => bucket.delete(`members/${id}.json`),
+        async read() {
+          const keys = (await bucket.list("members/")).filter((k) => /^members\/[A-Za-z0-9_-]{1,64}\.json$/.test(k));
+          const out: Member[] = [];
+          await Promise.all(
+            keys.map(async (key) => {
+              const text = await bucket.get(key).catch(() => null);
+              if (text === null) return;
+              const previous = stale.get(key);
+              if (previous?.text !== text) stale.set(key, { text, sinceMs: clock.now() });
+              else if (clock.now() - previous.sinceMs > 10 * ttl) {
+                stale.delete(key);
+                await bucket.delete(key).catch(() => {});
+                return;
+              }
+              try {
+                out.push(JSON.parse(text) as Member);
+              } catch {
+                // A torn or foreign record: ignored.
+              }
+            }),
+          );
+          return out;
+        },
+      },
+      options,
+    );
   }
 }
