@@ -71,6 +71,29 @@ describe("options", () => {
     expect(String(error)).toMatch(/zones\[2\].*sensitivity/);
     await handler.close();
   });
+
+  it("a fixture pack without certificates or with an authority the schema does not list is refused", async () => {
+    const pack = { id: "c".repeat(32), type: "advanced", hosts: ["a.example.com"], status: "active" };
+    const handler = createApiHandler({
+      credentials: CREDENTIALS,
+      fixture: {
+        accounts: [{ id: ACCOUNT_A, name: "A" }],
+        zones: [
+          {
+            name: "a.example.com",
+            account: ACCOUNT_A,
+            plan: "pro",
+            certificate_packs: [pack, { ...pack, certificates: [], certificate_authority: "digicert" }],
+          },
+        ],
+      },
+    });
+    const error = await handler.ready().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(String(error)).toMatch(/zones\[0\]\.certificate_packs\[0\]\.certificates/);
+    expect(String(error)).toMatch(/zones\[0\]\.certificate_packs\[1\]\.certificate_authority/);
+    await handler.close();
+  });
 });
 
 describe("state", () => {
