@@ -344,3 +344,70 @@ describe("every response of the service conforms to the schema; every message ha
     );
   });
 });
+
+describe("the listings take every query parameter the schema gives them, within its bounds", () => {
+  type Parameter = {
+    type?: string;
+    enum?: unknown[];
+    minimum?: number;
+    maximum?: number;
+    minLength?: number;
+    maxLength?: number;
+  };
+  const operations = subset.operations as unknown as Record<string, { parameters?: Record<string, Parameter> }>;
+  const listings = Object.entries(operations).filter(([key, op]) => op.parameters !== undefined && !/\{id\}/.test(key));
+
+  function answer(method: string, template: string, query: URLSearchParams): number {
+    const path = `/client/v4${template.replace(/\{zone_id\}|\{zone_identifier\}/, ENT_ZONE)}`;
+    const m = matchRoute(method, path);
+    if (!m.ok) throw new Error(`${method} ${path} did not route`);
+    const s = seed();
+    const request: ApiRequest = {
+      method,
+      path: m.path,
+      params: m.params,
+      query,
+      body: undefined,
+      nowMs: NOW,
+      newId: sequentialHexIds(9000),
+    };
+    const zone = s.zones.find((z) => z.zone.id === ENT_ZONE) as ZoneRecord;
+    const response =
+      m.route.scope === "zones"
+        ? m.route.run(
+            s.zones.map((z) => z.zone),
+            request,
+          )
+        : m.route.scope === "zone"
+          ? m.route.run(zone, request).response
+          : m.route.run(s.user, request).response;
+    expect(responseProblems(method, path, response.status, response.body)).toEqual([]);
+    return response.status;
+  }
+
+  function validValues(p: Parameter): string[] {
+    if (p.enum !== undefined) return p.enum.map(String);
+    if (p.type === "boolean") return ["true", "false"];
+    if (p.type === "number") return [p.minimum, p.maximum].filter((n) => n !== undefined).map(String);
+    if (p.minLength !== undefined) return ["0".repeat(p.minLength)];
+    return ["x", ...(p.maxLength === undefined ? [] : ["x".repeat(p.maxLength)])];
+  }
+
+  it.each(listings.map(([key, op]) => [key, op] as const))("%s", (key, op) => {
+    const [method = "", template = ""] = key.split(" ");
+    for (const [name, p] of Object.entries(op.parameters ?? {})) {
+      for (const value of validValues(p)) {
+        expect(answer(method, template, new URLSearchParams({ [name]: value })), `${name}=${value}`).toBe(200);
+      }
+      if (p.type === "number" && p.minimum !== undefined) {
+        expect(answer(method, template, new URLSearchParams({ [name]: String(p.minimum - 1) })), name).toBe(400);
+      }
+      if (p.type === "number" && p.maximum !== undefined) {
+        expect(answer(method, template, new URLSearchParams({ [name]: String(p.maximum + 1) })), name).toBe(400);
+      }
+      if (p.enum !== undefined) {
+        expect(answer(method, template, new URLSearchParams({ [name]: "not-in-the-enum" })), name).toBe(400);
+      }
+    }
+  });
+});
