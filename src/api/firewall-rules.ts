@@ -585,8 +585,11 @@ export function updateFirewallRule(
 ): FirewallTransition<FirewallRule> {
   const current = state.rules.find((r) => r.id === ruleId);
   if (current === undefined) return { state, response: ruleNotFound(ruleId) };
-  const withoutId =
-    isRecord(body) && body.id === ruleId ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== "id")) : body;
+  // The published schema requires the rule's id in a PUT body; it must name the rule in the path.
+  if (isRecord(body) && body.id !== undefined && body.id !== ruleId) {
+    return { state, response: invalidRequest([ruleIssue("id", "id in the body must match the id in the path.")]) };
+  }
+  const withoutId = isRecord(body) ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== "id")) : body;
   const v = validateFirewallRuleInput(withoutId);
   if (!v.ok) return { state, response: invalidRequest(v.errors) };
   const f = v.value.filter;

@@ -320,6 +320,17 @@ describe("rule reads, updates and deletes", () => {
       filter: { id: filterOfSecond },
     });
   });
+  it.each([
+    ["another rule's id", "e".repeat(32)],
+    ["a number", 7],
+    ["null", null],
+  ])("updateFirewallRule: refuses a body id that is %s, naming the mismatch", (_n, id) => {
+    const filterId = made.items[0]?.filterId;
+    const r = updateFirewallRule(state, first, { id, filter: { id: filterId }, action: "block" });
+    expect(r.response.status).toBe(400);
+    expect(r.response.body.errors[0]).toMatchObject({ message: "id in the body must match the id in the path." });
+    expect(r.state).toBe(state);
+  });
   it("updateFirewallRule: refuses an inline expression", () => {
     const r = updateFirewallRule(state, first, { filter: { expression: "ip.src eq 4.4.4.4" }, action: "block" });
     expect(r.response.status).toBe(400);
