@@ -3,7 +3,7 @@
  * can open an object's directory without ever changing it.
  */
 import type { CommitRecord } from "../durability/commit-record";
-import type { LoadResult, PersistenceAdapter } from "../durability/persistence";
+import type { LoadResult, PersistenceAdapter, VersionedMeta } from "../durability/persistence";
 import { ActorStoreError } from "../errors";
 
 /**
@@ -66,8 +66,17 @@ export class ReadOnlyPersistence implements PersistenceAdapter {
     return null;
   }
 
-  writeMeta(_bytes: Uint8Array | null): Promise<void> {
+  async readMetaVersion(): Promise<VersionedMeta> {
+    return { bytes: null, version: 0 };
+  }
+
+  writeMetaIf(_expectedVersion: number, _bytes: Uint8Array | null): Promise<boolean> {
     return Promise.reject(readOnly("write metadata"));
+  }
+
+  /** A reader claims nothing. */
+  get epoch(): number | undefined {
+    return undefined;
   }
 
   close(): Promise<void> {

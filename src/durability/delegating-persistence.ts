@@ -4,7 +4,7 @@
  * rest of the interface.
  */
 import type { CommitRecord } from "./commit-record";
-import type { KeptHistory, LoadResult, PersistenceAdapter } from "./persistence";
+import type { KeptHistory, LoadResult, PersistenceAdapter, VersionedMeta } from "./persistence";
 
 /**
  * Forwards every {@link PersistenceAdapter} call to `inner`.
@@ -55,8 +55,14 @@ export class DelegatingPersistence<Inner extends PersistenceAdapter = Persistenc
   readMeta(): Promise<Uint8Array | null> {
     return this.inner.readMeta();
   }
-  writeMeta(bytes: Uint8Array | null): Promise<void> {
-    return this.inner.writeMeta(bytes);
+  readMetaVersion(): Promise<VersionedMeta> {
+    return this.inner.readMetaVersion();
+  }
+  writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
+    return this.inner.writeMetaIf(expectedVersion, bytes);
+  }
+  get epoch(): number | undefined {
+    return this.inner.epoch;
   }
   close(): Promise<void> {
     return this.inner.close();

@@ -149,6 +149,21 @@ export class DirectoryLock {
     );
   }
 
+  /** The generation this lock created: the file adapter's writer epoch. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * The newest generation when it is newer than this lock's (someone took the lock over: this
+   * holder is fenced), else `undefined`. One directory listing: cheap enough to run after every
+   * write round.
+   */
+  async newerGeneration(): Promise<number | undefined> {
+    const newest = await newestGeneration(this.directory, this.#env);
+    return newest > this.#generation ? newest : undefined;
+  }
+
   /** Whether this lock is still the newest generation and ours (false after release or a takeover). */
   async stillHeld(): Promise<boolean> {
     if (this.#released) return false;

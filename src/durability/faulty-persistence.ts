@@ -84,7 +84,7 @@ export class FaultyPersistence extends DelegatingPersistence {
     return this;
   }
 
-  /** Makes every `writeMeta` fail (or succeed again with `false`). */
+  /** Makes every `writeMetaIf` fail (or succeed again with `false`). */
   failMetaWrites(enabled = true): this {
     this.#failMeta = enabled;
     return this;
@@ -147,9 +147,9 @@ export class FaultyPersistence extends DelegatingPersistence {
     await this.inner.writeSnapshot(info, image);
   }
 
-  override async writeMeta(bytes: Uint8Array | null): Promise<void> {
-    if (this.#failMeta) throw this.#injected("writeMeta");
-    await this.inner.writeMeta(bytes);
+  override async writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
+    if (this.#failMeta) throw this.#injected("writeMetaIf");
+    return this.inner.writeMetaIf(expectedVersion, bytes);
   }
 
   #poison(): Error {

@@ -36,12 +36,14 @@ import {
   checkRange,
   checkSnapshotSeq,
   collectRecords,
+  fencedError,
   type LoadResult,
   missingSnapshot,
   type PersistenceAdapter,
   type PersistenceStats,
   STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
+  type VersionedMeta,
 } from "./persistence";
 import { checkPersistenceArguments, FILE_PERSISTENCE_OPTIONS } from "./persistence-options";
 import { decodeRecords } from "./record-codec";
@@ -95,6 +97,9 @@ export interface FilePersistence extends PersistenceAdapter {
 }
 
 const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
+/** Marks a meta file that carries a version (see readMetaVersion). */
+const META_MAGIC = [0x41, 0x53, 0x4d, 0x56];
+const META_HEADER = META_MAGIC.length + 8 + 1;
 
 class FileAdapter implements FilePersistence {
   readonly directory: string;
@@ -102,6 +107,10 @@ class FileAdapter implements FilePersistence {
   readonly #lockEnv: LockEnv;
   readonly #segmentBytes: number;
   readonly #readOnly: boolean;
+  /** Terminal: another holder took the directory's lock (a newer generation exists). */
+  #fenced: Error | null = null;
+  /** The generation of the lock the last load took (kept after close, like every adapter's epoch). */
+  #epoch: number | undefined;
   /** The directory lock, held from the first load until close (writers only). */
   #lock: DirectoryLock | null = null;
   /** The newest snapshot's image as load() verified it, handed to the first readSnapshot of it. */
@@ -115,7 +124,7 @@ class FileAdapter implements FilePersistence {
   /** Appends, written together while a write + flush is in flight (group commit). */
   readonly #log = new GroupCommitQueue({
     write: (batch) => this.#writeBatch(batch),
-    failed: (cause) => this.#failedError(cause),
+    failed: (cause) => this.#fenced ?? this.#failedError(cause),
     written: (batch) => {
       this.#appends += batch.appends;
     },
@@ -136,8 +145,15 @@ class FileAdapter implements FilePersistence {
 
   // -- load --------------------------------------------------------------------------------------
 
+  /** The directory lock's generation: each writer's load takes a newer one (absent read-only). */
+  get epoch(): number | undefined {
+    return this.#epoch;
+  }
+
   async load(): Promise<LoadResult> {
+    if (this.#fenced !== null) throw this.#fenced;
     await this.#settle();
+    if (this.#fenced !== null) throw this.#fenced;
     // After a failed append, cut the active segment back to what was confirmed, so a batch whose
     // append rejected is never resurrected by an in-process reload (a crash may still keep it; the
     // contract allows both, this makes the common case deterministic). We still hold the lock, so
@@ -167,6 +183,7 @@ class FileAdapter implements FilePersistence {
       // A freshly created directory must itself survive a crash before anything in it can.
       if (created !== undefined) await this.#io.syncDir(this.#io.path.dirname(this.directory));
       this.#lock ??= await DirectoryLock.acquire(this.directory, this.#lockEnv);
+      this.#epoch = this.#lock.generation;
       try {
         scan = await scanDirectory(this.directory, fs, this.#io.path);
         await this.#applyScan(scan);
@@ -185,6 +202,7 @@ class FileAdapter implements FilePersistence {
       snapshots: scan.snapshots.map((s) => ({ seq: s.seq, timeMs: s.timeMs, bytes: s.bytes })),
       truncatedBytes: scan.torn === undefined || this.#readOnly ? 0 : scan.torn.fileBytes - scan.torn.validBytes,
       lastSeq: scan.lastSeq,
+      ...(this.#epoch === undefined ? {} : { epoch: this.#epoch }),
     };
   }
 
@@ -242,6 +260,8 @@ class FileAdapter implements FilePersistence {
       if (created) await this.#io.syncDir(this.directory);
     }
     this.#logFlushes++;
+    // Confirmed only while no newer holder took the directory's lock (the fence).
+    await this.#checkFence();
     segment.bytes += data.length;
     segment.lastSeq = batch.lastSeq;
   }
@@ -375,30 +395,49 @@ class FileAdapter implements FilePersistence {
   // -- metadata ----------------------------------------------------------------------------------
 
   async readMeta(): Promise<Uint8Array | null> {
+    return (await this.readMetaVersion()).bytes;
+  }
+
+  /** The meta file: crc32le, then `ASMV`, the version (float64le), 1 byte present/deleted, the bytes. */
+  async readMetaVersion(): Promise<VersionedMeta> {
     let bytes: Uint8Array;
     try {
       bytes = asPlainBytes(await this.#io.fs.readFile(this.#io.file(META_NAME)));
     } catch (error) {
-      if (isErrno(error, "ENOENT")) return null;
+      if (isErrno(error, "ENOENT")) return { bytes: null, version: 0 };
       throw error;
     }
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (bytes.length < 4 || view.getUint32(0, true) !== crc32(bytes, 4))
       throw corruptError(this.directory, "the meta file fails its checksum");
-    return bytes.slice(4);
+    const payload = bytes.subarray(4);
+    // A meta file written before versions were kept holds only the bytes: version 1.
+    if (payload.length < META_HEADER || !META_MAGIC.every((b, i) => payload[i] === b))
+      return { bytes: payload.slice(), version: 1 };
+    const version = view.getFloat64(4 + META_MAGIC.length, true);
+    const present = payload[META_MAGIC.length + 8] === 1;
+    return { bytes: present ? payload.slice(META_HEADER) : null, version };
   }
 
-  writeMeta(bytes: Uint8Array | null): Promise<void> {
-    return this.#maintain("writeMeta", async () => {
-      if (bytes === null) {
-        await this.#io.fs.rm(this.#io.file(META_NAME), { force: true });
-        await this.#io.syncDir(this.directory);
-        return;
-      }
-      const framed = new Uint8Array(bytes.length + 4);
-      framed.set(bytes, 4);
-      new DataView(framed.buffer).setUint32(0, crc32(bytes), true);
+  writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
+    const copy = bytes === null ? null : bytes.slice();
+    return this.#maintain("writeMetaIf", async () => {
+      // Serialized with every other write of this holder, and no other holder writes (the lock):
+      // comparing with what the file says now is the compare-and-swap.
+      const { version } = await this.readMetaVersion();
+      if (version !== expectedVersion) return false;
+      const payload = new Uint8Array(META_HEADER + (copy?.length ?? 0));
+      payload.set(META_MAGIC, 0);
+      new DataView(payload.buffer).setFloat64(META_MAGIC.length, version + 1, true);
+      payload[META_MAGIC.length + 8] = copy === null ? 0 : 1;
+      if (copy !== null) payload.set(copy, META_HEADER);
+      const framed = new Uint8Array(payload.length + 4);
+      framed.set(payload, 4);
+      new DataView(framed.buffer).setUint32(0, crc32(payload), true);
+      // A deletion is a tombstone with the next version, not a removed file: a version never
+      // goes back, so a stale expected version can never match again.
       await this.#io.writeFileAtomic(META_NAME, framed);
+      return true;
     });
   }
 
@@ -445,6 +484,7 @@ class FileAdapter implements FilePersistence {
   // -- helpers -----------------------------------------------------------------------------------
 
   #checkWritable(method: string): void {
+    if (this.#fenced !== null) throw this.#fenced;
     if (!this.#loaded)
       throw new ActorStoreError(
         "ERR_CLOSED",
@@ -466,15 +506,36 @@ class FileAdapter implements FilePersistence {
     );
   }
 
-  /** Runs `fn` after earlier maintenance; a failure rejects this call only. */
-  #maintain(method: string, fn: () => Promise<void>): Promise<void> {
+  /**
+   * Runs `fn` after earlier maintenance; a failure rejects this call only. Its result counts only
+   * if no newer holder took the lock meanwhile (checked after it ran).
+   */
+  #maintain<T>(method: string, fn: () => Promise<T>): Promise<T> {
     const run = async () => {
       this.#checkWritable(method);
-      await fn();
+      let result: T;
+      try {
+        result = await fn();
+      } catch (error) {
+        throw this.#fenced ?? error;
+      }
+      await this.#checkFence();
+      return result;
     };
     const result = this.#maintenance.then(run, run);
     this.#maintenance = result.catch(() => undefined);
     return result;
+  }
+
+  /** Fences this writer for good when another holder has taken the directory's lock. */
+  async #checkFence(): Promise<void> {
+    const lock = this.#lock;
+    if (lock === null) return;
+    const newer = await lock.newerGeneration();
+    if (newer !== undefined) {
+      this.#fenced ??= fencedError(this.directory, lock.generation, newer);
+      throw this.#fenced;
+    }
   }
 
   /** Waits for appends and maintenance in flight. */

@@ -25,6 +25,7 @@ import {
   checkRange,
   checkSnapshotSeq,
   collectRecords,
+  fencedError,
   type LoadResult,
   missingSnapshot,
   type PersistenceAdapter,
@@ -32,6 +33,7 @@ import {
   type SnapshotInfo,
   STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
+  type VersionedMeta,
 } from "./persistence";
 import { checkPersistenceArguments, INDEXEDDB_PERSISTENCE_OPTIONS } from "./persistence-options";
 import { decodeRecords, encodeRecord } from "./record-codec";
@@ -53,6 +55,9 @@ const SNAPSHOTS = "snapshots";
 const IMAGES = "images";
 const META = "meta";
 const STORES = [RECORDS, SNAPSHOTS, IMAGES, META];
+/** Keys in the META store beside the metadata itself: the writer epoch and the metadata's version. */
+const EPOCH_KEY = "epoch";
+const VERSION_KEY = "meta-version";
 /** Rows read at a time when the log is checked or streamed. */
 const STREAM_PAGE = STREAM_CHUNK_RECORDS;
 
@@ -88,8 +93,9 @@ function completion(txn: IDBTransaction): Promise<void> {
  * A {@link PersistenceAdapter} over one IndexedDB database. Create it with
  * {@link openIndexedDbPersistence}.
  *
- * One adapter (one live object) per database name: two tabs that open the same name at once would
- * both write the log, and nothing detects that yet.
+ * One writer per database name: each `load()` claims a new epoch in a transaction, and every write
+ * transaction first checks that no newer claim exists (in the same transaction, so the check and
+ * the write are atomic); a tab whose object was opened by another tab is fenced (`ERR_FENCED`).
  */
 export class IndexedDbPersistence implements PersistenceAdapter {
   readonly #name: string;
@@ -109,6 +115,9 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   #pending: PendingAppend[] | null = null;
   #appends = 0;
   #flushes = 0;
+  #epoch: number | undefined;
+  /** Terminal: another connection claimed a newer epoch. */
+  #fenced: Error | null = null;
 
   /** @internal Use {@link openIndexedDbPersistence}. */
   constructor(name: string, factory: IDBFactory, range: typeof IDBKeyRange) {
@@ -122,13 +131,20 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     return this.#name;
   }
 
+  /** The epoch the last load claimed. */
+  get epoch(): number | undefined {
+    return this.#epoch;
+  }
+
   async load(): Promise<LoadResult> {
+    if (this.#fenced !== null) throw this.#fenced;
     this.#open = false;
     this.#failure = null;
     this.#pending = null;
     await this.#chain.catch(() => undefined);
     this.#chain = Promise.resolve();
     const db = await this.#database();
+    this.#epoch = await this.#claim(db);
     const txn = db.transaction(STORES, "readonly");
     const done = completion(txn);
     const [infos, keys] = await Promise.all([
@@ -199,6 +215,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       snapshots: snapshots.map(({ seq, timeMs, bytes }) => ({ seq, timeMs, bytes })),
       truncatedBytes,
       lastSeq: this.#lastSeq,
+      epoch: this.#epoch,
     };
   }
 
@@ -229,22 +246,21 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   async #commit(batch: PendingAppend[]): Promise<void> {
     if (this.#pending === batch) this.#pending = null;
     if (this.#failure !== null) {
-      for (const p of batch) p.reject(this.#failedError());
+      for (const p of batch) p.reject(this.#fenced ?? this.#failedError());
       return;
     }
     try {
-      const txn = (this.#db as IDBDatabase).transaction([RECORDS], "readwrite", { durability: "strict" });
-      const done = completion(txn);
-      const store = txn.objectStore(RECORDS);
-      for (const p of batch) for (let i = 0; i < p.frames.length; i++) store.put(p.frames[i], p.firstSeq + i);
-      await done;
+      await this.#write([RECORDS], (txn) => {
+        const store = txn.objectStore(RECORDS);
+        for (const p of batch) for (let i = 0; i < p.frames.length; i++) store.put(p.frames[i], p.firstSeq + i);
+      });
       if (this.#firstSeq > (batch[0] as PendingAppend).firstSeq) this.#firstSeq = (batch[0] as PendingAppend).firstSeq;
       this.#flushes++;
       this.#appends += batch.length;
       for (const p of batch) p.resolve();
     } catch (e) {
       this.#failure = toError(e);
-      for (const p of batch) p.reject(this.#failedError());
+      for (const p of batch) p.reject(this.#fenced ?? this.#failedError());
     }
   }
 
@@ -335,22 +351,44 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     });
   }
 
-  readMeta(): Promise<Uint8Array | null> {
+  async readMeta(): Promise<Uint8Array | null> {
+    return (await this.readMetaVersion()).bytes;
+  }
+
+  readMetaVersion(): Promise<VersionedMeta> {
     return this.#enqueue(async () => {
       const txn = this.#connection("readMeta").transaction([META], "readonly");
-      const bytes = await request(txn.objectStore(META).get(META) as IDBRequest<Uint8Array | undefined>);
-      return bytes ?? null;
+      const [bytes, version] = await Promise.all([
+        request(txn.objectStore(META).get(META) as IDBRequest<Uint8Array | undefined>),
+        request(txn.objectStore(META).get(VERSION_KEY) as IDBRequest<number | undefined>),
+      ]);
+      return { bytes: bytes ?? null, version: version ?? 0 };
     });
   }
 
-  writeMeta(bytes: Uint8Array | null): Promise<void> {
+  writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
+    try {
+      this.#checkOpen("writeMetaIf");
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const copy = bytes === null ? null : bytes.slice();
-    return this.#enqueue(() =>
-      this.#write([META], (txn) => {
-        if (copy === null) txn.objectStore(META).delete(META);
-        else txn.objectStore(META).put(copy, META);
-      }),
-    );
+    return this.#enqueue(async () => {
+      let written = false;
+      // The version is read and written in the same transaction: the compare-and-swap.
+      await this.#write([META], (txn) => {
+        const store = txn.objectStore(META);
+        const current = store.get(VERSION_KEY) as IDBRequest<number | undefined>;
+        current.onsuccess = () => {
+          if ((current.result ?? 0) !== expectedVersion) return;
+          if (copy === null) store.delete(META);
+          else store.put(copy, META);
+          store.put(expectedVersion + 1, VERSION_KEY);
+          written = true;
+        };
+      });
+      return written;
+    });
   }
 
   async close(): Promise<void> {
@@ -386,12 +424,46 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     return result;
   }
 
-  /** One durable read-write transaction. */
+  /**
+   * One durable read-write transaction, fenced: it first reads the newest claimed epoch and aborts
+   * (fencing this adapter for good) when it is newer than ours, so nothing is written after a newer
+   * claim.
+   */
   async #write(stores: string[], fill: (txn: IDBTransaction) => void): Promise<void> {
-    const txn = this.#connection("write").transaction(stores, "readwrite", { durability: "strict" });
+    if (this.#fenced !== null) throw this.#fenced;
+    const scope = stores.includes(META) ? stores : [...stores, META];
+    const txn = this.#connection("write").transaction(scope, "readwrite", { durability: "strict" });
     const done = completion(txn);
-    fill(txn);
+    const claimed = txn.objectStore(META).get(EPOCH_KEY) as IDBRequest<number | undefined>;
+    claimed.onsuccess = () => {
+      const newest = claimed.result ?? 0;
+      if (newest > (this.#epoch ?? 0)) {
+        this.#fenced ??= fencedError(`IndexedDB database "${this.#name}"`, this.#epoch ?? 0, newest);
+        txn.abort();
+        return;
+      }
+      fill(txn);
+    };
+    try {
+      await done;
+    } catch (error) {
+      throw this.#fenced ?? error;
+    }
+  }
+
+  /** Claims the next epoch (in one transaction, so two loads never claim the same one). */
+  async #claim(db: IDBDatabase): Promise<number> {
+    const txn = db.transaction([META], "readwrite", { durability: "strict" });
+    const done = completion(txn);
+    const store = txn.objectStore(META);
+    const current = store.get(EPOCH_KEY) as IDBRequest<number | undefined>;
+    let epoch = 0;
+    current.onsuccess = () => {
+      epoch = (current.result ?? 0) + 1;
+      store.put(epoch, EPOCH_KEY);
+    };
     await done;
+    return epoch;
   }
 
   #connection(method: string): IDBDatabase {
@@ -421,6 +493,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   }
 
   #checkOpen(method: string): void {
+    if (this.#fenced !== null) throw this.#fenced;
     if (!this.#open || this.#db === null)
       throw new ActorStoreError(
         "ERR_CLOSED",

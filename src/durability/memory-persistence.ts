@@ -135,6 +135,7 @@ export class MemoryPersistence implements PersistenceAdapter {
       snapshots: this.#snapshots.map((s) => ({ ...s.info })),
       truncatedBytes: 0,
       lastSeq: this.#lastSeq,
+      epoch: this.#epoch,
     };
   }
 
@@ -258,18 +259,14 @@ export class MemoryPersistence implements PersistenceAdapter {
     return this.#meta === null ? null : this.#meta.slice();
   }
 
-  async writeMeta(bytes: Uint8Array | null): Promise<void> {
-    this.#meta = bytes === null ? null : bytes.slice();
-    this.#metaVersion++;
-  }
-
   async readMetaVersion(): Promise<VersionedMeta> {
     return { bytes: await this.readMeta(), version: this.#metaVersion };
   }
 
   async writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
     if (expectedVersion !== this.#metaVersion) return false;
-    await this.writeMeta(bytes);
+    this.#meta = bytes === null ? null : bytes.slice();
+    this.#metaVersion++;
     return true;
   }
 

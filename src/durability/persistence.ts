@@ -45,8 +45,8 @@ export interface LoadResult {
    */
   lastSeq: number;
   /**
-   * The writer epoch this load claimed, for adapters that fence (see
-   * {@link PersistenceAdapter.epoch}); absent otherwise.
+   * The writer epoch this load claimed (see {@link PersistenceAdapter.epoch}); absent for a
+   * read-only load.
    */
   epoch?: number;
 }
@@ -126,8 +126,15 @@ export interface PersistenceAdapter {
   prune(keepFromSeq: number): Promise<void>;
   /** Reads the small metadata blob (for example a pending restore request); `null` when none. */
   readMeta(): Promise<Uint8Array | null>;
-  /** Replaces the metadata atomically and durably; `null` deletes it. */
-  writeMeta(bytes: Uint8Array | null): Promise<void>;
+  /** Reads the metadata with its version, for {@link PersistenceAdapter.writeMetaIf}. */
+  readMetaVersion(): Promise<VersionedMeta>;
+  /**
+   * Replaces the metadata (`null` deletes it) atomically and durably, only if its version is still
+   * `expectedVersion` (a compare-and-swap): resolves `true` when it did, `false` when another write
+   * came first (nothing changed then). There is no unconditional write: use {@link updateMeta} for
+   * a read-modify-write.
+   */
+  writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean>;
   /**
    * Waits for queued appends, then releases resources (file handles). Data stays; calling
    * {@link PersistenceAdapter.load} again reopens the adapter.
@@ -140,24 +147,44 @@ export interface PersistenceAdapter {
    */
   keptHistory?(): KeptHistory | undefined;
 
-  // -- optional: fencing and conditional metadata (adapters that can, implement them) --
-
   /**
-   * The writer epoch claimed by the last {@link PersistenceAdapter.load}: every load of an object's
-   * data claims a higher one than any before it, and a claim fences every adapter holding an older
+   * The writer epoch claimed by the last {@link PersistenceAdapter.load} (`undefined` before the
+   * first load, and for a read-only adapter, which claims nothing): every new holder's load claims
+   * a higher one than any before it (a holder that reloads while it still holds its claim, such as
+   * the file adapter with its lock, may keep it), and a claim fences every adapter holding an older
    * epoch. A fenced adapter is finished for good: its pending and later calls, `load()` included,
    * reject with an `ActorStoreError` whose code is `ERR_FENCED` (see {@link isFencedError}), and it
-   * never confirms a write made after the newer claim. Absent on adapters that do not fence (the
-   * in-memory one has only one holder).
+   * never confirms a write made after the newer claim. The S3 adapter claims with a create-only
+   * object, the file adapter with its directory lock's generation, the IndexedDB adapter in a
+   * transaction, the in-memory adapter counts loads (one holder: nothing to fence).
    */
-  readonly epoch?: number;
-  /** Reads the metadata with its version, for {@link PersistenceAdapter.writeMetaIf}. */
-  readMetaVersion?(): Promise<VersionedMeta>;
-  /**
-   * Replaces the metadata (`null` deletes it) only if its version is still `expectedVersion`;
-   * resolves `true` when it did, `false` when another write came first (nothing changed then).
-   */
-  writeMetaIf?(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean>;
+  readonly epoch: number | undefined;
+}
+
+/**
+ * A read-modify-write of the metadata through compare-and-swap: `change` gets the current bytes
+ * and returns the new ones (`null` deletes, `undefined` leaves them); a write that lost a race is
+ * retried on what won. Resolves with whether it wrote.
+ *
+ * @example
+ * ```ts
+ * await updateMeta(persistence, () => encode({ restoreToSeq: 42 }));
+ * ```
+ */
+export async function updateMeta(
+  adapter: Pick<PersistenceAdapter, "readMetaVersion" | "writeMetaIf">,
+  change: (current: Uint8Array | null) => Uint8Array | null | undefined,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < 64; attempt++) {
+    const { bytes, version } = await adapter.readMetaVersion();
+    const next = change(bytes);
+    if (next === undefined) return false;
+    if (await adapter.writeMetaIf(version, next)) return true;
+  }
+  throw new ActorStoreError(
+    "ERR_WRITE_FAILED",
+    "The metadata kept changing while this writer tried to update it (64 attempts); another writer is changing it too. Make sure one holder writes an object.",
+  );
 }
 
 /** What an adapter with its own history bound still keeps (see {@link PersistenceAdapter.keptHistory}). */

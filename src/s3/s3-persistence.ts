@@ -529,14 +529,6 @@ class S3Adapter implements S3Persistence {
     return found;
   }
 
-  async writeMeta(bytes: Uint8Array | null): Promise<void> {
-    this.#checkWritable("writeMeta");
-    for (;;) {
-      const { version } = await this.readMetaVersion();
-      if (await this.writeMetaIf(version, bytes)) return;
-    }
-  }
-
   async writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
     this.#checkWritable("writeMetaIf");
     if (!(await writeMetaVersion(this.#client, this.#layout, expectedVersion, bytes, this.#writerMeta()))) return false;

@@ -13,9 +13,11 @@ const PERSISTENCE_METHODS = [
   "writeSnapshot",
   "readSnapshot",
   "readRecords",
+  "streamRecords",
   "prune",
   "readMeta",
-  "writeMeta",
+  "readMetaVersion",
+  "writeMetaIf",
   "close",
 ] as const;
 

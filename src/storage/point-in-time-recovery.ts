@@ -4,7 +4,7 @@
  * starts, which rebuilds the named state and commits it as a new commit (so it can be undone).
  */
 import { formatBookmark, parseBookmark } from "../durability/bookmarks";
-import type { PersistenceAdapter } from "../durability/persistence";
+import { type PersistenceAdapter, updateMeta } from "../durability/persistence";
 import { planPrune, RetentionPolicy } from "../durability/retention";
 import { ActorStoreError } from "../errors";
 import { type CoreSettings, StorageCore } from "./storage-core";
@@ -83,7 +83,9 @@ export class PointInTimeRecovery {
     }
     const undo = this.#bookmarkOf(this.#core.lastSeq);
     const meta = new TextEncoder().encode(JSON.stringify({ v: META_VERSION, restoreToSeq: seq }));
-    await this.#core.settings.persistence.writeMeta(meta);
+    // A later request replaces an earlier pending one (the newest call wins), through a
+    // compare-and-swap like every metadata write.
+    await updateMeta(this.#core.settings.persistence, () => meta);
     return undo;
   }
 
@@ -118,8 +120,15 @@ export class PointInTimeRecovery {
  * to restore to. Used while the storage opens, before any state is built.
  */
 export async function readPendingRestore(persistence: PersistenceAdapter): Promise<number | undefined> {
-  const meta = await persistence.readMeta();
-  if (meta === null) return undefined;
+  return (await readPendingRestoreVersion(persistence)).seq;
+}
+
+/** {@link readPendingRestore} with the metadata version it read (to clear exactly that request). */
+async function readPendingRestoreVersion(
+  persistence: PersistenceAdapter,
+): Promise<{ seq: number | undefined; version: number }> {
+  const { bytes: meta, version } = await persistence.readMetaVersion();
+  if (meta === null) return { seq: undefined, version };
   let parsed: { v?: number; restoreToSeq?: unknown };
   try {
     parsed = JSON.parse(new TextDecoder().decode(meta)) as typeof parsed;
@@ -129,7 +138,7 @@ export async function readPendingRestore(persistence: PersistenceAdapter): Promi
       "The pending restore request is unreadable; delete the object's meta file.",
     );
   }
-  return typeof parsed.restoreToSeq === "number" ? parsed.restoreToSeq : undefined;
+  return { seq: typeof parsed.restoreToSeq === "number" ? parsed.restoreToSeq : undefined, version };
 }
 
 /**
@@ -139,13 +148,17 @@ export async function readPendingRestore(persistence: PersistenceAdapter): Promi
 export async function openWithPendingRestore(settings: CoreSettings, enabled: boolean): Promise<StorageCore> {
   const persistence = settings.persistence;
   let requested = false;
+  let requestVersion = 0;
   const restoreTarget = enabled
     ? async () => {
-        const seq = await readPendingRestore(persistence);
+        const { seq, version } = await readPendingRestoreVersion(persistence);
         requested = seq !== undefined;
+        requestVersion = version;
         return seq;
       }
     : undefined;
+  // Clears the request this open read, and only that one (a compare-and-swap on its version).
+  const clearRequest = () => persistence.writeMetaIf(requestVersion, null);
   let core: StorageCore;
   try {
     core = await StorageCore.open(settings, restoreTarget === undefined ? {} : { restoreTarget });
@@ -156,13 +169,13 @@ export async function openWithPendingRestore(settings: CoreSettings, enabled: bo
       await persistence.close().catch(() => undefined);
       throw e;
     }
-    await persistence.writeMeta(null).finally(() => persistence.close().catch(() => undefined));
+    await clearRequest().finally(() => persistence.close().catch(() => undefined));
     throw new ActorStoreError(
       "ERR_BOOKMARK",
       `The point-in-time restore requested by the previous session could not be applied and was cancelled: ${e instanceof Error ? e.message : String(e)} Open the storage again to continue from its latest state.`,
       { cause: e },
     );
   }
-  if (requested) await persistence.writeMeta(null);
+  if (requested) await clearRequest();
   return core;
 }

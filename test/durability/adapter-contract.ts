@@ -1,11 +1,17 @@
 /**
- * The PersistenceAdapter contract as one suite, run against every adapter (memory, file), so the
+ * The PersistenceAdapter contract as one suite, run against every adapter (memory, file, IndexedDB,
+ * S3 against a fake and against Ceph), so the
  * default in-memory adapter cannot drift from the durable one.
  */
 import { describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
 import { DelegatingPersistence } from "../../src/durability/delegating-persistence";
-import { loadWithRecords, type PersistenceAdapter, STREAM_CHUNK_RECORDS } from "../../src/durability/persistence";
+import {
+  loadWithRecords,
+  type PersistenceAdapter,
+  STREAM_CHUNK_RECORDS,
+  updateMeta,
+} from "../../src/durability/persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
 
 /** A fresh adapter, and a way to get the adapter a restarted object would use for the same data. */
@@ -225,19 +231,48 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
       expect((await h.adapter.load()).snapshots.map((s) => s.seq)).toEqual([8]);
     });
 
-    it("writeMeta: stores, replaces and deletes the metadata durably", async () => {
+    it("writeMetaIf: stores, replaces and deletes the metadata durably, each write a compare-and-swap", async () => {
       const h = await create();
       await h.adapter.load();
-      await h.adapter.writeMeta(new Uint8Array([1, 2, 3]));
+      expect(await h.adapter.writeMetaIf(0, new Uint8Array([1, 2, 3]))).toBe(true);
       let again = await h.reopen();
       await again.load();
       expect(await again.readMeta()).toEqual(new Uint8Array([1, 2, 3]));
-      await again.writeMeta(new Uint8Array([4]));
+      const v1 = await again.readMetaVersion();
+      expect(v1.version).toBeGreaterThan(0);
+      expect(await again.writeMetaIf(v1.version, new Uint8Array([4]))).toBe(true);
       expect(await again.readMeta()).toEqual(new Uint8Array([4]));
-      await again.writeMeta(null);
+      // A writer that read version v1 and lost the race changes nothing.
+      expect(await again.writeMetaIf(v1.version, new Uint8Array([5]))).toBe(false);
+      expect(await again.readMeta()).toEqual(new Uint8Array([4]));
+      // updateMeta retries on what won: it sees [4].
+      const seen: Array<Uint8Array | null> = [];
+      expect(
+        await updateMeta(again, (current) => {
+          seen.push(current);
+          return null;
+        }),
+      ).toBe(true);
+      expect(seen).toEqual([new Uint8Array([4])]);
+      const deleted = await again.readMetaVersion();
+      expect(deleted.bytes).toBeNull();
+      // A deletion moves the version on: a writer holding an older version can never match again.
+      expect(deleted.version).toBeGreaterThan(v1.version + 1);
+      expect(await again.writeMetaIf(0, new Uint8Array([6]))).toBe(false);
       again = await h.reopen();
       await again.load();
       expect(await again.readMeta()).toBeNull();
+      expect((await again.readMetaVersion()).version).toBe(deleted.version);
+    });
+
+    it("writeMetaIf: concurrent compare-and-swaps on one version: exactly one wins", async () => {
+      const h = await create();
+      await h.adapter.load();
+      const { version } = await h.adapter.readMetaVersion();
+      const results = await Promise.all([1, 2, 3, 4].map((n) => h.adapter.writeMetaIf(version, new Uint8Array([n]))));
+      expect(results.filter((r) => r)).toHaveLength(1);
+      const winner = results.indexOf(true) + 1;
+      expect(await h.adapter.readMeta()).toEqual(new Uint8Array([winner]));
     });
 
     it("load: records of every kind round-trip (SQL, reset, restore, alarm)", async () => {
@@ -256,18 +291,16 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
       expect((await loadWithRecords(await h.reopen())).records).toEqual(records);
     });
 
-    it("epoch: every load claims a higher epoch (where the adapter has epochs)", async () => {
+    it("epoch: every load claims a higher epoch, and reports it", async () => {
       const h = await create();
-      await h.adapter.load();
-      const first = h.adapter.epoch;
-      if (first === undefined) {
-        expect(h.adapter.epoch).toBeUndefined();
-        return;
-      }
+      const loaded = await h.adapter.load();
+      const first = h.adapter.epoch as number;
       expect(Number.isSafeInteger(first) && first > 0).toBe(true);
+      expect(loaded.epoch).toBe(first);
       const again = await h.reopen();
-      await again.load();
+      const reloaded = await again.load();
       expect(again.epoch).toBeGreaterThan(first);
+      expect(reloaded.epoch).toBe(again.epoch);
     });
 
     it("recovery streams the log: opening a long log never holds more than one chunk of records not yet applied", async () => {
@@ -323,29 +356,6 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
           }
         })(),
       ).rejects.toMatchObject({ code: "ERR_BOOKMARK" });
-    });
-
-    it("writeMetaIf: replaces the metadata only at the expected version (where the adapter has it)", async () => {
-      const h = await create();
-      await h.adapter.load();
-      const a = h.adapter;
-      if (a.writeMetaIf === undefined || a.readMetaVersion === undefined) {
-        expect(a.readMetaVersion).toBeUndefined();
-        return;
-      }
-      const v0 = await a.readMetaVersion();
-      expect(v0.bytes).toBeNull();
-      expect(await a.writeMetaIf(v0.version, new Uint8Array([1]))).toBe(true);
-      expect(await a.writeMetaIf(v0.version, new Uint8Array([2]))).toBe(false);
-      const v1 = await a.readMetaVersion();
-      expect(v1.bytes).toEqual(new Uint8Array([1]));
-      expect(v1.version).toBeGreaterThan(v0.version);
-      expect(await a.writeMetaIf(v1.version, null)).toBe(true);
-      const again = await h.reopen();
-      await again.load();
-      expect(await again.readMeta()).toBeNull();
-      const v2 = await (again.readMetaVersion as () => Promise<{ version: number }>).call(again);
-      expect(v2.version).toBeGreaterThan(v1.version);
     });
   });
 }

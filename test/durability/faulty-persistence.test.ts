@@ -36,11 +36,11 @@ describe("FaultyPersistence", () => {
     await faulty.append([kvRecord(1)]);
     faulty.failSnapshots().failMetaWrites().failLoads(1);
     await expect(faulty.writeSnapshot({ seq: 1, timeMs: 0 }, new Uint8Array(1))).rejects.toThrow(/writeSnapshot/);
-    await expect(faulty.writeMeta(new Uint8Array(1))).rejects.toThrow(/writeMeta/);
+    await expect(faulty.writeMetaIf(0, new Uint8Array(1))).rejects.toThrow(/writeMetaIf/);
     await expect(faulty.load()).rejects.toThrow(/load/);
     faulty.heal();
     await faulty.writeSnapshot({ seq: 1, timeMs: 0 }, new Uint8Array(1));
-    await faulty.writeMeta(new Uint8Array(1));
+    expect(await faulty.writeMetaIf(0, new Uint8Array(1))).toBe(true);
     expect((await faulty.load()).snapshots).toHaveLength(1);
     await faulty.append([kvRecord(2)]); // appends were never poisoned
   });

@@ -6,7 +6,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
 import { type FilePersistence, openFilePersistence } from "../../src/durability/file-persistence";
 import { createMemoryPersistence } from "../../src/durability/memory-persistence";
-import { type LoadResult, loadWithRecords, type PersistenceAdapter } from "../../src/durability/persistence";
+import {
+  isFencedError,
+  type LoadResult,
+  loadWithRecords,
+  type PersistenceAdapter,
+} from "../../src/durability/persistence";
 import { encodeRecord } from "../../src/durability/record-codec";
 import { describeAdapterContract, kvRecord, range } from "./adapter-contract";
 import { commitRecord } from "./arbitraries";
@@ -221,7 +226,7 @@ describe("FilePersistence: snapshots and metadata", () => {
   it("readMeta: a damaged meta file is ERR_CORRUPT", async () => {
     const dir = freshDir();
     const adapter = await loaded(dir);
-    await adapter.writeMeta(new TextEncoder().encode('{"restoreToSeq":3}'));
+    expect(await adapter.writeMetaIf(0, new TextEncoder().encode('{"restoreToSeq":3}'))).toBe(true);
     await appendFile(join(dir, "meta"), "x");
     await expect(adapter.readMeta()).rejects.toMatchObject({ code: "ERR_CORRUPT" });
     await adapter.close();
@@ -279,17 +284,19 @@ describe("FilePersistence: parity with MemoryPersistence", () => {
         let file: FilePersistence = await openFilePersistence(dir, { segmentBytes: 120 });
         let seq = 0;
         let base = 0;
-        expect(await loadWithRecords(file)).toEqual(await loadWithRecords(memory));
         type WithRecords = LoadResult & { records: CommitRecord[] };
+        // Each adapter claims its own epochs (the lock's generation, a count of loads): not compared.
+        const withoutEpoch = ({ epoch: _, ...rest }: WithRecords) => rest;
+        expect(withoutEpoch(await loadWithRecords(file))).toEqual(withoutEpoch(await loadWithRecords(memory)));
         // The file adapter also keeps the snapshot before the newest (its fallback) and the log after
         // it; past that, both must hold exactly the same.
         const sameAs = async (fileLoad: WithRecords, memoryLoad: WithRecords) => {
           const from = memoryLoad.snapshots[0]?.seq ?? 0;
           expect({
-            ...fileLoad,
+            ...withoutEpoch(fileLoad),
             snapshots: fileLoad.snapshots.filter((x) => x.seq >= from),
             records: fileLoad.records.filter((r) => r.seq > from),
-          }).toEqual(memoryLoad);
+          }).toEqual(withoutEpoch(memoryLoad));
           expect(fileLoad.snapshots.length).toBeLessThanOrEqual(memoryLoad.snapshots.length + 1);
         };
         for (const o of ops) {
@@ -325,5 +332,68 @@ describe("FilePersistence: parity with MemoryPersistence", () => {
       }),
       { numRuns: 30 },
     );
+  });
+});
+
+describe("FilePersistence: the directory lock is the fence", () => {
+  const newestLock = async (dir: string): Promise<string> =>
+    (await readdir(dir))
+      .filter((n) => /^lock-\d{16}$/.test(n))
+      .sort()
+      .at(-1) as string;
+
+  it("the epoch is the lock's generation, and each load of the directory takes a newer one", async () => {
+    const dir = freshDir();
+    const a = await loaded(dir);
+    expect(a.epoch).toBe(Number((await newestLock(dir)).slice(5)));
+    await a.close();
+    const b = await loaded(dir);
+    expect(b.epoch).toBeGreaterThan(a.epoch as number);
+    await b.close();
+  });
+
+  it("a writer whose lock was taken over is fenced: nothing after the newer claim is confirmed, and it stays fenced", async () => {
+    const dir = freshDir();
+    const a = await loaded(dir);
+    await a.append([kvRecord(1), kvRecord(2)]);
+    expect(await a.writeMetaIf(0, new Uint8Array([1]))).toBe(true);
+    const mine = await newestLock(dir);
+    const generation = Number(mine.slice(5));
+    // What a process that judged this holder gone would leave: the next generation of the lock.
+    await writeFile(join(dir, `lock-${String(generation + 1).padStart(16, "0")}`), await readFile(join(dir, mine)));
+    const appendError = await a.append([kvRecord(3)]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isFencedError(appendError)).toBe(true);
+    expect(appendError).toMatchObject({ code: "ERR_FENCED" });
+    expect((appendError as Error).message).toContain(`epoch ${generation + 1}`);
+    for (const call of [
+      () => a.append([kvRecord(4)]),
+      () => a.writeSnapshot({ seq: 2, timeMs: 0 }, new Uint8Array(1)),
+      () => a.writeMetaIf(1, new Uint8Array([2])),
+      () => a.prune(0),
+      () => a.load(),
+    ])
+      await expect(call()).rejects.toMatchObject({ code: "ERR_FENCED" });
+    // The metadata did not change after the claim either.
+    expect(await a.readMeta()).toEqual(new Uint8Array([1]));
+    await a.close();
+  });
+
+  it("a snapshot or metadata write that lands after a takeover is not confirmed", async () => {
+    const dir = freshDir();
+    const a = await loaded(dir);
+    await a.append([kvRecord(1)]);
+    const mine = await newestLock(dir);
+    await writeFile(
+      join(dir, `lock-${String(Number(mine.slice(5)) + 1).padStart(16, "0")}`),
+      await readFile(join(dir, mine)),
+    );
+    await expect(a.writeSnapshot({ seq: 1, timeMs: 0 }, new Uint8Array([1]))).rejects.toMatchObject({
+      code: "ERR_FENCED",
+    });
+    await expect(a.writeMetaIf(0, new Uint8Array([1]))).rejects.toMatchObject({ code: "ERR_FENCED" });
+    await a.close();
   });
 });

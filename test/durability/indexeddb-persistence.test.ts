@@ -190,3 +190,31 @@ describe("IndexedDbPersistence", () => {
     await storage.close();
   });
 });
+
+describe("IndexedDbPersistence: one writer per database", () => {
+  it("a second connection's load fences the first: its writes reject with ERR_FENCED and none lands after the claim", async () => {
+    const name = fresh();
+    const a = await openIndexedDbPersistence(name, options);
+    await a.load();
+    await a.append([kvRecord(1), kvRecord(2)]);
+    // Another tab opens the same object.
+    const b = await openIndexedDbPersistence(name, options);
+    const claimed = await b.load();
+    expect(claimed.epoch).toBeGreaterThan(a.epoch as number);
+    for (const call of [
+      () => a.append([kvRecord(3)]),
+      () => a.append([kvRecord(4)]),
+      () => a.writeSnapshot({ seq: 2, timeMs: 0 }, new Uint8Array(1)),
+      () => a.writeMetaIf(0, new Uint8Array([1])),
+      () => a.load(),
+    ])
+      await expect(call()).rejects.toMatchObject({ code: "ERR_FENCED" });
+    // The new holder sees exactly what was confirmed before its claim, and goes on.
+    expect((await loadWithRecords(b)).records.map((r) => r.seq)).toEqual([1, 2]);
+    await b.append([kvRecord(3)]);
+    expect(await b.writeMetaIf(0, new Uint8Array([9]))).toBe(true);
+    expect(await b.readMeta()).toEqual(new Uint8Array([9]));
+    await a.close();
+    await b.close();
+  });
+});

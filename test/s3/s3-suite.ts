@@ -53,7 +53,7 @@ export function describeS3Suite(name: string, target: () => S3Target): void {
       expect((appendError as { code?: string }).code).toBe("ERR_FENCED");
       expect(isFencedError(await rejection(a.append([kvRecord(5)])))).toBe(true);
       expect(isFencedError(await rejection(a.writeSnapshot({ seq: 3, timeMs: 0 }, new Uint8Array(1))))).toBe(true);
-      expect(isFencedError(await rejection(a.writeMeta(new Uint8Array([1]))))).toBe(true);
+      expect(isFencedError(await rejection(a.writeMetaIf(0, new Uint8Array([1]))))).toBe(true);
       expect(isFencedError(await rejection(a.load()))).toBe(true);
       await b.append([kvRecord(4)]);
       const c = s3Persistence(optionsFor(t, prefix));
