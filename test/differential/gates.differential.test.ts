@@ -44,7 +44,9 @@ class GateProbe {
     const putAndForget = (key, value) => { storage.put(key, value).catch(() => {}); };
     const increment = async (pause) => {
       const n = (await storage.get("n")) ?? 0;
-      if (pause) await sleep(20);
+      // Long enough that every request has read before the first timer fires, even on a loaded
+      // machine (20 ms let a descheduled process serve some reads only after the first put).
+      if (pause) await sleep(200);
       await storage.put("n", n + 1);
       return n + 1;
     };
