@@ -115,19 +115,22 @@ export class DirectoryLock {
       // our new generation sees a live holder, not a stale one with our own pid.
       heldHere.add(heldKey(directory, content.token));
       let created: boolean;
+      let cleanup: Promise<void>;
       try {
-        created = await createOnce(directory, lockName(next), content, env);
+        ({ created, cleanup } = await createOnceDeferred(directory, lockName(next), content, env));
       } catch (error) {
         heldHere.delete(heldKey(directory, content.token));
         throw error;
       }
       if (!created) {
         heldHere.delete(heldKey(directory, content.token));
+        await cleanup;
         continue; // someone else created generation `next` first: look again
       }
       // A process that listed the directory long ago may have created an older generation again
-      // after we deleted it; a newer one than ours means we lost a race we could not see.
-      const names = await fs.readdir(directory);
+      // after we deleted it; a newer one than ours means we lost a race we could not see. (The
+      // listing overlaps the removal of our temp file, which it may still show: skipped below.)
+      const [names] = await Promise.all([fs.readdir(directory), cleanup]);
       let newest = 0;
       for (const name of names) newest = Math.max(newest, generationOf(name));
       if (newest > next) {
@@ -138,7 +141,7 @@ export class DirectoryLock {
       // Older generations (and temp files of crashed acquisitions) are history: remove them.
       const history = names.filter((name) => {
         const generation = generationOf(name);
-        return (generation > 0 && generation < next) || LOCK_TMP_RE.test(name);
+        return (generation > 0 && generation < next) || (LOCK_TMP_RE.test(name) && name !== tempName(content.token));
       });
       await Promise.all(history.map((name) => removeIfPresent(fs, path.join(directory, name))));
       return new DirectoryLock(directory, env, next, content);
@@ -188,8 +191,15 @@ export class DirectoryLock {
     };
     const { fs, path } = this.#env;
     // If the next generation exists, someone took the lock over (believing us gone): leave theirs.
-    if (await createOnce(this.directory, lockName(this.#generation + 1), free, this.#env).catch(() => false))
-      await removeIfPresent(fs, path.join(this.directory, lockName(this.#generation)));
+    const { created, cleanup } = await createOnceDeferred(
+      this.directory,
+      lockName(this.#generation + 1),
+      free,
+      this.#env,
+    ).catch(() => ({ created: false, cleanup: Promise.resolve() }));
+    const superseded = created ? removeIfPresent(fs, path.join(this.directory, lockName(this.#generation))) : undefined;
+    // A temp file left behind is removed by the next acquisition.
+    await Promise.all([cleanup.catch(() => undefined), superseded]);
   }
 }
 
@@ -257,32 +267,43 @@ const generationOf = (file: string): number => Number(LOCK_RE.exec(file)?.[1] ??
  * Creates `name` with `content`, whole, or reports that it exists. The content goes into a private
  * temp file first; `link()` then publishes it under the final name atomically and fails with EEXIST
  * if the name is taken, so a reader never sees a half-written lock. Where hard links are not
- * supported, an exclusive create (`wx`) is used instead.
+ * supported, an exclusive create (`wx`) is used instead. The removal of the temp file is left
+ * running (`cleanup`, which the caller must await) so that the caller's next step overlaps it: every
+ * open and close of a directory takes this path.
  */
-async function createOnce(directory: string, name: string, content: LockContent, env: LockEnv): Promise<boolean> {
+async function createOnceDeferred(
+  directory: string,
+  name: string,
+  content: LockContent,
+  env: LockEnv,
+): Promise<{ created: boolean; cleanup: Promise<void> }> {
   const { fs, path } = env;
   const text = formatLock(content);
-  const tmp = path.join(directory, `lock-${content.token}.tmp`);
+  const tmp = path.join(directory, tempName(content.token));
   await fs.writeFile(tmp, text, { flag: "wx" });
+  let created: boolean;
   try {
     await fs.link(tmp, path.join(directory, name));
-    return true;
+    created = true;
   } catch (error) {
-    if (isErrno(error, "EEXIST")) return false;
+    const cleanup = removeIfPresent(fs, tmp);
+    if (isErrno(error, "EEXIST")) return { created: false, cleanup };
     // Our temp file was removed by a concurrent acquisition's clean-up: try again from the top.
-    if (isErrno(error, "ENOENT")) return false;
-    if (!(isErrno(error, "EPERM") || isErrno(error, "ENOTSUP") || isErrno(error, "ENOSYS"))) throw error;
+    if (isErrno(error, "ENOENT")) return { created: false, cleanup };
     try {
+      if (!(isErrno(error, "EPERM") || isErrno(error, "ENOTSUP") || isErrno(error, "ENOSYS"))) throw error;
       await fs.writeFile(path.join(directory, name), text, { flag: "wx" });
-      return true;
+      return { created: true, cleanup };
     } catch (inner) {
-      if (isErrno(inner, "EEXIST")) return false;
+      await cleanup;
+      if (isErrno(inner, "EEXIST")) return { created: false, cleanup };
       throw inner;
     }
-  } finally {
-    await removeIfPresent(fs, tmp);
   }
+  return { created, cleanup: removeIfPresent(fs, tmp) };
 }
+
+const tempName = (token: string): string => `lock-${token}.tmp`;
 
 const MAGIC = "actorstore-lock 1";
 
