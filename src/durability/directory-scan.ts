@@ -20,7 +20,7 @@ import { ActorStoreError } from "../errors";
 import { crc32 } from "./crc32";
 import { isLockFile } from "./directory-lock";
 import { asPlainBytes, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
-import { decodeRecords, encodedRecordSize, peekPayloadSeq } from "./record-codec";
+import { decodeRecords, peekPayloadSeq, scanFrames } from "./record-codec";
 
 type Fs = typeof import("node:fs/promises");
 type Path = typeof import("node:path");
@@ -142,18 +142,19 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
       continue;
     }
     const bytes = asPlainBytes(await fs.readFile(file(segment.name)));
-    const decoded = decodeRecords(bytes);
+    // Frames are checked (length, checksum, seq) without decoding records: the storage decodes
+    // them once, when it replays the log.
+    const decoded = scanFrames(bytes);
     let expected = segment.firstSeq;
-    let offset = 0;
-    for (const record of decoded.records) {
-      if (record.seq !== expected)
-        throw corrupt(`log segment ${segment.name} holds seq ${record.seq} where seq ${expected} belongs`, {
+    for (let f = 0; f < decoded.seqs.length; f++) {
+      const seq = decoded.seqs[f] as number;
+      if (seq !== expected)
+        throw corrupt(`log segment ${segment.name} holds seq ${seq} where seq ${expected} belongs`, {
           kind: "segment",
           segment: segment.name,
-          offset,
+          offset: decoded.offsets[f] as number,
           lastGoodSeq: expected - 1,
         });
-      offset += encodedRecordSize(record);
       expected++;
     }
     if (decoded.tornTail) {

@@ -701,11 +701,77 @@ export function peekPayloadSeq(bytes: Uint8Array, at: number): number | undefine
  */
 export function decodeRecords(bytes: Uint8Array, from = 0, maxRecords = Number.POSITIVE_INFINITY): DecodeResult {
   const records: CommitRecord[] = [];
-  const end = bytes.length;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const walk = walkFrames(bytes, from, maxRecords, (payloadStart, payloadEnd) => {
+    try {
+      records.push(readPayload(new Reader(bytes, view, payloadStart, payloadEnd)));
+      return true;
+    } catch (e) {
+      if (e instanceof Malformed) return false;
+      throw e;
+    }
+  });
+  return { records, ...walk };
+}
+
+/** The result of {@link scanFrames}. */
+export interface FrameScan {
+  /** The seq each whole, valid frame claims, in order. */
+  seqs: number[];
+  /** Where each of those frames starts. */
+  offsets: number[];
+  /** Bytes covered by those frames. */
+  validBytes: number;
+  /** Whether bytes after `validBytes` were ignored (see {@link DecodeResult.tornTail}). */
+  tornTail: boolean;
+  /** Why the scan stopped early; absent when `tornTail` is `false`. */
+  reason?: TornReason;
+}
+
+/**
+ * Checks the frames of `bytes` as {@link decodeRecords} does (length, checksum) and reads each one's
+ * seq, without decoding the records: what opening a directory needs to tell corruption from a torn
+ * write and the seqs each segment holds, at a fraction of the cost (the log is decoded once more,
+ * record by record, when the storage replays it). A frame whose checksum matches but whose payload
+ * does not start with a seq stops the scan as `malformed`.
+ *
+ * @example
+ * ```ts
+ * const { seqs, tornTail, validBytes } = scanFrames(await readFile(segment));
+ * ```
+ */
+export function scanFrames(bytes: Uint8Array): FrameScan {
+  const seqs: number[] = [];
+  const offsets: number[] = [];
+  let frameStart = 0;
+  const walk = walkFrames(bytes, 0, Number.POSITIVE_INFINITY, (payloadStart, payloadEnd) => {
+    const seq = peekPayloadSeq(bytes.subarray(0, payloadEnd), payloadStart);
+    if (seq === undefined) return false;
+    seqs.push(seq);
+    offsets.push(frameStart);
+    frameStart = payloadEnd + CHECKSUM_BYTES;
+    return true;
+  });
+  return { seqs, offsets, ...walk };
+}
+
+/**
+ * Walks consecutive frames from `from`: for each whole frame whose length and checksum are right,
+ * `accept(payloadStart, payloadEnd)` reads it and returns whether its payload parses. Stops at the
+ * first frame that is incomplete, has an impossible length, fails its checksum or is not accepted,
+ * or after `maxFrames`.
+ */
+function walkFrames(
+  bytes: Uint8Array,
+  from: number,
+  maxFrames: number,
+  accept: (payloadStart: number, payloadEnd: number) => boolean,
+): Omit<DecodeResult, "records"> {
+  const end = bytes.length;
   let at = from;
-  const stop = (reason: TornReason): DecodeResult => ({ records, validBytes: at, tornTail: true, reason });
-  while (at < end && records.length < maxRecords) {
+  let frames = 0;
+  const stop = (reason: TornReason) => ({ validBytes: at, tornTail: true, reason });
+  while (at < end && frames < maxFrames) {
     // The length prefix, by hand: it may itself be cut short.
     let length = 0;
     let scale = 1;
@@ -728,15 +794,9 @@ export function decodeRecords(bytes: Uint8Array, from = 0, maxRecords = Number.P
         ((bytes[payloadEnd + 3] as number) << 24)) >>>
       0;
     if (crc32(bytes, at, payloadEnd) !== stored) return stop("checksum");
-    let record: CommitRecord;
-    try {
-      record = readPayload(new Reader(bytes, view, p, payloadEnd));
-    } catch (e) {
-      if (e instanceof Malformed) return stop("malformed");
-      throw e;
-    }
-    records.push(record);
+    if (!accept(p, payloadEnd)) return stop("malformed");
+    frames++;
     at = payloadEnd + CHECKSUM_BYTES;
   }
-  return { records, validBytes: at, tornTail: false };
+  return { validBytes: at, tornTail: false };
 }

@@ -2,7 +2,13 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
 import { crc32, crc32Update } from "../../src/durability/crc32";
-import { decodeRecords, encodedRecordSize, encodeRecord, encodeRecords } from "../../src/durability/record-codec";
+import {
+  decodeRecords,
+  encodedRecordSize,
+  encodeRecord,
+  encodeRecords,
+  scanFrames,
+} from "../../src/durability/record-codec";
 import { commitRecord, commitRecords } from "./arbitraries";
 
 const concat = (parts: Uint8Array[]): Uint8Array => {
@@ -163,5 +169,39 @@ describe("record codec: torn and corrupt tails", () => {
     frame.set(payload, 1);
     new DataView(frame.buffer).setUint32(1 + payload.length, crc32(frame, 0, 1 + payload.length), true);
     expect(decodeRecords(frame)).toMatchObject({ records: [], validBytes: 0, tornTail: true, reason: "malformed" });
+  });
+});
+
+describe("scanFrames: the frame check opening a directory runs (without decoding records)", () => {
+  it("agrees with decodeRecords on seqs, offsets, validBytes and why it stopped, under any damage", () => {
+    fc.assert(
+      fc.property(
+        commitRecords(1, 6),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 7 })), { maxLength: 3 }),
+        fc.nat(),
+        (records, flips, cut) => {
+          const bytes = encodeRecords(records);
+          const damaged = bytes.slice(0, flips.length === 0 ? bytes.length : Math.max(1, cut % (bytes.length + 1)));
+          for (const [at, bit] of flips) {
+            if (damaged.length > 0)
+              damaged[at % damaged.length] = (damaged[at % damaged.length] as number) ^ (1 << bit);
+          }
+          const decoded = decodeRecords(damaged);
+          const scanned = scanFrames(damaged);
+          expect(scanned.seqs).toEqual(decoded.records.map((r) => r.seq));
+          let offset = 0;
+          const offsets = decoded.records.map((r) => {
+            const at = offset;
+            offset += encodedRecordSize(r);
+            return at;
+          });
+          expect(scanned.offsets).toEqual(offsets);
+          expect(scanned.validBytes).toBe(decoded.validBytes);
+          expect(scanned.tornTail).toBe(decoded.tornTail);
+          expect(scanned.reason).toBe(decoded.reason);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
