@@ -73,3 +73,38 @@ describe("a fenced object is dropped, not reloaded", () => {
     await context.close();
   });
 });
+
+describe("a fenced file writer is dropped the same way", () => {
+  it("a directory whose lock was taken over: the object context fails with ERR_FENCED and never reloads", async () => {
+    const { mkdtemp, readdir, readFile, rm, writeFile } = await import("node:fs/promises");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const { openFilePersistence } = await import("../../src/durability/file-persistence");
+    const dir = await mkdtemp(join(tmpdir(), "actorstore-fenced-file-"));
+    const persistence = new FencingPersistence(await openFilePersistence(dir, { allowUnsyncedWrites: true }));
+    const context = await ObjectContext.create(Counter as never, {
+      storage: { persistence },
+      clock: new FakeClock(),
+      alarms: false,
+    });
+    expect(await context.call("bump")).toBe(1);
+    const loadsBefore = persistence.loads;
+    // Another process takes the directory's lock over (the next generation of the lock).
+    const mine = (await readdir(dir))
+      .filter((n) => /^lock-\d{16}$/.test(n))
+      .sort()
+      .at(-1) as string;
+    const next = `lock-${String(Number(mine.slice(5)) + 1).padStart(16, "0")}`;
+    await writeFile(join(dir, next), await readFile(join(dir, mine)));
+    for (let i = 0; i < 3; i++) {
+      const failed = await context.call("bump").then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isFencedError(failed)).toBe(true);
+    }
+    expect(persistence.loads).toBe(loadsBefore);
+    await context.close().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  });
+});
