@@ -702,16 +702,19 @@ export function peekPayloadSeq(bytes: Uint8Array, at: number): number | undefine
 export function decodeRecords(bytes: Uint8Array, from = 0, maxRecords = Number.POSITIVE_INFINITY): DecodeResult {
   const records: CommitRecord[] = [];
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const walk = walkFrames(bytes, from, maxRecords, (payloadStart, payloadEnd) => {
+  let at = from;
+  while (at < bytes.length && records.length < maxRecords) {
+    const frame = checkFrame(bytes, at);
+    if (typeof frame === "string") return { records, validBytes: at, tornTail: true, reason: frame };
     try {
-      records.push(readPayload(new Reader(bytes, view, payloadStart, payloadEnd)));
-      return true;
+      records.push(readPayload(new Reader(bytes, view, frame.payloadStart, frame.payloadEnd)));
     } catch (e) {
-      if (e instanceof Malformed) return false;
+      if (e instanceof Malformed) return { records, validBytes: at, tornTail: true, reason: "malformed" };
       throw e;
     }
-  });
-  return { records, ...walk };
+    at = frame.payloadEnd + CHECKSUM_BYTES;
+  }
+  return { records, validBytes: at, tornTail: false };
 }
 
 /** The result of {@link scanFrames}. */
@@ -743,60 +746,46 @@ export interface FrameScan {
 export function scanFrames(bytes: Uint8Array): FrameScan {
   const seqs: number[] = [];
   const offsets: number[] = [];
-  let frameStart = 0;
-  const walk = walkFrames(bytes, 0, Number.POSITIVE_INFINITY, (payloadStart, payloadEnd) => {
-    const seq = peekPayloadSeq(bytes.subarray(0, payloadEnd), payloadStart);
-    if (seq === undefined) return false;
+  let at = 0;
+  while (at < bytes.length) {
+    const frame = checkFrame(bytes, at);
+    if (typeof frame === "string") return { seqs, offsets, validBytes: at, tornTail: true, reason: frame };
+    const seq = peekPayloadSeq(bytes.subarray(0, frame.payloadEnd), frame.payloadStart);
+    if (seq === undefined) return { seqs, offsets, validBytes: at, tornTail: true, reason: "malformed" };
     seqs.push(seq);
-    offsets.push(frameStart);
-    frameStart = payloadEnd + CHECKSUM_BYTES;
-    return true;
-  });
-  return { seqs, offsets, ...walk };
+    offsets.push(at);
+    at = frame.payloadEnd + CHECKSUM_BYTES;
+  }
+  return { seqs, offsets, validBytes: at, tornTail: false };
 }
 
 /**
- * Walks consecutive frames from `from`: for each whole frame whose length and checksum are right,
- * `accept(payloadStart, payloadEnd)` reads it and returns whether its payload parses. Stops at the
- * first frame that is incomplete, has an impossible length, fails its checksum or is not accepted,
- * or after `maxFrames`.
+ * The frame starting at `at`: where its payload starts and ends when its length and checksum are
+ * right, or why it is not a whole frame (shared by {@link decodeRecords} and {@link scanFrames}).
  */
-function walkFrames(
-  bytes: Uint8Array,
-  from: number,
-  maxFrames: number,
-  accept: (payloadStart: number, payloadEnd: number) => boolean,
-): Omit<DecodeResult, "records"> {
+function checkFrame(bytes: Uint8Array, at: number): { payloadStart: number; payloadEnd: number } | TornReason {
   const end = bytes.length;
-  let at = from;
-  let frames = 0;
-  const stop = (reason: TornReason) => ({ validBytes: at, tornTail: true, reason });
-  while (at < end && frames < maxFrames) {
-    // The length prefix, by hand: it may itself be cut short.
-    let length = 0;
-    let scale = 1;
-    let p = at;
-    for (;;) {
-      if (p >= end) return stop("short-read");
-      if (p - at >= MAX_LENGTH_BYTES) return stop("bad-length");
-      const b = bytes[p++] as number;
-      length += (b & 0x7f) * scale;
-      scale *= 0x80;
-      if (b < 0x80) break;
-    }
-    if (length === 0 || length > MAX_FRAME_PAYLOAD_BYTES || p - at !== varintSize(length)) return stop("bad-length");
-    const payloadEnd = p + length;
-    if (payloadEnd + CHECKSUM_BYTES > end) return stop("short-read");
-    const stored =
-      ((bytes[payloadEnd] as number) |
-        ((bytes[payloadEnd + 1] as number) << 8) |
-        ((bytes[payloadEnd + 2] as number) << 16) |
-        ((bytes[payloadEnd + 3] as number) << 24)) >>>
-      0;
-    if (crc32(bytes, at, payloadEnd) !== stored) return stop("checksum");
-    if (!accept(p, payloadEnd)) return stop("malformed");
-    frames++;
-    at = payloadEnd + CHECKSUM_BYTES;
+  // The length prefix, by hand: it may itself be cut short.
+  let length = 0;
+  let scale = 1;
+  let p = at;
+  for (;;) {
+    if (p >= end) return "short-read";
+    if (p - at >= MAX_LENGTH_BYTES) return "bad-length";
+    const b = bytes[p++] as number;
+    length += (b & 0x7f) * scale;
+    scale *= 0x80;
+    if (b < 0x80) break;
   }
-  return { validBytes: at, tornTail: false };
+  if (length === 0 || length > MAX_FRAME_PAYLOAD_BYTES || p - at !== varintSize(length)) return "bad-length";
+  const payloadEnd = p + length;
+  if (payloadEnd + CHECKSUM_BYTES > end) return "short-read";
+  const stored =
+    ((bytes[payloadEnd] as number) |
+      ((bytes[payloadEnd + 1] as number) << 8) |
+      ((bytes[payloadEnd + 2] as number) << 16) |
+      ((bytes[payloadEnd + 3] as number) << 24)) >>>
+    0;
+  if (crc32(bytes, at, payloadEnd) !== stored) return "checksum";
+  return { payloadStart: p, payloadEnd };
 }
