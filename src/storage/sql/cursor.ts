@@ -13,7 +13,7 @@
  */
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
 import type { CountingVerdict } from "./row-counting";
-import { rowsReadOf } from "./row-counting";
+import { indexBuildCounts, rowsReadOf } from "./row-counting";
 import type { RowBuilder } from "./row-objects";
 import type { AccessVerdict } from "./sql-access";
 import { QUERY_CANCELED_MESSAGE } from "./sql-errors";
@@ -91,6 +91,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #bufferIndex = 0;
   #returned = 0;
   #changes = 0;
+  /** Rows a write returned (RETURNING), all produced inside `exec()`. */
+  #returnedByWrite = 0;
   /** The statement's loop-step counter when this cursor started, and its steps once finished. */
   #startSteps = 0;
   #finalSteps = -1;
@@ -197,7 +199,9 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
         rows.push(this.#readRow(source));
       }
       this.#changes = isDml(verdict) ? source.engine.changes() : 0;
+      if (counting.indexBuild !== undefined) this.#countedRows = source.countRows(counting.indexBuild);
       this.#buffer = rows;
+      this.#returnedByWrite = rows.length;
       this.#finishStatement();
       this.#advanceBuffer();
     } else {
@@ -326,17 +330,34 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     const v = this.#verdict;
     const c = this.#counting;
     if (c.countTable !== undefined) return this.#countedRows;
-    if (v.kind === "create" && v.mayWrite) return 1;
-    if (v.returning) {
-      // Rows come from a buffer the platform fills as the caller reads: the published example is
-      // INSERT … RETURNING of 2 rows, 3 after exec and 4 at the end.
-      const visible = this.#returned + (this.#pending === undefined ? 0 : 1);
-      return this.#changes * (c.seeksPerInsert + 1) + visible;
-    }
+    if (c.indexBuild !== undefined) return indexBuildCounts(this.#steps(), this.#countedRows, c.schemaWrites)[0];
+    // CREATE TABLE / VIEW update their schema row through a rowid seek; a trigger, or an IF NOT
+    // EXISTS that finds the object, seeks nothing.
+    if (v.kind === "create" && v.mayWrite) return c.positioning.positionings;
     const steps = this.#steps();
+    if (v.returning) {
+      // The write ran to the end inside exec(), its rows collected in a temporary table; the
+      // platform steps through that table as the caller reads (its Rewind, then one step per row
+      // after the first): the published example is INSERT … RETURNING of 2 rows, 3 after exec and
+      // 4 at the end. Everything else the write read is in the final count already.
+      const final =
+        v.kind === "insert"
+          ? rowsReadOf(steps, c.positioning, this.#changes > 0) + this.#changes * c.seeksPerInsert
+          : rowsReadOf(steps, c.positioning, this.#changes > 0, this.#changes);
+      const unread = this.#returnedByWrite - this.#visibleRows();
+      return final - Math.max(unread, 0);
+    }
     const found = steps > 0 || this.#changes > 0 || this.#returned > 0 || this.#pending !== undefined;
-    const reads = rowsReadOf(steps, c.positioning, found);
+    // A virtual table's loop (the pragma functions): one VNext per row it produced.
+    const virtualRows = c.positioning.virtualLoops === 1 && c.positioning.loops === 0 ? this.#visibleRows() : 0;
+    const changed = v.kind === "update" || v.kind === "delete" ? this.#changes : undefined;
+    const reads = rowsReadOf(steps, c.positioning, found, changed) + virtualRows;
     return v.kind === "insert" ? reads + this.#changes * c.seeksPerInsert : reads;
+  }
+
+  /** Rows handed out, plus the one stepped to ahead of the reader. */
+  #visibleRows(): number {
+    return this.#returned + (this.#pending === undefined ? 0 : 1);
   }
 
   /** Loop steps the statement has taken for this cursor (SQLite's own count). */
@@ -352,6 +373,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     const v = this.#verdict;
     const c = this.#counting;
     if (c.countTable !== undefined) return 0;
+    if (c.indexBuild !== undefined) return indexBuildCounts(this.#steps(), this.#countedRows, c.schemaWrites)[1];
     if (v.kind === "create" && v.mayWrite) return c.schemaWrites;
     return isDml(v) ? this.#changes * Math.max(1, c.writesPerRow) : 0;
   }

@@ -42,11 +42,21 @@ export interface PositioningFacts {
   /** Loops in the program (backward-jumping `Next`/`Prev`/`SorterNext`). */
   readonly loops: number;
   /**
+   * Positioning opcodes inside a loop that a backward `Goto` closes (an UPDATE's or DELETE's second
+   * pass over the rows it collected, `RowSetRead`): each runs once per changed row.
+   */
+  readonly perChangedRow: number;
+  /**
    * The program can produce at most one row: one `ResultRow`, no backward jump (but the prologue's
    * jump back to the start), no subroutines or coroutines. Its cursor need not step past that row
    * to learn there is no other.
    */
   readonly atMostOneRow: boolean;
+  /**
+   * Loops over a virtual table (`VNext`: the pragma functions). The platform counts every `VNext`,
+   * the one that finds the end included: one per row the table produced.
+   */
+  readonly virtualLoops: number;
 }
 
 /** A program that positions nothing (no table access, or not analysed). */
@@ -55,7 +65,9 @@ export const NO_POSITIONING: PositioningFacts = Object.freeze({
   equalitySeeks: 0,
   nestedPositionings: 0,
   loops: 0,
+  perChangedRow: 0,
   atMostOneRow: false,
+  virtualLoops: 0,
 });
 /** Opcodes that can run code more than once, or whose jump targets are dynamic. */
 const REPEATING_OPCODES = new Set([
@@ -166,14 +178,18 @@ export class PositioningCollector {
   facts(): PositioningFacts {
     const reachable = this.#reachable();
     const loops: Array<[number, number]> = [];
+    const gotoLoops: Array<[number, number]> = [];
     const positions: CollectedOp[] = [];
     let resultRows = 0;
     let repeats = false;
+    let virtualLoops = 0;
     for (const op of this.#ops) {
       if (!reachable.has(op.address)) continue;
       if (POSITIONING_OPCODES.has(op.opcode) && !op.skip) positions.push(op);
       else if (LOOP_OPCODES.has(op.opcode) && op.p2 <= op.address) loops.push([op.p2, op.address]);
+      else if (op.opcode === "Goto" && op.p2 <= op.address && op.p2 !== 1) gotoLoops.push([op.p2, op.address]);
       if (op.opcode === "ResultRow") resultRows++;
+      if (op.opcode === "VNext") virtualLoops++;
       // The prologue (`Init` to the end, `Goto` back to 1) is the one backward jump every program has.
       const backward = JUMP_OPCODES.has(op.opcode) && op.p2 <= op.address && !(op.opcode === "Goto" && op.p2 === 1);
       if (backward || REPEATING_OPCODES.has(op.opcode)) repeats = true;
@@ -181,14 +197,49 @@ export class PositioningCollector {
     let positionings = 0;
     let equalitySeeks = 0;
     let nested = 0;
+    let perChangedRow = 0;
+    const inside = (ranges: Array<[number, number]>, address: number) =>
+      ranges.some(([from, to]) => address >= from && address <= to);
     for (const op of positions) {
-      if (loops.some(([from, to]) => op.address >= from && op.address <= to)) nested++;
-      else if ((op.opcode === "SeekGE" || op.opcode === "SeekLE") && (op.p5 & OPFLAG_SEEKEQ) !== 0) equalitySeeks++;
+      if (inside(loops, op.address)) nested++;
+      else if (inside(gotoLoops, op.address)) perChangedRow++;
+      else if (this.#isEqualitySeek(op)) equalitySeeks++;
       else positionings++;
     }
     const atMostOneRow = resultRows === 1 && !repeats;
-    return { positionings, equalitySeeks, nestedPositionings: nested, loops: loops.length, atMostOneRow };
+    return {
+      positionings,
+      equalitySeeks,
+      nestedPositionings: nested,
+      loops: loops.length,
+      perChangedRow,
+      atMostOneRow,
+      virtualLoops,
+    };
   }
+
+  /**
+   * Whether a seek only stops on an equal key. SQLite marks such seeks (`OPFLAG_SEEKEQ`), and a
+   * marked seek is always followed by the range check on the same cursor and key (`IdxGT` after
+   * `SeekGE`, `IdxLT` after `SeekLE`). The platform's newer SQLite marks every seek of that shape,
+   * the equality lookup on an index (`WHERE indexed = ?`), where sql.js's leaves some unmarked; the
+   * shape decides, so both count the same: nothing when no equal key exists.
+   */
+  #isEqualitySeek(op: CollectedOp): boolean {
+    if (op.opcode !== "SeekGE" && op.opcode !== "SeekLE") return false;
+    if ((op.p5 & OPFLAG_SEEKEQ) !== 0) return true;
+    const check = this.#ops.find((o) => o.address === op.address + 1);
+    const closing = op.opcode === "SeekGE" ? "IdxGT" : "IdxLT";
+    return check !== undefined && check.opcode === closing && check.p1 === op.p1 && check.p3 === op.p3;
+  }
+
+  /** Whether the opcode at `address` can run (call after the last {@link PositioningCollector.add}). */
+  reachable(address: number): boolean {
+    this.#reachableCache ??= this.#reachable();
+    return this.#reachableCache.has(address);
+  }
+
+  #reachableCache: Set<number> | undefined;
 
   /** Addresses reachable from the start (over-approximated where the target is dynamic). */
   #reachable(): Set<number> {
@@ -212,7 +263,8 @@ export class PositioningCollector {
 
 /**
  * Rows read by the platform's rules, from the loop steps taken so far, the program's facts and
- * whether the statement found any row (produced, changed or stepped onto one).
+ * whether the statement found any row (produced, changed or stepped onto one), and for an UPDATE or
+ * DELETE the rows it changed.
  *
  * @example
  * ```ts
@@ -220,10 +272,12 @@ export class PositioningCollector {
  * rowsReadOf(9, { positionings: 1, equalitySeeks: 0, nestedPositionings: 0, loops: 1 }, true); // 10
  * ```
  */
-export function rowsReadOf(steps: number, facts: PositioningFacts, found: boolean): number {
-  const iterations = facts.loops === 1 ? steps + 1 : 1;
+export function rowsReadOf(steps: number, facts: PositioningFacts, found: boolean, rowsChanged?: number): number {
+  // With several loops, an UPDATE or DELETE first collects the rows to change, then visits each
+  // with a rowid seek: its nested seeks run once per changed row.
+  const iterations = facts.loops === 1 ? steps + 1 : (rowsChanged ?? 1);
   const seeks = found ? facts.equalitySeeks : 0;
-  return steps + facts.positionings + seeks + facts.nestedPositionings * iterations;
+  return steps + facts.positionings + seeks + facts.nestedPositionings * iterations + facts.perChangedRow * (rowsChanged ?? 1);
 }
 
 /**
@@ -241,6 +295,11 @@ export interface CountingVerdict {
   readonly schemaWrites: number;
   /** Loop starts and seeks, for `rowsRead`. */
   readonly positioning: PositioningFacts;
+  /**
+   * The table a `CREATE INDEX` reads to build the index (a scan into a sorter, then one index
+   * insert per sorted entry), if the program builds one.
+   */
+  readonly indexBuild: string | undefined;
 }
 
 /** A statement without a program of its own to count (pragmas, EXPLAIN). */
@@ -250,6 +309,7 @@ export const NO_COUNTING: CountingVerdict = Object.freeze({
   seeksPerInsert: 0,
   schemaWrites: 0,
   positioning: NO_POSITIONING,
+  indexBuild: undefined,
 });
 
 /**
@@ -269,7 +329,10 @@ export function countingVerdict(program: readonly ProgramOp[], catalog: SqlCatal
   let writesPerRow = 0;
   let countTable: string | undefined;
   let seeksPerInsert = 0;
-  let schemaWrites = 0;
+  let sorter = false;
+  let indexBuild: string | undefined;
+  /** Where the program writes `sqlite_schema` rows (CREATE TABLE skips its automatic index's row WITHOUT ROWID). */
+  const schemaInserts: number[] = [];
   for (const { address, opcode, p1, p2, p3, p5, segment } of program) {
     if (segment !== 0) break;
     // An INSERT's rowid lookups run once per inserted row: counted from the changes instead.
@@ -289,15 +352,41 @@ export function countingVerdict(program: readonly ProgramOp[], catalog: SqlCatal
       case "Count":
         countTable = cursors.get(p1)?.object?.table;
         break;
+      case "SorterOpen":
+        sorter = true;
+        break;
+      case "Rewind":
+        // CREATE INDEX: the scan that fills the sorter starts after the sorter opened.
+        if (kind === "create" && sorter && indexBuild === undefined) indexBuild = cursors.get(p1)?.object?.table;
+        break;
       default:
         if (ROW_WRITE_OPCODES.has(opcode) && (opcode !== "Delete" || (p5 & OPFLAG_NCHANGE) !== 0)) {
           const cursor = cursors.get(p1);
           if (cursor?.write && cursor.object !== undefined) {
             if (cursor.object.table !== "sqlite_schema") writesPerRow++;
-            else if (opcode === "Insert") schemaWrites++;
+            else if (opcode === "Insert") schemaInserts.push(address);
           }
         }
     }
   }
-  return { writesPerRow, countTable, seeksPerInsert, schemaWrites, positioning: positions.facts() };
+  const schemaWrites = schemaInserts.filter((address) => positions.reachable(address)).length;
+  return { writesPerRow, countTable, seeksPerInsert, schemaWrites, positioning: positions.facts(), indexBuild };
+}
+
+/**
+ * The counters of a `CREATE INDEX` that built its index: the scan of the table (its `Rewind` and
+ * steps), the sorter (its `SorterSort` and steps), one index insert per entry plus the schema row
+ * written; and the repositionings of the index cursor before an insert (`SeekEnd` counts when the
+ * cursor is not on a row: before the first insert into the empty index, and once more after it,
+ * measured on workerd; an index spanning several pages repositions more often, which this does
+ * not model).
+ *
+ * @param steps loop steps taken (table and sorter together)
+ * @param tableRows rows in the table
+ */
+export function indexBuildCounts(steps: number, tableRows: number, schemaWrites: number): [number, number] {
+  // Steps are (rows - 1) in the table loop and (entries - 1) in the sorter loop (none when empty).
+  const tableSteps = Math.max(tableRows - 1, 0);
+  const entries = tableRows === 0 ? 0 : steps - tableSteps + 1;
+  return [steps + 2 + Math.min(entries, 2), entries + schemaWrites];
 }
