@@ -33,6 +33,11 @@ export interface EngineStatement {
    * compiled: take differences. The row counters are built on it.
    */
   scanSteps(): number;
+  /**
+   * How many times the statement has sorted (SQLite's `Sort` and `SorterSort` opcodes, its
+   * `SQLITE_STMTSTATUS_SORT` counter), summed over every run since it was compiled: take differences.
+   */
+  sortRuns(): number;
   /** The number of parameters the statement takes (largest `?NNN` index). */
   parameterCount(): number;
   /** Rewinds the statement so it can run again; keeps it compiled. */

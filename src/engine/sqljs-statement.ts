@@ -111,6 +111,8 @@ export interface StatementOwner {
 
 /** Indexes into `Vdbe.aCounter` (SQLite's `SQLITE_STMTSTATUS_*`; slot 0 counts the other steps). */
 export const STMTSTATUS_FULLSCAN_STEP = 1;
+/** `SQLITE_STMTSTATUS_SORT`: sorts run (`Sort`, `SorterSort`). */
+export const STMTSTATUS_SORT = 2;
 
 /** A compiled statement (see the module comment). */
 export class SqlJsStatement implements EngineStatement {
@@ -257,6 +259,11 @@ export class SqlJsStatement implements EngineStatement {
     const at = this.#ptr + this.#engine.counterOffset;
     // Slot 0 collects the Next/Prev/SorterNext steps SQLite does not file under a named counter.
     return this.#heap.u32(at) + this.#heap.u32(at + 4 * STMTSTATUS_FULLSCAN_STEP);
+  }
+
+  sortRuns(): number {
+    this.#assertLive();
+    return this.#heap.u32(this.#ptr + this.#engine.counterOffset + 4 * STMTSTATUS_SORT);
   }
 
   parameterCount(): number {

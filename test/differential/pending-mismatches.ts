@@ -34,12 +34,59 @@ export interface PendingMismatch {
 const json = (value: unknown): string => JSON.stringify(value);
 
 /**
- * Removes the rowsRead counters from the JSON of an encoded SQL result. rowsWritten stays compared:
- * it matches workerd except for trigger and foreign-key work and an upsert's update path, which the
- * random workloads do not generate (docs/sql.md).
+ * Statement shapes whose row counters still differ from workerd's (docs/semantics.md, "Row
+ * counters"), each with what the platform counts there that the model does not. Only these have
+ * their counters left out of the comparison; every other statement's counters are compared.
  */
-function withoutRowsRead(text: string): string {
-  return text.replace(/,?\["rowsRead(AfterExec)?",-?\d+\]/g, "");
+export const COUNTER_GAPS: readonly { readonly what: string; readonly matches: (op: Op) => boolean }[] = [
+  {
+    what:
+      "A rowid lookup with a key that is not an integer (NULL, text, a fraction): the platform's seek gives up " +
+      "before it counts; the model counts the seek.",
+    // Which column is the rowid is not in the query text: any `= ?` with a key that is not an integer.
+    matches: (op) =>
+      op.op === "sql" &&
+      /\b\w+ = \?/i.test(op.query) &&
+      (op.bindings ?? []).some((b) => typeof b !== "number" || !Number.isInteger(b) || Math.abs(b) >= 2 ** 63),
+  },
+  {
+    what:
+      "Statements that fire a trigger (in the counter workloads every INSERT into `p` does): the trigger's own " +
+      "reads and writes run in a sub-program the model does not follow.",
+    matches: (op) => op.op === "sql" && /^INSERT (OR \w+ )?INTO p\b/i.test(op.query),
+  },
+  {
+    what:
+      "Foreign-key actions (ON DELETE / ON UPDATE CASCADE) and the parent-key checks of a child row change: " +
+      "sub-programs and per-row seeks the model does not follow.",
+    matches: (op) => op.op === "sql" && /^(UPDATE p SET id|DELETE FROM p\b)/i.test(op.query),
+  },
+  {
+    what: "An upsert's update path (ON CONFLICT … DO UPDATE) and REPLACE's deletion of the conflicting row.",
+    matches: (op) => op.op === "sql" && /(ON CONFLICT[^;]*DO UPDATE|OR REPLACE)/i.test(op.query),
+  },
+  {
+    what: "Joins and IN lists: the inner seeks run once per outer row or list value, which the model estimates.",
+    matches: (op) => op.op === "sql" && /\b(JOIN|IN \()/i.test(op.query),
+  },
+  {
+    what: "PRAGMA optimize and ANALYZE: the statistics pass reads rows inside SQLite that the model does not count.",
+    matches: (op) => op.op === "sql" && /^(PRAGMA optimize|ANALYZE)\b/i.test(op.query),
+  },
+  {
+    what: "ALTER TABLE and DROP: schema rewrites and the row-by-row deletion of a dropped object's pages.",
+    matches: (op) => op.op === "sql" && /^(ALTER|DROP) /i.test(op.query),
+  },
+  {
+    what: "A pragma function read partly, filtered or sorted: the platform counts every row the pragma produced.",
+    matches: (op) =>
+      op.op === "sql" && /pragma_\w+/i.test(op.query) && (op.read === "next" || /WHERE|ORDER BY/i.test(op.query)),
+  },
+];
+
+/** Removes the counters from the JSON of an encoded SQL result. */
+function withoutCounters(text: string): string {
+  return text.replace(/,?\["rows(Read|Written)(AfterExec)?",-?\d+\]/g, "");
 }
 
 /**
@@ -71,17 +118,18 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
   {
     id: "row-counters",
     description:
-      "rowsRead differs in edge cases: workerd's counter patch counts inside SQLite's seek opcodes (a rowid seek " +
-      "with a non-integer key, or an index seek that finds nothing, counts 0; RETURNING's per-row seeks); " +
-      "ObjectStorage takes loop steps from SQLite's own counters and seeks from the compiled program " +
-      "(row-counters.differential.test.ts shows where both agree).",
+      "rowsRead/rowsWritten differ for the statement shapes in COUNTER_GAPS: workerd counts inside SQLite's " +
+      "opcodes as they run (libSQL's counter patch), ObjectStorage models that from SQLite's loop-step counter " +
+      "and the compiled main program, which does not see sub-programs (triggers, foreign-key actions) or how " +
+      "often an inner seek runs in a join. Every other statement's counters are compared " +
+      "(row-counters.property.test.ts over random mixed workloads, row-counters.differential.test.ts by shape).",
     ops: [
       { op: "sql", query: "CREATE TABLE m (id INTEGER PRIMARY KEY, x UNIQUE)" },
       { op: "sql", query: "SELECT id FROM m WHERE id = ?", bindings: [null], read: "toArray" },
-      { op: "sql", query: "SELECT id FROM m WHERE x = ?", bindings: [""], read: "toArray" },
-      { op: "sql", query: "INSERT INTO m (x) VALUES (1) RETURNING id", read: "toArray" },
+      { op: "sql", query: "INSERT INTO m VALUES (1, 1) ON CONFLICT(id) DO UPDATE SET x = 2", read: "toArray" },
+      { op: "sql", query: "INSERT INTO m VALUES (1, 1) ON CONFLICT(id) DO UPDATE SET x = 2", read: "toArray" },
     ],
-    normalize: (_op, _side, text) => withoutRowsRead(text),
+    normalize: (op, _side, text) => (COUNTER_GAPS.some((gap) => gap.matches(op)) ? withoutCounters(text) : text),
   },
 ];
 

@@ -96,6 +96,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   /** The statement's loop-step counter when this cursor started, and its steps once finished. */
   #startSteps = 0;
   #finalSteps = -1;
+  #startSorts = 0;
+  #finalSorts = -1;
   #countedRows = 0;
   #statementDone = false;
 
@@ -189,6 +191,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     const counting = this.#counting;
     // A program without loops takes no loop steps: skip reading the counter (point lookups).
     if (counting.positioning.loops > 0) this.#startSteps = source.statement.scanSteps();
+    if (counting.positioning.sorts) this.#startSorts = source.statement.sortRuns();
     if (verdict.mayWrite) {
       // Run writes to completion now: the batch may commit before the caller reads, and replay
       // reseeds random() per statement, so no statement may stay half-run.
@@ -301,6 +304,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
       this.#statementDone = true;
       // Freeze the step count before the statement goes back to the cache and runs for others.
       this.#finalSteps = this.#steps();
+      this.#finalSorts = this.#sorts();
       // Every caller has just used the statement (or checked for cancellation), so it is current;
       // and releasing a canceled one is harmless (its statement is already freed).
       this.#source?.release();
@@ -340,19 +344,29 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
       // platform steps through that table as the caller reads (its Rewind, then one step per row
       // after the first): the published example is INSERT … RETURNING of 2 rows, 3 after exec and
       // 4 at the end. Everything else the write read is in the final count already.
-      const final =
+      let final =
         v.kind === "insert"
           ? rowsReadOf(steps, c.positioning, this.#changes > 0) + this.#changes * c.seeksPerInsert
           : rowsReadOf(steps, c.positioning, this.#changes > 0, this.#changes);
+      final += this.#sorts();
       const unread = this.#returnedByWrite - this.#visibleRows();
       return final - Math.max(unread, 0);
     }
     const found = steps > 0 || this.#changes > 0 || this.#returned > 0 || this.#pending !== undefined;
-    // A virtual table's loop (the pragma functions): one VNext per row it produced.
-    const virtualRows = c.positioning.virtualLoops === 1 && c.positioning.loops === 0 ? this.#visibleRows() : 0;
+    // A virtual table's loop (the pragma functions): its filter finds the first row, then one VNext
+    // per step after that, the one that finds the end included: one per row handed out.
+    const virtualRows = c.positioning.virtualLoops === 1 && c.positioning.loops === 0 ? this.#returned : 0;
     const changed = v.kind === "update" || v.kind === "delete" ? this.#changes : undefined;
-    const reads = rowsReadOf(steps, c.positioning, found, changed) + virtualRows;
+    const reads = rowsReadOf(steps, c.positioning, found, changed) + virtualRows + this.#sorts();
     return v.kind === "insert" ? reads + this.#changes * c.seeksPerInsert : reads;
+  }
+
+  /** Sorts the statement has run for this cursor (SQLite's own count). */
+  #sorts(): number {
+    if (this.#finalSorts >= 0) return this.#finalSorts;
+    if (!this.#counting.positioning.sorts) return 0;
+    const statement = this.#source?.statement;
+    return statement === undefined || statement.freed ? 0 : statement.sortRuns() - this.#startSorts;
   }
 
   /** Rows handed out, plus the one stepped to ahead of the reader. */

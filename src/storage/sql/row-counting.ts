@@ -1,12 +1,16 @@
 /**
  * What the row counters need to know about a compiled program, beyond what SQLite counts itself.
  *
- * The platform's `rowsRead` adds one per B-tree positioning (libSQL's counters patch): every loop
- * step onto a row, every loop start and every seek. SQLite counts the loop steps
- * (`EngineStatement.scanSteps`); the starts and seeks are read off the program (`EXPLAIN`) here,
- * once per statement: a positioning opcode outside any loop runs once; one inside a loop runs once
- * per iteration of that loop (a join's inner seek), which is known exactly only when the program
- * has a single loop (its iterations are its steps plus one).
+ * The platform's counters (libSQL's patch) add a read each time certain opcodes run: a loop start
+ * (`Rewind`, `Last`, a sort), a loop step onto a row, a seek (an equality seek on an index only when
+ * it finds its key), a `VNext`, and a table's size for `count(*)`; and a write for each table or
+ * index insert and each delete that counts as a change. SQLite counts the loop steps and the sorts
+ * itself (`EngineStatement.scanSteps`, `sortRuns`); the other starts and seeks are read off the
+ * program (`EXPLAIN`) here, once per statement: a positioning opcode outside any loop runs once; one
+ * inside a loop runs once per iteration of that loop (a join's inner seek), which is known exactly
+ * only when the program has a single loop (its iterations are its steps plus one), or when the loop
+ * is an UPDATE's or DELETE's pass over the rows it changed. Sub-programs (triggers, foreign-key
+ * actions) are not followed: their counts are missing (docs/sql.md lists where).
  */
 
 import type { SchemaObject, SqlCatalog } from "./sql-catalog";
@@ -16,8 +20,6 @@ import { OPFLAG_P2ISREG, type ProgramOp } from "./sql-program";
 const POSITIONING_OPCODES = new Set([
   "Rewind",
   "Last",
-  "Sort",
-  "SorterSort",
   "SeekRowid",
   "NotExists",
   "SeekGE",
@@ -25,6 +27,12 @@ const POSITIONING_OPCODES = new Set([
   "SeekLE",
   "SeekLT",
 ]);
+/**
+ * Sorts (`Sort`, `SorterSort`) position a sorter on its first row and count like a `Rewind`; SQLite
+ * counts how often they run (`EngineStatement.sortRuns`), so they are taken from there, exactly,
+ * also when a sort runs once per group of rows (an ORDER BY that an index half satisfies).
+ */
+const SORT_OPCODES = new Set(["Sort", "SorterSort"]);
 /** Opcodes that step a loop (counted by SQLite; they jump back to the loop's body). */
 const LOOP_OPCODES = new Set(["Next", "Prev", "SorterNext"]);
 
@@ -53,6 +61,10 @@ export interface PositioningFacts {
    */
   readonly atMostOneRow: boolean;
   /**
+   * Whether the program sorts (its sorts are counted by SQLite, see {@link SORT_OPCODES}).
+   */
+  readonly sorts: boolean;
+  /**
    * Loops over a virtual table (`VNext`: the pragma functions). The platform counts every `VNext`,
    * the one that finds the end included: one per row the table produced.
    */
@@ -67,6 +79,7 @@ export const NO_POSITIONING: PositioningFacts = Object.freeze({
   loops: 0,
   perChangedRow: 0,
   atMostOneRow: false,
+  sorts: false,
   virtualLoops: 0,
 });
 /** Opcodes that can run code more than once, or whose jump targets are dynamic. */
@@ -183,6 +196,7 @@ export class PositioningCollector {
     let resultRows = 0;
     let repeats = false;
     let virtualLoops = 0;
+    let sorts = false;
     for (const op of this.#ops) {
       if (!reachable.has(op.address)) continue;
       if (POSITIONING_OPCODES.has(op.opcode) && !op.skip) positions.push(op);
@@ -190,6 +204,7 @@ export class PositioningCollector {
       else if (op.opcode === "Goto" && op.p2 <= op.address && op.p2 !== 1) gotoLoops.push([op.p2, op.address]);
       if (op.opcode === "ResultRow") resultRows++;
       if (op.opcode === "VNext") virtualLoops++;
+      if (SORT_OPCODES.has(op.opcode)) sorts = true;
       // The prologue (`Init` to the end, `Goto` back to 1) is the one backward jump every program has.
       const backward = JUMP_OPCODES.has(op.opcode) && op.p2 <= op.address && !(op.opcode === "Goto" && op.p2 === 1);
       if (backward || REPEATING_OPCODES.has(op.opcode)) repeats = true;
@@ -214,6 +229,7 @@ export class PositioningCollector {
       loops: loops.length,
       perChangedRow,
       atMostOneRow,
+      sorts,
       virtualLoops,
     };
   }
@@ -269,7 +285,7 @@ export class PositioningCollector {
  * @example
  * ```ts
  * // SELECT * FROM t (10 rows, a full scan): one Rewind, nine steps.
- * rowsReadOf(9, { positionings: 1, equalitySeeks: 0, nestedPositionings: 0, loops: 1 }, true); // 10
+ * rowsReadOf(9, { ...NO_POSITIONING, positionings: 1, loops: 1 }, true); // 10
  * ```
  */
 export function rowsReadOf(steps: number, facts: PositioningFacts, found: boolean, rowsChanged?: number): number {
@@ -277,7 +293,13 @@ export function rowsReadOf(steps: number, facts: PositioningFacts, found: boolea
   // with a rowid seek: its nested seeks run once per changed row.
   const iterations = facts.loops === 1 ? steps + 1 : (rowsChanged ?? 1);
   const seeks = found ? facts.equalitySeeks : 0;
-  return steps + facts.positionings + seeks + facts.nestedPositionings * iterations + facts.perChangedRow * (rowsChanged ?? 1);
+  return (
+    steps +
+    facts.positionings +
+    seeks +
+    facts.nestedPositionings * iterations +
+    facts.perChangedRow * (rowsChanged ?? 1)
+  );
 }
 
 /**
