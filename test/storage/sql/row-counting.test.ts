@@ -21,7 +21,16 @@ describe("row counting from a compiled program", () => {
       [6, "Transaction", 0, 0],
       [7, "Goto", 0, 1],
     ]);
-    expect(facts).toEqual({ positionings: 1, equalitySeeks: 0, nestedPositionings: 0, loops: 1, atMostOneRow: false });
+    expect(facts).toEqual({
+      positionings: 1,
+      equalitySeeks: 0,
+      nestedPositionings: 0,
+      loops: 1,
+      atMostOneRow: false,
+      perChangedRow: 0,
+      sorts: false,
+      virtualLoops: 0,
+    });
     expect(rowsReadOf(9, facts, true)).toBe(10);
   });
 
@@ -39,7 +48,16 @@ describe("row counting from a compiled program", () => {
       [9, "Transaction", 0, 1],
       [10, "Goto", 0, 1],
     ]);
-    expect(facts).toEqual({ positionings: 0, equalitySeeks: 0, nestedPositionings: 0, loops: 0, atMostOneRow: false });
+    expect(facts).toEqual({
+      positionings: 0,
+      equalitySeeks: 0,
+      nestedPositionings: 0,
+      loops: 0,
+      atMostOneRow: false,
+      perChangedRow: 0,
+      sorts: false,
+      virtualLoops: 0,
+    });
   });
 
   test("a seek inside the only loop runs once per iteration (a join's inner lookup)", () => {
@@ -54,7 +72,16 @@ describe("row counting from a compiled program", () => {
       [7, "Halt", 0, 0],
       [8, "Goto", 0, 1],
     ]);
-    expect(facts).toEqual({ positionings: 1, equalitySeeks: 0, nestedPositionings: 1, loops: 1, atMostOneRow: false });
+    expect(facts).toEqual({
+      positionings: 1,
+      equalitySeeks: 0,
+      nestedPositionings: 1,
+      loops: 1,
+      atMostOneRow: false,
+      perChangedRow: 0,
+      sorts: false,
+      virtualLoops: 0,
+    });
     // 10 outer rows: Rewind + 9 steps + 10 inner seeks
     expect(rowsReadOf(9, facts, true)).toBe(20);
   });
@@ -87,7 +114,16 @@ describe("row counting from a compiled program", () => {
       ],
       (op) => op[1] === "NotExists",
     );
-    expect(facts).toEqual({ positionings: 1, equalitySeeks: 0, nestedPositionings: 0, loops: 0, atMostOneRow: false });
+    expect(facts).toEqual({
+      positionings: 1,
+      equalitySeeks: 0,
+      nestedPositionings: 0,
+      loops: 0,
+      atMostOneRow: false,
+      perChangedRow: 0,
+      sorts: false,
+      virtualLoops: 0,
+    });
   });
 
   test("at most one row: one ResultRow and no way back, unlike a compound SELECT or a backward jump", () => {
