@@ -27,7 +27,7 @@ import type { FileHandle } from "node:fs/promises";
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
-import { DirectoryLock, type LockEnv } from "./directory-lock";
+import { DirectoryLock, type LockEnv, syncLockFs } from "./directory-lock";
 import { corruptError, type DirectoryScan, type Segment, type StoredSnapshot, scanDirectory } from "./directory-scan";
 import { DirectoryIo } from "./file-io";
 import { asPlainBytes, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
@@ -584,7 +584,12 @@ export async function openFilePersistence(
 ): Promise<FilePersistence> {
   checkPersistenceArguments("openFilePersistence()", "directory", directory, options, FILE_PERSISTENCE_OPTIONS);
   // Loaded here, not at the top of the module, so browser bundles never see node: imports.
-  const [fs, path, os] = await Promise.all([import("node:fs/promises"), import("node:path"), import("node:os")]);
-  const env: LockEnv = { fs, path, hostname: os.hostname(), pid: process.pid };
+  const [fs, path, os, fsSync] = await Promise.all([
+    import("node:fs/promises"),
+    import("node:path"),
+    import("node:os"),
+    import("node:fs"),
+  ]);
+  const env: LockEnv = { fs, lockFs: syncLockFs(fsSync), path, hostname: os.hostname(), pid: process.pid };
   return new FileAdapter(path.resolve(directory), env, options);
 }
