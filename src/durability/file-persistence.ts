@@ -252,16 +252,21 @@ class FileAdapter implements FilePersistence {
     // Positional writes at the confirmed end: after a failed write nothing is appended after
     // garbage, and load() can cut the file back to exactly `segment.bytes`.
     await writeAll(handle, data, segment.bytes);
-    if (this.#io.sync) {
+    const flush = async () => {
+      if (!this.#io.sync) return;
       // fdatasync, not fsync: it flushes the data and the size change, which is all a reader needs.
       await handle.datasync();
       // A new segment's directory entry must be durable too, or a crash could drop the whole file
       // whose contents we just flushed.
       if (created) await this.#io.syncDir(this.directory);
-    }
+    };
+    // Confirmed only while no newer holder took the directory's lock (the fence). The bytes are
+    // visible to every process from here on (a holder that takes the lock later reads them), so the
+    // check runs while they are flushed instead of after: it costs no extra wait when syncing.
+    const [flushed, fenced] = await Promise.allSettled([flush(), this.#checkFence()]);
+    if (fenced.status === "rejected") throw fenced.reason;
+    if (flushed.status === "rejected") throw flushed.reason;
     this.#logFlushes++;
-    // Confirmed only while no newer holder took the directory's lock (the fence).
-    await this.#checkFence();
     segment.bytes += data.length;
     segment.lastSeq = batch.lastSeq;
   }

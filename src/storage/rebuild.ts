@@ -64,14 +64,8 @@ export async function openState(
     // Same when the log ends before the newest snapshot: the next commit follows the snapshot.
     if (newest !== undefined && newest.seq > timeline.lastSeq) timeline = new CommitTimeline(newest.seq, newest.timeMs);
     const end = targetSeq ?? loaded.lastSeq;
-    if (replayer.lastSeq < end) {
-      // The history did not reach the target: read it directly (the adapter names what is gone).
-      for await (const records of settings.persistence.streamRecords(replayer.lastSeq, end))
-        for (const record of records) {
-          const replacing = replayer.apply(record);
-          if (replacing !== undefined) await replacing;
-        }
-    }
+    // The history did not reach the target: read it directly (the adapter names what is gone).
+    if (replayer.lastSeq < end) await replayer.applyAll(settings.persistence.streamRecords(replayer.lastSeq, end));
   } catch (e) {
     replayer.abandon();
     throw e;
@@ -92,11 +86,7 @@ export async function buildState(
   const replayer = await Replayer.start(settings, snapshots, targetSeq);
   try {
     if (replayer.lastSeq < targetSeq)
-      for await (const records of settings.persistence.streamRecords(replayer.lastSeq, targetSeq))
-        for (const record of records) {
-          const replacing = replayer.apply(record);
-          if (replacing !== undefined) await replacing;
-        }
+      await replayer.applyAll(settings.persistence.streamRecords(replayer.lastSeq, targetSeq));
   } catch (e) {
     replayer.abandon();
     throw e;
@@ -159,6 +149,15 @@ class Replayer {
     this.lastSeq = record.seq;
     this.lastTimeMs = record.timeMs;
     return undefined;
+  }
+
+  /** Applies every record of `stream`, in order. */
+  async applyAll(stream: AsyncIterable<readonly CommitRecord[]>): Promise<void> {
+    for await (const records of stream)
+      for (const record of records) {
+        const replacing = this.apply(record);
+        if (replacing !== undefined) await replacing;
+      }
   }
 
   /** The state is replaced: by an older state (a restore), or by an empty database (deleteAll). */
