@@ -5,6 +5,9 @@
  *
  *   npm run demo -- --cluster               # in a fresh temporary directory
  *   npm run demo -- --cluster --dir /tmp/c  # elsewhere
+ *   npm run demo -- --cluster --bucket '{"endpoint":"http://127.0.0.1:27480","bucket":"objects",
+ *     "prefix":"demo/","credentials":{"accessKeyId":"…","secretAccessKey":"…"}}'
+ *                                           # over a bucket (or ACTORSTORE_CLUSTER_BUCKET)
  *
  * The hosts are examples/cluster-node.ts in two child processes. Membership heartbeats every 200 ms
  * and a host counts as dead after 1 s without one.
@@ -86,12 +89,23 @@ async function post(port: number, room: string): Promise<{ count: number; served
   }
 }
 
-/** Runs the cluster demo, printing a transcript. */
-export async function runClusterDemo(directory: string | undefined, print: (line: string) => void): Promise<void> {
+/**
+ * Runs the cluster demo, printing a transcript: over a shared directory, or over a bucket when
+ * `bucket` (`{ endpoint, bucket, prefix, credentials }`) is given.
+ */
+export async function runClusterDemo(
+  directory: string | undefined,
+  print: (line: string) => void,
+  bucket?: { endpoint: string; bucket: string; prefix?: string },
+): Promise<void> {
   const dir = directory ?? (await mkdtemp(join(tmpdir(), "actorstore-cluster-demo-")));
-  const hosts = await Promise.all([startHost("host-a", dir), startHost("host-b", dir)]);
+  const hosts = await Promise.all([startHost("host-a", dir, bucket), startHost("host-b", dir, bucket)]);
   try {
-    print(`two hosts share ${dir}:`);
+    print(
+      bucket === undefined
+        ? `two hosts share ${dir}:`
+        : `two hosts share the bucket ${bucket.endpoint}/${bucket.bucket}/${bucket.prefix ?? ""}:`,
+    );
     for (const h of hosts)
       print(`  ${h.ready.ready}  pid ${h.ready.pid}  front :${h.ready.front}  forwarding ${h.ready.forward}`);
     await new Promise((r) => setTimeout(r, 500)); // a couple of heartbeats: both see each other
@@ -127,14 +141,25 @@ export async function runClusterDemo(directory: string | undefined, print: (line
   }
 }
 
+/** `--bucket '<json>'`, or ACTORSTORE_CLUSTER_BUCKET: `{ endpoint, bucket, prefix, credentials }`. */
+export function bucketArgument(
+  argv: readonly string[],
+): { endpoint: string; bucket: string; prefix?: string } | undefined {
+  const i = argv.indexOf("--bucket");
+  const text = i >= 0 ? argv[i + 1] : process.env.ACTORSTORE_CLUSTER_BUCKET;
+  return text ? (JSON.parse(text) as { endpoint: string; bucket: string; prefix?: string }) : undefined;
+}
+
 const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("cluster-demo.ts");
 if (isMain) {
   const argv = process.argv.slice(2);
   const i = argv.indexOf("--dir");
-  runClusterDemo(i >= 0 && argv[i + 1] ? resolve(argv[i + 1] as string) : undefined, (line) => console.log(line)).catch(
-    (e: unknown) => {
-      console.error(e);
-      process.exitCode = 1;
-    },
-  );
+  runClusterDemo(
+    i >= 0 && argv[i + 1] ? resolve(argv[i + 1] as string) : undefined,
+    (line) => console.log(line),
+    bucketArgument(argv),
+  ).catch((e: unknown) => {
+    console.error(e);
+    process.exitCode = 1;
+  });
 }

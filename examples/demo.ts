@@ -7,7 +7,8 @@
  *   npm run demo                     # persists in ./.actorstore-demo/
  *   npm run demo -- --memory         # in memory, touches no disk
  *   npm run demo -- --dir /tmp/x     # persists elsewhere
- *   npm run demo -- --cluster        # two hosts on loopback, one killed (examples/cluster-demo.ts)
+ *   npm run demo -- --cluster        # two hosts on loopback, one killed (examples/cluster-demo.ts;
+ *                                    # --bucket '<json>' runs them over a bucket)
  *
  * Time is a FakeClock started at the wall-clock time, so the 30-second reservation expiry and the
  * alarm's 2-second retry backoff happen instantly instead of making you wait.
@@ -154,11 +155,17 @@ function parseArgs(argv: readonly string[]): { directory: string | undefined } {
 
 const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("/demo.ts");
 if (isMain && process.argv.includes("--cluster")) {
-  // Two hosts on loopback sharing a directory: see examples/cluster-demo.ts.
+  // Two hosts on loopback sharing a directory (or a bucket, with --bucket): see examples/cluster-demo.ts.
   const i = process.argv.indexOf("--dir");
   const dir = i >= 0 ? process.argv[i + 1] : undefined;
   import("./cluster-demo")
-    .then((m) => m.runClusterDemo(dir === undefined ? undefined : resolve(dir), (line) => console.log(line)))
+    .then((m) =>
+      m.runClusterDemo(
+        dir === undefined ? undefined : resolve(dir),
+        (line) => console.log(line),
+        m.bucketArgument(process.argv),
+      ),
+    )
     .catch((e: unknown) => {
       console.error(e);
       process.exitCode = 1;

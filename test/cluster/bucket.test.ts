@@ -4,7 +4,7 @@
  * by the S3 adapter's fencing.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import type { DemoHost } from "../../examples/cluster-demo";
+import { type DemoHost, runClusterDemo } from "../../examples/cluster-demo";
 import {
   type BucketCluster,
   bucketOptions,
@@ -37,6 +37,20 @@ async function cluster(label: string, ids: string[], env: Record<string, string>
 const front = (h: DemoHost) => `http://127.0.0.1:${h.ready.front}`;
 
 describe("cluster over a shared bucket, hosts in separate processes", () => {
+  test("the demo over a bucket: requests through both hosts reach the owner, kill -9 of the owner loses no confirmed message", async () => {
+    const lines: string[] = [];
+    await runClusterDemo(undefined, (line) => lines.push(line), await bucketOptions("demo"));
+    expect(lines[0]).toMatch(/two hosts share the bucket/);
+    const before = lines.filter((l) => l.includes("POST /rooms/lobby") && !l.includes("after the kill"));
+    expect(before).toHaveLength(2);
+    const servedBy = before.map((l) => /served by (\S+)/.exec(l)?.[1]);
+    expect(servedBy[0]).toBe(servedBy[1]);
+    const after = lines.find((l) => l.includes("after the kill"));
+    expect(after).toMatch(/message 3, served by (\S+)/);
+    expect(after).not.toContain(`served by ${servedBy[0]} `);
+    expect(lines.at(-1)).toBe("every confirmed message survived the kill.");
+  }, 90_000);
+
   test("requests through any host reach the owner; kill -9 of the owner: another host serves the object with every confirmed write, and wakes its pending alarm without being asked", async () => {
     const c = await cluster("kill", ["host-a", "host-b", "host-c"]);
     const hosts = [...c.hosts.values()];

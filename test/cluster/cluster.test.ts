@@ -218,6 +218,68 @@ describe("cluster of hosts on loopback", () => {
     expect(await alarmedBy()).toEqual(owners);
   });
 
+  test("a dead owner's pending alarms fire on the host that takes its objects over, with nothing sent to them (the alarm index)", async () => {
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await beatAll();
+    const names = Array.from({ length: 40 }, (_, i) => `dead-${i}`)
+      .filter((n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-a")
+      .slice(0, 4);
+    expect(names.length).toBe(4);
+    const at = clock.now() + 30_000;
+    for (const n of names) await b.env.COUNTER.getByName(n).alarmAt(at);
+    // a dies holding the objects (its wake-up timers die with it).
+    await a.crashForTest();
+    nodes.splice(nodes.indexOf(a), 1);
+    await clock.advance(3_000);
+    await beatAll();
+    await b.settled();
+    expect(b.membership.live()).toEqual(["host-b"]);
+    // b read the index when it took a's objects over: one sleeping entry per alarm, none started.
+    expect(b.host.stats()).toMatchObject({ sleeping: 4, alarmWakes: 0 });
+    for (let t = 0; t < 60 && b.host.stats().alarmWakes < 4; t++) {
+      await clock.advance(1_000);
+      await beatAll();
+      await b.settled();
+    }
+    expect(b.host.stats().alarmWakes).toBe(4);
+    await clock.advance(1_000);
+    await b.settled();
+    for (const n of names) expect(await b.env.COUNTER.getByName(n).alarmedBy()).toBe("host-b");
+  });
+
+  test("the cluster option needs an id and exactly one of directory or bucket", async () => {
+    const base = { namespaces: { COUNTER: Counter }, env: { HOST_ID: "x" } };
+    await expect(ClusterHost.start({ ...base, cluster: { id: "x" } })).rejects.toThrow(/one of \{ directory \}/);
+    await expect(
+      ClusterHost.start({
+        ...base,
+        cluster: {
+          id: "x",
+          directory: dir,
+          bucket: {
+            endpoint: "http://127.0.0.1:1",
+            bucket: "b-1",
+            credentials: { accessKeyId: "k", secretAccessKey: "s" },
+          },
+        },
+      }),
+    ).rejects.toThrow(TypeError);
+    await expect(
+      ClusterHost.start({
+        ...base,
+        cluster: {
+          id: "x",
+          bucket: {
+            endpoint: "http://k:secret@127.0.0.1:1",
+            bucket: "b-1",
+            credentials: { accessKeyId: "k", secretAccessKey: "s" },
+          },
+        },
+      }),
+    ).rejects.toThrow(/endpoint/);
+  });
+
   test("no live host: ERR_UNAVAILABLE", async () => {
     const a = await startNode("host-a");
     await a.drain();

@@ -1,0 +1,101 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import { DirectoryMembership } from "../../src/cluster/membership";
+import { FakeClock } from "../../src/util/clock";
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+async function setup() {
+  const dir = await mkdtemp(join(tmpdir(), "actorstore-members-"));
+  dirs.push(dir);
+  const make = (id: string, clock: FakeClock) =>
+    new DirectoryMembership({ directory: dir, id, address: `http://${id}`, clock, heartbeatMs: 100, ttlMs: 1_000 });
+  return { dir, make };
+}
+
+describe("membership: liveness judged on each observer's own clock", () => {
+  test("a member whose clock is far off counts as live while its record keeps changing, and dead once it stops", async () => {
+    const { make } = await setup();
+    const ours = new FakeClock(1_000_000);
+    // The other host's clock is an hour behind ours.
+    const theirs = new FakeClock(1_000_000 - 3_600_000);
+    const a = make("a", ours);
+    const b = make("b", theirs);
+    await a.join();
+    await b.join();
+    await a.refresh();
+    // First sight: judged by b's own (wrong) clock: its record looks an hour old.
+    expect(a.live()).toEqual(["a"]);
+    // Its next heartbeat changes the record: from then on only changes count.
+    await theirs.advance(100);
+    await b.beat();
+    await a.refresh();
+    expect(a.live()).toEqual(["a", "b"]);
+    for (let i = 0; i < 5; i++) {
+      await ours.advance(500);
+      await b.beat();
+      await a.refresh();
+      expect(a.live()).toEqual(["a", "b"]);
+    }
+    // b stops (a crash): unchanged for ttlMs on a's clock, it is dead.
+    b.stop();
+    await ours.advance(900);
+    await a.refresh();
+    expect(a.live()).toEqual(["a", "b"]);
+    await ours.advance(200);
+    await a.refresh();
+    expect(a.live()).toEqual(["a"]);
+    a.stop();
+  });
+
+  test("a member whose clock runs ahead is not kept alive by it: a record that stops changing dies after ttlMs", async () => {
+    const { make } = await setup();
+    const ours = new FakeClock(1_000_000);
+    const theirs = new FakeClock(1_000_000 + 3_600_000);
+    const a = make("a", ours);
+    const b = make("b", theirs);
+    await a.join();
+    await b.join();
+    b.stop();
+    await a.refresh();
+    expect(a.live()).toEqual(["a", "b"]);
+    await ours.advance(1_000);
+    await a.refresh();
+    expect(a.live()).toEqual(["a"]);
+    a.stop();
+  });
+
+  test("leave deletes the record; a torn or foreign record is ignored; onChange reports changes", async () => {
+    const { dir, make } = await setup();
+    const clock = new FakeClock(5_000_000);
+    const changes: string[] = [];
+    const a = new DirectoryMembership({
+      directory: dir,
+      id: "a",
+      address: "http://a",
+      clock,
+      heartbeatMs: 100,
+      ttlMs: 1_000,
+      onChange: (live) => changes.push(live.join(",")),
+    });
+    const b = make("b", clock);
+    await a.join();
+    await b.join();
+    await writeFile(join(dir, "members", "torn.json"), '{"id": "torn", "addr');
+    await writeFile(join(dir, "members", "foreign.json"), JSON.stringify({ hello: 1 }));
+    await a.refresh();
+    expect(a.live()).toEqual(["a", "b"]);
+    expect(JSON.parse(await readFile(join(dir, "members", "b.json"), "utf8"))).toMatchObject({ id: "b", beat: 1 });
+    await b.leave();
+    await a.refresh();
+    expect(a.live()).toEqual(["a"]);
+    expect(changes).toEqual(["a", "a,b", "a"]);
+    expect(() => make("not valid!", clock)).toThrow(TypeError);
+    a.stop();
+  });
+});
