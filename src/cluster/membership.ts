@@ -128,17 +128,23 @@ export class Membership {
     this.#timer = undefined;
   }
 
-  /** Renews this host's heartbeat and re-reads the others. */
+  /**
+   * Renews this host's heartbeat and re-reads the others (also when the write failed: a host that
+   * cannot write its record still follows the others). Rejects with the write's error.
+   */
   async beat(): Promise<void> {
-    if (this.#joined) {
-      await this.#records.write({
-        id: this.id,
-        address: this.address,
-        heartbeatMs: this.#clock.now(),
-        beat: ++this.#beat,
-      });
+    try {
+      if (this.#joined) {
+        await this.#records.write({
+          id: this.id,
+          address: this.address,
+          heartbeatMs: this.#clock.now(),
+          beat: ++this.#beat,
+        });
+      }
+    } finally {
+      await this.refresh();
     }
-    await this.refresh();
   }
 
   /** Re-reads the members' records. */
@@ -199,12 +205,14 @@ export class DirectoryMembership extends Membership {
   constructor(options: DirectoryMembershipOptions) {
     const dir = `${options.directory}/members`;
     let made = false;
+    // Two beats can overlap (a timer's and a caller's): each writes its own temporary file.
+    let writes = 0;
     super(
       {
         async write(record) {
           if (!made) await mkdir(dir, { recursive: true });
           made = true;
-          const tmp = `${dir}/.${record.id}.${process.pid}.tmp`;
+          const tmp = `${dir}/.${record.id}.${process.pid}.${++writes}.tmp`;
           await writeFile(tmp, JSON.stringify(record));
           await rename(tmp, `${dir}/${record.id}.json`);
         },
