@@ -21,6 +21,7 @@ import { type AlarmIndex, type AlarmIndexEntry, parseEntry } from "../host/alarm
 import { indexOf, type PersistenceFactory, withIndex } from "../host/options";
 import { s3Persistence } from "../s3/index";
 import type { S3Credentials } from "../s3/options";
+import { systemClock } from "../util/clock";
 
 /** Where the hosts of a cluster meet: a bucket (it must exist) and a prefix in it. */
 export interface ClusterBucketOptions {
@@ -96,7 +97,7 @@ export class ClusterBucket {
         status = 0;
       }
       if (!TRANSIENT.has(status) || attempt >= 3) return { status, text };
-      await new Promise<void>((resolve) => queueMicrotask(resolve));
+      await new Promise<void>((resolve) => systemClock.setTimer(resolve, 25 * 2 ** attempt));
     }
   }
 
@@ -243,7 +244,11 @@ export function recordingHolders(factory: PersistenceFactory, bucket: ClusterBuc
     const load: PersistenceAdapter["load"] = async () => {
       const loaded = await adapter.load();
       const record: HolderRecord = { host, epoch: loaded.epoch ?? null };
-      await bucket.put(`holders/${namespaceSegment(namespace)}/${id.toString()}.json`, JSON.stringify(record));
+      // Advice only (a host fenced by this one looks here for where to send the object's events): a
+      // failure to record it must not fail the start.
+      await bucket
+        .put(`holders/${namespaceSegment(namespace)}/${id.toString()}.json`, JSON.stringify(record))
+        .catch(() => {});
       return loaded;
     };
     return new Proxy(adapter, {
