@@ -53,6 +53,8 @@ import {
 } from "./s3-series";
 
 const FETCH_WINDOW = 8;
+/** At most this many bytes of log objects read by load() are kept for the open's stream. */
+const LOADED_CACHE_BYTES = 8 * 1024 * 1024;
 
 class S3Adapter implements S3Persistence {
   readonly location: string;
@@ -70,6 +72,13 @@ class S3Adapter implements S3Persistence {
   #manifestNumber = 0;
   /** Log objects after the manifest's last position, in position order. */
   #chain: LogObject[] = [];
+  /**
+   * Bodies of the log objects load() read, kept (up to {@link LOADED_CACHE_BYTES}) for the stream
+   * that follows when the storage opens, so that an open does not download them twice. Each is
+   * handed out once.
+   */
+  #loadedBodies = new Map<string, Uint8Array>();
+  #loadedBytes = 0;
   #nextPosition = 1;
   /** Appends; everything queued while a log object is being written goes in the next one. */
   readonly #log = new GroupCommitQueue({
@@ -105,6 +114,8 @@ class S3Adapter implements S3Persistence {
     await this.#settle();
     if (this.#fenced !== null) throw this.#fenced;
     this.#loaded = false;
+    this.#loadedBodies.clear();
+    this.#loadedBytes = 0;
     const client = this.#client;
     const layout = this.#layout;
     if (!this.#options.readOnly) {
@@ -251,6 +262,10 @@ class S3Adapter implements S3Persistence {
     const records = decoded.records;
     const firstSeq = records[0]?.seq ?? 0;
     const lastSeq = records[records.length - 1]?.seq ?? -1;
+    if (records.length > 0 && this.#loadedBytes + found.body.length <= LOADED_CACHE_BYTES) {
+      this.#loadedBodies.set(key, found.body);
+      this.#loadedBytes += found.body.length;
+    }
     return { position, firstSeq, lastSeq, epoch, bytes: found.body.length, records };
   }
 
@@ -358,7 +373,12 @@ class S3Adapter implements S3Persistence {
     const fetchAt = (k: number) => {
       const source = wanted[k];
       if (source !== undefined && fetches[k] === null) {
-        const pending = this.#client.get(source.key);
+        const cached = this.#loadedBodies.get(source.key);
+        if (cached !== undefined) {
+          this.#loadedBodies.delete(source.key);
+          this.#loadedBytes -= cached.length;
+        }
+        const pending = cached !== undefined ? Promise.resolve({ body: cached }) : this.#client.get(source.key);
         pending.catch(() => undefined);
         fetches[k] = pending;
       }
@@ -419,6 +439,8 @@ class S3Adapter implements S3Persistence {
    * segment while that is small), records it in a new manifest, then deletes what was folded.
    */
   async #compact(): Promise<void> {
+    this.#loadedBodies.clear();
+    this.#loadedBytes = 0;
     const folded = this.#chain.slice(0, -1);
     if (folded.length === 0) return;
     const m = this.#manifest;

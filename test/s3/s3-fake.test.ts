@@ -176,6 +176,23 @@ describe("s3 (fake): faults", () => {
     expect(loaded.records.map((r) => r.seq)).toEqual(range(1, 40));
     expect((await b.readRecords(10, 30)).map((r) => r.seq)).toEqual(range(11, 30));
   });
+  it("an open downloads each unfolded log object once: load() keeps what it read for the stream that follows", async () => {
+    const prefix = freshPrefix("once");
+    const a = s3Persistence(optionsFor(target, prefix, { compactAfterObjects: 1000 }));
+    await a.load();
+    for (const s of range(1, 30)) await a.append([kvRecord(s)]);
+    const b = s3Persistence(optionsFor(target, prefix));
+    const loaded = await b.load();
+    const gets = b.stats().requests.GET;
+    const seen: number[] = [];
+    for await (const chunk of b.streamRecords(0, loaded.lastSeq)) seen.push(...chunk.map((r) => r.seq));
+    expect(seen).toEqual(range(1, 30));
+    // Every log object came from what load() read: the stream made no GET of its own.
+    expect(b.stats().requests.GET).toBe(gets);
+    // Handed out once: a second read (a restore's, later) goes to the store again.
+    expect((await b.readRecords(0, 30)).map((r) => r.seq)).toEqual(range(1, 30));
+    expect(b.stats().requests.GET).toBeGreaterThan(gets);
+  });
 });
 
 describe("s3 (fake): options and secrets", () => {
