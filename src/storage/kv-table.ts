@@ -5,11 +5,13 @@
  */
 import type { EngineStatement, EngineValue, SqlEngine } from "../engine/engine";
 
-/** The platform's hidden tables. `WITHOUT ROWID` keeps `_cf_KV` a clustered B-tree on the key. */
+/** The platform's key-value table, made on the first write. `WITHOUT ROWID` keeps it a clustered B-tree on the key. */
 export const KV_SCHEMA = `
 CREATE TABLE IF NOT EXISTS _cf_KV (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS _cf_METADATA (key INTEGER PRIMARY KEY, value BLOB);
 `;
+
+/** The platform's metadata table, made (as there) only when an alarm is first set. */
+export const METADATA_SCHEMA = "CREATE TABLE IF NOT EXISTS _cf_METADATA (key INTEGER PRIMARY KEY, value BLOB)";
 
 /** `_cf_METADATA` key of the alarm time, stored in nanoseconds like the platform (NULL = none). */
 export const METADATA_ALARM = 1;
@@ -20,6 +22,7 @@ const NS_PER_MS = 1_000_000;
 export class KvTable {
   readonly #engine: SqlEngine;
   #ready = false;
+  #metadataReady = false;
   readonly #statements = new Map<string, EngineStatement>();
 
   readonly #onCreate: (() => void) | undefined;
@@ -41,6 +44,15 @@ export class KvTable {
   /** Forgets whether the tables exist (after a rollback that may have undone their creation). */
   invalidate(): void {
     this.#ready = false;
+    this.#metadataReady = false;
+  }
+
+  /** Whether `_cf_METADATA` exists (an alarm was set at some point). */
+  #metadataExists(): boolean {
+    if (this.#metadataReady) return true;
+    const rows = this.#engine.query("SELECT 1 FROM sqlite_schema WHERE name = '_cf_METADATA'");
+    this.#metadataReady = rows.length > 0;
+    return this.#metadataReady;
   }
 
   /** Creates the hidden tables if needed; call inside the batch's transaction. */
@@ -120,7 +132,7 @@ export class KvTable {
 
   /** The alarm time in ms, or null. */
   getAlarm(): number | null {
-    if (!this.exists()) return null;
+    if (!this.#metadataExists()) return null;
     const s = this.#stmt("alarm:get", "SELECT value FROM _cf_METADATA WHERE key = ?");
     s.bind([METADATA_ALARM], "integer");
     try {
@@ -135,7 +147,14 @@ export class KvTable {
 
   /** Stores the alarm time (ms) or clears it. */
   setAlarm(timeMs: number | null): void {
+    // Clearing an alarm that was never set leaves the schema as it is, as on the platform.
+    if (timeMs === null && !this.#metadataExists()) return;
     this.ensure();
+    if (!this.#metadataExists()) {
+      this.#engine.exec(METADATA_SCHEMA);
+      this.#metadataReady = true;
+      this.#onCreate?.();
+    }
     const s = this.#stmt(
       "alarm:set",
       "INSERT INTO _cf_METADATA VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value",

@@ -60,4 +60,28 @@ describe("pragmas that report on the database (differential)", () => {
     // Counters of PRAGMA optimize and a sorted pragma function are pending (COUNTER_GAPS).
     expect(maskPendingMismatches(ops, expected, await runOnSubject(ops))).toEqual(expected);
   });
+
+  it("internal tables appear when the platform makes them: _cf_KV on the first write, _cf_METADATA on the first alarm", async () => {
+    const schema: Op = { op: "sql", query: "SELECT name FROM sqlite_schema ORDER BY name" };
+    const ops: Op[] = [
+      schema,
+      { op: "put", key: "k", value: 1 },
+      schema,
+      { op: "deleteAlarm" },
+      schema,
+      { op: "getAlarm" },
+      { op: "setAlarm", time: 4_102_444_800_000 },
+      // Once the alarm's batch has committed (pending-mismatches.ts "metadata-before-commit").
+      { op: "sync" },
+      schema,
+      { op: "deleteAlarm" },
+      schema,
+      { op: "databaseSize" },
+      { op: "deleteAll" },
+      schema,
+    ];
+    const expected = await workerd.run(ops);
+    expect(expected.every((r) => r.ok)).toBe(true);
+    expect(await runOnSubject(ops)).toEqual(expected);
+  });
 });

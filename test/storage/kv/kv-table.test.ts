@@ -38,15 +38,25 @@ describe("KvTable", () => {
     expect(table.exists()).toBe(true);
   });
 
-  it("ensure: creates _cf_KV WITHOUT ROWID and _cf_METADATA exactly as the platform does", () => {
+  it("ensure: creates _cf_KV WITHOUT ROWID; _cf_METADATA comes with the first alarm, exactly as the platform does", () => {
     const { engine, table } = open();
+    const tables = () => engine.query("SELECT name, sql FROM sqlite_schema WHERE type = 'table' ORDER BY name");
     table.ensure();
-    const rows = engine.query("SELECT name, sql FROM sqlite_schema WHERE type = 'table' ORDER BY name");
-    expect(rows).toEqual([
+    expect(tables()).toEqual([["_cf_KV", "CREATE TABLE _cf_KV (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID"]]);
+    table.ensure(); // idempotent
+    // Clearing an alarm that was never set creates nothing; setting one creates the table.
+    table.setAlarm(null);
+    expect(table.getAlarm()).toBeNull();
+    expect(tables()).toHaveLength(1);
+    table.setAlarm(5);
+    expect(tables()).toEqual([
       ["_cf_KV", "CREATE TABLE _cf_KV (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID"],
       ["_cf_METADATA", "CREATE TABLE _cf_METADATA (key INTEGER PRIMARY KEY, value BLOB)"],
     ]);
-    table.ensure(); // idempotent
+    expect(table.getAlarm()).toBe(5);
+    table.setAlarm(null);
+    expect(table.getAlarm()).toBeNull();
+    expect(tables()).toHaveLength(2);
   });
 
   it("exists: notices tables created by another KvTable over the same engine", () => {
