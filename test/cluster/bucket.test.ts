@@ -83,7 +83,7 @@ describe("cluster over a shared bucket, hosts in separate processes", () => {
     );
 
     // Nothing is sent to the lobby: the new owner learns of the alarm from the index and wakes it.
-    const woken = await until("the lobby's alarm to be woken on a survivor", async () => {
+    await until("the lobby's alarm to be woken on a survivor", async () => {
       for (const h of survivors) if ((await stats(h)).host.alarmWakes > 0) return h.ready.ready;
       return undefined;
     });
@@ -92,7 +92,8 @@ describe("cluster over a shared bucket, hosts in separate processes", () => {
       const body = res.status === 200 ? ((await res.json()) as { firedBy: string; firedAtMs: number } | null) : null;
       return body ?? undefined;
     });
-    expect(fired.firedBy).toBe(woken);
+    // It ran on a survivor (the lobby's owner now), not before its time.
+    expect(survivors.map((h) => h.ready.ready)).toContain(fired.firedBy);
     expect(fired.firedAtMs).toBeGreaterThanOrEqual(alarmAt);
 
     // Every confirmed write survived; the next one continues the numbering.

@@ -1,0 +1,113 @@
+/**
+ * The fenced-host path of a cluster over a bucket, step by step in one process (an in-process S3
+ * with exact semantics, a fake clock for membership): a host whose object another host claimed is
+ * fenced, drops the object, forwards its events to the holder the bucket names instead of reloading
+ * it, and starts it again only once that holder handed it over.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { ClusterHost } from "../../src/cluster/cluster-host";
+import { DurableObject } from "../../src/context/durable-object";
+import { FakeClock } from "../../src/util/clock";
+import { FakeS3 } from "../s3/fake-s3";
+
+interface Env {
+  HOST_ID: string;
+}
+
+class Counter extends DurableObject<Env> {
+  async increment(by: number): Promise<{ n: number; servedBy: string }> {
+    const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + by;
+    await this.ctx.storage.put("n", n);
+    return { n, servedBy: this.env.HOST_ID };
+  }
+}
+
+let s3: FakeS3;
+const clock = new FakeClock();
+const nodes: Array<ClusterHost<{ COUNTER: typeof Counter }, Env>> = [];
+
+beforeEach(async () => {
+  s3 = await FakeS3.start();
+});
+afterEach(async () => {
+  await Promise.all(nodes.splice(0).map((n) => n.close().catch(() => {})));
+  await s3.close();
+});
+
+async function startNode(id: string) {
+  const node = await ClusterHost.start({
+    namespaces: { COUNTER: Counter },
+    env: { HOST_ID: id },
+    clock,
+    idleTimeoutMs: Number.POSITIVE_INFINITY,
+    cluster: {
+      id,
+      bucket: {
+        endpoint: s3.endpoint,
+        bucket: "objects",
+        prefix: "fencing/",
+        credentials: { accessKeyId: "AKFAKE", secretAccessKey: "not-a-real-secret" },
+      },
+      heartbeatMs: 1_000,
+      ttlMs: 3_000,
+    },
+  });
+  nodes.push(node);
+  return node;
+}
+
+describe("cluster over a bucket: a fenced host forwards instead of reloading", () => {
+  test("paused owner loses the object, is fenced on its next write, forwards to the holder, and takes the object back only after the hand-over", async () => {
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await a.membership.beat();
+    await b.membership.beat();
+    expect(a.membership.live()).toEqual(["host-a", "host-b"]);
+    const name = Array.from({ length: 50 }, (_, i) => `f-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-a",
+    ) as string;
+    const id = a.env.COUNTER.idFromName(name).toString();
+    expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 1, servedBy: "host-a" });
+    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 2, servedBy: "host-a" });
+
+    // a stops beating (a paused process); past the ttl b sees itself alone and claims the object.
+    a.membership.stop();
+    await clock.advance(3_000);
+    await b.membership.beat();
+    expect(b.membership.live()).toEqual(["host-b"]);
+    expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 3, servedBy: "host-b" });
+
+    // a resumes with its stale instance: its write is fenced, never confirmed.
+    await expect(a.env.COUNTER.getByName(name).increment(10)).rejects.toThrow(
+      "Internal error in Durable Object storage write caused object to be reset.",
+    );
+    expect(a.stats().fenced).toBe(1);
+    expect(a.host.stats().live).toBe(0);
+
+    // a rejoins; by the hash it owns the object again, but b holds it: a forwards to b (no reload).
+    await a.membership.join();
+    expect(a.membership.live()).toEqual(["host-a", "host-b"]);
+    const startsBefore = a.host.stats().starts;
+    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 4, servedBy: "host-b" });
+    expect(a.host.stats().starts).toBe(startsBefore);
+
+    // b sees a again and hands the object over; a's next call finds b without it and starts it.
+    await b.membership.beat();
+    await b.settled();
+    expect(b.host.stats().live).toBe(0);
+    expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 5, servedBy: "host-a" });
+    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 6, servedBy: "host-a" });
+
+    // In the bucket: three claims (a, b, a again), log epochs never decrease, and the holder
+    // record names a.
+    const base = `fencing/objects/COUNTER/${id}/`;
+    expect(s3.keys("objects", `${base}claim/`)).toHaveLength(3);
+    const epochs = s3
+      .keys("objects", `${base}log/`)
+      .map((k) => Number((s3.object("objects", k) as { meta: Record<string, string> }).meta.epoch));
+    expect(epochs).toEqual([...epochs].sort((x, y) => x - y));
+    expect(new Set(epochs)).toEqual(new Set([1, 2, 3]));
+    const holder = s3.object("objects", `fencing/holders/COUNTER/${id}.json`) as { body: Uint8Array };
+    expect(JSON.parse(new TextDecoder().decode(holder.body))).toEqual({ host: "host-a", epoch: 3 });
+  });
+});
