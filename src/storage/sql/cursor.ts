@@ -348,7 +348,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
         v.kind === "insert"
           ? rowsReadOf(steps, c.positioning, this.#changes > 0) + this.#changes * c.seeksPerInsert
           : rowsReadOf(steps, c.positioning, this.#changes > 0, this.#changes);
-      final += this.#sorts();
+      final += this.#sorts() + this.#changes * c.perRowSubprogram.reads;
       const unread = this.#returnedByWrite - this.#visibleRows();
       return final - Math.max(unread, 0);
     }
@@ -357,7 +357,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     // per step after that, the one that finds the end included: one per row handed out.
     const virtualRows = c.positioning.virtualLoops === 1 && c.positioning.loops === 0 ? this.#returned : 0;
     const changed = v.kind === "update" || v.kind === "delete" ? this.#changes : undefined;
-    const reads = rowsReadOf(steps, c.positioning, found, changed) + virtualRows + this.#sorts();
+    const subprograms = isDml(v) ? this.#changes * c.perRowSubprogram.reads : 0;
+    const reads = rowsReadOf(steps, c.positioning, found, changed) + virtualRows + this.#sorts() + subprograms;
     return v.kind === "insert" ? reads + this.#changes * c.seeksPerInsert : reads;
   }
 
@@ -389,7 +390,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     if (c.countTable !== undefined) return 0;
     if (c.indexBuild !== undefined) return indexBuildCounts(this.#steps(), this.#countedRows, c.schemaWrites)[1];
     if (v.kind === "create" && v.mayWrite) return c.schemaWrites;
-    return isDml(v) ? this.#changes * Math.max(1, c.writesPerRow) : 0;
+    return isDml(v) ? this.#changes * (Math.max(1, c.writesPerRow) + c.perRowSubprogram.writes) : 0;
   }
 
   #toObject(row: SqlStorageValue[]): SqlStorageRow {

@@ -100,7 +100,14 @@ const OPFLAG_SEEKEQ = 0x02;
  * Opcodes after which execution never falls through to the next address. (`Return` may: with P3
  * set it falls through when its subroutine was entered in line.)
  */
-const NO_FALL_THROUGH = new Set(["Goto", "Halt", "Init"]);
+const NO_FALL_THROUGH = new Set([
+  "Goto",
+  "Halt",
+  "Init",
+  // Falls through only while a foreign-key violation is outstanding (a deferred one, or one an
+  // earlier row left): the parent-key re-check behind it normally never runs.
+  "FkIfZero",
+]);
 /**
  * Opcodes whose P2 is a jump target (SQLite's opcodes flagged "jump", plus `Init`). Any other
  * opcode's P2 is a register, a flag or a root page, not an address.
@@ -318,6 +325,13 @@ export interface CountingVerdict {
   /** Loop starts and seeks, for `rowsRead`. */
   readonly positioning: PositioningFacts;
   /**
+   * What each sub-program (a trigger, a foreign-key action) adds per changed row, counting only its
+   * code outside loops: its table and index writes, and its seeks. The platform counts a
+   * sub-program's work like the main program's; its loops (a cascade over child rows) depend on the
+   * data and are not modelled.
+   */
+  readonly perRowSubprogram: { readonly reads: number; readonly writes: number };
+  /**
    * The table a `CREATE INDEX` reads to build the index (a scan into a sorter, then one index
    * insert per sorted entry), if the program builds one.
    */
@@ -331,6 +345,7 @@ export const NO_COUNTING: CountingVerdict = Object.freeze({
   seeksPerInsert: 0,
   schemaWrites: 0,
   positioning: NO_POSITIONING,
+  perRowSubprogram: { reads: 0, writes: 0 },
   indexBuild: undefined,
 });
 
@@ -392,7 +407,16 @@ export function countingVerdict(program: readonly ProgramOp[], catalog: SqlCatal
     }
   }
   const schemaWrites = schemaInserts.filter((address) => positions.reachable(address)).length;
-  return { writesPerRow, countTable, seeksPerInsert, schemaWrites, positioning: positions.facts(), indexBuild };
+  const perRowSubprogram = subprogramCounts(program, catalog);
+  return {
+    writesPerRow,
+    countTable,
+    seeksPerInsert,
+    schemaWrites,
+    positioning: positions.facts(),
+    perRowSubprogram,
+    indexBuild,
+  };
 }
 
 /**
@@ -411,4 +435,39 @@ export function indexBuildCounts(steps: number, tableRows: number, schemaWrites:
   const tableSteps = Math.max(tableRows - 1, 0);
   const entries = tableRows === 0 ? 0 : steps - tableSteps + 1;
   return [steps + 2 + Math.min(entries, 2), entries + schemaWrites];
+}
+
+/** Positioning opcodes a sub-program's straight-line code can run (each counts one read). */
+const SUBPROGRAM_SEEKS = new Set(["SeekRowid", "NotExists", "Rewind", "Last", "SeekGE", "SeekGT", "SeekLE", "SeekLT"]);
+
+/** Sums, over the sub-programs, the reads and writes of their code outside loops (see {@link CountingVerdict}). */
+function subprogramCounts(program: readonly ProgramOp[], catalog: SqlCatalog): { reads: number; writes: number } {
+  let reads = 0;
+  let writes = 0;
+  const segments = new Map<number, ProgramOp[]>();
+  for (const op of program) {
+    if (op.segment === 0) continue;
+    let ops = segments.get(op.segment);
+    if (ops === undefined) segments.set(op.segment, (ops = []));
+    ops.push(op);
+  }
+  for (const ops of segments.values()) {
+    const loops = ops
+      .filter((op) => LOOP_OPCODES.has(op.opcode) && op.p2 <= op.address)
+      .map((op) => [op.p2, op.address]);
+    const inLoop = (address: number) => loops.some(([from, to]) => address >= (from ?? 0) && address <= (to ?? 0));
+    const writable = new Set<number>();
+    for (const op of ops) {
+      if (op.opcode === "OpenWrite" && op.p3 === 0 && (op.p5 & OPFLAG_P2ISREG) === 0) {
+        const object = catalog.byRoot(op.p2);
+        if (object !== undefined && object.table !== "sqlite_schema") writable.add(op.p1);
+      }
+      if (inLoop(op.address)) continue;
+      if (SUBPROGRAM_SEEKS.has(op.opcode)) reads++;
+      else if (ROW_WRITE_OPCODES.has(op.opcode) && writable.has(op.p1)) {
+        if (op.opcode !== "Delete" || (op.p5 & OPFLAG_NCHANGE) !== 0) writes++;
+      }
+    }
+  }
+  return { reads, writes };
 }
