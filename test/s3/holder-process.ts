@@ -12,7 +12,15 @@ const tag = process.argv[3] as string;
 const persistence = s3Persistence(options);
 const encoder = new TextEncoder();
 
-let loaded = await persistence.load();
+let loaded: Awaited<ReturnType<typeof persistence.load>>;
+try {
+  loaded = await persistence.load();
+} catch (error) {
+  // A newer holder claimed the object while this one was still opening it.
+  if (!isFencedError(error)) throw error;
+  console.log("fenced");
+  process.exit(3);
+}
 console.log(`loaded ${loaded.lastSeq} epoch ${persistence.epoch}`);
 let seq = loaded.lastSeq + 1;
 for (;;) {

@@ -83,6 +83,26 @@ function startHolder(prefix: string, tag: string): Holder {
 }
 
 describe("s3 (Ceph): process faults", () => {
+  it("two holder processes racing for one object: one is fenced and confirms nothing after the other's claim", async () => {
+    const prefix = freshPrefix("race");
+    const a = startHolder(prefix, "a");
+    const b = startHolder(prefix, "b");
+    // Whichever claims last fences the other; the fenced one exits 3.
+    const loser = await Promise.race([a.exited.then(() => a), b.exited.then(() => b)]);
+    const winner = loser === a ? b : a;
+    expect(await loser.exited).toBe(3);
+    expect(loser.lines).toContain("fenced");
+    await winner.waitFor(/^confirmed/, winner.confirmed.size + 10);
+    winner.child.kill("SIGKILL");
+    await winner.exited;
+    // The winner's load came after its claim: everything the loser confirmed is in what it loaded.
+    const loadedLine = winner.lines.find((l) => l.startsWith("loaded ")) as string;
+    const winnerLoaded = Number(/^loaded (\d+)/.exec(loadedLine)?.[1]);
+    for (const seq of loser.confirmed.keys()) expect(seq).toBeLessThanOrEqual(winnerLoaded);
+    // Each confirmed seq holds its own writer's value: no seq was confirmed by both.
+    await checkInvariants(server, prefix, new Map([...loser.confirmed, ...winner.confirmed]));
+  }, 120_000);
+
   it("kill -9 of the holder, then takeover: every confirmed commit is present", async () => {
     const prefix = freshPrefix("kill");
     const holder = startHolder(prefix, "a");
