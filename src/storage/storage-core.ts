@@ -28,6 +28,7 @@ import { KvCache } from "./kv-cache";
 import { KvTable } from "./kv-table";
 import { openState } from "./rebuild";
 import { SessionLog } from "./session-log";
+import { ensureFirstSnapshot } from "./snapshots";
 import type { StorageHost } from "./storage-host";
 import { mergeListing, overlayInRange, type WriteLayer } from "./write-layers";
 
@@ -102,17 +103,7 @@ export class StorageCore {
    */
   static async open(settings: CoreSettings, options: CoreOpenOptions = {}): Promise<StorageCore> {
     const loaded = await settings.persistence.load();
-    if (loaded.snapshots.length === 0 && loaded.lastSeq === 0) {
-      // A new object: store its empty database as snapshot 0, so that the whole history stays
-      // reachable (load() returns every record after the oldest snapshot) even after later
-      // snapshots, until retention prunes it.
-      const empty = settings.engineFactory.open();
-      const image = empty.exportBytes();
-      empty.close();
-      const timeMs = settings.clock.now();
-      await settings.persistence.writeSnapshot({ seq: 0, timeMs }, image);
-      loaded.snapshots.push({ seq: 0, timeMs, bytes: image.byteLength });
-    }
+    await ensureFirstSnapshot(settings, loaded);
     // A restore requested by the previous session builds only the bookmark's state, not the
     // newest one first: the restore is then committed on top of the newest history.
     const restoreToSeq = await options.restoreTarget?.();
