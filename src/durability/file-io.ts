@@ -4,6 +4,8 @@
  * lists where each is used.
  */
 import type { FileHandle } from "node:fs/promises";
+import { nextTurn } from "../util/clock";
+import { crc32Update } from "./crc32";
 import { isErrno, TMP_SUFFIX, writeAll } from "./file-layout";
 
 type Fs = typeof import("node:fs/promises");
@@ -58,6 +60,27 @@ export class DirectoryIo {
     }
   }
 
+  /**
+   * The length and CRC-32 of file `name`, read in slices with a turn between them: a snapshot image
+   * is read back this way so that verifying a large one never holds the event loop.
+   */
+  async crcOfFile(name: string): Promise<{ bytes: number; crc: number }> {
+    const handle = await this.fs.open(this.file(name), "r");
+    try {
+      const slice = new Uint8Array(CRC_SLICE_BYTES);
+      let bytes = 0;
+      let crc = 0;
+      for (;;) {
+        const { bytesRead } = await handle.read(slice, 0, slice.length, bytes);
+        if (bytesRead === 0) return { bytes, crc };
+        crc = crc32Update(crc, slice, 0, bytesRead);
+        bytes += bytesRead;
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+
   /** Replaces `name` with `data` atomically: temp file, flush, rename, directory flush. */
   async writeFileAtomic(name: string, data: Uint8Array): Promise<void> {
     const tmp = this.file(name + TMP_SUFFIX);
@@ -99,4 +122,18 @@ export class DirectoryIo {
       await handle.close();
     }
   }
+}
+
+/** Bytes checksummed per turn: about 4 ms at 1 GB/s. */
+const CRC_SLICE_BYTES = 4 * 1024 * 1024;
+
+/** The CRC-32 of `bytes`, computed a slice per turn (a large snapshot image at once would stall). @internal */
+export async function crc32InTurns(bytes: Uint8Array): Promise<number> {
+  if (bytes.length <= CRC_SLICE_BYTES) return crc32Update(0, bytes);
+  let crc = 0;
+  for (let at = 0; at < bytes.length; at += CRC_SLICE_BYTES) {
+    crc = crc32Update(crc, bytes, at, Math.min(bytes.length, at + CRC_SLICE_BYTES));
+    await nextTurn();
+  }
+  return crc;
 }

@@ -29,7 +29,7 @@ import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
 import { DirectoryLock, type LockEnv, syncLockFs } from "./directory-lock";
 import { corruptError, type DirectoryScan, type Segment, type StoredSnapshot, scanDirectory } from "./directory-scan";
-import { DirectoryIo } from "./file-io";
+import { crc32InTurns, DirectoryIo } from "./file-io";
 import { asPlainBytes, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
 import { GroupCommitQueue, type GroupWrite } from "./group-commit";
 import {
@@ -278,7 +278,7 @@ class FileAdapter implements FilePersistence {
     return this.#maintain("writeSnapshot", async () => {
       await this.#log.settledThrough(queued);
       checkSnapshotSeq(info.seq, this.#log.durableSeq);
-      const crc = crc32(image);
+      const crc = await crc32InTurns(image);
       const timeMs = snapshotTimeMs(info.timeMs);
       const name = snapshotName(info.seq, timeMs, crc);
       // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
@@ -286,8 +286,8 @@ class FileAdapter implements FilePersistence {
       await this.#io.writeFileAtomic(name, image);
       // Read back before older snapshots may go: until a newer image is known good, prune keeps
       // the previous one and the log after it (see prune), so a damaged image is never the only one.
-      const back = asPlainBytes(await this.#io.fs.readFile(this.#io.file(name)));
-      if (back.length !== image.length || crc32(back) !== crc)
+      const back = await this.#io.crcOfFile(name);
+      if (back.bytes !== image.length || back.crc !== crc)
         throw corruptError(this.directory, `snapshot ${name} read back differently than it was written`);
       const replaced = this.#snapshots.filter((s) => s.seq === info.seq && s.name !== name);
       for (const s of replaced) await this.#io.fs.rm(this.#io.file(s.name), { force: true });

@@ -82,6 +82,10 @@ export interface ConnectionInputSource {
   value(name: ConnectionInput, live: () => bigint): bigint;
 }
 
+import type { ImageCopy } from "./sqljs-image-copy";
+
+export type { ImageCopy };
+
 /** An open database. */
 export interface SqlEngine {
   /** Compiles one statement (text after the first statement is ignored). */
@@ -96,6 +100,12 @@ export interface SqlEngine {
   changes(): number;
   /** A standard SQLite database file of the current committed state; keeps this connection open. */
   exportBytes(): Uint8Array;
+  /**
+   * Starts a copy of the database image that is made a few pages at a time (see
+   * `sqljs-image-copy.ts`), for snapshots that must not hold the event loop for the whole image.
+   * Optional: an engine without it is snapshotted with {@link SqlEngine.exportBytes}.
+   */
+  beginImageCopy?(): ImageCopy;
   /** Registers (or replaces, including built-ins) a scalar function of fixed arity. */
   createFunction(name: string, arity: number, fn: EngineFunction): void;
   /**

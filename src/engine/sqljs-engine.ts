@@ -22,6 +22,7 @@ import {
   type SqlEngineFactory,
 } from "./engine";
 import type { SqlJsDatabase, SqlJsModule, SqlJsStatementHandle, WasmHeap } from "./sqljs";
+import { beginImageCopy, type ImageCopy, type ImageCopyDatabase, type ImageCopyModule } from "./sqljs-image-copy";
 import { SqlJsStatement, type StatementOwner } from "./sqljs-statement";
 
 /** Options for loading sql.js (needed in browsers to find the WASM file). */
@@ -51,6 +52,24 @@ export const DEFAULT_MAX_DATABASE_SIZE = 1 << 30;
  */
 const TRANSACTION_CONTROL = /^(?:BEGIN|COMMIT|ROLLBACK|SAVEPOINT \w+|RELEASE \w+|ROLLBACK TO \w+)$/;
 
+const templates = new WeakMap<SqlJsModule, Uint8Array>();
+
+/** A valid one-page empty database image: where every image copy's destination starts. */
+function templateOf(module: SqlJsModule): Uint8Array {
+  let found = templates.get(module);
+  if (found === undefined) {
+    const { db } = module.openDatabase();
+    try {
+      db.exec("PRAGMA user_version = 1; PRAGMA user_version = 0");
+      found = db.export();
+    } finally {
+      db.close();
+    }
+    templates.set(module, found);
+  }
+  return found;
+}
+
 /** One open database of a loaded sql.js module. */
 export class SqlJsEngine implements SqlEngine, StatementOwner {
   /** @internal The module's heap (shared by every database of the module). */
@@ -63,6 +82,7 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
   readonly #statements = new Set<SqlJsStatement>();
   /** Compiled transaction-control statements (see {@link TRANSACTION_CONTROL}), by text. */
   readonly #control = new Map<string, EngineStatement>();
+  readonly #copies = new Set<ImageCopy>();
   #closed = false;
 
   /** A factory of databases of `module`, each limited to `maxDatabaseSize` bytes. */
@@ -175,6 +195,38 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     return this.#db.export();
   }
 
+  beginImageCopy(): ImageCopy {
+    this.#assertOpen();
+    const module = this.#module;
+    const pages = Number(this.#db.exec("PRAGMA page_count")[0]?.values[0]?.[0] ?? 0);
+    const pageSize = Number(this.#db.exec("PRAGMA page_size")[0]?.values[0]?.[0] ?? 4096);
+    // Room for the image plus growth while the copy runs (untouched room costs no resident memory).
+    const room = Math.ceil(pages * 1.25 + 256) * pageSize;
+    const dests = new Map<ImageCopyDatabase, number>();
+    const open = (bytes: Uint8Array): ImageCopyDatabase => {
+      const { db, ptr } = module.openDatabase(bytes);
+      dests.set(db, ptr);
+      return db;
+    };
+    const started: ImageCopy[] = [];
+    const end = () => {
+      for (const c of started) this.#copies.delete(c);
+    };
+    const raw = module.raw as unknown as ImageCopyModule;
+    const copy: ImageCopy = beginImageCopy(
+      raw,
+      this.#dbPtr,
+      open,
+      (db) => dests.get(db) ?? 0,
+      templateOf(module),
+      room,
+      end,
+    );
+    started.push(copy);
+    this.#copies.add(copy);
+    return copy;
+  }
+
   createFunction(name: string, arity: number, fn: EngineFunction): void {
     this.#assertOpen();
     if (!(Number.isInteger(arity) && arity >= 0 && arity <= 127)) {
@@ -206,6 +258,8 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
 
   close(): void {
     if (this.#closed) return;
+    // A backup handle must be finished before its source connection closes.
+    for (const copy of [...this.#copies]) copy.abandon();
     for (const s of this.#statements) s.free();
     this.#statements.clear();
     this.#db.close();

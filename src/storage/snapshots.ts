@@ -3,6 +3,8 @@
  * pages per turn so that a snapshot never holds the event loop for the whole image.
  */
 import type { LoadResult } from "../durability/persistence";
+import type { ImageCopy, SqlEngine } from "../engine/engine";
+import { nextTurn } from "../util/clock";
 import type { CoreSettings } from "./core-settings";
 
 /**
@@ -18,4 +20,64 @@ export async function ensureFirstSnapshot(settings: CoreSettings, loaded: LoadRe
   const timeMs = settings.clock.now();
   await settings.persistence.writeSnapshot({ seq: 0, timeMs }, image);
   loaded.snapshots.push({ seq: 0, timeMs, bytes: image.byteLength });
+}
+
+/** Pages copied per turn: 256 pages of 4 KiB took 5–20 ms on a loaded 2-core machine. */
+export const COPY_PAGES_PER_TURN = 256;
+
+/** Databases smaller than this are exported in one go (one turn costs less than the bookkeeping). */
+export const COPY_IN_TURNS_FROM_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Copies the engine's image a few pages per turn. `between` says whether the source is between
+ * transactions (a step must not copy uncommitted pages); `finished` runs in the turn of the last
+ * step, when the copy holds the committed state of that moment. Resolves with the image, or with
+ * null when the engine closed (or was replaced) first.
+ */
+export async function copyImageInTurns(
+  engine: SqlEngine,
+  copy: ImageCopy,
+  between: () => boolean,
+  finished: () => void,
+): Promise<Uint8Array | null> {
+  try {
+    for (;;) {
+      await nextTurn();
+      if (engine.closed) return null;
+      if (!between()) continue;
+      if (copy.step(COPY_PAGES_PER_TURN)) break;
+    }
+    finished();
+    return copy.image();
+  } finally {
+    copy.abandon();
+  }
+}
+
+/**
+ * A snapshot of a large database: the image copied a few pages per turn between batches, then
+ * written. `taken` runs in the turn the copy finished (the copy holds that turn's committed state)
+ * and names its seq and time.
+ */
+export async function snapshotInTurns<At>(
+  engine: SqlEngine,
+  between: () => boolean,
+  taken: () => At,
+  write: (at: At, image: Uint8Array) => Promise<void>,
+): Promise<void> {
+  const copy = engine.beginImageCopy?.();
+  if (copy === undefined) return;
+  let at: At | undefined;
+  const image = await copyImageInTurns(engine, copy, between, () => {
+    at = taken();
+  });
+  if (image !== null && at !== undefined) await write(at, image);
+}
+
+/**
+ * Snapshots bound recovery time: one is due after the log grew by half the database (or by many
+ * records), so a snapshot never costs much more than the log it saves replaying.
+ */
+export function snapshotDue(settings: CoreSettings, records: number, bytes: number, lastImageBytes: number): boolean {
+  return bytes >= Math.max(settings.snapshotEveryBytes, lastImageBytes / 2) || records >= settings.snapshotEveryRecords;
 }

@@ -28,7 +28,7 @@ import { KvCache } from "./kv-cache";
 import { KvTable } from "./kv-table";
 import { openState } from "./rebuild";
 import { SessionLog } from "./session-log";
-import { ensureFirstSnapshot } from "./snapshots";
+import { COPY_IN_TURNS_FROM_BYTES, ensureFirstSnapshot, snapshotDue, snapshotInTurns } from "./snapshots";
 import type { StorageHost } from "./storage-host";
 import { mergeListing, overlayInRange, type WriteLayer } from "./write-layers";
 
@@ -115,6 +115,7 @@ export class StorageCore {
     const core = new StorageCore(settings, built.engine, lastSeq, lastTimeMs, timeline);
     core.snapshots = loaded.snapshots.map((x) => ({ ...x }));
     core.#recordsSinceSnapshot = built.recordsSinceSnapshot;
+    core.#lastImageBytes = loaded.snapshots[loaded.snapshots.length - 1]?.bytes ?? 0;
     if (restoreToSeq !== undefined) await core.#commitRestore(restoreToSeq);
     return core;
   }
@@ -604,38 +605,44 @@ export class StorageCore {
   }
 
   #maybeSnapshot(seq: number, timeMs: number): void {
-    const s = this.settings;
     if (this.#snapshotInFlight) return;
-    // Snapshots bound recovery time, but each is a full image: take one only after the log has
-    // grown by a good fraction of the database (or by many records), so snapshots never cost
-    // much more than the log they save replaying.
-    const byBytes = this.#bytesSinceSnapshot >= Math.max(s.snapshotEveryBytes, this.#lastImageBytes / 2);
-    const byRecords = this.#recordsSinceSnapshot >= s.snapshotEveryRecords;
-    if (!byBytes && !byRecords) return;
-    this.snapshot(seq, timeMs);
+    if (!snapshotDue(this.settings, this.#recordsSinceSnapshot, this.#bytesSinceSnapshot, this.#lastImageBytes)) return;
+    const engine = this.#engine;
+    if (engine.beginImageCopy === undefined || this.#lastImageBytes < COPY_IN_TURNS_FROM_BYTES) {
+      void this.snapshot(seq, timeMs);
+      return;
+    }
+    this.#recordsSinceSnapshot = this.#bytesSinceSnapshot = 0;
+    const between = () => !this.#batch.began && this.#savepointDepth === 0 && this.#engine === engine;
+    const taken = () => (this.#session.snapshotTaken(), [this.#lastSeq, this.#lastCommitTimeMs] as const);
+    this.#track(snapshotInTurns(engine, between, taken, (at, image) => this.#write(at[0], at[1], image)));
   }
 
   /** Writes a snapshot of the committed state (right after a commit, before new writes begin). */
   snapshot(seq = this.#lastSeq, timeMs = this.#lastCommitTimeMs): Promise<void> {
     const image = this.#engine.exportBytes();
     this.#session.snapshotTaken();
-    this.#lastImageBytes = image.byteLength;
-    this.#recordsSinceSnapshot = 0;
-    this.#bytesSinceSnapshot = 0;
-    const p = this.settings.persistence.writeSnapshot({ seq, timeMs }, image).then(
-      () => {
-        this.#snapshotInFlight = null;
-        this.snapshots = this.snapshots.filter((x) => x.seq !== seq);
-        this.snapshots.push({ seq, timeMs, bytes: image.byteLength });
-        this.onSnapshot?.(seq);
-      },
-      () => {
-        // A failed snapshot loses nothing (the log still has every record); try again later.
-        this.#snapshotInFlight = null;
-      },
-    );
+    return this.#track(this.#write(seq, timeMs, image));
+  }
+
+  /** A failed snapshot loses nothing (the log has every record); a later one tries again. */
+  #track(write: Promise<void>): Promise<void> {
+    const p: Promise<void> = write
+      .catch(() => {})
+      .finally(() => {
+        if (this.#snapshotInFlight === p) this.#snapshotInFlight = null;
+      });
     this.#snapshotInFlight = p;
     return p;
+  }
+
+  async #write(seq: number, timeMs: number, image: Uint8Array): Promise<void> {
+    this.#lastImageBytes = image.byteLength;
+    this.#recordsSinceSnapshot = this.#bytesSinceSnapshot = 0;
+    await this.settings.persistence.writeSnapshot({ seq, timeMs }, image);
+    this.snapshots = this.snapshots.filter((x) => x.seq !== seq);
+    this.snapshots.push({ seq, timeMs, bytes: image.byteLength });
+    this.onSnapshot?.(seq);
   }
 
   // ---------------------------------------------------------------- lifecycle
