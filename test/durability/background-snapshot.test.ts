@@ -20,7 +20,7 @@ afterAll(async () => {
 const KEYS = 24_000;
 const PER_BATCH = 100;
 const keyOf = (i: number) => `k${String(i % KEYS).padStart(6, "0")}`;
-const valueOf = (batch: number) => `<b:${batch}:>${"v".repeat(1000)}`;
+const batchValue = (batch: number) => `<b:${batch}:>${"v".repeat(1000)}`;
 
 describe("snapshots of a large database, copied across turns", () => {
   it("each snapshot holds exactly the state of its seq; reopening gives the same state", async () => {
@@ -33,7 +33,7 @@ describe("snapshots of a large database, copied across turns", () => {
     const batchOfSeq = new Map<number, number>();
     const batches = 320; // 32,000 puts of 1 KB over 24,000 keys: about 30 MB of database
     for (let b = 0; b < batches; b++) {
-      for (let j = 0; j < PER_BATCH; j++) void storage.put(keyOf(b * PER_BATCH + j * 7), valueOf(b));
+      for (let j = 0; j < PER_BATCH; j++) void storage.put(keyOf(b * PER_BATCH + j * 7), batchValue(b));
       if (b % 50 === 7) storage.sql.exec("CREATE TABLE IF NOT EXISTS t (b INTEGER)");
       if (b % 50 > 7) storage.sql.exec("INSERT INTO t VALUES (?)", b);
       await storage.sync();
