@@ -51,8 +51,8 @@ export const COUNTER_GAPS: readonly { readonly what: string; readonly matches: (
   },
   {
     what:
-      "INSERT OR IGNORE / ON CONFLICT DO NOTHING that skips a row: the platform still counts the row's rowid " +
-      "lookup; the model counts lookups per inserted row.",
+      "INSERT OR IGNORE / ON CONFLICT DO NOTHING that skips a row of several (or fires a trigger): the platform " +
+      "still counts the skipped row's rowid lookup; the model knows the rows tried only for a one-row insert.",
     matches: (op) => op.op === "sql" && /(OR IGNORE|DO NOTHING)/i.test(op.query),
   },
   {

@@ -359,7 +359,10 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     const changed = v.kind === "update" || v.kind === "delete" ? this.#changes : undefined;
     const subprograms = isDml(v) ? this.#changes * c.perRowSubprogram.reads : 0;
     const reads = rowsReadOf(steps, c.positioning, found, changed) + virtualRows + this.#sorts() + subprograms;
-    return v.kind === "insert" ? reads + this.#changes * c.seeksPerInsert : reads;
+    // An INSERT looks up each row it tries, also one it then skips (OR IGNORE, DO NOTHING): a
+    // straight-line program tries exactly one; otherwise the rows it inserted are what is known.
+    const tried = c.positioning.straightLine ? 1 : this.#changes;
+    return v.kind === "insert" ? reads + tried * c.seeksPerInsert : reads;
   }
 
   /** Sorts the statement has run for this cursor (SQLite's own count). */

@@ -61,6 +61,11 @@ export interface PositioningFacts {
    */
   readonly atMostOneRow: boolean;
   /**
+   * The program runs each opcode at most once: no loop, no backward jump (but the prologue's), no
+   * subroutine, coroutine or sub-program. An INSERT of this shape tries exactly one row.
+   */
+  readonly straightLine: boolean;
+  /**
    * Whether the program sorts (its sorts are counted by SQLite, see {@link SORT_OPCODES}).
    */
   readonly sorts: boolean;
@@ -79,6 +84,7 @@ export const NO_POSITIONING: PositioningFacts = Object.freeze({
   loops: 0,
   perChangedRow: 0,
   atMostOneRow: false,
+  straightLine: false,
   sorts: false,
   virtualLoops: 0,
 });
@@ -213,7 +219,9 @@ export class PositioningCollector {
       if (op.opcode === "VNext") virtualLoops++;
       if (SORT_OPCODES.has(op.opcode)) sorts = true;
       // The prologue (`Init` to the end, `Goto` back to 1) is the one backward jump every program has.
-      const backward = JUMP_OPCODES.has(op.opcode) && op.p2 <= op.address && !(op.opcode === "Goto" && op.p2 === 1);
+      // A jump opcode with P2 = 0 does not jump (MustBeInt then raises an error instead).
+      const backward =
+        JUMP_OPCODES.has(op.opcode) && op.p2 > 0 && op.p2 <= op.address && !(op.opcode === "Goto" && op.p2 === 1);
       if (backward || REPEATING_OPCODES.has(op.opcode)) repeats = true;
     }
     let positionings = 0;
@@ -236,6 +244,7 @@ export class PositioningCollector {
       loops: loops.length,
       perChangedRow,
       atMostOneRow,
+      straightLine: !repeats && loops.length === 0,
       sorts,
       virtualLoops,
     };
