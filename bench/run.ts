@@ -7,10 +7,12 @@
  *   npm run bench -- --only list-1000  # one workload (comma-separate several); also: recovery,
  *                                      # log-bytes, memory, or a system: --systems actorstore,workerd
  *
- * Writes bench/results/latest.json, latest.md (included by docs/benchmarks.md) and throughput.svg.
+ * Writes bench/results/latest.json, latest.md (included by docs/benchmarks.md) and throughput.svg;
+ * the growth section (bench/growth.ts) writes growth.{json,md,svg}.
  * See bench/README.md for what each workload does and how to read the ratios.
  */
 import { fileURLToPath } from "node:url";
+import { runAndWriteGrowth } from "./growth";
 import { type BenchConfig, presetConfig, runBenchmarks, writeResults } from "./lib/bench";
 import { WORKLOADS } from "./lib/suite";
 import { runS3Bench } from "./s3";
@@ -31,7 +33,7 @@ let config: BenchConfig = presetConfig(mode);
 
 const only = flagValue("--only")?.split(",");
 if (only !== undefined) {
-  const extras = ["recovery", "log-bytes", "memory", "s3"];
+  const extras = ["recovery", "log-bytes", "memory", "s3", "growth"];
   const unknown = only.filter((o) => !extras.includes(o) && !WORKLOADS.some((w) => w.name === o));
   if (unknown.length > 0) {
     console.error(
@@ -63,6 +65,9 @@ const results = await runBenchmarks(config);
 const directory = fileURLToPath(new URL("./results/", import.meta.url));
 console.log(`\n${await writeResults(results, directory)}`);
 console.log(`\nwrote ${directory}latest.json, latest.md${results.workloads.length > 0 ? ", throughput.svg" : ""}`);
+
+// One object grown with the file adapter: batch latency, stalls, snapshots, recovery (bench/growth.ts).
+if (only === undefined || only.includes("growth")) await runAndWriteGrowth(mode === "quick");
 
 // The S3 adapter against Ceph on loopback, beside the file adapter (bench/s3.ts).
 if (only === undefined || only.includes("s3")) {

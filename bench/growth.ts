@@ -1,0 +1,210 @@
+/**
+ * Growth: one object's database grown with the file adapter (part of `npm run bench`, or alone:
+ * `npx tsx bench/growth.ts [--quick]`). Each batch is 100 `put()`s of new keys with 1 KB values,
+ * then `await sync()` (fdatasync on). Per size step: p50, p99 and max batch latency, the longest
+ * event-loop stall (`monitorEventLoopDelay`, what every other event of the object waited), the
+ * snapshots written (count, and the longest `writeSnapshot`), and RSS. At the end: recovery
+ * (`ObjectStorage.open()` of the directory) against raw sql.js opening the newest snapshot read
+ * from disk. Writes bench/results/growth.{json,md,svg}.
+ */
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import initSqlJs from "sql.js";
+import { openFilePersistence } from "../src/durability/file-persistence";
+import { ObjectStorage } from "../src/storage/object-storage";
+
+const MB = 1_000_000;
+const PER_BATCH = 100;
+/** 1,000 bytes (a 1,000-character string would be stored as UTF-16: 2 KB, one row per page). */
+const VALUE = new Uint8Array(1000).fill(0x61);
+
+/** One size step of the growth run. */
+export interface GrowthRow {
+  /** Database size (page count × page size) at the end of the step, bytes. */
+  databaseBytes: number;
+  batches: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Longest event-loop delay seen during the step. */
+  stallMs: number;
+  snapshots: number;
+  /** Longest `writeSnapshot` (checksum, write, fsync, read-back) of the step. */
+  snapshotMs: number;
+  rssBytes: number;
+}
+
+export interface GrowthResult {
+  rows: GrowthRow[];
+  recoveryMs: number;
+  rawOpenMs: number;
+  snapshotBytes: number;
+  markdown: string;
+}
+
+const quantile = (sorted: number[], q: number): number =>
+  sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number);
+
+/** Grows one object to each size in `stepsMb` (MB of database) and measures. */
+export async function runGrowthBench(options: { quick: boolean }): Promise<GrowthResult> {
+  const steps = options.quick ? [10, 25, 50, 100, 150] : [10, 25, 50, 100, 250, 500, 750, 1000];
+  const dir = await mkdtemp(join(tmpdir(), "actorstore-growth-"));
+  try {
+    const adapter = await openFilePersistence(dir);
+    let snapshotCount = 0;
+    let snapshotMax = 0;
+    const write = adapter.writeSnapshot.bind(adapter);
+    adapter.writeSnapshot = async (info, image) => {
+      const t = performance.now();
+      await write(info, image);
+      snapshotCount++;
+      snapshotMax = Math.max(snapshotMax, performance.now() - t);
+    };
+    const storage = await ObjectStorage.open({ persistence: adapter });
+    const size = () => storage.sql.databaseSize;
+    const rows: GrowthRow[] = [];
+    let key = 0;
+    for (const stepMb of steps) {
+      const latencies: number[] = [];
+      snapshotCount = 0;
+      snapshotMax = 0;
+      const delay = monitorEventLoopDelay({ resolution: 5 });
+      delay.enable();
+      while (size() < stepMb * MB) {
+        const t = performance.now();
+        for (let j = 0; j < PER_BATCH; j++) void storage.put(`key-${String(key++).padStart(10, "0")}`, VALUE);
+        await storage.sync();
+        latencies.push(performance.now() - t);
+      }
+      delay.disable();
+      latencies.sort((a, b) => a - b);
+      const row: GrowthRow = {
+        databaseBytes: size(),
+        batches: latencies.length,
+        p50Ms: quantile(latencies, 0.5),
+        p99Ms: quantile(latencies, 0.99),
+        maxMs: latencies[latencies.length - 1] ?? 0,
+        stallMs: delay.max / 1e6,
+        snapshots: snapshotCount,
+        snapshotMs: snapshotMax,
+        rssBytes: process.memoryUsage().rss,
+      };
+      rows.push(row);
+      console.log(
+        `growth ${(row.databaseBytes / MB).toFixed(0)} MB: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, max ${row.maxMs.toFixed(1)} ms, stall ${row.stallMs.toFixed(1)} ms, ${row.snapshots} snapshot(s) ≤ ${row.snapshotMs.toFixed(0)} ms, RSS ${(row.rssBytes / MB).toFixed(0)} MB`,
+      );
+    }
+    await storage.close();
+
+    // Recovery against raw sql.js opening the newest snapshot read from disk (paired, alternating).
+    const SQL = await initSqlJs();
+    const recovery: number[] = [];
+    const raw: number[] = [];
+    let snapshotBytes = 0;
+    for (let round = 0; round < (options.quick ? 2 : 3); round++) {
+      let t = performance.now();
+      const again = await ObjectStorage.open({ persistence: await openFilePersistence(dir) });
+      recovery.push(performance.now() - t);
+      await again.close();
+      const names = (await readdir(dir)).filter((n) => n.startsWith("snap-") && n.endsWith(".sqlite")).sort();
+      t = performance.now();
+      const bytes = await readFile(join(dir, names[names.length - 1] as string));
+      const db = new SQL.Database(bytes);
+      raw.push(performance.now() - t);
+      snapshotBytes = bytes.length;
+      db.close();
+    }
+    recovery.sort((a, b) => a - b);
+    raw.sort((a, b) => a - b);
+    const recoveryMs = quantile(recovery, 0.5);
+    const rawOpenMs = quantile(raw, 0.5);
+    const markdown = growthMarkdown(rows, recoveryMs, rawOpenMs, snapshotBytes);
+    return { rows, recoveryMs, rawOpenMs, snapshotBytes, markdown };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function growthMarkdown(rows: GrowthRow[], recoveryMs: number, rawOpenMs: number, snapshotBytes: number): string {
+  const lines = [
+    "| database | batches | p50 batch | p99 batch | max batch | longest stall | snapshots | longest snapshot write | RSS |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map(
+      (r) =>
+        `| ${(r.databaseBytes / MB).toFixed(0)} MB | ${r.batches} | ${r.p50Ms.toFixed(2)} ms | ${r.p99Ms.toFixed(2)} ms | ${r.maxMs.toFixed(1)} ms | ${r.stallMs.toFixed(1)} ms | ${r.snapshots} | ${r.snapshotMs.toFixed(0)} ms | ${(r.rssBytes / MB).toFixed(0)} MB |`,
+    ),
+    "",
+    `Recovery of the final database: \`ObjectStorage.open()\` ${recoveryMs.toFixed(0)} ms; raw sql.js opening its newest snapshot (${(snapshotBytes / MB).toFixed(0)} MB) read from disk: ${rawOpenMs.toFixed(0)} ms (${(recoveryMs / rawOpenMs).toFixed(2)}×; target ≤ 1.5×).`,
+  ];
+  return lines.join("\n");
+}
+
+/** Batch latency (p50, p99, max) and the longest stall against database size, as SVG. */
+export function growthChart(rows: GrowthRow[]): string {
+  const W = 520;
+  const H = 260;
+  const m = { left: 52, right: 16, top: 28, bottom: 36 };
+  const xs = rows.map((r) => r.databaseBytes / MB);
+  const ys = rows.flatMap((r) => [r.p50Ms, r.p99Ms, r.maxMs, r.stallMs]).filter((v) => v > 0);
+  const [x0, x1] = [Math.log10(Math.min(...xs)), Math.log10(Math.max(...xs) * 1.05)];
+  const [y0, y1] = [Math.log10(Math.max(0.1, Math.min(...ys) / 1.5)), Math.log10(Math.max(...ys) * 1.5)];
+  const px = (v: number) => m.left + ((Math.log10(v) - x0) / (x1 - x0 || 1)) * (W - m.left - m.right);
+  const py = (v: number) =>
+    H - m.bottom - ((Math.log10(Math.max(v, 0.1)) - y0) / (y1 - y0 || 1)) * (H - m.top - m.bottom);
+  const series: [string, string, (r: GrowthRow) => number][] = [
+    ["p50 batch", "#00798c", (r) => r.p50Ms],
+    ["p99 batch", "#edae49", (r) => r.p99Ms],
+    ["max batch", "#d1495b", (r) => r.maxMs],
+    ["longest stall", "#30638e", (r) => r.stallMs],
+  ];
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="10">`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${m.left}" y="14" font-size="11">file adapter, 100 × 1 KB puts + sync() per batch: ms (log) against database MB (log)</text>`,
+    `<line x1="${m.left}" y1="${H - m.bottom}" x2="${W - m.right}" y2="${H - m.bottom}" stroke="#999"/>`,
+    `<line x1="${m.left}" y1="${m.top}" x2="${m.left}" y2="${H - m.bottom}" stroke="#999"/>`,
+  ];
+  for (const r of rows) {
+    const x = px(r.databaseBytes / MB);
+    parts.push(
+      `<text x="${x}" y="${H - m.bottom + 14}" text-anchor="middle">${(r.databaseBytes / MB).toFixed(0)}</text>`,
+    );
+  }
+  for (const v of [0.1, 1, 10, 50, 100, 1000, 10000]) {
+    if (Math.log10(v) < y0 || Math.log10(v) > y1) continue;
+    const y = py(v);
+    parts.push(`<line x1="${m.left}" y1="${y}" x2="${W - m.right}" y2="${y}" stroke="#eee"/>`);
+    parts.push(`<text x="${m.left - 4}" y="${y + 3}" text-anchor="end">${v}</text>`);
+  }
+  series.forEach(([name, color, get], i) => {
+    const points = rows.map((r) => `${px(r.databaseBytes / MB).toFixed(1)},${py(get(r)).toFixed(1)}`).join(" ");
+    parts.push(`<polyline points="${points}" fill="none" stroke="${color}" stroke-width="2"/>`);
+    const lx = m.left + 10 + i * 110;
+    parts.push(
+      `<line x1="${lx}" y1="${m.top + 4}" x2="${lx + 18}" y2="${m.top + 4}" stroke="${color}" stroke-width="2.5"/>`,
+    );
+    parts.push(`<text x="${lx + 22}" y="${m.top + 8}">${name}</text>`);
+  });
+  parts.push(`<text x="${W / 2}" y="${H - 6}" text-anchor="middle">database MB</text>`, "</svg>");
+  return parts.join("\n");
+}
+
+/** Runs the growth section and writes bench/results/growth.{json,md,svg}. */
+export async function runAndWriteGrowth(quick: boolean): Promise<GrowthResult> {
+  const result = await runGrowthBench({ quick });
+  const directory = fileURLToPath(new URL("./results/", import.meta.url));
+  await writeFile(`${directory}growth.md`, `${result.markdown}\n`);
+  await writeFile(`${directory}growth.svg`, `${growthChart(result.rows)}\n`);
+  const { markdown: _markdown, ...data } = result;
+  await writeFile(
+    `${directory}growth.json`,
+    JSON.stringify({ date: new Date().toISOString(), quick, ...data }, null, 2),
+  );
+  console.log(`\nGrowth (file adapter):\n${result.markdown}\nwrote ${directory}growth.md, growth.json, growth.svg`);
+  return result;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await runAndWriteGrowth(process.argv.includes("--quick"));
