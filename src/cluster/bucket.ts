@@ -238,11 +238,19 @@ export interface HolderRecord {
  * Wraps a factory so that each time an object's persistence is loaded (which claims the object), the
  * host records itself as the object's holder in the bucket (`holders/<namespace>/<id>.json`). @internal
  */
-export function recordingHolders(factory: PersistenceFactory, bucket: ClusterBucket, host: string): PersistenceFactory {
+export function recordingHolders(
+  factory: PersistenceFactory,
+  bucket: ClusterBucket,
+  host: string,
+  held?: Map<string, HeldStore>,
+): PersistenceFactory {
   const wrapped: PersistenceFactory = async (id, namespace) => {
     const adapter = await factory(id, namespace);
     const load: PersistenceAdapter["load"] = async () => {
       const loaded = await adapter.load();
+      const verify = (adapter as Partial<HeldStore>).verifyHolder;
+      if (typeof verify === "function")
+        held?.set(`${namespace}/${id.toString()}`, { verifyHolder: () => verify.call(adapter) });
       const record: HolderRecord = { host, epoch: loaded.epoch ?? null };
       // Advice only (a host fenced by this one looks here for where to send the object's events): a
       // failure to record it must not fail the start.
@@ -261,6 +269,12 @@ export function recordingHolders(factory: PersistenceFactory, bucket: ClusterBuc
   };
   const index = indexOf(factory);
   return index === undefined ? wrapped : withIndex(wrapped, index);
+}
+
+/** An object's store as its holder sees it: whether a newer holder claimed it since. @internal */
+export interface HeldStore {
+  /** Resolves while no newer claim exists; rejects with `ERR_FENCED` once one does. */
+  verifyHolder(): Promise<void>;
 }
 
 /** The host the bucket names as an object's last claimer, if any. @internal */

@@ -23,6 +23,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ObjectId } from "../context/object-id";
+import { isFencedError } from "../durability/persistence";
 import { ActorStoreError } from "../errors";
 import type { ObjectNamespace, StubBinding, StubOperation } from "../host/namespace";
 import {
@@ -35,7 +36,14 @@ import {
   type ObjectHostOptions,
 } from "../host/object-host";
 import { systemClock } from "../util/clock";
-import { bucketPerObject, ClusterBucket, type ClusterBucketOptions, holderOf, recordingHolders } from "./bucket";
+import {
+  bucketPerObject,
+  ClusterBucket,
+  type ClusterBucketOptions,
+  type HeldStore,
+  holderOf,
+  recordingHolders,
+} from "./bucket";
 import { BucketMembership, DirectoryMembership, type Membership } from "./membership";
 import { rendezvousOwner } from "./rendezvous";
 import { decode, encode, FORWARD_PREFIX, fromWireError, toWireError, type WireResult } from "./wire";
@@ -99,6 +107,8 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
   readonly #bucket: ClusterBucket | undefined;
   /** Objects this host lost to a newer holder (fenced): their events go to that holder. */
   readonly #lost = new Set<string>();
+  /** The stores of the objects this host started over the bucket (checked before each event). */
+  #held = new Map<string, HeldStore>();
   #fenced = 0;
   readonly #server: Server;
   readonly #ttlMs: number;
@@ -141,11 +151,13 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     }
     const clock = hostOptions.clock ?? systemClock;
     const bucket = cluster.bucket === undefined ? undefined : new ClusterBucket(cluster.bucket);
+    const held = new Map<string, HeldStore>();
     if (bucket !== undefined) {
       hostOptions.persistence = recordingHolders(
         hostOptions.persistence ?? bucketPerObject(bucket.options),
         bucket,
         cluster.id,
+        held,
       );
     }
     let self: ClusterHost<N, E> | undefined;
@@ -197,6 +209,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       cluster.ttlMs ?? 5_000,
       cluster.forwardTimeoutMs ?? 30_000,
     );
+    self.#held = held;
     try {
       await membership.join();
     } catch (e) {
@@ -342,7 +355,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
    * that holder (fenced); otherwise the owner by the hash.
    */
   async #target(ns: string, id: ObjectId): Promise<Target> {
-    if (!this.#draining && this.#internals.holds(ns, id)) return "local";
+    if (!this.#draining && (await this.#stillHolds(ns, id))) return "local";
     const key = `${ns}/${id.toString()}`;
     const live = this.membership.live();
     const owner = rendezvousOwner(key, live);
@@ -361,6 +374,31 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     }
     const member = this.membership.member(owner);
     return member === undefined ? "unknown" : { host: owner, address: member.address, holderOnly: false };
+  }
+
+  /**
+   * Whether this host holds the object and may serve it. Over a bucket, a holder first checks that
+   * no newer claim exists: a host that was paused past its heartbeat, or whose object another host
+   * started meanwhile, must not answer reads from a state the new holder has moved past. A fenced
+   * object is dropped at once, and its events go to the holder the bucket names.
+   */
+  async #stillHolds(ns: string, id: ObjectId): Promise<boolean> {
+    if (!this.#internals.holds(ns, id)) return false;
+    const key = `${ns}/${id.toString()}`;
+    const store = this.#held.get(key);
+    if (store === undefined) return true;
+    try {
+      await store.verifyHolder();
+      return this.#internals.holds(ns, id);
+    } catch (e) {
+      if (!isFencedError(e)) throw e;
+      this.#held.delete(key);
+      this.#internals.dropFenced(ns, id);
+      this.#lost.add(key);
+      // Another host took the object while this one did not look: its view of the members is stale.
+      await this.membership.refresh().catch(() => {});
+      return false;
+    }
   }
 
   /** The host the bucket names as the object's last claimer, if any. */
@@ -485,7 +523,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     // Sent to the holder of an object: serve it only while holding it (never start it again here).
     const holderOnly = req.headers["x-actorstore-holder-only"] === "1";
     let target = holderOnly
-      ? !this.#draining && this.#internals.holds(ns, id)
+      ? !this.#draining && (await this.#stillHolds(ns, id))
         ? "local"
         : "none"
       : await this.#target(ns, id);

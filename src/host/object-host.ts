@@ -130,6 +130,8 @@ export interface HostInternals {
   held(): Array<{ namespace: string; id: ObjectId }>;
   /** Whether the object has a live context now. */
   holds(namespace: string, id: ObjectId): boolean;
+  /** Drops a live object whose persistence was found fenced (as a fenced write would). */
+  dropFenced(namespace: string, id: ObjectId): void;
   /**
    * Reads the alarm index and plans a wake-up for every indexed object `owns` accepts that is not
    * live. Resolves once planned.
@@ -287,6 +289,10 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
           .filter((e) => e.context !== null)
           .map((e) => ({ namespace: e.namespace, id: e.id })),
       holds: (ns, id) => host.#entries.get(`${ns}\u0000${id.toString()}`)?.context != null,
+      dropFenced: (ns, id) => {
+        const entry = host.#entries.get(`${ns}\u0000${id.toString()}`);
+        if (entry !== undefined) host.#dropFenced(entry);
+      },
       scanAlarms: (owns) => {
         const scan = host.#scanAlarms(owns);
         host.#scan = scan;

@@ -304,6 +304,16 @@ class S3Adapter implements S3Persistence {
     await this.#checkNotFenced();
   }
 
+  /**
+   * Resolves while this writer still holds the object (no newer claim exists); rejects with
+   * `ERR_FENCED` otherwise. A holder calls it before it serves an event, so that it never answers
+   * from a state a newer holder may have moved past (a paused process that was taken over).
+   */
+  async verifyHolder(): Promise<void> {
+    if (this.#fenced !== null) throw this.#fenced;
+    await this.#checkNotFenced();
+  }
+
   async #checkNotFenced(): Promise<void> {
     const epoch = this.#epoch as number;
     if (await this.#client.exists(this.#layout.claim(epoch + 1))) throw this.#fence(epoch + 1);

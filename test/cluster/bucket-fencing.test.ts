@@ -15,6 +15,10 @@ interface Env {
 }
 
 class Counter extends DurableObject<Env> {
+  async read(): Promise<{ n: number; servedBy: string }> {
+    return { n: (await this.ctx.storage.get<number>("n")) ?? 0, servedBy: this.env.HOST_ID };
+  }
+
   async increment(by: number): Promise<{ n: number; servedBy: string }> {
     const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + by;
     await this.ctx.storage.put("n", n);
@@ -77,10 +81,9 @@ describe("cluster over a bucket: a fenced host forwards instead of reloading", (
     expect(b.membership.live()).toEqual(["host-b"]);
     expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 3, servedBy: "host-b" });
 
-    // a resumes with its stale instance: its write is fenced, never confirmed.
-    await expect(a.env.COUNTER.getByName(name).increment(10)).rejects.toThrow(
-      "Internal error in Durable Object storage write caused object to be reset.",
-    );
+    // a resumes with its stale instance: before serving it checks its claim, finds b's newer one,
+    // drops the object and sends the call to b (the bucket's holder). a never confirms it.
+    expect(await a.env.COUNTER.getByName(name).increment(10)).toEqual({ n: 13, servedBy: "host-b" });
     expect(a.stats().fenced).toBe(1);
     expect(a.host.stats().live).toBe(0);
 
@@ -88,15 +91,15 @@ describe("cluster over a bucket: a fenced host forwards instead of reloading", (
     await a.membership.join();
     expect(a.membership.live()).toEqual(["host-a", "host-b"]);
     const startsBefore = a.host.stats().starts;
-    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 4, servedBy: "host-b" });
+    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 14, servedBy: "host-b" });
     expect(a.host.stats().starts).toBe(startsBefore);
 
     // b sees a again and hands the object over; a's next call finds b without it and starts it.
     await b.membership.beat();
     await b.settled();
     expect(b.host.stats().live).toBe(0);
-    expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 5, servedBy: "host-a" });
-    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 6, servedBy: "host-a" });
+    expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 15, servedBy: "host-a" });
+    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 16, servedBy: "host-a" });
 
     // In the bucket: three claims (a, b, a again), log epochs never decrease, and the holder
     // record names a.
@@ -109,5 +112,29 @@ describe("cluster over a bucket: a fenced host forwards instead of reloading", (
     expect(new Set(epochs)).toEqual(new Set([1, 2, 3]));
     const holder = s3.object("objects", `fencing/holders/COUNTER/${id}.json`) as { body: Uint8Array };
     expect(JSON.parse(new TextDecoder().decode(holder.body))).toEqual({ host: "host-a", epoch: 3 });
+  });
+
+  test("a resumed holder never answers a read from its stale state: it checks its claim first and sends the read to the new holder", async () => {
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await a.membership.beat();
+    await b.membership.beat();
+    const name = Array.from({ length: 50 }, (_, i) => `r-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-a",
+    ) as string;
+    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 1, servedBy: "host-a" });
+
+    // a is paused past the ttl; b takes the object over and confirms a write a has never seen.
+    a.membership.stop();
+    await clock.advance(3_000);
+    await b.membership.beat();
+    expect(await b.env.COUNTER.getByName(name).increment(5)).toEqual({ n: 6, servedBy: "host-b" });
+
+    // a resumes still holding its instance (n = 1). A read through a, with no write of its own
+    // first, must see b's confirmed write: a read from the stale instance would answer 1.
+    expect(a.host.stats().live).toBe(1);
+    expect(await a.env.COUNTER.getByName(name).read()).toEqual({ n: 6, servedBy: "host-b" });
+    expect(a.stats().fenced).toBe(1);
+    expect(a.host.stats().live).toBe(0);
   });
 });
