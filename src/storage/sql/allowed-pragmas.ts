@@ -51,16 +51,41 @@ export function isPragmaBoolean(value: string): boolean {
   return ["true", "false", "yes", "no", "on", "off", "1", "0"].some((word) => lower.startsWith(word));
 }
 
-/** Whether `value` parses as a 32-bit signed integer (the platform's `tryParseAs<int32_t>`). */
-export function isInt32(value: string): boolean {
-  if (!/^[+-]?[0-9]+$/.test(value)) return false;
-  const n = Number(value);
-  return n >= -2147483648 && n <= 2147483647;
+/**
+ * The integer the platform's number parser (KJ's `tryParseAs`, which calls `strtoll`/`strtoull`)
+ * reads from `value`, or `undefined` when it reads none. A value that starts with `0x` or `-0x` is
+ * read in base 16 (`0x10002`, `-0x1`), any other in base 10 after optional leading white space and
+ * an optional sign (`' -2'`); the whole value must be read (`'2 '` is refused).
+ */
+function parsePlatformInteger(value: string): bigint | undefined {
+  const hex = /^(-?)0[xX]([0-9a-fA-F]+)$/.exec(value);
+  if (hex !== null) {
+    const magnitude = BigInt(`0x${hex[2] as string}`);
+    return hex[1] === "-" ? -magnitude : magnitude;
+  }
+  if (/^-?0[xX]/.test(value)) return undefined;
+  const decimal = /^[ \t\n\v\f\r]*([+-]?)([0-9]+)$/.exec(value);
+  if (decimal === null) return undefined;
+  const magnitude = BigInt(decimal[2] as string);
+  return decimal[1] === "-" ? -magnitude : magnitude;
 }
 
-/** Whether `value` parses as an unsigned integer (the platform's `tryParseAs<uint>`). */
+/**
+ * Whether `value` parses as a 32-bit signed integer (the platform's `tryParseAs<int32_t>`): decimal
+ * or hexadecimal, as {@link parsePlatformInteger} reads it.
+ */
+export function isInt32(value: string): boolean {
+  const n = parsePlatformInteger(value);
+  return n !== undefined && n >= -2147483648n && n <= 2147483647n;
+}
+
+/**
+ * Whether `value` parses as an unsigned 32-bit integer (the platform's `tryParseAs<uint>`, which
+ * also refuses a value that starts with `-`).
+ */
 export function isUint32(value: string): boolean {
-  return /^[0-9]+$/.test(value) && Number(value) <= 4294967295;
+  const n = parsePlatformInteger(value);
+  return n !== undefined && !value.startsWith("-") && n >= 0n && n <= 4294967295n;
 }
 
 /**

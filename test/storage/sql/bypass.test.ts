@@ -189,6 +189,10 @@ const attempts: Attempt[] = [
   { name: "no-arg pragma with arg", sql: "PRAGMA data_version = 1", error: NA },
   { name: "boolean pragma garbage", sql: "PRAGMA foreign_keys = maybe", error: NA },
   { name: "optimize non-number", sql: "PRAGMA optimize('x')", error: NA },
+  { name: "optimize trailing space", sql: "PRAGMA optimize('2 ')", error: NA },
+  { name: "optimize hex beyond int32", sql: "PRAGMA optimize(0x80000000)", error: NA },
+  { name: "optimize hex without digits", sql: "PRAGMA optimize('0x')", error: NA },
+  { name: "optimize fraction", sql: "PRAGMA optimize(2.0)", error: NA },
   // transactions
   ...[
     "BEGIN",
@@ -306,6 +310,8 @@ describe("bypass attempts", () => {
     sql.exec("PRAGMA foreign_keys = 'yes'");
     sql.exec("PRAGMA quick_check(5)");
     sql.exec("PRAGMA optimize(-1)");
+    // The platform reads a number as strtoll does: hexadecimal after 0x or -0x, white space first.
+    for (const mask of ["0x10002", "-0x1", "'0X2'", "' -2'", "-0x80000000"]) sql.exec(`PRAGMA optimize(${mask})`);
   });
 
   test("internal names in any case are refused, as SQLite resolves them (the platform's newer, case-insensitive check)", async () => {
