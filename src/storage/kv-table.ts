@@ -48,7 +48,7 @@ export class KvTable {
   }
 
   /** Whether `_cf_METADATA` exists (an alarm was set at some point). */
-  #metadataExists(): boolean {
+  metadataExists(): boolean {
     if (this.#metadataReady) return true;
     const rows = this.#engine.query("SELECT 1 FROM sqlite_schema WHERE name = '_cf_METADATA'");
     this.#metadataReady = rows.length > 0;
@@ -132,7 +132,7 @@ export class KvTable {
 
   /** The alarm time in ms, or null. */
   getAlarm(): number | null {
-    if (!this.#metadataExists()) return null;
+    if (!this.metadataExists()) return null;
     const s = this.#stmt("alarm:get", "SELECT value FROM _cf_METADATA WHERE key = ?");
     s.bind([METADATA_ALARM], "integer");
     try {
@@ -148,9 +148,9 @@ export class KvTable {
   /** Stores the alarm time (ms) or clears it. */
   setAlarm(timeMs: number | null): void {
     // Clearing an alarm that was never set leaves the schema as it is, as on the platform.
-    if (timeMs === null && !this.#metadataExists()) return;
-    this.ensure();
-    if (!this.#metadataExists()) {
+    if (timeMs === null && !this.metadataExists()) return;
+    // Only `_cf_METADATA`: an object that never wrote a key has no `_cf_KV`, as on the platform.
+    if (!this.metadataExists()) {
       this.#engine.exec(METADATA_SCHEMA);
       this.#metadataReady = true;
       this.#onCreate?.();

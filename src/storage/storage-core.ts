@@ -25,7 +25,7 @@ import {
 } from "./core-settings";
 import type { KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
-import { KvTable } from "./kv-table";
+import { KV_SCHEMA, KvTable, METADATA_SCHEMA } from "./kv-table";
 import { openState } from "./rebuild";
 import { SessionLog } from "./session-log";
 import { COPY_IN_TURNS_FROM_BYTES, ensureFirstSnapshot, snapshotDue, snapshotInTurns } from "./snapshots";
@@ -301,10 +301,7 @@ export class StorageCore {
     this.assertUsable();
     // The platform creates the hidden table with the first write, so SQL sees it (and is refused
     // access to it) from then on, not only after the batch commits.
-    if (!this.#kv.exists()) {
-      this.#begin();
-      this.#kv.ensure();
-    }
+    if (!this.#kv.exists()) this.#createInternalTable(KV_SCHEMA);
     if (noCache) this.#noCacheKeys.add(key);
     else if (this.#noCacheKeys.size > 0) this.#noCacheKeys.delete(key);
     (this.#layers[this.#layers.length - 1] as WriteLayer).kv.set(key, bytes);
@@ -340,6 +337,9 @@ export class StorageCore {
   writeAlarm(timeMs: number | null, allowUnconfirmed: boolean): void {
     this.assertUsable();
     if (this.currentAlarm() === timeMs) return; // setting the same alarm is a no-op, as on the platform
+    // The platform writes the alarm at the call, creating `_cf_METADATA` with the first one, so
+    // `sqlite_schema` and `databaseSize` show it from then on (also if it is cleared in the batch).
+    if (timeMs !== null && !this.#kv.metadataExists()) this.#createInternalTable(METADATA_SCHEMA);
     (this.#layers[this.#layers.length - 1] as WriteLayer).alarm = timeMs;
     this.#afterWrite(allowUnconfirmed);
   }
@@ -364,6 +364,8 @@ export class StorageCore {
     this.#batch.began = false;
     this.#batch.reset = true;
     this.#batch.sql = [];
+    // The platform writes the kept alarm into the new database at once.
+    if (keepAlarm !== null) this.#createInternalTable(METADATA_SCHEMA);
     // The platform disables allowUnconfirmed for deleteAll.
     this.#afterWrite(false);
   }
@@ -388,6 +390,21 @@ export class StorageCore {
   /** The current time. */
   now(): number {
     return this.settings.clock.now();
+  }
+
+  /**
+   * Creates an internal table now, at the call that first needs it (as the platform does), as a
+   * logged write of the batch: it rolls back with a savepoint, and replay creates it at the same
+   * point among the batch's SQL writes, so `sqlite_schema` gets the same rows in the same order.
+   */
+  #createInternalTable(schema: string): void {
+    this.#begin();
+    const entry: SqlWrite = { sql: schema, bindings: [], nowMs: this.settings.clock.now() };
+    this.#batch.sql.push(entry);
+    this.#session.logged(this.#engine, entry);
+    this.#engine.exec(schema);
+    this.#kv.invalidate();
+    this.#schemaEpoch++;
   }
 
   /** transactionSync: a savepoint covering SQL, key-value and alarm writes. */

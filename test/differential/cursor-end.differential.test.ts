@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Op } from "./ops";
 import { maskPendingMismatches } from "./pending-mismatches";
 import { runOnSubject } from "./subject";
-import { startWorkerd, type WorkerdHandle } from "./workerd";
+import { DELETE_ALL_DELETES_ALARM_DATE, startWorkerd, type WorkerdHandle } from "./workerd";
 
 let workerd: WorkerdHandle;
 
@@ -95,7 +95,7 @@ describe("pragmas that report on the database (differential)", () => {
   });
 
   it("internal tables appear when the platform makes them: _cf_KV on the first write, _cf_METADATA on the first alarm", async () => {
-    const schema: Op = { op: "sql", query: "SELECT name FROM sqlite_schema ORDER BY name" };
+    const schema: Op = { op: "sql", query: "SELECT name FROM sqlite_schema", read: "raw" };
     const ops: Op[] = [
       schema,
       { op: "put", key: "k", value: 1 },
@@ -103,8 +103,10 @@ describe("pragmas that report on the database (differential)", () => {
       { op: "deleteAlarm" },
       schema,
       { op: "getAlarm" },
+      // At the call, in the same batch (before it commits), in the order they were made.
       { op: "setAlarm", time: 4_102_444_800_000 },
-      // Once the alarm's batch has committed (pending-mismatches.ts "metadata-before-commit").
+      schema,
+      { op: "databaseSize" },
       { op: "sync" },
       schema,
       { op: "deleteAlarm" },
@@ -116,5 +118,57 @@ describe("pragmas that report on the database (differential)", () => {
     const expected = await workerd.run(ops);
     expect(expected.every((r) => r.ok)).toBe(true);
     expect(await runOnSubject(ops)).toEqual(expected);
+  });
+
+  it("an alarm creates only _cf_METADATA, also when cleared in the same batch, rolled back, or kept by deleteAll", async () => {
+    const schema: Op = { op: "sql", query: "SELECT name FROM sqlite_schema", read: "raw" };
+    const ops: Op[] = [
+      {
+        op: "transactionSync",
+        ops: [{ op: "sql", query: "CREATE TABLE t (a)" }, { op: "kvPut", key: "x", value: 1 }, schema],
+        throwAtEnd: true,
+      },
+      schema,
+      { op: "setAlarm", time: 4_102_444_800_000 },
+      { op: "deleteAlarm" },
+      { op: "sync" },
+      schema,
+      { op: "databaseSize" },
+      { op: "put", key: "k", value: 1 },
+      { op: "sql", query: "CREATE TABLE t (a)" },
+      schema,
+      { op: "setAlarm", time: 4_102_444_800_000 },
+      { op: "deleteAll" },
+      schema,
+      { op: "databaseSize" },
+      { op: "sync" },
+      { op: "getAlarm" },
+      schema,
+    ];
+    const expected = await workerd.run(ops);
+    expect(expected.slice(1).every((r) => r.ok)).toBe(true);
+    expect(await runOnSubject(ops)).toEqual(expected);
+  });
+
+  it("deleteAll that deletes the alarm (newer compatibility dates) leaves no _cf_METADATA", async () => {
+    const newer = await startWorkerd({ compatibilityDate: DELETE_ALL_DELETES_ALARM_DATE });
+    try {
+      const schema: Op = { op: "sql", query: "SELECT name FROM sqlite_schema", read: "raw" };
+      const ops: Op[] = [
+        { op: "setAlarm", time: 4_102_444_800_000 },
+        { op: "sync" },
+        { op: "deleteAll" },
+        schema,
+        { op: "databaseSize" },
+        { op: "sync" },
+        { op: "getAlarm" },
+        schema,
+      ];
+      const expected = await newer.run(ops);
+      expect(expected.every((r) => r.ok)).toBe(true);
+      expect(await runOnSubject(ops, { deleteAllDeletesAlarm: true })).toEqual(expected);
+    } finally {
+      await newer.dispose();
+    }
   });
 });

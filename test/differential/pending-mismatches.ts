@@ -118,20 +118,6 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
     normalize: (_op, _side, text) => withCoarseReals(text),
   },
   {
-    id: "metadata-before-commit",
-    description:
-      "workerd writes an alarm into `_cf_METADATA` (creating the table on the first alarm) when setAlarm() is " +
-      "called; ObjectStorage buffers the alarm and writes it with its batch, so between setAlarm() and that " +
-      "commit `sqlite_schema` does not list `_cf_METADATA` yet and databaseSize is one page smaller. After the " +
-      "commit both agree (cursor-end.differential.test.ts). Creating the table at the call would put a schema " +
-      "change outside the batch's transaction and log.",
-    ops: [
-      { op: "put", key: "k", value: 1 },
-      { op: "setAlarm", time: 4_102_444_800_000 },
-      { op: "sql", query: "SELECT name FROM sqlite_schema ORDER BY name" },
-    ],
-  },
-  {
     id: "optimize-report",
     description:
       "PRAGMA optimize with the report-only mask (`optimize(-1)`) in the batch of the object's first key-value " +
