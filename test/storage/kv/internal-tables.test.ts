@@ -37,13 +37,12 @@ describe("internal tables", () => {
     await s.put("k", 1);
     s.sql.exec("CREATE TABLE c (x)");
     // Seen at once, in the batch that made them, before it commits.
-    expect(s.sql.exec("SELECT name FROM sqlite_schema").toArray().map((r) => r.name)).toEqual([
-      "a",
-      "_cf_METADATA",
-      "b",
-      "_cf_KV",
-      "c",
-    ]);
+    expect(
+      s.sql
+        .exec("SELECT name FROM sqlite_schema")
+        .toArray()
+        .map((r) => r.name),
+    ).toEqual(["a", "_cf_METADATA", "b", "_cf_KV", "c"]);
     await s.sync();
     const live = schemaRows(s);
     expect(await (await reopen(opened.log)).get("k")).toBe(1);
