@@ -3,7 +3,13 @@
  * can open an object's directory without ever changing it.
  */
 import type { CommitRecord } from "../durability/commit-record";
-import type { LoadResult, PersistenceAdapter, VersionedMeta } from "../durability/persistence";
+import {
+  type CommitTimes,
+  type LoadResult,
+  type PersistenceAdapter,
+  streamCommitTimes,
+  type VersionedMeta,
+} from "../durability/persistence";
 import { ActorStoreError } from "../errors";
 
 /**
@@ -56,6 +62,9 @@ export class ReadOnlyPersistence implements PersistenceAdapter {
 
   streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
     return this.#inner.streamRecords(fromSeq, toSeq);
+  }
+  streamCommitTimes(fromSeq: number, toSeq: number): AsyncIterable<CommitTimes> {
+    return streamCommitTimes(this.#inner, fromSeq, toSeq);
   }
 
   async prune(_keepFromSeq: number): Promise<void> {

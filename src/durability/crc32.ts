@@ -9,6 +9,46 @@
 
 const POLYNOMIAL = 0xedb88320;
 
+/** A native CRC-32 with the same polynomial and chaining (Node's `zlib.crc32`). */
+export type NativeCrc32 = (data: Uint8Array, value: number) => number;
+
+/**
+ * Below this many bytes the table loop is as fast as a native call (measured: 200-byte ranges cost
+ * about 350 ns either way); above it the native one is 4–6× faster (3.7–5.3 GB/s against 0.86 GB/s
+ * for 64 MiB on the development machine), which is what a snapshot image's checksum costs.
+ */
+const NATIVE_FROM_BYTES = 4096;
+
+let native: NativeCrc32 | undefined;
+
+/**
+ * Installs a native CRC-32 for large ranges. The file adapter installs Node's `zlib.crc32` (Node
+ * 20.15 and later) when it loads its Node modules; this module itself imports nothing, so browser
+ * bundles keep the table loop. A function that disagrees with the table loop on a test vector is
+ * refused (returns `false`).
+ *
+ * @example
+ * ```ts
+ * const zlib = await import("node:zlib");
+ * if (typeof zlib.crc32 === "function") useNativeCrc32(zlib.crc32);
+ * ```
+ */
+export function useNativeCrc32(fn: NativeCrc32): boolean {
+  const probe = new Uint8Array(NATIVE_FROM_BYTES + 13);
+  for (let i = 0; i < probe.length; i++) probe[i] = (i * 131 + 7) & 0xff;
+  const saved = native;
+  native = undefined;
+  const expected = crc32Update(crc32Update(0, probe, 0, 5), probe, 5, probe.length);
+  let agrees = false;
+  try {
+    agrees = fn(probe.subarray(5), fn(probe.subarray(0, 5), 0)) === expected;
+  } catch {
+    agrees = false;
+  }
+  native = agrees ? fn : saved;
+  return agrees;
+}
+
 /**
  * `TABLES[k * 256 + b]` is the CRC of byte `b` followed by `k` zero bytes. One flat array keeps
  * every look-up a single typed-array index (no nested arrays, no `undefined` checks).
@@ -32,7 +72,8 @@ const TABLES: Uint32Array = (() => {
 
 /**
  * Continues a CRC-32 over `bytes[start, end)`. Pass the previous result as `crc` to checksum data
- * that arrives in pieces; start with `0`.
+ * that arrives in pieces; start with `0`. Ranges of {@link NATIVE_FROM_BYTES} or more go to the
+ * native implementation when one was installed ({@link useNativeCrc32}).
  *
  * @example
  * ```ts
@@ -42,6 +83,8 @@ const TABLES: Uint32Array = (() => {
  * ```
  */
 export function crc32Update(crc: number, bytes: Uint8Array, start = 0, end: number = bytes.length): number {
+  if (native !== undefined && end - start >= NATIVE_FROM_BYTES)
+    return native(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end), crc);
   const t = TABLES;
   let c = ~crc >>> 0;
   let i = start;

@@ -4,7 +4,14 @@
  * rest of the interface.
  */
 import type { CommitRecord } from "./commit-record";
-import type { KeptHistory, LoadResult, PersistenceAdapter, VersionedMeta } from "./persistence";
+import {
+  type CommitTimes,
+  type KeptHistory,
+  type LoadResult,
+  type PersistenceAdapter,
+  streamCommitTimes,
+  type VersionedMeta,
+} from "./persistence";
 
 /**
  * Forwards every {@link PersistenceAdapter} call to `inner`.
@@ -48,6 +55,9 @@ export class DelegatingPersistence<Inner extends PersistenceAdapter = Persistenc
   }
   streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
     return this.inner.streamRecords(fromSeq, toSeq);
+  }
+  streamCommitTimes(fromSeq: number, toSeq: number): AsyncIterable<CommitTimes> {
+    return streamCommitTimes(this.inner, fromSeq, toSeq);
   }
   prune(keepFromSeq: number): Promise<void> {
     return this.inner.prune(keepFromSeq);

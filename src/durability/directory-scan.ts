@@ -52,6 +52,18 @@ export interface DirectoryScan {
   lastSeq: number;
   /** The newest usable snapshot's image, already read and verified (so opening reads it once). */
   verified: { seq: number; image: Uint8Array } | undefined;
+  /**
+   * The commit time of every frame of each segment the scan read, by segment name (the seqs are
+   * the segment's `firstSeq` onward): opening builds its timeline of the history before the base
+   * snapshot from these instead of decoding those records.
+   */
+  times: Map<string, Float64Array>;
+  /**
+   * The checked bytes of the segments after the base snapshot (those the open replays), up to
+   * {@link VERIFIED_LOG_BYTES} in all, by segment name: the open decodes them without reading or
+   * checksumming them again.
+   */
+  verifiedLog: Map<string, Uint8Array>;
   /** Newest snapshots that fail their checksum and were skipped (left on disk). */
   damagedSnapshots: StoredSnapshot[];
   /** A torn tail to cut: the newest segment is cut back to `validBytes`. */
@@ -63,6 +75,14 @@ export interface DirectoryScan {
   /** Snapshots the log can no longer extend (an interrupted prune): delete them. */
   orphans: StoredSnapshot[];
 }
+
+/**
+ * At most this many bytes of checked log segments are kept from the scan for the open that follows
+ * (four default segments): more than that is read and checked again as it is streamed, so that
+ * memory stays bounded whatever the log's length.
+ * @internal
+ */
+export const VERIFIED_LOG_BYTES = 32 * 1024 * 1024;
 
 /** Reads `directory` (which must exist) without changing it. Throws `ERR_CORRUPT` on corruption. @internal */
 export async function scanDirectory(directory: string, fs: Fs, path: Path): Promise<DirectoryScan> {
@@ -122,6 +142,9 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
   // memory at once (the adapter streams it again when the storage opens).
   let torn: DirectoryScan["torn"];
   let previous: Segment | undefined;
+  const times = new Map<string, Float64Array>();
+  const verifiedLog = new Map<string, Uint8Array>();
+  let verifiedLogBytes = 0;
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i] as Segment;
     const next = segments[i + 1];
@@ -173,6 +196,11 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
     }
     segment.lastSeq = expected - 1;
     segment.bytes = decoded.validBytes;
+    times.set(segment.name, Float64Array.from(decoded.times));
+    if (segment.lastSeq > (verified?.seq ?? 0) && verifiedLogBytes + segment.bytes <= VERIFIED_LOG_BYTES) {
+      verifiedLog.set(segment.name, bytes.subarray(0, segment.bytes));
+      verifiedLogBytes += segment.bytes;
+    }
     previous = segment;
   }
 
@@ -207,6 +235,8 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
     snapshots: kept,
     lastSeq,
     verified: verified !== undefined && kept.some((s) => s.seq === verified?.seq) ? verified : undefined,
+    times,
+    verifiedLog,
     damagedSnapshots,
     torn,
     emptyNewest,

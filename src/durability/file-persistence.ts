@@ -26,13 +26,15 @@
 import type { FileHandle } from "node:fs/promises";
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
-import { crc32 } from "./crc32";
+import { crc32, type NativeCrc32, useNativeCrc32 } from "./crc32";
 import { DirectoryLock, type LockEnv, syncLockFs } from "./directory-lock";
 import { corruptError, type DirectoryScan, type Segment, type StoredSnapshot, scanDirectory } from "./directory-scan";
 import { crc32InTurns, DirectoryIo } from "./file-io";
 import { asPlainBytes, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
+import { SegmentReader } from "./file-log-reader";
 import { GroupCommitQueue, type GroupWrite } from "./group-commit";
 import {
+  type CommitTimes,
   checkRange,
   checkSnapshotSeq,
   collectRecords,
@@ -41,12 +43,10 @@ import {
   missingSnapshot,
   type PersistenceAdapter,
   type PersistenceStats,
-  STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
   type VersionedMeta,
 } from "./persistence";
 import { checkPersistenceArguments, FILE_PERSISTENCE_OPTIONS } from "./persistence-options";
-import { decodeRecords } from "./record-codec";
 import { planPrune } from "./retention";
 
 /** Options of {@link openFilePersistence}. */
@@ -97,6 +97,8 @@ export interface FilePersistence extends PersistenceAdapter {
 }
 
 const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
+/** Whether Node's native CRC-32 was looked for (once per process). */
+let nativeCrcTried = false;
 /** Marks a meta file that carries a version (see readMetaVersion). */
 const META_MAGIC = [0x41, 0x53, 0x4d, 0x56];
 const META_HEADER = META_MAGIC.length + 8 + 1;
@@ -104,6 +106,7 @@ const META_HEADER = META_MAGIC.length + 8 + 1;
 class FileAdapter implements FilePersistence {
   readonly directory: string;
   readonly #io: DirectoryIo;
+  readonly #reader: SegmentReader;
   readonly #lockEnv: LockEnv;
   readonly #segmentBytes: number;
   readonly #readOnly: boolean;
@@ -141,6 +144,7 @@ class FileAdapter implements FilePersistence {
     this.#segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
     this.#readOnly = options.readOnly === true;
     this.#io = new DirectoryIo(directory, env.fs, env.path, options.allowUnsyncedWrites !== true);
+    this.#reader = new SegmentReader(this.#io);
   }
 
   // -- load --------------------------------------------------------------------------------------
@@ -165,6 +169,7 @@ class FileAdapter implements FilePersistence {
     await this.#closeActive();
     this.#loaded = false;
     this.#verified = undefined;
+    this.#reader.reset(undefined);
     const fs = this.#io.fs;
 
     let scan: DirectoryScan;
@@ -196,6 +201,7 @@ class FileAdapter implements FilePersistence {
     this.#segments = scan.segments;
     this.#snapshots = scan.snapshots;
     this.#verified = scan.verified;
+    this.#reader.reset(scan);
     this.#log.reset(scan.lastSeq);
     this.#loaded = true;
     return {
@@ -328,41 +334,31 @@ class FileAdapter implements FilePersistence {
 
   /** One segment at a time: a chunk is the records of one segment within the range. */
   async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
+    if (!(await this.#readableRange(fromSeq, toSeq))) return;
+    // A copy: a prune or a roll may change the list while the reader is between chunks.
+    yield* this.#reader.records(
+      this.#segments.map((s) => ({ ...s })),
+      fromSeq,
+      toSeq,
+    );
+  }
+
+  /** The commit times a segment at a time, from what load() read where it can (file-log-reader.ts). */
+  async *streamCommitTimes(fromSeq: number, toSeq: number): AsyncIterable<CommitTimes> {
+    if (!(await this.#readableRange(fromSeq, toSeq))) return;
+    yield* this.#reader.times(
+      this.#segments.map((s) => ({ ...s })),
+      fromSeq,
+      toSeq,
+    );
+  }
+
+  /** Waits for queued appends and checks the range; `false` when it is empty. */
+  async #readableRange(fromSeq: number, toSeq: number): Promise<boolean> {
     await this.#log.settledThrough(this.#log.acceptedSeq);
     const firstSeq = this.#segments[0]?.firstSeq ?? this.#log.durableSeq + 1;
     checkRange(fromSeq, toSeq, firstSeq, this.#log.durableSeq);
-    if (toSeq <= fromSeq) return;
-    let expected = fromSeq + 1;
-    // A copy: a prune or a roll may change the list while the reader is between chunks.
-    for (const segment of this.#segments.map((s) => ({ ...s }))) {
-      if (segment.lastSeq < expected || segment.firstSeq > toSeq) continue;
-      let bytes: Uint8Array;
-      try {
-        // Only the confirmed prefix: bytes past it may be a write in flight.
-        bytes = await this.#io.readPrefix(segment.name, segment.bytes);
-      } catch (error) {
-        if (isErrno(error, "ENOENT")) throw prunedError(fromSeq);
-        throw error;
-      }
-      // Decoded a chunk at a time: at most one segment's bytes and one chunk of records are held.
-      for (let at = 0; at < bytes.length; ) {
-        const decoded = decodeRecords(bytes, at, STREAM_CHUNK_RECORDS);
-        if (decoded.tornTail)
-          throw corruptError(this.directory, `log segment ${segment.name} changed on disk after it was written`);
-        at = decoded.validBytes;
-        const chunk: CommitRecord[] = [];
-        for (const r of decoded.records) {
-          if (r.seq < expected || r.seq > toSeq) continue;
-          // A gap bridged by a snapshot can leave records missing inside an otherwise valid range.
-          if (r.seq !== expected) throw prunedError(fromSeq);
-          chunk.push(r);
-          expected++;
-        }
-        if (chunk.length > 0) yield chunk;
-        if (expected > toSeq) return;
-      }
-    }
-    throw prunedError(fromSeq);
+    return toSeq > fromSeq;
   }
 
   // -- retention ---------------------------------------------------------------------------------
@@ -453,6 +449,7 @@ class FileAdapter implements FilePersistence {
     await this.#closeActive();
     this.#loaded = false;
     this.#verified = undefined;
+    this.#reader.reset(undefined);
     await this.#releaseLock();
   }
 
@@ -563,13 +560,6 @@ function closedError(directory: string): ActorStoreError {
   );
 }
 
-function prunedError(fromSeq: number): ActorStoreError {
-  return new ActorStoreError(
-    "ERR_BOOKMARK",
-    `Cannot read records after seq ${fromSeq}: part of that history is no longer kept (outside the retention window).`,
-  );
-}
-
 /**
  * Opens (without loading) the file persistence of one object in `directory`, created on first
  * load. Call `load()` before anything else. `load()` takes the directory's lock: while one adapter
@@ -589,12 +579,17 @@ export async function openFilePersistence(
 ): Promise<FilePersistence> {
   checkPersistenceArguments("openFilePersistence()", "directory", directory, options, FILE_PERSISTENCE_OPTIONS);
   // Loaded here, not at the top of the module, so browser bundles never see node: imports.
-  const [fs, path, os, fsSync] = await Promise.all([
+  const [fs, path, os, fsSync, zlib] = await Promise.all([
     import("node:fs/promises"),
     import("node:path"),
     import("node:os"),
     import("node:fs"),
+    import("node:zlib"),
   ]);
+  // Snapshot images and large frames are checksummed natively where Node has it (20.15+).
+  const nativeCrc = (zlib as { crc32?: unknown }).crc32;
+  if (!nativeCrcTried && typeof nativeCrc === "function") useNativeCrc32(nativeCrc as NativeCrc32);
+  nativeCrcTried = true;
   const env: LockEnv = { fs, lockFs: syncLockFs(fsSync), path, hostname: os.hostname(), pid: process.pid };
   return new FileAdapter(path.resolve(directory), env, options);
 }

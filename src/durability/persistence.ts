@@ -118,6 +118,13 @@ export interface PersistenceAdapter {
    */
   streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]>;
   /**
+   * Optional: the commit times of the records with `fromSeq < seq <= toSeq`, in order, without
+   * decoding the records (opening an object needs only the times of the history before its base
+   * snapshot). Same range rules and errors as {@link PersistenceAdapter.streamRecords}. Without it,
+   * {@link streamCommitTimes} reads them through `streamRecords`.
+   */
+  streamCommitTimes?(fromSeq: number, toSeq: number): AsyncIterable<CommitTimes>;
+  /**
    * Deletes snapshots and log records no longer needed to reach any state with seq ≥ `keepFromSeq`:
    * it keeps the newest snapshot at or before `keepFromSeq` (the base), every later snapshot and
    * every record after the base. With no such snapshot nothing is deleted. Adapters may keep more
@@ -232,10 +239,47 @@ export function isFencedError(error: unknown): boolean {
   return false;
 }
 
-/** What {@link streamHistory} yields: a chunk of records, or a restart of the history at a snapshot. */
+/** The commit times of consecutive records: `timesMs[i]` is the time of seq `firstSeq + i`. */
+export interface CommitTimes {
+  readonly firstSeq: number;
+  readonly timesMs: Float64Array;
+}
+
+/**
+ * Streams the commit times of records `fromSeq < seq <= toSeq` through the adapter's
+ * {@link PersistenceAdapter.streamCommitTimes}, or through its records when it has none.
+ *
+ * @example
+ * ```ts
+ * for await (const { firstSeq, timesMs } of streamCommitTimes(persistence, 0, lastSeq)) timeline.appendAll(firstSeq, timesMs);
+ * ```
+ */
+export async function* streamCommitTimes(
+  adapter: Pick<PersistenceAdapter, "streamRecords" | "streamCommitTimes">,
+  fromSeq: number,
+  toSeq: number,
+): AsyncGenerator<CommitTimes> {
+  if (adapter.streamCommitTimes !== undefined) {
+    yield* adapter.streamCommitTimes(fromSeq, toSeq);
+    return;
+  }
+  for await (const chunk of adapter.streamRecords(fromSeq, toSeq)) {
+    const first = chunk[0];
+    if (first === undefined) continue;
+    const timesMs = new Float64Array(chunk.length);
+    for (let i = 0; i < chunk.length; i++) timesMs[i] = (chunk[i] as CommitRecord).timeMs;
+    yield { firstSeq: first.seq, timesMs };
+  }
+}
+
+/**
+ * What {@link streamHistory} yields: a chunk of records, the commit times of a chunk of records
+ * (only before `timesThrough`), or a restart of the history at a snapshot.
+ */
 export type HistoryChunk =
-  | { records: readonly CommitRecord[]; restartAt?: undefined }
-  | { records?: undefined; restartAt: SnapshotInfo };
+  | { records: readonly CommitRecord[]; times?: undefined; restartAt?: undefined }
+  | { records?: undefined; times: CommitTimes; restartAt?: undefined }
+  | { records?: undefined; times?: undefined; restartAt: SnapshotInfo };
 
 /**
  * Streams an object's whole retained history: every record after the oldest snapshot (all records
@@ -243,7 +287,9 @@ export type HistoryChunk =
  * stretch between snapshots at a time; a stretch the log no longer holds in full (records pruned
  * or cut off while a snapshot already covered them) yields `{ restartAt }` with the snapshot that
  * ends it: the history continues from that snapshot. A gap after the newest snapshot is an error
- * (`ERR_BOOKMARK` from the adapter, or `ERR_CORRUPT` here), never skipped.
+ * (`ERR_BOOKMARK` from the adapter, or `ERR_CORRUPT` here), never skipped. With `timesThrough`,
+ * stretches that end at or before that seq yield `{ times }` (commit times only, see
+ * {@link streamCommitTimes}) instead of records.
  *
  * @example
  * ```ts
@@ -253,10 +299,12 @@ export type HistoryChunk =
  * ```
  */
 export async function* streamHistory(
-  adapter: Pick<PersistenceAdapter, "streamRecords">,
+  adapter: Pick<PersistenceAdapter, "streamRecords" | "streamCommitTimes">,
   loaded: Pick<LoadResult, "snapshots" | "lastSeq">,
+  options: { timesThrough?: number } = {},
 ): AsyncGenerator<HistoryChunk> {
   const snapshots = loaded.snapshots;
+  const timesThrough = options.timesThrough ?? Number.NEGATIVE_INFINITY;
   let at = snapshots[0]?.seq ?? 0;
   for (let i = 1; i <= Math.max(1, snapshots.length); i++) {
     const next = snapshots[i];
@@ -264,12 +312,21 @@ export async function* streamHistory(
     if (end <= at) continue;
     let reached = at;
     try {
-      for await (const chunk of adapter.streamRecords(at, end)) {
-        const first = chunk[0];
-        if (first !== undefined && first.seq !== reached + 1) throw missingRecords(reached, first.seq);
-        reached = chunk[chunk.length - 1]?.seq ?? reached;
-        if (chunk.length > 0) yield { records: chunk };
-      }
+      if (end <= timesThrough) {
+        // Only the times are wanted here (a stretch before the state being built).
+        for await (const times of streamCommitTimes(adapter, at, end)) {
+          if (times.timesMs.length === 0) continue;
+          if (times.firstSeq !== reached + 1) throw missingRecords(reached, times.firstSeq);
+          reached = times.firstSeq + times.timesMs.length - 1;
+          yield { times };
+        }
+      } else
+        for await (const chunk of adapter.streamRecords(at, end)) {
+          const first = chunk[0];
+          if (first !== undefined && first.seq !== reached + 1) throw missingRecords(reached, first.seq);
+          reached = chunk[chunk.length - 1]?.seq ?? reached;
+          if (chunk.length > 0) yield { records: chunk };
+        }
       if (reached !== end) throw missingRecords(reached, end + 1);
     } catch (error) {
       // Inside the history a snapshot bridges what is missing; after the newest one nothing does.

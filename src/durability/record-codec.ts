@@ -691,7 +691,9 @@ export function peekPayloadSeq(bytes: Uint8Array, at: number): number | undefine
  * incomplete, has an impossible length, fails its checksum or does not parse. Never throws on
  * bad input and never returns part of a record. With `from` and `maxRecords` it decodes at most
  * that many frames starting at byte `from` (`validBytes` is then where it stopped), so that a long
- * log can be read a chunk of records at a time.
+ * log can be read a chunk of records at a time. `verified` skips the checksums: only for bytes whose
+ * frames {@link scanFrames} already checked and that stayed in memory since (the file adapter hands
+ * the segments its load scanned to the open this way, so the log is checksummed once).
  *
  * @example
  * ```ts
@@ -699,12 +701,17 @@ export function peekPayloadSeq(bytes: Uint8Array, at: number): number | undefine
  * if (tornTail) await truncate(segment, validBytes); // drop the write a crash interrupted
  * ```
  */
-export function decodeRecords(bytes: Uint8Array, from = 0, maxRecords = Number.POSITIVE_INFINITY): DecodeResult {
+export function decodeRecords(
+  bytes: Uint8Array,
+  from = 0,
+  maxRecords = Number.POSITIVE_INFINITY,
+  verified = false,
+): DecodeResult {
   const records: CommitRecord[] = [];
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = from;
   while (at < bytes.length && records.length < maxRecords) {
-    const frame = checkFrame(bytes, at);
+    const frame = checkFrame(bytes, at, !verified);
     if (typeof frame === "string") return { records, validBytes: at, tornTail: true, reason: frame };
     try {
       records.push(readPayload(new Reader(bytes, view, frame.payloadStart, frame.payloadEnd)));
@@ -721,6 +728,8 @@ export function decodeRecords(bytes: Uint8Array, from = 0, maxRecords = Number.P
 export interface FrameScan {
   /** The seq each whole, valid frame claims, in order. */
   seqs: number[];
+  /** The commit time (`timeMs`) each of those frames claims. */
+  times: number[];
   /** Where each of those frames starts. */
   offsets: number[];
   /** Bytes covered by those frames. */
@@ -745,25 +754,52 @@ export interface FrameScan {
  */
 export function scanFrames(bytes: Uint8Array): FrameScan {
   const seqs: number[] = [];
+  const times: number[] = [];
   const offsets: number[] = [];
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
   while (at < bytes.length) {
-    const frame = checkFrame(bytes, at);
-    if (typeof frame === "string") return { seqs, offsets, validBytes: at, tornTail: true, reason: frame };
-    const seq = peekPayloadSeq(bytes.subarray(0, frame.payloadEnd), frame.payloadStart);
-    if (seq === undefined) return { seqs, offsets, validBytes: at, tornTail: true, reason: "malformed" };
-    seqs.push(seq);
+    const frame = checkFrame(bytes, at, true);
+    if (typeof frame === "string") return { seqs, times, offsets, validBytes: at, tornTail: true, reason: frame };
+    const head = readHead(bytes, view, frame.payloadStart, frame.payloadEnd);
+    if (head === undefined) return { seqs, times, offsets, validBytes: at, tornTail: true, reason: "malformed" };
+    seqs.push(head.seq);
+    times.push(head.timeMs);
     offsets.push(at);
     at = frame.payloadEnd + CHECKSUM_BYTES;
   }
-  return { seqs, offsets, validBytes: at, tornTail: false };
+  return { seqs, times, offsets, validBytes: at, tornTail: false };
+}
+
+/** A payload's seq and commit time (its first fields), read as {@link readPayload} reads them. */
+function readHead(
+  bytes: Uint8Array,
+  view: DataView,
+  start: number,
+  end: number,
+): { seq: number; timeMs: number } | undefined {
+  try {
+    const r = new Reader(bytes, view, start, end);
+    const flags = r.u8();
+    if ((flags & FLAG_EXTENDED) === FLAG_EXTENDED) r.u8();
+    const seq = r.varint();
+    if (seq < 1) return undefined;
+    return { seq, timeMs: flags & FLAG_FLOAT_TIMES ? r.float64() : r.zigzag() };
+  } catch (e) {
+    if (e instanceof Malformed) return undefined;
+    throw e;
+  }
 }
 
 /**
  * The frame starting at `at`: where its payload starts and ends when its length and checksum are
  * right, or why it is not a whole frame (shared by {@link decodeRecords} and {@link scanFrames}).
  */
-function checkFrame(bytes: Uint8Array, at: number): { payloadStart: number; payloadEnd: number } | TornReason {
+function checkFrame(
+  bytes: Uint8Array,
+  at: number,
+  verify: boolean,
+): { payloadStart: number; payloadEnd: number } | TornReason {
   const end = bytes.length;
   // The length prefix, by hand: it may itself be cut short.
   let length = 0;
@@ -780,6 +816,7 @@ function checkFrame(bytes: Uint8Array, at: number): { payloadStart: number; payl
   if (length === 0 || length > MAX_FRAME_PAYLOAD_BYTES || p - at !== varintSize(length)) return "bad-length";
   const payloadEnd = p + length;
   if (payloadEnd + CHECKSUM_BYTES > end) return "short-read";
+  if (!verify) return { payloadStart: p, payloadEnd };
   const stored =
     ((bytes[payloadEnd] as number) |
       ((bytes[payloadEnd + 1] as number) << 8) |

@@ -45,11 +45,21 @@ export async function openState(
   let recordsSinceSnapshot = 0;
   const replayer = await Replayer.start(settings, snapshots, targetSeq);
   try {
-    for await (const chunk of streamHistory(settings.persistence, loaded)) {
+    // The history up to the base snapshot gives only its commit times (the adapter may read them
+    // without decoding the records); the records after it are replayed.
+    const timesThrough = replayer.lastSeq;
+    for await (const chunk of streamHistory(settings.persistence, loaded, { timesThrough })) {
       if (chunk.restartAt !== undefined) {
         // The log restarts after a snapshot newer than its end (a damaged tail was cut off while a
         // snapshot already covered it): the states in between are gone from the timeline.
         timeline = new CommitTimeline(chunk.restartAt.seq, chunk.restartAt.timeMs);
+        continue;
+      }
+      if (chunk.times !== undefined) {
+        const { firstSeq, timesMs } = chunk.times;
+        for (let i = 0; i < timesMs.length; i++) timeline.append(firstSeq + i, timesMs[i] as number);
+        if (firstSeq + timesMs.length - 1 > (newest?.seq ?? 0))
+          recordsSinceSnapshot += firstSeq + timesMs.length - 1 - Math.max(firstSeq - 1, newest?.seq ?? 0);
         continue;
       }
       for (const record of chunk.records) {

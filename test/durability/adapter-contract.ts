@@ -10,6 +10,7 @@ import {
   loadWithRecords,
   type PersistenceAdapter,
   STREAM_CHUNK_RECORDS,
+  streamCommitTimes,
   updateMeta,
 } from "../../src/durability/persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
@@ -333,6 +334,31 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
       } finally {
         await storage.close();
       }
+    });
+
+    it("streamCommitTimes: the commit times of exactly the records streamRecords yields, before and after a reopen", async () => {
+      const h = await create();
+      await h.adapter.load();
+      const timeOf = (seq: number) => T0 + seq * 1000 + (seq % 3 === 0 ? 0.5 : 0);
+      const record = (seq: number) => kvRecord(seq, { timeMs: timeOf(seq) });
+      await h.adapter.append(range(1, 20).map(record));
+      const times = async (adapter: PersistenceAdapter, from: number, to: number) => {
+        const out: [number, number][] = [];
+        for await (const chunk of streamCommitTimes(adapter, from, to))
+          for (let i = 0; i < chunk.timesMs.length; i++) out.push([chunk.firstSeq + i, chunk.timesMs[i] as number]);
+        return out;
+      };
+      const expected = (from: number, to: number) => range(from + 1, to).map((seq) => [seq, timeOf(seq)]);
+      expect(await times(h.adapter, 0, 20)).toEqual(expected(0, 20));
+      const again = await h.reopen();
+      await again.load();
+      // What the load read, then a part of it, then past records appended after the load.
+      expect(await times(again, 0, 20)).toEqual(expected(0, 20));
+      expect(await times(again, 5, 12)).toEqual(expected(5, 12));
+      await again.append(range(21, 30).map(record));
+      expect(await times(again, 3, 30)).toEqual(expected(3, 30));
+      expect(await times(again, 30, 30)).toEqual([]);
+      await expect(times(again, 25, 31)).rejects.toMatchObject({ code: "ERR_BOOKMARK" });
     });
 
     it("streamRecords: yields exactly what readRecords returns, in chunks, in order", async () => {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
-import { crc32, crc32Update } from "../../src/durability/crc32";
+import { crc32, crc32Update, useNativeCrc32 } from "../../src/durability/crc32";
 import {
   decodeRecords,
   encodedRecordSize,
@@ -42,6 +42,33 @@ describe("crc32", () => {
         expect(crc32Update(crc32(data, 0, at), data, at, data.length)).toBe(crc32(data));
       }),
     );
+  });
+});
+
+describe("crc32 with a native implementation", () => {
+  it("useNativeCrc32: refuses a function that disagrees; with zlib.crc32 large ranges, pieces and offsets give the table loop's checksums", async () => {
+    const data = new Uint8Array(3 * 65536 + 123);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 23;
+    const cases: [number, number][] = [
+      [0, data.length],
+      [7, data.length - 3],
+      [5000, 5000 + 4096],
+      [100, 100 + 4095],
+      [65536, 2 * 65536],
+    ];
+    const whole = (from: number, to: number) => crc32(data, from, to);
+    const pieces = (from: number, to: number) => {
+      const mid = from + Math.floor((to - from) / 3);
+      return crc32Update(crc32(data, from, mid), data, mid, to);
+    };
+    const table = cases.map(([a, b]) => [whole(a, b), pieces(a, b)]);
+    expect(useNativeCrc32((bytes, value) => (crc32Update(value, bytes) + 1) >>> 0)).toBe(false);
+    expect(cases.map(([a, b]) => [whole(a, b), pieces(a, b)])).toEqual(table);
+    const zlib = (await import("node:zlib")) as { crc32?: (data: Uint8Array, value: number) => number };
+    // Node before 20.15 has no zlib.crc32: the table loop then stays (checked above).
+    if (zlib.crc32 === undefined) return;
+    expect(useNativeCrc32(zlib.crc32)).toBe(true);
+    expect(cases.map(([a, b]) => [whole(a, b), pieces(a, b)])).toEqual(table);
   });
 });
 
