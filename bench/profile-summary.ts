@@ -2,7 +2,12 @@
  * Summarizes a `.cpuprofile` (from `node --cpu-prof`): the functions with the most self time, and
  * the most inclusive time, with their source location.
  *
- *   node --import tsx bench/profile-summary.ts <file.cpuprofile> [--top=25]
+ *   node --import tsx bench/profile-summary.ts <file.cpuprofile> [--top=25] [--stalls=40]
+ *
+ * With `--stalls=MS`, it also lists every run of consecutive busy samples (no idle sample between
+ * them: one event-loop turn, or several back to back) longer than MS milliseconds, each with the
+ * code it spent the most time in (the sampled function, and the nearest two project functions on
+ * its stack), to find what a long event-loop stall was doing.
  *
  * (Under tsx, `--cpu-prof` also writes a small profile of the loader thread: pass the large file.)
  */
@@ -20,6 +25,7 @@ interface ProfileNode {
 }
 interface Profile {
   nodes: ProfileNode[];
+  startTime: number;
   samples: number[];
   timeDeltas: number[];
 }
@@ -27,6 +33,7 @@ interface Profile {
 const file = process.argv[2];
 if (file === undefined) throw new Error("usage: profile-summary.ts <file.cpuprofile> [--top=25]");
 const top = Number(process.argv.find((a) => a.startsWith("--top="))?.slice(6) ?? 25);
+const stallMs = Number(process.argv.find((a) => a.startsWith("--stalls="))?.slice(9) ?? 0);
 const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -70,3 +77,41 @@ const show = (title: string, m: Map<string, number>) => {
 };
 show("self time", self);
 show("inclusive time", inclusive);
+
+if (stallMs > 0) {
+  /** The sampled function and the nearest two project functions above it. */
+  const where = (id: number): string => {
+    const leaf = byId.get(id);
+    if (leaf === undefined) return "?";
+    const parts = [leaf.callFrame.functionName || "(anonymous)"];
+    for (let cur = parent.get(id); cur !== undefined && parts.length < 3; cur = parent.get(cur)) {
+      const f = byId.get(cur)?.callFrame;
+      if (f !== undefined && /\/(src|bench)\//.test(f.url)) parts.push(label(f));
+    }
+    return parts.join(" < ");
+  };
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
+  const runs: { startMs: number; ms: number; by: Map<string, number> }[] = [];
+  let at = profile.startTime;
+  let run: { startMs: number; ms: number; by: Map<string, number> } | undefined;
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (idle.has(id)) {
+      if (run !== undefined && run.ms >= stallMs) runs.push(run);
+      run = undefined;
+      return;
+    }
+    run ??= { startMs: (at - profile.startTime) / 1000, ms: 0, by: new Map() };
+    run.ms += delta / 1000;
+    const w = where(id);
+    run.by.set(w, (run.by.get(w) ?? 0) + delta / 1000);
+  });
+  if (run !== undefined && run.ms >= stallMs) runs.push(run);
+  console.log(`\nbusy runs of ${stallMs} ms or more: ${runs.length}`);
+  for (const r of runs) {
+    const heaviest = [...r.by].sort((a, b) => b[1] - a[1]).slice(0, 3);
+    console.log(`at ${r.startMs.toFixed(0)} ms, ${r.ms.toFixed(0)} ms busy:`);
+    for (const [w, ms] of heaviest) console.log(`  ${ms.toFixed(0).padStart(5)} ms  ${w}`);
+  }
+}

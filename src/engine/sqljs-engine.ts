@@ -23,6 +23,7 @@ import {
 } from "./engine";
 import type { SqlJsDatabase, SqlJsModule, SqlJsStatementHandle, WasmHeap } from "./sqljs";
 import { beginImageCopy, type ImageCopy, type ImageCopyDatabase, type ImageCopyModule } from "./sqljs-image-copy";
+import { FILE_CHUNK_BYTES, PagedFile, writesReach } from "./sqljs-paged-file";
 import { SqlJsStatement, type StatementOwner } from "./sqljs-statement";
 
 /** Options for loading sql.js (needed in browsers to find the WASM file). */
@@ -83,24 +84,33 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
   /** Compiled transaction-control statements (see {@link TRANSACTION_CONTROL}), by text. */
   readonly #control = new Map<string, EngineStatement>();
   readonly #copies = new Set<ImageCopy>();
+  /** The database file's storage when it is paged (see sqljs-paged-file.ts). */
+  readonly #file: PagedFile | undefined;
   #closed = false;
 
   /** A factory of databases of `module`, each limited to `maxDatabaseSize` bytes. */
-  static factory(module: SqlJsModule, maxDatabaseSize: number): SqlEngineFactory {
+  static factory(module: SqlJsModule, maxDatabaseSize: number, fileChunkBytes = FILE_CHUNK_BYTES): SqlEngineFactory {
     if (!(Number.isSafeInteger(maxDatabaseSize) && maxDatabaseSize >= 8192)) {
       throw new ActorStoreError(
         "ERR_INVALID_OPTION",
         `maxDatabaseSize must be a whole number of bytes, at least 8192; got ${String(maxDatabaseSize)}.`,
       );
     }
-    return { open: (bytes?: Uint8Array): SqlEngine => new SqlJsEngine(module, maxDatabaseSize, bytes) };
+    return {
+      open: (bytes?: Uint8Array): SqlEngine => new SqlJsEngine(module, maxDatabaseSize, fileChunkBytes, bytes),
+    };
   }
 
-  private constructor(module: SqlJsModule, maxDatabaseSize: number, bytes?: Uint8Array) {
+  private constructor(module: SqlJsModule, maxDatabaseSize: number, fileChunkBytes: number, bytes?: Uint8Array) {
     this.#module = module;
     this.heap = module.heap;
     this.counterOffset = module.counterOffset;
-    const { db, ptr } = module.openDatabase(bytes);
+    // The file on chunks of ours (sqljs-paged-file.ts), with room for the largest the database may
+    // grow (and for an image loaded larger than that): growing it never copies it.
+    const capacity = Math.max(maxDatabaseSize, bytes?.length ?? 0) + fileChunkBytes;
+    const file = new PagedFile(capacity, fileChunkBytes);
+    const { db, ptr, paged } = module.openPagedDatabase(bytes, file);
+    this.#file = paged ? file : undefined;
     this.#db = db;
     this.#dbPtr = ptr;
     // Per connection, not stored in the file: every engine (also one opened from a snapshot) sets it.
@@ -116,6 +126,20 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** @internal The database file's storage, when it is paged (diagnostics and tests). */
+  get pagedFile(): PagedFile | undefined {
+    return this.#file;
+  }
+
+  /**
+   * @internal Whether writes still reach the paged file (see `writesReach`; it writes the header
+   * page). Only between transactions.
+   */
+  writesReachPagedFile(): boolean {
+    this.#assertOpen();
+    return this.#file !== undefined && writesReach(this.#db, this.#file);
   }
 
   prepare(sql: string): EngineStatement {

@@ -17,7 +17,10 @@
  *   per registration; {@link SqlJsModule.registerFunction} registers every function of every
  *   connection through one shared trampoline instead;
  * - **pinning 'now'**: SQLite reads the time through Emscripten's clock, which calls `Date.now()`;
- *   {@link SqlJsModule.withNow} replaces it for the length of one synchronous call.
+ *   {@link SqlJsModule.withNow} replaces it for the length of one synchronous call;
+ * - **the database file on chunks of ours**: Emscripten's in-memory file copies the whole file each
+ *   time it outgrows its buffer; {@link SqlJsModule.openPagedDatabase} hands it a paged file
+ *   instead (sqljs-paged-file.ts, probed here once with the rest).
  *
  * The engine itself (sqljs-engine.ts, sqljs-statement.ts) only calls what this module exports.
  */
@@ -27,6 +30,7 @@ import initSqlJs from "sql.js";
 import { copyPooled } from "../util/byte-pool";
 import type { EngineFunction, EngineValue, SqlEngineFactory } from "./engine";
 import { DEFAULT_MAX_DATABASE_SIZE, SqlJsEngine, type SqlJsLoadOptions } from "./sqljs-engine";
+import { openOnPagedFile, type PagedFile, probePagedFiles } from "./sqljs-paged-file";
 import { type RawSqlite, SQLITE_STATIC, SQLITE_TRANSIENT, STMTSTATUS_FULLSCAN_STEP } from "./sqljs-statement";
 
 export type { Database as SqlJsDatabase, Statement as SqlJsStatementHandle } from "sql.js";
@@ -100,6 +104,11 @@ export interface SqlJsModule {
   readonly counterOffset: number;
   /** Opens a database (from the bytes of a SQLite file) with {@link ENGINE_LIMITS} set. */
   openDatabase(bytes?: Uint8Array): { db: Database; ptr: number };
+  /**
+   * Opens a database as {@link SqlJsModule.openDatabase} does, offering `file` as the storage of
+   * its file (sqljs-paged-file.ts); `paged` says whether the database uses it.
+   */
+  openPagedDatabase(bytes: Uint8Array | undefined, file: PagedFile): { db: Database; ptr: number; paged: boolean };
   /** The raw pointer of a sql.js statement. */
   statementPointer(stmt: Statement): number;
   /** Registers a scalar function on the connection `dbPtr` (UTF-8, not deterministic). */
@@ -162,6 +171,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
       db.exec(AS_THE_PLATFORM_OPENS);
       return { db, ptr };
     },
+    openPagedDatabase: (bytes) => ({ ...module.openDatabase(bytes), paged: false }),
     statementPointer: (stmt) => (stmt as unknown as Record<string, number>)[keys.statement] as number,
     registerFunction: (db, name, arity, impl) => functions.register(db, name, arity, impl),
     forgetFunctions: (db) => functions.forget(db),
@@ -186,6 +196,14 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
         unpinNow(outer);
       }
     },
+  };
+  // A new database is opened from this image when it gets a paged file; without it (the probe
+  // failed), every database keeps MEMFS's own storage.
+  const freshImage = probePagedFiles((bytes) => module.openDatabase(bytes).db);
+  module.openPagedDatabase = (bytes, file) => {
+    if (freshImage === undefined) return { ...module.openDatabase(bytes), paged: false };
+    const { opened, paged } = openOnPagedFile(bytes ?? freshImage, file, (seed) => module.openDatabase(seed));
+    return { ...opened, paged };
   };
   checked.set(sql, module);
   return module;

@@ -1,0 +1,323 @@
+/**
+ * The live database's file on storage of ours, in fixed-size chunks, so that growing it never
+ * copies it.
+ *
+ * sql.js keeps each database file in Emscripten's in-memory file system (MEMFS), whose file is one
+ * `Uint8Array`: when a write goes past its capacity, MEMFS allocates one 12.5% larger and copies
+ * the whole file into it, synchronously, inside whichever `sqlite3_step` wrote the page. At 1 GB
+ * that is a 1 GB copy every ~125 MB of growth, on the event loop.
+ *
+ * MEMFS uses little of the object it keeps as a file's contents: `length` (its capacity), `set`
+ * (a write), and `subarray` (a read, or the old contents when it reallocates). A {@link PagedFile}
+ * offers that surface over a list of chunks: its `length` is a capacity as large as the database
+ * may ever be, so MEMFS never reallocates; a write lands in the chunks it covers, allocating the
+ * ones it reaches first; a read within one chunk is a view of it (SQLite reads whole pages, and a
+ * chunk holds whole pages), a read across chunks a copy.
+ *
+ * MEMFS takes the object when the file is created from a database image: it stores a copy made
+ * with the image's `slice()`, so {@link openOnPagedFile} hands it a view of the image whose
+ * `slice` returns the paged file (loaded with the image). A new database is opened from the image
+ * of an empty one ({@link freshImage}). Whether MEMFS still writes into the paged file is never
+ * assumed where it matters: {@link probePagedFiles} checks the whole path once per loaded module
+ * (from sqljs.ts's one build check), and a database whose file MEMFS did not take, or took back
+ * (it reallocates a file that is truncated, which SQLite does only for VACUUM, or that outgrows
+ * the capacity), keeps working on MEMFS's own storage, only without the benefit.
+ *
+ * @packageDocumentation
+ */
+
+/** Bytes per chunk of a database file: a multiple of every SQLite page size (at most 64 KiB). */
+export const FILE_CHUNK_BYTES = 256 * 1024;
+
+/** The least a first chunk is allocated with; it then doubles up to a whole chunk. */
+const FIRST_CHUNK_MIN = 8192;
+
+/**
+ * A file's bytes in chunks, behind the part of the `Uint8Array` surface MEMFS uses for a file's
+ * contents. Indexes beyond what was written read as zeros.
+ */
+export class PagedFile {
+  /** Bytes per chunk. */
+  readonly chunkBytes: number;
+  /** The capacity MEMFS sees (it reallocates only for a write that goes past it). */
+  readonly length: number;
+  readonly #chunks: (Uint8Array | undefined)[] = [];
+  #size = 0;
+  #writes = 0;
+  readonly #watchers = new Set<(first: number, last: number) => void>();
+
+  /** A paged file that MEMFS may grow to `capacity` bytes, in chunks of `chunkBytes`. */
+  constructor(capacity: number, chunkBytes: number = FILE_CHUNK_BYTES) {
+    if (!(Number.isSafeInteger(chunkBytes) && chunkBytes > 0)) throw new RangeError("chunkBytes must be positive");
+    if (!(Number.isSafeInteger(capacity) && capacity >= 0)) throw new RangeError("capacity must be a byte count");
+    this.chunkBytes = chunkBytes;
+    this.length = capacity;
+  }
+
+  /** One past the highest byte ever written (or loaded). */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** How many writes reached this file (a write that MEMFS sends elsewhere does not count). */
+  get writes(): number {
+    return this.#writes;
+  }
+
+  /** How many chunks hold storage. */
+  get allocatedChunks(): number {
+    let n = 0;
+    for (const c of this.#chunks) if (c !== undefined) n++;
+    return n;
+  }
+
+  /** Replaces the contents with a copy of `image` (before MEMFS uses the file). */
+  load(image: Uint8Array): void {
+    this.#chunks.length = 0;
+    this.#size = image.length;
+    if (image.length <= this.chunkBytes) {
+      // A small database: one chunk, of its size (it grows by doubling, see #chunkFor).
+      const chunk = new Uint8Array(Math.min(this.chunkBytes, Math.max(FIRST_CHUNK_MIN, image.length)));
+      chunk.set(image);
+      this.#chunks.push(chunk);
+      return;
+    }
+    const count = Math.ceil(image.length / this.chunkBytes);
+    // One allocation for the whole image; chunks are views of it.
+    const store = new Uint8Array(count * this.chunkBytes);
+    store.set(image);
+    for (let i = 0; i < count; i++) this.#chunks.push(store.subarray(i * this.chunkBytes, (i + 1) * this.chunkBytes));
+  }
+
+  /** Writes `source` at `offset`, as `Uint8Array.prototype.set` (same errors). */
+  set(source: ArrayLike<number>, offset = 0): void {
+    const bytes = asBytes(source);
+    const start = Math.trunc(Number(offset)) || 0;
+    if (start < 0 || start + bytes.length > this.length) throw new RangeError("offset is out of bounds");
+    const end = start + bytes.length;
+    if (bytes.length === 0) return;
+    const size = this.chunkBytes;
+    for (let at = start; at < end; ) {
+      const index = Math.floor(at / size);
+      const within = at - index * size;
+      const n = Math.min(size - within, end - at);
+      this.#chunkFor(index, within + n).set(bytes.subarray(at - start, at - start + n), within);
+      at += n;
+    }
+    if (end > this.#size) this.#size = end;
+    this.#writes++;
+    if (this.#watchers.size > 0) {
+      const first = Math.floor(start / size);
+      const last = Math.floor((end - 1) / size);
+      for (const watch of this.#watchers) watch(first, last);
+    }
+  }
+
+  /**
+   * The bytes from `begin` to `end` (as `Uint8Array.prototype.subarray`, relative to `length`): a
+   * view of the chunk when the range lies in one chunk that holds it, else a copy.
+   */
+  subarray(begin?: number, end?: number): Uint8Array {
+    const [a, b] = range(begin, end, this.length);
+    const index = Math.floor(a / this.chunkBytes);
+    if (b > a && Math.floor((b - 1) / this.chunkBytes) === index) {
+      const chunk = this.#chunks[index];
+      const within = a - index * this.chunkBytes;
+      if (chunk !== undefined && within + (b - a) <= chunk.length) return chunk.subarray(within, within + (b - a));
+    }
+    return this.#copy(a, b);
+  }
+
+  /** A copy of the bytes from `begin` to `end` (as `Uint8Array.prototype.slice`). */
+  slice(begin?: number, end?: number): Uint8Array {
+    const [a, b] = range(begin, end, this.length);
+    return this.#copy(a, b);
+  }
+
+  /** Copies the bytes from `position` into `target` (all of it; zeros where nothing was written). */
+  read(position: number, target: Uint8Array): void {
+    const size = this.chunkBytes;
+    const end = position + target.length;
+    for (let at = position; at < end; ) {
+      const index = Math.floor(at / size);
+      const within = at - index * size;
+      const n = Math.min(size - within, end - at);
+      const chunk = this.#chunks[index];
+      const have = chunk === undefined ? 0 : Math.max(0, Math.min(n, chunk.length - within));
+      if (chunk !== undefined && have > 0) target.set(chunk.subarray(within, within + have), at - position);
+      if (have < n) target.fill(0, at - position + have, at - position + n);
+      at += n;
+    }
+  }
+
+  /**
+   * Calls `watch(first, last)` with the chunk indexes each later write covers, until the returned
+   * function is called.
+   */
+  watch(watch: (first: number, last: number) => void): () => void {
+    this.#watchers.add(watch);
+    return () => this.#watchers.delete(watch);
+  }
+
+  #copy(a: number, b: number): Uint8Array {
+    const out = new Uint8Array(Math.max(0, b - a));
+    if (out.length > 0) this.read(a, out);
+    return out;
+  }
+
+  /** Chunk `index`, holding at least `needed` bytes. */
+  #chunkFor(index: number, needed: number): Uint8Array {
+    while (this.#chunks.length <= index) this.#chunks.push(undefined);
+    const chunk = this.#chunks[index];
+    if (chunk !== undefined && chunk.length >= needed) return chunk;
+    // A file of one chunk (a small database) grows that chunk by doubling, as MEMFS would; any
+    // other chunk is allocated whole, so no copy is ever larger than one chunk.
+    const alone = index === 0 && this.#chunks.length === 1;
+    let length = this.chunkBytes;
+    if (alone) {
+      length = Math.max(FIRST_CHUNK_MIN, needed, 2 * (chunk?.length ?? 0));
+      length = Math.min(this.chunkBytes, length);
+    }
+    const grown = new Uint8Array(length);
+    if (chunk !== undefined) grown.set(chunk);
+    this.#chunks[index] = grown;
+    return grown;
+  }
+}
+
+/** A byte view of `source` (a typed array of bytes is viewed, anything else converted). */
+function asBytes(source: ArrayLike<number>): Uint8Array {
+  if (source instanceof Uint8Array) return source;
+  if (ArrayBuffer.isView(source) && (source as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT === 1) {
+    return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  }
+  const bytes = new Uint8Array(source.length);
+  bytes.set(source);
+  return bytes;
+}
+
+/** `begin` and `end` resolved as `TypedArray.prototype.subarray` does against `length`. */
+function range(begin: number | undefined, end: number | undefined, length: number): [number, number] {
+  const resolve = (v: number | undefined, fallback: number): number => {
+    if (v === undefined) return fallback;
+    const n = Math.trunc(Number(v)) || 0;
+    return n < 0 ? Math.max(length + n, 0) : Math.min(n, length);
+  };
+  const a = resolve(begin, 0);
+  const b = resolve(end, length);
+  return [a, Math.max(a, b)];
+}
+
+/**
+ * Opens a database from `image` through `open` (which creates a MEMFS file from the bytes it is
+ * given), offering `file` as that file's storage. Returns what `open` returned and whether MEMFS
+ * took `file` (when it did not, the database works on MEMFS's own copy). `image` is not changed
+ * and not kept.
+ */
+export function openOnPagedFile<T>(
+  image: Uint8Array,
+  file: PagedFile,
+  open: (seed: Uint8Array) => T,
+): { opened: T; paged: boolean } {
+  let paged = false;
+  const seed = new Uint8Array(image.buffer, image.byteOffset, image.byteLength);
+  const give = (start?: number, end?: number): Uint8Array => {
+    // MEMFS copies the first write of a new file with slice(0, length) (or keeps subarray() when
+    // it may own the bytes): either way, what we return becomes the file's contents.
+    if (paged || (start ?? 0) !== 0 || (end ?? image.length) !== image.length) return image.slice(start, end);
+    file.load(image);
+    paged = true;
+    return file as unknown as Uint8Array;
+  };
+  Object.defineProperty(seed, "slice", { value: give });
+  Object.defineProperty(seed, "subarray", { value: give });
+  const opened = open(seed);
+  return { opened, paged };
+}
+
+/** A sql.js `Database` as far as the probe uses it. */
+export interface ProbeDatabase {
+  exec(sql: string): { values: unknown[][] }[];
+  export(): Uint8Array;
+  close(): void;
+}
+
+/**
+ * Checks once, for a loaded module, that a database opened on a paged file keeps its file there,
+ * and returns the image new databases are opened from; `undefined` when anything does not hold
+ * (then every database uses MEMFS's own storage). `openPlain(bytes?)` opens a database as the
+ * engine does without a paged file.
+ *
+ * The image is the file of a new database as the engine opens it, read back with `export()`,
+ * whose backup sets the copy's schema cookie one past its own: the cookie is set back, so that
+ * `PRAGMA schema_version` and everything else SQL can see of the header answers as for a new
+ * database (checked). Then a database is opened from it on a paged file with chunks smaller than
+ * its pages and grown over many of them: every write must reach the paged file, its bytes must
+ * open as the same database, and a header write must show in its first chunk.
+ */
+export function probePagedFiles(openPlain: (bytes?: Uint8Array) => ProbeDatabase): Uint8Array | undefined {
+  const HEADER = [
+    "schema_version",
+    "user_version",
+    "application_id",
+    "page_count",
+    "page_size",
+    "freelist_count",
+    "auto_vacuum",
+    "encoding",
+    "data_version",
+    "journal_mode",
+  ];
+  const header = (db: ProbeDatabase) => HEADER.map((p) => db.exec(`PRAGMA ${p}`)[0]?.values[0]?.[0]);
+  const fresh = openPlain();
+  let image: Uint8Array;
+  let expected: unknown[];
+  try {
+    expected = header(fresh);
+    image = fresh.export().slice();
+  } finally {
+    fresh.close();
+  }
+  if (image.length < 100) return undefined;
+  new DataView(image.buffer, image.byteOffset, image.byteLength).setUint32(40, Number(expected[0]));
+  const file = new PagedFile(64 * 1024 * 1024, 1536);
+  const { opened: db, paged } = openOnPagedFile(image, file, openPlain);
+  try {
+    if (!paged || JSON.stringify(header(db)) !== JSON.stringify(expected)) return undefined;
+    const script =
+      "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 60) INSERT INTO t SELECT i, randomblob(900 + i) FROM c; UPDATE t SET v = zeroblob(10) WHERE k % 3 = 0";
+    const writes = file.writes;
+    db.exec(script);
+    const pages = Number(db.exec("PRAGMA page_count")[0]?.values[0]?.[0]);
+    const pageSize = Number(db.exec("PRAGMA page_size")[0]?.values[0]?.[0]);
+    if (file.writes === writes || file.size !== pages * pageSize || file.allocatedChunks < 40) return undefined;
+    const summary = "SELECT count(*), sum(length(v)), hex(sum(k * unicode(hex(v)))) FROM t";
+    const copy = openPlain(file.slice(0, file.size));
+    try {
+      const same = JSON.stringify(copy.exec(summary)) === JSON.stringify(db.exec(summary));
+      if (!same || copy.exec("PRAGMA integrity_check")[0]?.values[0]?.[0] !== "ok") return undefined;
+    } finally {
+      copy.close();
+    }
+    db.exec("PRAGMA user_version = 4660");
+    const first = file.subarray(60, 64);
+    if (first[0] !== 0 || first[1] !== 0 || first[2] !== 0x12 || first[3] !== 0x34) return undefined;
+  } finally {
+    db.close();
+  }
+  return image;
+}
+
+/**
+ * Whether writes of `db` still reach `file`: rewrites the user-version header field with its own
+ * value (nothing SQL can read changes; SQLite writes page 1) and looks for the write in `file`.
+ * Call it only between transactions.
+ */
+export function writesReach(db: ProbeDatabase, file: PagedFile): boolean {
+  const version = Number(db.exec("PRAGMA user_version")[0]?.values[0]?.[0]);
+  const writes = file.writes;
+  db.exec(`PRAGMA user_version = ${version}`);
+  if (file.writes === writes) return false;
+  const field = file.subarray(60, 64);
+  return new DataView(field.buffer, field.byteOffset, 4).getInt32(0) === version;
+}

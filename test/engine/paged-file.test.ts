@@ -1,0 +1,184 @@
+/**
+ * The paged database file (sqljs-paged-file.ts): the part of the `Uint8Array` surface that
+ * Emscripten's in-memory file system uses (`length`, `set`, `subarray`, `slice`) must behave as a
+ * plain `Uint8Array` of the same length would, whatever the chunk boundaries; and opening on it must
+ * fall back to the file system's own storage when the file system does not take it.
+ */
+import fc from "fast-check";
+import initSqlJs from "sql.js";
+import { describe, expect, test } from "vitest";
+import { openOnPagedFile, PagedFile, probePagedFiles } from "../../src/engine/sqljs-paged-file";
+
+const bytes = (n: number, from = 1) => Uint8Array.from({ length: n }, (_, i) => (from + i * 7) & 0xff);
+
+describe("PagedFile", () => {
+  test("a write across several chunks reads back at any offset, as one buffer", () => {
+    const file = new PagedFile(1000, 16);
+    const model = new Uint8Array(1000);
+    const data = bytes(75);
+    file.set(data, 10);
+    model.set(data, 10);
+    expect(file.size).toBe(85);
+    for (let a = 0; a < 100; a += 3) {
+      for (let b = a; b < 100; b += 5) expect(file.slice(a, b)).toEqual(model.slice(a, b));
+    }
+    // Within one chunk a read is a view of it; across chunks a copy: same bytes either way.
+    expect(file.subarray(16, 32)).toEqual(model.subarray(16, 32));
+    expect(file.subarray(13, 50)).toEqual(model.subarray(13, 50));
+    expect(file.subarray()).toEqual(model);
+  });
+
+  test("growth allocates only the chunks written; a single small chunk grows by doubling", () => {
+    const file = new PagedFile(1 << 20, 64 * 1024);
+    file.set(bytes(100), 0);
+    expect(file.allocatedChunks).toBe(1);
+    expect(file.subarray(0, 100)).toEqual(bytes(100));
+    // Far past the end: the chunks between stay unallocated and read as zeros.
+    file.set(bytes(10, 5), 5 * 64 * 1024 + 3);
+    expect(file.allocatedChunks).toBe(2);
+    expect(file.size).toBe(5 * 64 * 1024 + 13);
+    expect(file.slice(64 * 1024 - 2, 64 * 1024 + 2)).toEqual(new Uint8Array(4));
+    expect(file.slice(5 * 64 * 1024, 5 * 64 * 1024 + 13)).toEqual(Uint8Array.from([0, 0, 0, ...bytes(10, 5)]));
+    // The first chunk (allocated small) keeps its bytes when written past its allocation.
+    file.set(bytes(3, 9), 64 * 1024 - 3);
+    expect(file.slice(0, 100)).toEqual(bytes(100));
+    expect(file.slice(64 * 1024 - 3, 64 * 1024)).toEqual(bytes(3, 9));
+  });
+
+  test("truncation as the file system does it: it copies the kept part out with subarray(0, n)", () => {
+    const file = new PagedFile(4096, 64);
+    const data = bytes(1000);
+    file.set(data, 0);
+    for (const n of [0, 1, 63, 64, 65, 640, 999, 1000]) {
+      const kept = new Uint8Array(n);
+      kept.set(file.subarray(0, n));
+      expect(kept).toEqual(data.subarray(0, n));
+    }
+  });
+
+  test("bytes from a signed heap view (Emscripten's HEAP8) land unchanged", () => {
+    const file = new PagedFile(100, 8);
+    const heap = new Int8Array(Uint8Array.from([0, 255, 128, 127, 1, 200, 3, 4, 5, 6, 7, 250]).buffer);
+    file.set(heap.subarray(1, 11), 3);
+    const out = new Int8Array(20);
+    out.set(file.subarray(3, 13), 2);
+    expect([...new Uint8Array(out.buffer, 2, 10)]).toEqual([255, 128, 127, 1, 200, 3, 4, 5, 6, 7]);
+    file.set([1, 2, 300], 0);
+    expect([...file.slice(0, 3)]).toEqual([1, 2, 44]);
+  });
+
+  test("writes past the capacity are refused as Uint8Array.set refuses them; watchers see each write's chunks", () => {
+    const file = new PagedFile(40, 16);
+    expect(() => file.set(bytes(5), 36)).toThrow(RangeError);
+    expect(() => new Uint8Array(40).set(bytes(5), 36)).toThrow(RangeError);
+    expect(() => file.set(bytes(1), -1)).toThrow(RangeError);
+    const seen: [number, number][] = [];
+    const stop = file.watch((first, last) => seen.push([first, last]));
+    file.set(bytes(4), 14);
+    file.set(bytes(1), 39);
+    stop();
+    file.set(bytes(1), 0);
+    expect(seen).toEqual([
+      [0, 1],
+      [2, 2],
+    ]);
+  });
+
+  test("property: any sequence of writes and reads answers as a plain Uint8Array of the same length", () => {
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant("set" as const),
+        at: fc.integer({ min: 0, max: 700 }),
+        data: fc.uint8Array({ maxLength: 90 }),
+      }),
+      fc.record({
+        kind: fc.constantFrom("subarray" as const, "slice" as const),
+        a: fc.option(fc.integer({ min: -720, max: 720 }), { nil: undefined }),
+        b: fc.option(fc.integer({ min: -720, max: 720 }), { nil: undefined }),
+      }),
+      fc.record({
+        kind: fc.constant("read" as const),
+        at: fc.integer({ min: 0, max: 700 }),
+        n: fc.integer({ min: 0, max: 100 }),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 70 }), fc.array(op, { maxLength: 40 }), (chunk, ops) => {
+        const file = new PagedFile(700, chunk);
+        const model = new Uint8Array(700);
+        for (const o of ops) {
+          if (o.kind === "set") {
+            const ours = attempt(() => file.set(o.data, o.at));
+            const theirs = attempt(() => model.set(o.data, o.at));
+            expect(ours).toEqual(theirs);
+          } else if (o.kind === "read") {
+            const n = Math.min(o.n, 700 - o.at);
+            const target = new Uint8Array(n).fill(9);
+            file.read(o.at, target);
+            expect(target).toEqual(model.slice(o.at, o.at + n));
+          } else {
+            expect(file[o.kind](o.a, o.b)).toEqual(model[o.kind](o.a, o.b));
+          }
+        }
+        expect(file.slice()).toEqual(model);
+      }),
+    );
+  });
+});
+
+function attempt(fn: () => void): string {
+  try {
+    fn();
+    return "ok";
+  } catch (e) {
+    return e instanceof RangeError ? "RangeError" : String(e);
+  }
+}
+
+describe("opening on a paged file", () => {
+  const image = bytes(5000);
+
+  test("a file system that keeps the seed's slice() gets the paged file, loaded with the image", () => {
+    const file = new PagedFile(1 << 20, 1024);
+    const kept: unknown[] = [];
+    const { opened, paged } = openOnPagedFile(image, file, (seed) => {
+      kept.push(seed.slice(0, seed.length));
+      return "db";
+    });
+    expect(opened).toBe("db");
+    expect(paged).toBe(true);
+    expect(kept[0]).toBe(file);
+    expect(file.slice(0, file.size)).toEqual(image);
+    // The caller's image is neither changed nor given a slice() of ours.
+    expect(image.slice(0, 3)).toBeInstanceOf(Uint8Array);
+  });
+
+  test("a file system that copies the seed otherwise: not paged, and the copy is exact", () => {
+    const file = new PagedFile(1 << 20, 1024);
+    let copy: Uint8Array | undefined;
+    const { paged } = openOnPagedFile(image, file, (seed) => {
+      copy = new Uint8Array(seed);
+      // A second slice, or one of part of the seed, is a plain copy too.
+      expect(seed.slice(1, 4)).toEqual(image.slice(1, 4));
+    });
+    expect(paged).toBe(false);
+    expect(copy).toEqual(image);
+    expect(file.size).toBe(0);
+  });
+
+  test("the load-time probe refuses a sql.js whose file system does not keep the paged file", async () => {
+    const SQL = await initSqlJs();
+    // As the engine opens a database: a new one gets its header page right away.
+    const opener = (copy: boolean) => (b?: Uint8Array) => {
+      const db = new SQL.Database(b === undefined || !copy ? b : new Uint8Array(b));
+      db.exec("PRAGMA user_version = 0");
+      return db;
+    };
+    const image = probePagedFiles(opener(false));
+    expect(image).toBeInstanceOf(Uint8Array);
+    const check = new SQL.Database(image);
+    expect(check.exec("PRAGMA schema_version")).toEqual(new SQL.Database().exec("PRAGMA schema_version"));
+    // Opening through a copy of the bytes: the file system never sees our slice().
+    expect(probePagedFiles(opener(true))).toBeUndefined();
+  });
+});
