@@ -102,7 +102,8 @@ export interface SqlEngine {
   exportBytes(): Uint8Array;
   /**
    * Starts a copy of the database image that is made a few pages at a time (see
-   * `sqljs-image-copy.ts`), for snapshots that must not hold the event loop for the whole image.
+   * `sqljs-paged-copy.ts` and `sqljs-image-copy.ts`), for snapshots that must not hold the event
+   * loop for the whole image.
    * Optional: an engine without it is snapshotted with {@link SqlEngine.exportBytes}.
    */
   beginImageCopy?(): ImageCopy;

@@ -23,6 +23,7 @@ import {
 } from "./engine";
 import type { SqlJsDatabase, SqlJsModule, SqlJsStatementHandle, WasmHeap } from "./sqljs";
 import { beginImageCopy, type ImageCopy, type ImageCopyDatabase, type ImageCopyModule } from "./sqljs-image-copy";
+import { beginPagedImageCopy } from "./sqljs-paged-copy";
 import { FILE_CHUNK_BYTES, PagedFile, writesReach } from "./sqljs-paged-file";
 import { SqlJsStatement, type StatementOwner } from "./sqljs-statement";
 
@@ -84,8 +85,11 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
   /** Compiled transaction-control statements (see {@link TRANSACTION_CONTROL}), by text. */
   readonly #control = new Map<string, EngineStatement>();
   readonly #copies = new Set<ImageCopy>();
-  /** The database file's storage when it is paged (see sqljs-paged-file.ts). */
-  readonly #file: PagedFile | undefined;
+  /**
+   * The database file's storage when it is paged (see sqljs-paged-file.ts); dropped once the file
+   * system is found to have taken the file back.
+   */
+  #file: PagedFile | undefined;
   #closed = false;
 
   /** A factory of databases of `module`, each limited to `maxDatabaseSize` bytes. */
@@ -221,6 +225,31 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
 
   beginImageCopy(): ImageCopy {
     this.#assertOpen();
+    const file = this.#file;
+    if (file === undefined) return this.#backupCopy();
+    // The file is ours: its chunks are copied with plain memory copies (sqljs-paged-copy.ts).
+    const pragma = (name: string) => Number(this.#db.exec(`PRAGMA ${name}`)[0]?.values[0]?.[0] ?? 0);
+    const copy = beginPagedImageCopy(
+      file,
+      {
+        databaseBytes: () => pragma("page_count") * pragma("page_size"),
+        writesReach: () => {
+          if (writesReach(this.#db, file)) return true;
+          // The file system took the file back (and never gives it again): copy with the backup API.
+          this.#file = undefined;
+          return false;
+        },
+        backupCopy: () => this.#backupCopy(),
+      },
+      pragma("page_size"),
+      () => this.#copies.delete(copy),
+    );
+    this.#copies.add(copy);
+    return copy;
+  }
+
+  /** A copy made with SQLite's backup API (sqljs-image-copy.ts). */
+  #backupCopy(): ImageCopy {
     const module = this.#module;
     const pages = Number(this.#db.exec("PRAGMA page_count")[0]?.values[0]?.[0] ?? 0);
     const pageSize = Number(this.#db.exec("PRAGMA page_size")[0]?.values[0]?.[0] ?? 4096);

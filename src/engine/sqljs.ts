@@ -70,6 +70,14 @@ function unsupportedBuild(what: string): Error {
  * ```
  */
 export async function loadSqlJsEngine(options: SqlJsLoadOptions = {}): Promise<SqlEngineFactory> {
+  return loadSqlJsEngineWithChunks(options);
+}
+
+/** @internal {@link loadSqlJsEngine} with files in chunks of `fileChunkBytes` (tests). */
+export async function loadSqlJsEngineWithChunks(
+  options: SqlJsLoadOptions,
+  fileChunkBytes?: number,
+): Promise<SqlEngineFactory> {
   const custom = options.locateFile !== undefined || options.wasmBinary !== undefined;
   const load = () =>
     initSqlJs({
@@ -78,7 +86,7 @@ export async function loadSqlJsEngine(options: SqlJsLoadOptions = {}): Promise<S
     });
   const sql = custom ? await load() : await (modulePromise ??= load());
   const module = checkBuild(sql);
-  return SqlJsEngine.factory(module, options.maxDatabaseSize ?? DEFAULT_MAX_DATABASE_SIZE);
+  return SqlJsEngine.factory(module, options.maxDatabaseSize ?? DEFAULT_MAX_DATABASE_SIZE, fileChunkBytes);
 }
 
 let modulePromise: Promise<SqlJsStatic> | undefined;
@@ -197,8 +205,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
       }
     },
   };
-  // A new database is opened from this image when it gets a paged file; without it (the probe
-  // failed), every database keeps MEMFS's own storage.
+  // New databases open from this image on a paged file; without it, on MEMFS's own storage.
   const freshImage = probePagedFiles((bytes) => module.openDatabase(bytes).db);
   module.openPagedDatabase = (bytes, file) => {
     if (freshImage === undefined) return { ...module.openDatabase(bytes), paged: false };

@@ -1,13 +1,25 @@
 /**
- * The page-at-a-time image copy (sqljs-image-copy.ts): stepped between transactions that change
- * the database, it ends holding exactly the committed state of the turn of its last step, also
- * when the database outgrows the room the copy started with; closing the engine mid-copy is safe.
+ * The image copy made in steps: from a paged database file, chunk by chunk (sqljs-paged-copy.ts;
+ * with the default chunks and with chunks of one page), or with the backup API page by page
+ * (sqljs-image-copy.ts; a database whose file is not paged). Stepped between transactions that
+ * change the database, it ends holding exactly the committed state of the turn of its last step,
+ * also when the database outgrows the room the copy started with, when it is rewritten faster than
+ * the copy converges, and when a VACUUM takes the file back mid-copy; closing the engine mid-copy
+ * is safe.
  */
 import { describe, expect, test } from "vitest";
-import type { SqlEngine } from "../../src/engine/engine";
-import { loadSqlJsEngine } from "../../src/engine/sqljs";
+import type { SqlEngine, SqlEngineFactory } from "../../src/engine/engine";
+import { loadSqlJsEngine, loadSqlJsEngineWithChunks } from "../../src/engine/sqljs";
+import type { SqlJsEngine } from "../../src/engine/sqljs-engine";
 
-const factory = await loadSqlJsEngine();
+const defaults = await loadSqlJsEngine();
+const onePageChunks = await loadSqlJsEngineWithChunks({}, 4096);
+const kinds: [string, SqlEngineFactory, boolean][] = [
+  ["paged file", defaults, true],
+  ["paged file, one page per chunk", onePageChunks, true],
+  // An empty image is never handed to the paged file: the copy uses the backup API.
+  ["backup API", { open: (bytes) => defaults.open(bytes ?? new Uint8Array(0)) }, false],
+];
 
 function fill(engine: SqlEngine, from: number, count: number, tag: number): void {
   engine.exec("BEGIN");
@@ -23,10 +35,17 @@ function fill(engine: SqlEngine, from: number, count: number, tag: number): void
 
 const contents = (engine: SqlEngine) => engine.query("SELECT k, v FROM t ORDER BY k");
 
-describe("image copy in steps", () => {
+describe.each(kinds)("image copy in steps (%s)", (_kind, factory, isPaged) => {
+  test("the engine's file is paged as expected", () => {
+    const engine = factory.open();
+    expect((engine as SqlJsEngine).pagedFile !== undefined).toBe(isPaged);
+    engine.close();
+  });
+
   test.each([
     ["writes to pages already copied and not yet copied", 20, 1],
     ["the database outgrows the copy's room", 20, 4000],
+    ["every turn rewrites more than a step copies", 400, 300],
   ])("%s: the image is the state of the last step", (_name, rounds, growth) => {
     const engine = factory.open();
     engine.exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)");
@@ -41,6 +60,7 @@ describe("image copy in steps", () => {
       round++;
       // Rewrite rows spread over the file (some pages copied already, some not), and grow it.
       if (round <= rounds) fill(engine, (round * 137) % 3000, 50 + growth, round);
+      if (rounds === 400 && round <= rounds) fill(engine, (round * 911) % 3000, 300, round);
     }
     const expected = contents(engine);
     const image = copy.image();
@@ -64,5 +84,30 @@ describe("image copy in steps", () => {
     expect(copy?.step(4)).toBe(false);
     expect(() => copy?.image()).toThrow(/not complete/);
     copy?.abandon();
+  });
+
+  test("a VACUUM in the middle of the copy: the image is still the state of the last step", () => {
+    const engine = factory.open();
+    engine.exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)");
+    fill(engine, 0, 4000, 0);
+    engine.exec("DELETE FROM t WHERE k % 3 = 0");
+    const copy = engine.beginImageCopy?.();
+    if (copy === undefined) throw new Error("the sql.js engine copies images in steps");
+    expect(copy.step(1)).toBe(false);
+    engine.exec("VACUUM");
+    fill(engine, 5000, 100, 1);
+    let done = false;
+    for (let round = 0; !done; round++) {
+      done = copy.step(1);
+      if (!done && round < 5) fill(engine, round * 7, 20, round + 2);
+    }
+    const expected = contents(engine);
+    const reopened = defaults.open(copy.image());
+    expect(reopened.query("PRAGMA integrity_check")).toEqual([["ok"]]);
+    expect(contents(reopened)).toEqual(expected);
+    // The file system owns the file now: the engine no longer offers its chunks.
+    expect((engine as SqlJsEngine).pagedFile).toBeUndefined();
+    reopened.close();
+    engine.close();
   });
 });
