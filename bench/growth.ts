@@ -3,7 +3,8 @@
  * `npx tsx bench/growth.ts [--quick]`). Each batch is 100 `put()`s of new keys with 1 KB values,
  * then `await sync()` (fdatasync on). Per size step: p50, p99 and max batch latency, the longest
  * event-loop stall (`monitorEventLoopDelay`, what every other event of the object waited), the
- * snapshots written (count, and the longest `writeSnapshot`), and RSS. At the end: recovery
+ * snapshots written (count, the longest `writeSnapshot`, and the longest single step of a
+ * snapshot's image copy, which runs on the event loop between batches), and RSS. At the end: recovery
  * (`ObjectStorage.open()` of the directory) against raw sql.js opening the newest snapshot read
  * from disk. Writes bench/results/growth.{json,md,svg}.
  */
@@ -14,6 +15,8 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import initSqlJs from "sql.js";
 import { openFilePersistence } from "../src/durability/file-persistence";
+import type { ImageCopy } from "../src/engine/engine";
+import { SqlJsEngine } from "../src/engine/sqljs-engine";
 import { ObjectStorage } from "../src/storage/object-storage";
 
 const MB = 1_000_000;
@@ -34,6 +37,8 @@ export interface GrowthRow {
   snapshots: number;
   /** Longest `writeSnapshot` (checksum, write, fsync, read-back) of the step. */
   snapshotMs: number;
+  /** Longest single step of a snapshot's image copy (one turn's share of the copy). */
+  copyStepMs: number;
   rssBytes: number;
 }
 
@@ -63,6 +68,22 @@ export async function runGrowthBench(options: { quick: boolean }): Promise<Growt
       snapshotCount++;
       snapshotMax = Math.max(snapshotMax, performance.now() - t);
     };
+    // Each step of a snapshot's image copy runs synchronously in one turn: time the longest.
+    let copyStepMax = 0;
+    const begin = SqlJsEngine.prototype.beginImageCopy;
+    SqlJsEngine.prototype.beginImageCopy = function timed(this: SqlJsEngine): ImageCopy {
+      const copy = begin.call(this);
+      const step = copy.step.bind(copy);
+      copy.step = (pages: number) => {
+        const t = performance.now();
+        try {
+          return step(pages);
+        } finally {
+          copyStepMax = Math.max(copyStepMax, performance.now() - t);
+        }
+      };
+      return copy;
+    };
     const storage = await ObjectStorage.open({ persistence: adapter });
     const size = () => storage.sql.databaseSize;
     const rows: GrowthRow[] = [];
@@ -71,6 +92,7 @@ export async function runGrowthBench(options: { quick: boolean }): Promise<Growt
       const latencies: number[] = [];
       snapshotCount = 0;
       snapshotMax = 0;
+      copyStepMax = 0;
       const delay = monitorEventLoopDelay({ resolution: 5 });
       delay.enable();
       while (size() < stepMb * MB) {
@@ -90,14 +112,16 @@ export async function runGrowthBench(options: { quick: boolean }): Promise<Growt
         stallMs: delay.max / 1e6,
         snapshots: snapshotCount,
         snapshotMs: snapshotMax,
+        copyStepMs: copyStepMax,
         rssBytes: process.memoryUsage().rss,
       };
       rows.push(row);
       console.log(
-        `growth ${(row.databaseBytes / MB).toFixed(0)} MB: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, max ${row.maxMs.toFixed(1)} ms, stall ${row.stallMs.toFixed(1)} ms, ${row.snapshots} snapshot(s) ≤ ${row.snapshotMs.toFixed(0)} ms, RSS ${(row.rssBytes / MB).toFixed(0)} MB`,
+        `growth ${(row.databaseBytes / MB).toFixed(0)} MB: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, max ${row.maxMs.toFixed(1)} ms, stall ${row.stallMs.toFixed(1)} ms, ${row.snapshots} snapshot(s) ≤ ${row.snapshotMs.toFixed(0)} ms, copy step ≤ ${row.copyStepMs.toFixed(1)} ms, RSS ${(row.rssBytes / MB).toFixed(0)} MB`,
       );
     }
     await storage.close();
+    SqlJsEngine.prototype.beginImageCopy = begin;
 
     // Recovery against raw sql.js opening the newest snapshot read from disk (paired, alternating).
     const SQL = await initSqlJs();
@@ -130,11 +154,11 @@ export async function runGrowthBench(options: { quick: boolean }): Promise<Growt
 
 function growthMarkdown(rows: GrowthRow[], recoveryMs: number, rawOpenMs: number, snapshotBytes: number): string {
   const lines = [
-    "| database | batches | p50 batch | p99 batch | max batch | longest stall | snapshots | longest snapshot write | RSS |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| database | batches | p50 batch | p99 batch | max batch | longest stall | snapshots | longest snapshot write | longest copy step | RSS |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rows.map(
       (r) =>
-        `| ${(r.databaseBytes / MB).toFixed(0)} MB | ${r.batches} | ${r.p50Ms.toFixed(2)} ms | ${r.p99Ms.toFixed(2)} ms | ${r.maxMs.toFixed(1)} ms | ${r.stallMs.toFixed(1)} ms | ${r.snapshots} | ${r.snapshotMs.toFixed(0)} ms | ${(r.rssBytes / MB).toFixed(0)} MB |`,
+        `| ${(r.databaseBytes / MB).toFixed(0)} MB | ${r.batches} | ${r.p50Ms.toFixed(2)} ms | ${r.p99Ms.toFixed(2)} ms | ${r.maxMs.toFixed(1)} ms | ${r.stallMs.toFixed(1)} ms | ${r.snapshots} | ${r.snapshotMs.toFixed(0)} ms | ${r.copyStepMs.toFixed(1)} ms | ${(r.rssBytes / MB).toFixed(0)} MB |`,
     ),
     "",
     `Recovery of the final database: \`ObjectStorage.open()\` ${recoveryMs.toFixed(0)} ms; raw sql.js opening its newest snapshot (${(snapshotBytes / MB).toFixed(0)} MB) read from disk: ${rawOpenMs.toFixed(0)} ms (${(recoveryMs / rawOpenMs).toFixed(2)}×; target ≤ 1.5×).`,
