@@ -6,6 +6,27 @@
 /** A value as the engine stores it: INTEGER/REAL → number, TEXT → string, BLOB → bytes, NULL. */
 export type EngineValue = number | string | Uint8Array | null;
 
+/**
+ * Rows a statement read and wrote by the platform's rules (SQLite's opcodes counted as the
+ * platform's patched SQLite counts them; engine/sqljs-row-counters.ts).
+ */
+export interface RowCounts {
+  /** Rows read, but those of `count(*)` over a whole table (see {@link RowCounts.countScans}). */
+  readonly read: number;
+  /** Rows written, but those of a `Clear` (see {@link RowCounts.clears}). */
+  readonly written: number;
+  /**
+   * `count(*)` of a whole table, which the platform counts as reading every row: how often it ran,
+   * by the B-tree root page it counted (the table's or one of its indexes').
+   */
+  readonly countScans: ReadonlyMap<number, number>;
+  /**
+   * How often a `DELETE` without `WHERE` emptied its table at once (`Clear`); the platform counts
+   * each row removed (the statement's changes) as written.
+   */
+  readonly clears: number;
+}
+
 /** How numbers are bound: the platform binds every JS number as REAL; internal code wants INTEGER. */
 export type NumberBinding = "real" | "integer";
 
@@ -28,16 +49,16 @@ export interface EngineStatement {
   /** The result column names, also for statements that return no rows. */
   columnNames(): string[];
   /**
-   * How many times the statement has stepped a loop onto its next row (SQLite's `Next`, `Prev` and
-   * `SorterNext` opcodes: full scans, index ranges, sorters), summed over every run since it was
-   * compiled: take differences. The row counters are built on it.
+   * Starts counting rows read and written the platform's way for the run about to begin: call after
+   * {@link EngineStatement.bind} and before the first {@link EngineStatement.step}. The first call
+   * prepares the statement for counting (statements that never call it run unchanged).
+   * `rerunnable`: the statement only reads, so when SQLite recompiles it inside its first step (a
+   * plan that depends on a bound value, such as a LIKE pattern) it may run again from the start to
+   * be counted; a write's run is then not counted (docs/semantics.md, "Row counters").
    */
-  scanSteps(): number;
-  /**
-   * How many times the statement has sorted (SQLite's `Sort` and `SorterSort` opcodes, its
-   * `SQLITE_STMTSTATUS_SORT` counter), summed over every run since it was compiled: take differences.
-   */
-  sortRuns(): number;
+  startCounting(rerunnable: boolean): void;
+  /** The rows read and written since {@link EngineStatement.startCounting} (live while the run goes on). */
+  rowCounts(): RowCounts;
   /** The number of parameters the statement takes (largest `?NNN` index). */
   parameterCount(): number;
   /** Rewinds the statement so it can run again; keeps it compiled. */

@@ -25,6 +25,7 @@ import type { SqlJsDatabase, SqlJsModule, SqlJsStatementHandle, WasmHeap } from 
 import { beginImageCopy, type ImageCopy, type ImageCopyDatabase, type ImageCopyModule } from "./sqljs-image-copy";
 import { beginPagedImageCopy } from "./sqljs-paged-copy";
 import { FILE_CHUNK_BYTES, PagedFile, writesReach } from "./sqljs-paged-file";
+import type { ProgramLayout } from "./sqljs-row-counters";
 import { SqlJsStatement, type StatementOwner } from "./sqljs-statement";
 
 /** Options for loading sql.js (needed in browsers to find the WASM file). */
@@ -76,8 +77,8 @@ function templateOf(module: SqlJsModule): Uint8Array {
 export class SqlJsEngine implements SqlEngine, StatementOwner {
   /** @internal The module's heap (shared by every database of the module). */
   readonly heap: WasmHeap;
-  /** @internal Where statements keep their counters (see sqljs.ts). */
-  readonly counterOffset: number;
+  /** @internal Where statements keep their program and counters (see sqljs.ts). */
+  readonly programLayout: ProgramLayout;
   readonly #module: SqlJsModule;
   readonly #db: SqlJsDatabase;
   readonly #dbPtr: number;
@@ -108,7 +109,7 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
   private constructor(module: SqlJsModule, maxDatabaseSize: number, fileChunkBytes: number, bytes?: Uint8Array) {
     this.#module = module;
     this.heap = module.heap;
-    this.counterOffset = module.counterOffset;
+    this.programLayout = module.programLayout;
     // The file on chunks of ours (sqljs-paged-file.ts), with room for the largest the database may
     // grow (and for an image loaded larger than that): growing it never copies it.
     const capacity = Math.max(maxDatabaseSize, bytes?.length ?? 0) + fileChunkBytes;

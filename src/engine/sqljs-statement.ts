@@ -7,8 +7,9 @@
  * straight to the C functions sql.js exports instead (`_sqlite3_bind_double`, `_sqlite3_step`…).
  */
 import { isWellFormed } from "../util/utf8";
-import { EngineError, type EngineStatement, type EngineValue, type NumberBinding } from "./engine";
+import { EngineError, type EngineStatement, type EngineValue, type NumberBinding, type RowCounts } from "./engine";
 import type { WasmHeap } from "./sqljs";
+import { ProgramCounters, type ProgramLayout } from "./sqljs-row-counters";
 
 /** The raw C exports of the sql.js module that we call directly. */
 export interface RawSqlite {
@@ -52,6 +53,7 @@ export interface RawSqlite {
   ): number;
   _free(ptr: number): void;
   _malloc(bytes: number): number;
+  _sqlite3_free(ptr: number): void;
   addFunction(fn: (...args: number[]) => void, signature: string): number;
   removeFunction(ptr: number): void;
   stringToNewUTF8(text: string): number;
@@ -101,18 +103,19 @@ export interface StatementHandle {
 /** What a statement needs from the engine that compiled it. */
 export interface StatementOwner {
   readonly closed: boolean;
-  /** Where a statement keeps its `sqlite3_stmt_status` counters (see sqljs.ts). */
-  readonly counterOffset: number;
+  /** Where a statement keeps its program and counters (see sqljs.ts). */
+  readonly programLayout: ProgramLayout;
   forget(stmt: SqlJsStatement): void;
   lastError(rc: number): EngineError;
   /** `sqlite3_step` with SQLite's 'now' pinned to `nowMs` (see sqljs.ts). */
   stepAt(ptr: number, nowMs: number): number;
 }
 
-/** Indexes into `Vdbe.aCounter` (SQLite's `SQLITE_STMTSTATUS_*`; slot 0 counts the other steps). */
+/** Index into `Vdbe.aCounter` (SQLite's `SQLITE_STMTSTATUS_FULLSCAN_STEP`). */
 export const STMTSTATUS_FULLSCAN_STEP = 1;
-/** `SQLITE_STMTSTATUS_SORT`: sorts run (`Sort`, `SorterSort`). */
-export const STMTSTATUS_SORT = 2;
+/** The result columns of `EXPLAIN` and `EXPLAIN QUERY PLAN`: their programs only list another one. */
+const EXPLAIN_COLUMNS = new Set(["addr,opcode,p1,p2,p3,p4,p5,comment", "id,parent,notused,detail"]);
+const NOTHING_COUNTED: RowCounts = Object.freeze({ read: 0, written: 0, countScans: new Map(), clears: 0 });
 
 /** A compiled statement (see the module comment). */
 export class SqlJsStatement implements EngineStatement {
@@ -128,6 +131,15 @@ export class SqlJsStatement implements EngineStatement {
   readonly #copies: number[] = [];
   /** Rewound with no bindings and not stepped since: binding needs no reset first. */
   #clean = true;
+  /** The row counters (sqljs-row-counters.ts), once {@link SqlJsStatement.startCounting} asked; `null`: nothing to count. */
+  #counters: ProgramCounters | null | undefined;
+  /** The values last bound (the row counters look at a seek's key). */
+  #bound: readonly EngineValue[] = [];
+  /**
+   * A counted run that has not stepped yet, and whether it may run again from the start (a read):
+   * see {@link SqlJsStatement.step}.
+   */
+  #countedRunStart: "rerunnable" | "once" | undefined;
 
   constructor(engine: StatementOwner, raw: RawSqlite, heap: WasmHeap, stmt: StatementHandle, ptr: number, sql: string) {
     this.#engine = engine;
@@ -145,6 +157,7 @@ export class SqlJsStatement implements EngineStatement {
   bind(values: readonly EngineValue[], numbers: NumberBinding): void {
     this.#assertLive();
     if (!this.#clean) this.#clear();
+    this.#bound = values;
     if (values.length === 0) return;
     this.#clean = false;
     // Straight through the C API, for every type: sql.js's own bind resets the statement again,
@@ -198,6 +211,7 @@ export class SqlJsStatement implements EngineStatement {
 
   /** Rewinds the statement and clears its bindings (as sql.js's reset), freeing their copies. */
   #clear(): void {
+    this.#countedRunStart = undefined;
     this.#raw._sqlite3_reset(this.#ptr);
     this.#raw._sqlite3_clear_bindings(this.#ptr);
     this.#freeCopies();
@@ -212,10 +226,27 @@ export class SqlJsStatement implements EngineStatement {
   step(nowMs?: number): boolean {
     this.#assertLive();
     this.#clean = false;
-    const rc = nowMs === undefined ? this.#raw._sqlite3_step(this.#ptr) : this.#engine.stepAt(this.#ptr, nowMs);
+    let rc = this.#stepRaw(nowMs);
+    const start = this.#countedRunStart;
+    if (start !== undefined) {
+      this.#countedRunStart = undefined;
+      // SQLite recompiled the statement inside this first step (its plan depends on a bound value,
+      // such as a LIKE pattern, or the schema changed), so the new program ran without counting. A
+      // read runs again from the start, counted: nothing of its first run was handed out.
+      if (this.#counters?.live === false && start === "rerunnable" && (rc === SQLITE_ROW || rc === SQLITE_DONE)) {
+        this.#raw._sqlite3_reset(this.#ptr); // keeps the bindings
+        this.#instrument();
+        this.#counters?.begin();
+        rc = this.#stepRaw(nowMs);
+      }
+    }
     if (rc === SQLITE_ROW) return true;
     if (rc === SQLITE_DONE) return false;
     throw this.#engine.lastError(rc);
+  }
+
+  #stepRaw(nowMs: number | undefined): number {
+    return nowMs === undefined ? this.#raw._sqlite3_step(this.#ptr) : this.#engine.stepAt(this.#ptr, nowMs);
   }
 
   row(): EngineValue[] {
@@ -254,16 +285,29 @@ export class SqlJsStatement implements EngineStatement {
     return this.#stmt.getColumnNames();
   }
 
-  scanSteps(): number {
+  startCounting(rerunnable: boolean): void {
     this.#assertLive();
-    const at = this.#ptr + this.#engine.counterOffset;
-    // Slot 0 collects the Next/Prev/SorterNext steps SQLite does not file under a named counter.
-    return this.#heap.u32(at) + this.#heap.u32(at + 4 * STMTSTATUS_FULLSCAN_STEP);
+    if (this.#counters === undefined || (this.#counters !== null && !this.#counters.live)) this.#instrument();
+    this.#counters?.begin();
+    this.#countedRunStart = rerunnable ? "rerunnable" : "once";
   }
 
-  sortRuns(): number {
+  /** Rewrites the statement's current program for counting (sqljs-row-counters.ts); EXPLAIN's not. */
+  #instrument(): void {
+    const explain = EXPLAIN_COLUMNS.has(this.#stmt.getColumnNames().join());
+    this.#counters = explain
+      ? null
+      : ProgramCounters.instrument(
+          { heap: this.#heap, _malloc: (n) => this.#raw._malloc(n), _free: (p) => this.#raw._free(p) },
+          this.#engine.programLayout,
+          this.#ptr,
+        );
+  }
+
+  rowCounts(): RowCounts {
     this.#assertLive();
-    return this.#heap.u32(this.#ptr + this.#engine.counterOffset + 4 * STMTSTATUS_SORT);
+    const bound = this.#bound;
+    return this.#counters?.counts((i) => bound[i - 1]) ?? NOTHING_COUNTED;
   }
 
   parameterCount(): number {
@@ -293,7 +337,11 @@ export class SqlJsStatement implements EngineStatement {
   free(): void {
     if (this.#freed) return;
     this.#freed = true;
-    if (!this.#engine.closed) this.#stmt.free();
+    // The original program goes back before SQLite finalizes the statement (it frees that one).
+    if (!this.#engine.closed) {
+      this.#counters?.release();
+      this.#stmt.free();
+    }
     this.#freeCopies();
     this.#engine.forget(this);
   }

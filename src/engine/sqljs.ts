@@ -10,7 +10,8 @@
  * - **heap capture**: sql.js exports no view of its WASM heap; {@link WasmHeap} captures it through
  *   one `TextDecoder.decode` call of the module's own `UTF8ToString`;
  * - **offsets into SQLite's structs**, read and written through the heap: a statement's
- *   `sqlite3_stmt_status` counters ({@link locateStepCounters}), a connection's `sqlite3_limit`
+ *   `sqlite3_stmt_status` counters ({@link locateStepCounters}), its program and the opcode
+ *   numbers ({@link probeProgramLayout}, for sqljs-row-counters.ts), a connection's `sqlite3_limit`
  *   values ({@link locateLimits}), its change counters and last rowid
  *   ({@link connectionCounterOffsets}), and a function call's user data ({@link locateUserData});
  * - **functions without a WASM module each**: sql.js's `create_function` compiles a new WASM module
@@ -31,6 +32,7 @@ import { copyPooled } from "../util/byte-pool";
 import type { EngineFunction, EngineValue, SqlEngineFactory } from "./engine";
 import { DEFAULT_MAX_DATABASE_SIZE, SqlJsEngine, type SqlJsLoadOptions } from "./sqljs-engine";
 import { openOnPagedFile, type PagedFile, probePagedFiles } from "./sqljs-paged-file";
+import { LAYOUT_PROBE_SCHEMA, locateProgramLayout, type ProgramLayout } from "./sqljs-row-counters";
 import { type RawSqlite, SQLITE_STATIC, SQLITE_TRANSIENT, STMTSTATUS_FULLSCAN_STEP } from "./sqljs-statement";
 
 export type { Database as SqlJsDatabase, Statement as SqlJsStatementHandle } from "sql.js";
@@ -110,6 +112,8 @@ export interface SqlJsModule {
   readonly heap: WasmHeap;
   /** Where a statement keeps its `sqlite3_stmt_status` counters (see {@link locateStepCounters}). */
   readonly counterOffset: number;
+  /** Where a statement keeps its program, and the opcode numbers (see {@link probeProgramLayout}). */
+  readonly programLayout: ProgramLayout;
   /** Opens a database (from the bytes of a SQLite file) with {@link ENGINE_LIMITS} set. */
   openDatabase(bytes?: Uint8Array): { db: Database; ptr: number };
   /**
@@ -162,6 +166,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
   const keys = locatePointerKeys(sql);
   const heap = new WasmHeap(raw);
   const counterOffset = locateStepCounters(sql, keys, heap);
+  const programLayout = probeProgramLayout(sql, keys, heap, counterOffset);
   const limitsOffset = locateLimits(sql, keys, heap);
   const counters = connectionCounterOffsets(sql, keys, heap);
   const functions = new SharedFunctions(raw, heap);
@@ -171,6 +176,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
     raw,
     heap,
     counterOffset,
+    programLayout,
     openDatabase(bytes) {
       const db = new sql.Database(bytes);
       const ptr = dbPtr(db);
@@ -410,6 +416,40 @@ function locateStepCounters(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap)
       stmt.free();
     }
   } finally {
+    db.close();
+  }
+}
+
+/** A statement's program layout and the opcode numbers (sqljs-row-counters.ts), on a scratch connection. */
+function probeProgramLayout(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap, counterOffset: number): ProgramLayout {
+  const raw = sql as unknown as RawSqlite;
+  const db = new sql.Database();
+  const statements: Statement[] = [];
+  try {
+    db.exec(LAYOUT_PROBE_SCHEMA);
+    const layout = locateProgramLayout({
+      module: { heap, _malloc: (bytes) => raw._malloc(bytes), _free: (ptr) => raw._free(ptr) },
+      counterOffset,
+      compile: (text) => {
+        const stmt = db.prepare(text);
+        statements.push(stmt);
+        return (stmt as unknown as Record<string, number>)[keys.statement] as number;
+      },
+      run: (stmt, value) => {
+        raw._sqlite3_reset(stmt);
+        raw._sqlite3_bind_double(stmt, 1, value);
+        let rows = 0;
+        while (raw._sqlite3_step(stmt) === 100 /* SQLITE_ROW */) rows++;
+        raw._sqlite3_reset(stmt);
+        return rows;
+      },
+      explain: (text) => (db.exec(`EXPLAIN ${text}`)[0]?.values ?? []) as (string | number | null)[][],
+      sqliteFree: (ptr) => raw._sqlite3_free(ptr),
+    });
+    if (layout === undefined) throw unsupportedBuild("SQLite's compiled programs");
+    return layout;
+  } finally {
+    for (const stmt of statements) stmt.free();
     db.close();
   }
 }

@@ -13,6 +13,9 @@ import { startWorkerd, type WorkerdHandle } from "./workerd";
 type Counts = readonly [number, number];
 interface Case {
   readonly query: string;
+  readonly bindings?: readonly (number | string | null)[];
+  /** How the cursor is read (default: `toArray`). */
+  readonly read?: "toArray" | "next";
   readonly workerd: Counts;
   readonly ours?: Counts;
 }
@@ -27,6 +30,12 @@ const SETUP = [
   "CREATE TABLE r (id INTEGER PRIMARY KEY, name TEXT)",
   "CREATE TABLE q (a, b)",
   "CREATE TABLE empty (a)",
+  "CREATE TABLE g (id INTEGER PRIMARY KEY, v TEXT)",
+  "CREATE TABLE glog (what TEXT)",
+  "CREATE TRIGGER g_log AFTER INSERT ON g BEGIN INSERT INTO glog VALUES (new.v); END",
+  "CREATE TABLE pp (id INTEGER PRIMARY KEY)",
+  "CREATE TABLE cc (id INTEGER PRIMARY KEY, pid INTEGER REFERENCES pp(id) ON DELETE CASCADE ON UPDATE CASCADE)",
+  "CREATE INDEX cc_pid ON cc(pid)",
 ];
 
 /** Run in order, after SETUP: each sees the effects of the ones before. */
@@ -59,13 +68,13 @@ const CASES: readonly Case[] = [
   { query: "INSERT INTO t (x, y) VALUES (1, 'a'), (2, 'b')", workerd: [0, 4] },
   { query: "INSERT OR REPLACE INTO t VALUES (200, 6, 'r')", workerd: [1, 2] },
   { query: "INSERT INTO t VALUES (201, 1, 'u') ON CONFLICT DO NOTHING", workerd: [1, 0] },
-  { query: "INSERT INTO t VALUES (201, 1, 'u') ON CONFLICT(id) DO UPDATE SET y = 'w'", workerd: [1, 2], ours: [1, 4] },
+  { query: "INSERT INTO t VALUES (201, 1, 'u') ON CONFLICT(id) DO UPDATE SET y = 'w'", workerd: [1, 2] },
   { query: "INSERT INTO u VALUES (1, 'a'), (2, 'b')", workerd: [0, 2] },
   { query: "UPDATE u SET b = 'c' WHERE a = 1", workerd: [1, 1] },
   { query: "DELETE FROM u WHERE a = 2", workerd: [1, 1] },
   { query: "INSERT INTO p VALUES (1)", workerd: [1, 1] },
   { query: "INSERT INTO c VALUES (1, 1), (2, 1)", workerd: [4, 2] },
-  { query: "DELETE FROM p WHERE id = 1", workerd: [9, 3], ours: [7, 1] },
+  { query: "DELETE FROM p WHERE id = 1", workerd: [9, 3] },
   { query: "DELETE FROM t", workerd: [0, 11] },
   { query: "INSERT INTO r(name) VALUES ('x'), ('y') RETURNING id", workerd: [4, 2] },
   { query: "INSERT INTO r(name) VALUES ('z') RETURNING id", workerd: [1, 1] },
@@ -79,9 +88,19 @@ const CASES: readonly Case[] = [
   { query: "SELECT * FROM r WHERE name = 'nope'", workerd: [4, 0] },
   { query: "SELECT * FROM r WHERE id IN (1, 10, 11)", workerd: [6, 0] },
   { query: "SELECT (SELECT count(*) FROM q) AS n", workerd: [3, 0] },
-  { query: "SELECT * FROM r ORDER BY name LIMIT 2", workerd: [8, 0], ours: [7, 0] },
+  { query: "SELECT * FROM r ORDER BY name LIMIT 2", workerd: [8, 0] },
   { query: "SELECT DISTINCT name FROM r", workerd: [4, 0] },
   { query: "SELECT name, count(*) FROM r GROUP BY name", workerd: [8, 0] },
+  // Rowid lookups whose key is no integer: the platform's seek gives up before it counts.
+  { query: "SELECT * FROM r WHERE id = ?", bindings: [10.5], workerd: [0, 0] },
+  { query: "SELECT * FROM r WHERE id = ?", bindings: [null], workerd: [0, 0] },
+  { query: "SELECT * FROM r WHERE id = ?", bindings: ["x"], workerd: [0, 0] },
+  { query: "SELECT * FROM r WHERE id = ?", bindings: ["11"], workerd: [1, 0] },
+  { query: "SELECT * FROM r WHERE id = ?", bindings: [11], workerd: [1, 0] },
+  { query: "SELECT * FROM r WHERE id = 1.5", workerd: [0, 0] },
+  { query: "SELECT * FROM r WHERE id > ?", bindings: [null], workerd: [0, 0] },
+  { query: "SELECT * FROM r WHERE id < ?", bindings: ["x"], workerd: [4, 0] },
+  { query: "SELECT * FROM r WHERE id > ?", bindings: [10.5], workerd: [2, 0] },
 ];
 
 function counts(result: OpResult | undefined): Counts {
@@ -105,14 +124,22 @@ describe("row counters against workerd (docs/sql.md)", () => {
   it("each statement counts as documented, on both", async () => {
     const ops: Op[] = [
       ...SETUP.map((query): Op => ({ op: "sql", query })),
-      ...CASES.map((c): Op => ({ op: "sql", query: c.query, read: "toArray" })),
+      ...CASES.map(
+        (c): Op => ({ op: "sql", query: c.query, bindings: [...(c.bindings ?? [])], read: c.read ?? "toArray" }),
+      ),
     ];
     const [theirs, ours] = await Promise.all([workerd.run(ops), runOnSubject(ops)]);
     const seen = CASES.map((c, i) => ({
-      query: c.query,
+      query: c.query + (c.bindings ? ` ${JSON.stringify(c.bindings)}` : ""),
       workerd: counts(theirs[SETUP.length + i]),
       ours: counts(ours[SETUP.length + i]),
     }));
-    expect(seen).toEqual(CASES.map((c) => ({ query: c.query, workerd: c.workerd, ours: c.ours ?? c.workerd })));
+    expect(seen).toEqual(
+      CASES.map((c) => ({
+        query: c.query + (c.bindings ? ` ${JSON.stringify(c.bindings)}` : ""),
+        workerd: c.workerd,
+        ours: c.ours ?? c.workerd,
+      })),
+    );
   });
 });

@@ -11,9 +11,8 @@
  * - `raw()` and `[Symbol.iterator]()` return new iterators over the same position.
  * - After `deleteAll()` an unfinished cursor fails with the platform's "canceled" error.
  */
-import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
+import type { EngineStatement, EngineValue, RowCounts, SqlEngine } from "../../engine/engine";
 import type { CountingVerdict } from "./row-counting";
-import { indexBuildCounts, rowsReadOf } from "./row-counting";
 import type { RowBuilder } from "./row-objects";
 import type { AccessVerdict } from "./sql-access";
 import { QUERY_CANCELED_MESSAGE } from "./sql-errors";
@@ -48,8 +47,11 @@ export interface CursorSource {
   release(): void;
   /** Turns an engine error into the platform's error. */
   translate(error: unknown): unknown;
-  /** Rows in `table` (for `count(*)`, which the platform counts as rows read). */
-  countRows(table: string): number;
+  /**
+   * Rows in the table stored at B-tree root page `root`, or indexed by the index stored there (for
+   * `count(*)`, which the platform counts as reading every row).
+   */
+  countRowsAt(root: number): number;
 }
 
 /** A raw iterator: rows as arrays, sharing the cursor's position. */
@@ -93,12 +95,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #changes = 0;
   /** Rows a write returned (RETURNING), all produced inside `exec()`. */
   #returnedByWrite = 0;
-  /** The statement's loop-step counter when this cursor started, and its steps once finished. */
-  #startSteps = 0;
-  #finalSteps = -1;
-  #startSorts = 0;
-  #finalSorts = -1;
-  #countedRows = 0;
+  /** The counters once the statement finished (it goes back to the cache and may run for others). */
+  #final: readonly [read: number, written: number] | undefined;
   #statementDone = false;
 
   /**
@@ -188,10 +186,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
 
   #start(source: CursorSource): void {
     const verdict = this.#verdict;
-    const counting = this.#counting;
-    // A program without loops takes no loop steps: skip reading the counter (point lookups).
-    if (counting.positioning.loops > 0) this.#startSteps = source.statement.scanSteps();
-    if (counting.positioning.sorts) this.#startSorts = source.statement.sortRuns();
+    source.statement.startCounting(!verdict.mayWrite);
     if (verdict.mayWrite) {
       // Run writes to completion now: the batch may commit before the caller reads, and replay
       // reseeds random() per statement, so no statement may stay half-run.
@@ -202,13 +197,11 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
         rows.push(this.#readRow(source));
       }
       this.#changes = isDml(verdict) ? source.engine.changes() : 0;
-      if (counting.indexBuild !== undefined) this.#countedRows = source.countRows(counting.indexBuild);
       this.#buffer = rows;
       this.#returnedByWrite = rows.length;
       this.#finishStatement();
       this.#advanceBuffer();
     } else {
-      if (counting.countTable !== undefined) this.#countedRows = source.countRows(counting.countTable);
       this.#advanceStatement(source);
     }
   }
@@ -224,7 +217,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     if (row === undefined) return undefined;
     this.#returned++;
     if (this.#buffer !== undefined) this.#advanceBuffer();
-    else if (this.#counting.positioning.atMostOneRow) {
+    else if (this.#counting.atMostOneRow) {
       // Its one row is out: the program can only halt now, so finish without stepping there.
       this.#pending = undefined;
       this.#finishStatement();
@@ -302,9 +295,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #finishStatement(): void {
     if (!this.#statementDone) {
       this.#statementDone = true;
-      // Freeze the step count before the statement goes back to the cache and runs for others.
-      this.#finalSteps = this.#steps();
-      this.#finalSorts = this.#sorts();
+      // Freeze the counts before the statement goes back to the cache and runs for others.
+      this.#final = this.#statementCounts();
       // Every caller has just used the statement (or checked for cancellation), so it is current;
       // and releasing a canceled one is harmless (its statement is already freed).
       this.#source?.release();
@@ -325,52 +317,35 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   }
 
   /**
-   * The platform counts B-tree cursor moves (libSQL's counters patch). sql.js has no counters,
-   * so we count what we can see: rows handed out or stepped to (one ahead), rows changed by DML
-   * (an INSERT's rowid lookups per row; nothing for a DELETE that empties the table), the
-   * writes the platform counts per changed row, and `count(*)`'s table size (docs/sql.md).
+   * The platform counts inside SQLite's opcodes (B-tree moves, inserts and deletes); the engine
+   * counts the same opcodes as they run (engine/sqljs-row-counters.ts, docs/semantics.md). What is
+   * left here: `count(*)` of a whole table reads its rows, a `DELETE` that empties a table at once
+   * writes its changes, and a write's RETURNING rows, which the platform steps through as the
+   * caller reads them, where this cursor ran the write to its end inside `exec()`.
    */
   #liveRead(): number {
-    const v = this.#verdict;
-    const c = this.#counting;
-    if (c.countTable !== undefined) return this.#countedRows;
-    if (c.indexBuild !== undefined) return indexBuildCounts(this.#steps(), this.#countedRows, c.schemaWrites)[0];
-    // CREATE TABLE / VIEW update their schema row through a rowid seek; a trigger, or an IF NOT
-    // EXISTS that finds the object, seeks nothing.
-    if (v.kind === "create" && v.mayWrite) return c.positioning.positionings;
-    const steps = this.#steps();
-    if (v.returning) {
-      // The write ran to the end inside exec(), its rows collected in a temporary table; the
-      // platform steps through that table as the caller reads (its Rewind, then one step per row
-      // after the first): the published example is INSERT … RETURNING of 2 rows, 3 after exec and
-      // 4 at the end. Everything else the write read is in the final count already.
-      let final =
-        v.kind === "insert"
-          ? rowsReadOf(steps, c.positioning, this.#changes > 0) + this.#changes * c.seeksPerInsert
-          : rowsReadOf(steps, c.positioning, this.#changes > 0, this.#changes);
-      final += this.#sorts() + this.#changes * c.perRowSubprogram.reads;
-      const unread = this.#returnedByWrite - this.#visibleRows();
-      return final - Math.max(unread, 0);
-    }
-    const found = steps > 0 || this.#changes > 0 || this.#returned > 0 || this.#pending !== undefined;
-    // A virtual table's loop (the pragma functions): its filter finds the first row, then one VNext
-    // per step after that, the one that finds the end included: one per row handed out.
-    const virtualRows = c.positioning.virtualLoops === 1 && c.positioning.loops === 0 ? this.#returned : 0;
-    const changed = v.kind === "update" || v.kind === "delete" ? this.#changes : undefined;
-    const subprograms = isDml(v) ? this.#changes * c.perRowSubprogram.reads : 0;
-    const reads = rowsReadOf(steps, c.positioning, found, changed) + virtualRows + this.#sorts() + subprograms;
-    // An INSERT looks up each row it tries, also one it then skips (OR IGNORE, DO NOTHING): a
-    // straight-line program tries exactly one; otherwise the rows it inserted are what is known.
-    const tried = c.positioning.straightLine ? 1 : this.#changes;
-    return v.kind === "insert" ? reads + tried * c.seeksPerInsert : reads;
+    const [read] = this.#final ?? this.#statementCounts();
+    if (!this.#verdict.returning) return read;
+    // The platform's temporary table of returned rows: its Rewind, then one step per row after the
+    // first, as the caller reads (the published example: INSERT … RETURNING of 2 rows, 3 after
+    // exec and 4 at the end).
+    const unread = this.#returnedByWrite - this.#visibleRows();
+    return read - Math.max(unread, 0);
   }
 
-  /** Sorts the statement has run for this cursor (SQLite's own count). */
-  #sorts(): number {
-    if (this.#finalSorts >= 0) return this.#finalSorts;
-    if (!this.#counting.positioning.sorts) return 0;
-    const statement = this.#source?.statement;
-    return statement === undefined || statement.freed ? 0 : statement.sortRuns() - this.#startSorts;
+  /** The statement's counts (by the platform's rules) for this cursor's run, while it runs. */
+  #statementCounts(): readonly [read: number, written: number] {
+    const source = this.#source;
+    const statement = source?.statement;
+    if (source === undefined || statement === undefined || statement.freed) return [0, 0];
+    return this.#platformCounts(statement.rowCounts(), source);
+  }
+
+  #platformCounts(counts: RowCounts, source: CursorSource): readonly [read: number, written: number] {
+    let read = counts.read;
+    for (const [root, runs] of counts.countScans) read += runs * source.countRowsAt(root);
+    const written = counts.written + (counts.clears > 0 ? this.#changes : 0);
+    return [read, written];
   }
 
   /** Rows handed out, plus the one stepped to ahead of the reader. */
@@ -378,22 +353,9 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     return this.#returned + (this.#pending === undefined ? 0 : 1);
   }
 
-  /** Loop steps the statement has taken for this cursor (SQLite's own count). */
-  #steps(): number {
-    if (this.#finalSteps >= 0) return this.#finalSteps;
-    if (this.#counting.positioning.loops === 0) return 0;
-    const statement = this.#source?.statement;
-    return statement === undefined || statement.freed ? 0 : statement.scanSteps() - this.#startSteps;
-  }
-
   /** Rows written so far (see {@link SqlStorageCursor.#liveRead}). */
   #liveWritten(): number {
-    const v = this.#verdict;
-    const c = this.#counting;
-    if (c.countTable !== undefined) return 0;
-    if (c.indexBuild !== undefined) return indexBuildCounts(this.#steps(), this.#countedRows, c.schemaWrites)[1];
-    if (v.kind === "create" && v.mayWrite) return c.schemaWrites;
-    return isDml(v) ? this.#changes * (Math.max(1, c.writesPerRow) + c.perRowSubprogram.writes) : 0;
+    return (this.#final ?? this.#statementCounts())[1];
   }
 
   #toObject(row: SqlStorageValue[]): SqlStorageRow {

@@ -268,7 +268,7 @@ export class SqlStorage {
       if (entry.verdictVersion >= 0 && !entry.busy) this.#recompile(state, entry);
       const { verdict, program } = this.#access.check(state.engine, state.catalog, entry.statement.sql);
       entry.verdict = verdict;
-      entry.counting = countingVerdict(program, state.catalog, verdict.kind);
+      entry.counting = countingVerdict(program);
       entry.verdictVersion = state.schemaVersion;
     }
     return entry.verdict;
@@ -458,7 +458,9 @@ class StatementSource implements CursorSource {
     return translateFailure(this.#host, error, errorContextFor(this.#state, this.statement.sql));
   }
 
-  countRows(table: string): number {
+  countRowsAt(root: number): number {
+    const table = this.#state.catalog.byRoot(root)?.table;
+    if (table === undefined) return 0;
     const [row] = this.engine.query(`SELECT count(*) FROM "${table.replaceAll('"', '""')}"`);
     return Number(row?.[0] ?? 0);
   }
