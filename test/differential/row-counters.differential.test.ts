@@ -101,6 +101,10 @@ const CASES: readonly Case[] = [
   { query: "SELECT * FROM r WHERE id > ?", bindings: [null], workerd: [0, 0] },
   { query: "SELECT * FROM r WHERE id < ?", bindings: ["x"], workerd: [4, 0] },
   { query: "SELECT * FROM r WHERE id > ?", bindings: [10.5], workerd: [2, 0] },
+  // INSERT OR IGNORE / DO NOTHING skipping rows of several, and firing a trigger.
+  { query: "INSERT OR IGNORE INTO g VALUES (1, 'a'), (1, 'b'), (2, 'c')", workerd: [6, 4] },
+  { query: "INSERT INTO g VALUES (2, 'x'), (3, 'y') ON CONFLICT DO NOTHING", workerd: [4, 2] },
+  { query: "INSERT OR IGNORE INTO g (v) VALUES ('d')", workerd: [0, 2] },
 ];
 
 function counts(result: OpResult | undefined): Counts {
