@@ -105,6 +105,12 @@ const CASES: readonly Case[] = [
   { query: "INSERT OR IGNORE INTO g VALUES (1, 'a'), (1, 'b'), (2, 'c')", workerd: [6, 4] },
   { query: "INSERT INTO g VALUES (2, 'x'), (3, 'y') ON CONFLICT DO NOTHING", workerd: [4, 2] },
   { query: "INSERT OR IGNORE INTO g (v) VALUES ('d')", workerd: [0, 2] },
+  // Foreign-key actions: cascades over several child rows.
+  { query: "INSERT INTO pp VALUES (1), (2)", workerd: [2, 2] },
+  { query: "INSERT INTO cc VALUES (1, 1), (2, 1), (3, 2)", workerd: [6, 6] },
+  { query: "UPDATE pp SET id = 10 WHERE id = 1", workerd: [17, 5] },
+  { query: "DELETE FROM pp WHERE id = 10", workerd: [9, 3] },
+  { query: "DELETE FROM pp", workerd: [6, 2] },
 ];
 
 function counts(result: OpResult | undefined): Counts {
