@@ -111,6 +111,12 @@ const CASES: readonly Case[] = [
   { query: "UPDATE pp SET id = 10 WHERE id = 1", workerd: [17, 5] },
   { query: "DELETE FROM pp WHERE id = 10", workerd: [9, 3] },
   { query: "DELETE FROM pp", workerd: [6, 2] },
+  // Upserts' update path and REPLACE's deletion of the conflicting row (by rowid and by a unique index).
+  { query: "INSERT INTO k VALUES (1), (2)", workerd: [0, 4] },
+  { query: "INSERT INTO k VALUES (1) ON CONFLICT(v) DO UPDATE SET v = 3", workerd: [1, 2] },
+  { query: "INSERT OR REPLACE INTO k VALUES (2)", workerd: [1, 2] },
+  { query: "INSERT OR REPLACE INTO g VALUES (2, 'r'), (2, 's')", workerd: [4, 4] },
+  { query: "REPLACE INTO r VALUES (10, 'b')", workerd: [1, 1] },
 ];
 
 function counts(result: OpResult | undefined): Counts {
