@@ -117,6 +117,12 @@ const CASES: readonly Case[] = [
   { query: "INSERT OR REPLACE INTO k VALUES (2)", workerd: [1, 2] },
   { query: "INSERT OR REPLACE INTO g VALUES (2, 'r'), (2, 's')", workerd: [4, 4] },
   { query: "REPLACE INTO r VALUES (10, 'b')", workerd: [1, 1] },
+  // Joins and IN lists.
+  { query: "SELECT * FROM r a JOIN r b ON a.name = b.name", workerd: [17, 0] },
+  { query: "SELECT * FROM r a LEFT JOIN g b ON b.id = a.id", workerd: [8, 0] },
+  { query: "SELECT * FROM r WHERE name IN ('a', 'b', 'w')", workerd: [4, 0] },
+  { query: "SELECT * FROM r WHERE id IN (SELECT id FROM g)", workerd: [8, 0] },
+  { query: "SELECT * FROM r WHERE id IN (?, ?)", bindings: [10, 12], workerd: [4, 0] },
 ];
 
 function counts(result: OpResult | undefined): Counts {
