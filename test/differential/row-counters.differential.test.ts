@@ -123,6 +123,10 @@ const CASES: readonly Case[] = [
   { query: "SELECT * FROM r WHERE name IN ('a', 'b', 'w')", workerd: [4, 0] },
   { query: "SELECT * FROM r WHERE id IN (SELECT id FROM g)", workerd: [8, 0] },
   { query: "SELECT * FROM r WHERE id IN (?, ?)", bindings: [10, 12], workerd: [4, 0] },
+  // Pragma functions read partly, filtered, sorted.
+  { query: "SELECT name FROM pragma_table_info('t')", read: "next", workerd: [2, 0] },
+  { query: "SELECT name FROM pragma_table_info('t') WHERE name = 'x'", workerd: [3, 0] },
+  { query: "SELECT name FROM pragma_table_info('t') ORDER BY name", workerd: [6, 0] },
 ];
 
 function counts(result: OpResult | undefined): Counts {
