@@ -127,6 +127,13 @@ const CASES: readonly Case[] = [
   { query: "SELECT name FROM pragma_table_info('t')", read: "next", workerd: [2, 0] },
   { query: "SELECT name FROM pragma_table_info('t') WHERE name = 'x'", workerd: [3, 0] },
   { query: "SELECT name FROM pragma_table_info('t') ORDER BY name", workerd: [6, 0] },
+  // Schema changes on populated tables.
+  { query: "ALTER TABLE r ADD COLUMN extra DEFAULT 0", workerd: [19, 1] },
+  { query: "ALTER TABLE g RENAME TO g2", workerd: [86, 16] },
+  { query: "ALTER TABLE r RENAME COLUMN extra TO more", workerd: [134, 30] },
+  { query: "ALTER TABLE r DROP COLUMN more", workerd: [110, 21] },
+  { query: "DROP INDEX ty", workerd: [18, 0] },
+  { query: "DROP TABLE g2", workerd: [32, 0] },
 ];
 
 function counts(result: OpResult | undefined): Counts {
