@@ -43,8 +43,9 @@ export interface ProgramLayout {
   readonly counterOffset: number;
   /** `sizeof(Op)`. */
   readonly opSize: number;
-  /** Opcode numbers by name. */
+  /** Opcode numbers by name, and names by number. */
   readonly opcodes: ReadonlyMap<string, number>;
+  readonly names: readonly string[];
   /** The `p4type` of `OP_Program`'s sub-program, and of an index's key description. */
   readonly p4SubProgram: number;
   readonly p4KeyInfo: number;
@@ -65,6 +66,17 @@ const STEP_SLOTS = [0, 1, 3];
 const SORT_SLOT = 2;
 /** `OPFLAG_NCHANGE` (P2 of `OP_Delete`): the delete counts as a change. */
 const OPFLAG_NCHANGE = 0x01;
+
+/** Opcodes whose P2 is a jump target (SQLite's opcodes flagged "jump", and `Init`). */
+const JUMPS = new Set(
+  (
+    "Init Goto Gosub InitCoroutine Yield MustBeInt Jump Once If IfNot IsType IfNullRow SeekLT SeekLE SeekGE " +
+    "SeekGT IfNoHope NoConflict NotFound Found SeekRowid NotExists Last IfSizeBetween SorterSort Sort Rewind " +
+    "IfEmpty SorterNext Prev Next IdxLE IdxGT IdxLT IdxGE RowSetRead RowSetTest Program FkIfZero IsNull " +
+    "NotNull Ne Eq Gt Le Lt Ge ElseEq IfPos IfNotZero DecrJumpZero IncrVacuum VNext VFilter Filter " +
+    "SequenceTest IfSmaller SeekScan"
+  ).split(" "),
+);
 
 /** One counting site: a `Trace` whose P1 counts. */
 interface Site {
@@ -319,7 +331,7 @@ function rewrite(
   // seek (when nothing jumps to the seek), or among the constants SQLite loads once in the
   // prologue (after `Init`'s target), whose registers hold nothing else.
   const prologue = ops[0]?.p2 ?? ops.length;
-  const jumpTargets = new Set(ops.map((op) => op.p2));
+  const jumpTargets = new Set(ops.filter((op) => JUMPS.has(layout.names[op.opcode] ?? "")).map((op) => op.p2));
   const loaded = (op: Op | undefined, register: number): KeySource | undefined => {
     if (op === undefined || op.p2 !== register) return undefined;
     const wide = op.p3 * 2 ** 32 + (op.p1 >>> 0);
@@ -552,6 +564,7 @@ export function locateProgramLayout(probe: LayoutProbe): ProgramLayout | undefin
     counterOffset: probe.counterOffset,
     opSize,
     opcodes,
+    names,
     p4SubProgram: p4type(programOp),
     p4KeyInfo: p4type(opAt(seekStmt, indexOpen)),
   };
