@@ -438,17 +438,20 @@ function numericText(text: string): number | undefined {
 
 /** A scratch connection to probe the build with (see {@link locateProgramLayout}). */
 export interface LayoutProbe {
-  readonly module: CounterModule;
-  /** `Vdbe.aCounter`'s offset (located before). */
-  readonly counterOffset: number;
   /** Compiles `sql` on the scratch connection; returns the statement pointer. */
   compile(sql: string): number;
-  /** Binds `?1` of the statement `stmt` to `value`, runs it to the end; returns its rows. */
-  run(stmt: number, value: number): number;
   /** `EXPLAIN sql`: address, opcode, p1, p2, p3, p4, p5 per row. */
   explain(sql: string): (string | number | null)[][];
-  /** `_sqlite3_free`. */
-  sqliteFree(ptr: number): void;
+}
+
+/** The C functions the probe calls. */
+interface ProbeFunctions {
+  _malloc(bytes: number): number;
+  _free(ptr: number): void;
+  _sqlite3_free(ptr: number): void;
+  _sqlite3_reset(stmt: number): number;
+  _sqlite3_bind_double(stmt: number, index: number, value: number): number;
+  _sqlite3_step(stmt: number): number;
 }
 
 /** The schema the probe statements run on. */
@@ -509,8 +512,13 @@ const OPCODES_NEEDED = [
  * - counting: a point lookup reads 1 row, a scan of 7 rows reads 7, an insert that fires a trigger
  *   reads nothing and writes 3 rows (table, index, the trigger's insert).
  */
-export function locateProgramLayout(probe: LayoutProbe): ProgramLayout | undefined {
-  const heap = probe.module.heap;
+export function locateProgramLayout(
+  raw: ProbeFunctions,
+  heap: WasmHeap,
+  counterOffset: number,
+  probe: LayoutProbe,
+): ProgramLayout | undefined {
+  const module: CounterModule = { heap, _malloc: (n) => raw._malloc(n), _free: (p) => raw._free(p) };
   const lookup = "SELECT x FROM probe WHERE rowid = ?";
   const stmt = probe.compile(lookup);
   const rows = probe.explain(lookup);
@@ -561,19 +569,22 @@ export function locateProgramLayout(probe: LayoutProbe): ProgramLayout | undefin
   if (!matches(heap.u32(sub), heap.u32(sub + 4), opSize, insertRows.slice(mainLength))) return undefined;
   const layout: ProgramLayout = {
     opsOffset,
-    counterOffset: probe.counterOffset,
+    counterOffset,
     opSize,
     opcodes,
     names,
     p4SubProgram: p4type(programOp),
     p4KeyInfo: p4type(opAt(seekStmt, indexOpen)),
   };
-  if (!allocatorKeepsHeader(probe)) return undefined;
+  if (!allocatorKeepsHeader(raw, heap)) return undefined;
   const counted = (s: number, value: number) => {
-    const counters = ProgramCounters.instrument(probe.module, layout, s);
+    const counters = ProgramCounters.instrument(module, layout, s);
     try {
       counters.begin();
-      probe.run(s, value);
+      raw._sqlite3_reset(s);
+      raw._sqlite3_bind_double(s, 1, value);
+      while (raw._sqlite3_step(s) === 100 /* SQLITE_ROW */);
+      raw._sqlite3_reset(s);
       const c = counters.counts(() => value);
       return [c.read, c.written];
     } finally {
@@ -614,14 +625,13 @@ function opcodeNames(heap: WasmHeap, init: number, goto: number): string[] | und
 }
 
 /** Whether a block with an 8-byte size header in front is freed by `sqlite3_free` (see the module comment). */
-function allocatorKeepsHeader(probe: LayoutProbe): boolean {
-  const { module } = probe;
-  const block = module._malloc(64);
+function allocatorKeepsHeader(raw: ProbeFunctions, heap: WasmHeap): boolean {
+  const block = raw._malloc(64);
   if (block === 0) return false;
-  module.heap.setU32(block, 56);
-  module.heap.setU32(block + 4, 0);
-  probe.sqliteFree(block + 8);
-  const again = module._malloc(64);
-  module._free(again);
+  heap.setU32(block, 56);
+  heap.setU32(block + 4, 0);
+  raw._sqlite3_free(block + 8);
+  const again = raw._malloc(64);
+  raw._free(again);
   return again === block;
 }

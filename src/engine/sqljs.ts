@@ -422,29 +422,16 @@ function locateStepCounters(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap)
 
 /** A statement's program layout and the opcode numbers (sqljs-row-counters.ts), on a scratch connection. */
 function probeProgramLayout(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap, counterOffset: number): ProgramLayout {
-  const raw = sql as unknown as RawSqlite;
   const db = new sql.Database();
   const statements: Statement[] = [];
   try {
     db.exec(LAYOUT_PROBE_SCHEMA);
-    const layout = locateProgramLayout({
-      module: { heap, _malloc: (bytes) => raw._malloc(bytes), _free: (ptr) => raw._free(ptr) },
-      counterOffset,
+    const layout = locateProgramLayout(sql as unknown as RawSqlite, heap, counterOffset, {
       compile: (text) => {
-        const stmt = db.prepare(text);
-        statements.push(stmt);
-        return (stmt as unknown as Record<string, number>)[keys.statement] as number;
-      },
-      run: (stmt, value) => {
-        raw._sqlite3_reset(stmt);
-        raw._sqlite3_bind_double(stmt, 1, value);
-        let rows = 0;
-        while (raw._sqlite3_step(stmt) === 100 /* SQLITE_ROW */) rows++;
-        raw._sqlite3_reset(stmt);
-        return rows;
+        statements.push(db.prepare(text));
+        return (statements.at(-1) as unknown as Record<string, number>)[keys.statement] as number;
       },
       explain: (text) => (db.exec(`EXPLAIN ${text}`)[0]?.values ?? []) as (string | number | null)[][],
-      sqliteFree: (ptr) => raw._sqlite3_free(ptr),
     });
     if (layout === undefined) throw unsupportedBuild("SQLite's compiled programs");
     return layout;
