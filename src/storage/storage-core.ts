@@ -30,7 +30,7 @@ import { openState } from "./rebuild";
 import { SessionLog } from "./session-log";
 import { COPY_IN_TURNS_FROM_BYTES, ensureFirstSnapshot, snapshotDue, snapshotInTurns } from "./snapshots";
 import type { StorageHost } from "./storage-host";
-import { mergeListing, overlayInRange, type WriteLayer } from "./write-layers";
+import { applyBuffered, isApplied, listEntries, type WriteLayer } from "./write-layers";
 
 /** The batch being built: everything written since the last commit. */
 interface Batch {
@@ -69,6 +69,8 @@ export class StorageCore {
   #lastImageBytes = 0;
   /** Connection state for the log: session starts, settings, connection inputs. */
   readonly #session = new SessionLog();
+  /** Keys written since the engine last received the buffered writes ({@link StorageCore.beforeStatement}). */
+  readonly #unapplied = new Set<string>();
   /** Keys written with `noCache` in the current batch. */
   readonly #noCacheKeys = new Set<string>();
   /** Commit times by seq, for bookmarks and retention. */
@@ -227,7 +229,7 @@ export class StorageCore {
       const began = this.#batch.began;
       this.#begin();
       existed = this.#kv.remove(key);
-      if (existed) ((this.#layers[this.#layers.length - 1] as WriteLayer).applied ??= new Set()).add(key);
+      if (existed) ((this.#layers[this.#layers.length - 1] as WriteLayer).applied ??= new Map()).set(key, null);
       else if (!began) {
         // Nothing changed: end the transaction this lookup opened.
         this.#engine.exec("COMMIT");
@@ -253,42 +255,7 @@ export class StorageCore {
 
   /** Entries in `range` (buffered writes merged over committed data), in order, limited. */
   list(range: KeyRange, noCache = false): Array<[string, Uint8Array]> {
-    if (range.empty) return [];
-    const overlay = overlayInRange(this.#layers, range);
-    if (overlay.size === 0) {
-      const out: Array<[string, Uint8Array]> = [];
-      // Listed rows go into the read cache only while it has room: a large listing would otherwise
-      // evict the working set (and pay for the churn) to cache rows that are rarely read again.
-      let cached = !noCache;
-      this.#kv.scan(range.start, range.end, range.reverse, range.limit, (k, v) => {
-        out.push([k, v]);
-        if (cached) {
-          if (this.cache.hasRoomFor(k.length * 2 + v.byteLength + 256)) this.cache.set(k, v);
-          else cached = false;
-        }
-        return true;
-      });
-      // Every stored key of the part of the range we read is now cached: later gets of absent
-      // keys in it need no SQLite lookup.
-      if (cached) this.#markListed(range, out);
-      return out;
-    }
-    // Each buffered key can hide at most one stored row, so over-fetch by the overlay size.
-    const stored: Array<[string, Uint8Array]> = [];
-    const fetchLimit = range.limit === undefined ? undefined : range.limit + overlay.size;
-    this.#kv.scan(range.start, range.end, range.reverse, fetchLimit, (k, v) => {
-      stored.push([k, v]);
-      return true;
-    });
-    return mergeListing(stored, overlay, range);
-  }
-
-  #markListed(range: KeyRange, out: Array<[string, Uint8Array]>): void {
-    const last = out[out.length - 1];
-    const truncated = range.limit !== undefined && out.length >= range.limit && last !== undefined;
-    if (!truncated) this.cache.markComplete(range.start, range.end);
-    else if (range.reverse) this.cache.markComplete(last[0], range.end);
-    else this.cache.markComplete(range.start, `${last[0]}\u0000`);
+    return listEntries(this.#layers, this.#kv, this.cache, range, noCache);
   }
 
   // ---------------------------------------------------------------- writes
@@ -305,6 +272,7 @@ export class StorageCore {
     if (noCache) this.#noCacheKeys.add(key);
     else if (this.#noCacheKeys.size > 0) this.#noCacheKeys.delete(key);
     (this.#layers[this.#layers.length - 1] as WriteLayer).kv.set(key, bytes);
+    this.#unapplied.add(key);
     this.#afterWrite(allowUnconfirmed);
   }
 
@@ -359,6 +327,8 @@ export class StorageCore {
     this.cache.markComplete("", undefined);
     const base = this.#layers[0] as WriteLayer;
     base.kv.clear();
+    base.applied = undefined;
+    this.#unapplied.clear();
     // The fresh database has no alarm; write the kept one back (or record the deletion).
     base.alarm = keepAlarm ?? (this.#committedAlarm === null ? undefined : null);
     this.#batch.began = false;
@@ -407,6 +377,26 @@ export class StorageCore {
     this.#schemaEpoch++;
   }
 
+  /**
+   * SqlHost: a SQL statement is about to run (or `databaseSize` to be read). The platform writes
+   * each key into `_cf_KV` at the call, so SQL that looks at the database (`PRAGMA optimize`,
+   * `ANALYZE`, `databaseSize`, `changes()`) sees it; here key-value writes are buffered, so the
+   * ones the engine does not hold yet are written now, inside the batch's transaction (or the open
+   * savepoint). They stay buffered for reads and the commit record; the commit skips them.
+   */
+  beforeStatement(): void {
+    if (this.#unapplied.size === 0) return;
+    this.#begin();
+    try {
+      applyBuffered(this.#layers, this.#unapplied, (key, value) => this.#kv.write(key, value));
+    } catch (e) {
+      // A write SQLite refused (the database is full): the batch cannot commit as it stands.
+      this.#failCommit(e);
+      throw this.#broken;
+    }
+    this.#unapplied.clear();
+  }
+
   /** transactionSync: a savepoint covering SQL, key-value and alarm writes. */
   transactionSync<T>(fn: () => T): T {
     this.assertUsable();
@@ -451,7 +441,7 @@ export class StorageCore {
     this.#engine.exec(`RELEASE ${layer.savepoint}`);
     const parent = this.#layers[this.#layers.length - 1] as WriteLayer;
     for (const [k, v] of layer.kv) parent.kv.set(k, v);
-    for (const k of layer.applied ?? []) (parent.applied ??= new Set()).add(k);
+    for (const [k, v] of layer.applied ?? []) (parent.applied ??= new Map()).set(k, v);
     if (layer.alarm !== undefined) parent.alarm = layer.alarm;
     if (this.#savepointDepth === 0) this.#scheduleCommit();
   }
@@ -486,6 +476,9 @@ export class StorageCore {
     const index = this.#layers.indexOf(layer);
     const closed = this.#layers.length - index;
     this.#engine.exec(`ROLLBACK TO ${layer.savepoint}; RELEASE ${layer.savepoint}`);
+    // The rollback undid what these layers applied, lower layers' buffered writes included.
+    for (const undone of this.#layers.slice(index))
+      for (const k of undone.applied?.keys() ?? []) this.#unapplied.add(k);
     this.#layers.length = index;
     this.#savepointDepth -= closed;
     this.#schemaEpoch++;
@@ -526,7 +519,7 @@ export class StorageCore {
     try {
       this.#begin();
       for (const [key, value] of base.kv) {
-        if (value !== null || base.applied?.has(key) !== true) this.#kv.write(key, value);
+        if (!isApplied(base, key, value)) this.#kv.write(key, value);
         kv.push({ key, value });
         changedBytes += key.length + (value?.byteLength ?? 0);
       }
@@ -554,6 +547,7 @@ export class StorageCore {
     const alarmChanged = base.alarm !== undefined && base.alarm !== this.#committedAlarm;
     if (base.alarm !== undefined) this.#committedAlarm = base.alarm;
     this.#layers = [{ kv: new Map(), sqlMark: 0 }];
+    this.#unapplied.clear();
     this.#batch = this.#newBatch();
     this.#recordsSinceSnapshot++;
     this.#bytesSinceSnapshot += changedBytes;

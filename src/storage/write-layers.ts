@@ -4,6 +4,8 @@
  * listings merge them over the stored rows.
  */
 import { compareKeys, inRange, type KeyRange } from "./keys";
+import type { KvCache } from "./kv-cache";
+import type { KvTable } from "./kv-table";
 
 /** A layer of buffered writes: key → bytes, or `null` for a deletion. */
 export interface WriteLayer {
@@ -15,10 +17,59 @@ export interface WriteLayer {
   /** The savepoint that backs this layer in the engine, if any. */
   savepoint?: string;
   /**
-   * Keys whose row `delete()` already removed in the engine, inside this layer's transaction or
-   * savepoint: the commit writes nothing for them while their entry is still a deletion.
+   * Writes the engine already holds, made inside this layer's transaction or savepoint: the value
+   * written for each key (`null`: the row was deleted), by `delete()` of a key only the engine knew
+   * and by {@link applyBuffered} before a SQL statement. The commit writes nothing for a key while
+   * its buffered entry is still the value applied.
    */
-  applied?: Set<string>;
+  applied?: Map<string, Uint8Array | null>;
+}
+
+/** The buffered value of `key` (top layer wins; `null` is a deletion), or `undefined` when none. */
+export function bufferedValue(layers: readonly WriteLayer[], key: string): Uint8Array | null | undefined {
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const v = (layers[i] as WriteLayer).kv.get(key);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+/**
+ * What the engine holds for `key` from writes applied in the open batch (the latest applied write
+ * is in the topmost layer that has one), or `undefined` when none was applied.
+ */
+function appliedValue(layers: readonly WriteLayer[], key: string): Uint8Array | null | undefined {
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const applied = (layers[i] as WriteLayer).applied;
+    if (applied?.has(key)) return applied.get(key);
+  }
+  return undefined;
+}
+
+/**
+ * Whether the commit can skip `key`'s entry `value` of the base layer: the engine holds it already.
+ */
+export function isApplied(base: WriteLayer, key: string, value: Uint8Array | null): boolean {
+  return base.applied?.has(key) === true && base.applied.get(key) === value;
+}
+
+/**
+ * Writes the buffered values of `keys` that the engine does not hold yet through `write`, and
+ * records each as applied in the top layer, so that a savepoint rollback forgets it together with
+ * the engine's write (its keys must then be applied again: see the storage core's unwind).
+ */
+export function applyBuffered(
+  layers: readonly WriteLayer[],
+  keys: Iterable<string>,
+  write: (key: string, value: Uint8Array | null) => void,
+): void {
+  const top = layers[layers.length - 1] as WriteLayer;
+  for (const key of keys) {
+    const value = bufferedValue(layers, key);
+    if (value === undefined || appliedValue(layers, key) === value) continue;
+    write(key, value);
+    (top.applied ??= new Map()).set(key, value);
+  }
 }
 
 /** The buffered entries (top layer wins) whose keys fall in `range`. */
@@ -51,4 +102,54 @@ export function mergeListing(
     out.push([k, merged.get(k) as Uint8Array]);
   }
   return out;
+}
+
+/**
+ * Entries in `range`: the buffered writes of `layers` merged over the stored rows of `kv`, in order,
+ * limited. A listing with nothing buffered in its range fills the read cache while it has room.
+ */
+export function listEntries(
+  layers: readonly WriteLayer[],
+  kv: KvTable,
+  cache: KvCache,
+  range: KeyRange,
+  noCache: boolean,
+): Array<[string, Uint8Array]> {
+  if (range.empty) return [];
+  const overlay = overlayInRange(layers, range);
+  if (overlay.size === 0) {
+    const out: Array<[string, Uint8Array]> = [];
+    // Listed rows go into the read cache only while it has room: a large listing would otherwise
+    // evict the working set (and pay for the churn) to cache rows that are rarely read again.
+    let cached = !noCache;
+    kv.scan(range.start, range.end, range.reverse, range.limit, (k, v) => {
+      out.push([k, v]);
+      if (cached) {
+        if (cache.hasRoomFor(k.length * 2 + v.byteLength + 256)) cache.set(k, v);
+        else cached = false;
+      }
+      return true;
+    });
+    // Every stored key of the part of the range we read is now cached: later gets of absent
+    // keys in it need no SQLite lookup.
+    if (cached) markListed(cache, range, out);
+    return out;
+  }
+  // Each buffered key can hide at most one stored row, so over-fetch by the overlay size.
+  const stored: Array<[string, Uint8Array]> = [];
+  const fetchLimit = range.limit === undefined ? undefined : range.limit + overlay.size;
+  kv.scan(range.start, range.end, range.reverse, fetchLimit, (k, v) => {
+    stored.push([k, v]);
+    return true;
+  });
+  return mergeListing(stored, overlay, range);
+}
+
+/** Marks the part of `range` a listing read completely as known to the read cache. */
+function markListed(cache: KvCache, range: KeyRange, out: Array<[string, Uint8Array]>): void {
+  const last = out[out.length - 1];
+  const truncated = range.limit !== undefined && out.length >= range.limit && last !== undefined;
+  if (!truncated) cache.markComplete(range.start, range.end);
+  else if (range.reverse) cache.markComplete(last[0], range.end);
+  else cache.markComplete(range.start, `${last[0]}\u0000`);
 }

@@ -80,18 +80,6 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
     normalize: (_op, _side, text) => withCoarseReals(text),
   },
   {
-    id: "optimize-report",
-    description:
-      "PRAGMA optimize with the report-only mask (`optimize(-1)`) in the batch of the object's first key-value " +
-      'write: workerd lists `ANALYZE "main"."_cf_KV"` (its put wrote the row at once), ObjectStorage lists ' +
-      "nothing, because the row is still buffered and SQLite skips an empty table. After the commit both list it.",
-    ops: [
-      { op: "put", key: "k", value: 1 },
-      { op: "sql", query: "PRAGMA optimize(-1)" },
-    ],
-    masks: (op) => op.op === "sql" && /^PRAGMA optimize\(-1\)/i.test(op.query),
-  },
-  {
     id: "row-counters",
     description:
       "rowsRead/rowsWritten differ for the statement shapes in COUNTER_GAPS. Both sides count inside SQLite's " +

@@ -29,6 +29,11 @@ interface Scenario {
   afterSnapshot?: string[];
   /** Run `setup`'s last statement inside a savepoint that is rolled back (the setting stays). */
   rolledBack?: boolean;
+  /**
+   * Make the batch's key-value write before the dependent write instead of after it: it reaches the
+   * database before the statement runs (as on the platform), which changes `changes()`.
+   */
+  kvFirst?: boolean;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -106,6 +111,19 @@ const SCENARIOS: Scenario[] = [
     ],
     write: ["INSERT INTO log VALUES (changes())"],
     live: (rows) => expect(rows("SELECT v FROM log ORDER BY rowid")).toEqual([[0], [3]]),
+  },
+  {
+    name: "changes() after a key-value write",
+    // The platform writes the key at the call, so the statement after it sees one change.
+    setup: [
+      "CREATE TABLE t(x)",
+      "CREATE TABLE log(v)",
+      "INSERT INTO log VALUES (changes())",
+      "INSERT INTO t VALUES (1), (2), (3)",
+    ],
+    write: ["INSERT INTO log VALUES (changes())"],
+    kvFirst: true,
+    live: (rows) => expect(rows("SELECT v FROM log ORDER BY rowid")).toEqual([[0], [1]]),
   },
   {
     name: "total_changes()",
@@ -188,8 +206,9 @@ async function play(s: Scenario, persistence: PersistenceAdapter, clock: FakeClo
   if (!s.rolledBack) await coreOf(storage).snapshot();
   for (const sql of s.afterSnapshot ?? []) storage.sql.exec(sql).toArray();
   // A key-value write in the same batch as the dependent write.
-  storage.kv.put("after", 2);
+  if (s.kvFirst) storage.kv.put("after", 2);
   for (const sql of s.write) run(storage, sql);
+  if (!s.kvFirst) storage.kv.put("after", 2);
   await storage.sync();
   s.live((sql) => coreOf(storage).engine.query(sql));
   return { storage, live: await dumpStorage(storage) };

@@ -27,6 +27,12 @@ export interface SqlHost {
    * caller must not change the array afterwards.
    */
   beforeWrite(sql: string, bindings: readonly EngineValue[]): number;
+  /**
+   * Optional. Called before every statement runs and before `databaseSize` is read, so that a host
+   * that buffers writes of its own (key-value writes) can put them into the database first, where
+   * the statement can see them (as the platform, which writes them at the call).
+   */
+  beforeStatement?(): void;
   /** The current time for read-only statements (ms since epoch). */
   now(): number;
   /**

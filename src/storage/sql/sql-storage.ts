@@ -118,6 +118,7 @@ export class SqlStorage {
     const values = toEngineValuesInPlace(bindings);
     this.#assertEnabled("sql.exec()");
     this.#host.assertUsable();
+    this.#host.beforeStatement?.();
     const state = this.#current();
     checkSqlLength(query, this.#limits);
     const cached = state.cache.get(query);
@@ -134,6 +135,7 @@ export class SqlStorage {
   get databaseSize(): number {
     this.#assertEnabled("sql.databaseSize");
     this.#host.assertUsable();
+    this.#host.beforeStatement?.();
     const { engine } = this.#current();
     const [row] = engine.query(
       "SELECT (SELECT * FROM pragma_page_count) - (SELECT * FROM pragma_freelist_count), (SELECT * FROM pragma_page_size)",

@@ -6,6 +6,7 @@
  * and root pages included). The same behaviours are compared with workerd in
  * `test/differential/cursor-end.differential.test.ts`.
  */
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { coreOf, ObjectStorage } from "../../../src/storage/object-storage";
 import { openRecorded, type RecordingPersistence } from "./harness";
@@ -79,5 +80,103 @@ describe("internal tables", () => {
     await s.sync();
     expect(opened.log.appends.flat().flatMap((r) => r.sql)).toEqual([]);
     expect(schemaRows(await reopen(opened.log))).toEqual([]);
+  });
+});
+
+/** One step of the property below: writes, a SQL statement (which applies the buffer), savepoints, commits. */
+type Step =
+  | { kind: "put"; key: string; value: number }
+  | { kind: "delete"; key: string }
+  | { kind: "sql" }
+  | { kind: "sync" }
+  | { kind: "savepoint"; steps: Step[]; rollback: boolean };
+
+const KEYS = ["a", "b", "c", "d"];
+
+function stepArb(depth: number): fc.Arbitrary<Step> {
+  const leaf: fc.Arbitrary<Step>[] = [
+    fc.record({
+      kind: fc.constant("put" as const),
+      key: fc.constantFrom(...KEYS),
+      value: fc.integer({ min: 0, max: 9 }),
+    }),
+    fc.record({ kind: fc.constant("delete" as const), key: fc.constantFrom(...KEYS) }),
+    fc.constant({ kind: "sql" as const }),
+  ];
+  if (depth === 0) return fc.oneof(...leaf);
+  const savepoint = fc.record({
+    kind: fc.constant("savepoint" as const),
+    steps: fc.array(stepArb(depth - 1), { maxLength: 6 }),
+    rollback: fc.boolean(),
+  });
+  return fc.oneof(...leaf, savepoint, fc.constant({ kind: "sync" as const }));
+}
+
+describe("buffered key-value writes applied before SQL (property)", () => {
+  it("whatever SQL statements, savepoints and rollbacks interleave, reads, the stored rows and replay equal a model", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb(2), { maxLength: 25 }), async (steps) => {
+        const { storage: s, log } = await openRecorded();
+        try {
+          const model = new Map<string, number>();
+          const engineKeys = (): string[] => {
+            const { engine } = coreOf(s);
+            if (engine.query("SELECT 1 FROM sqlite_schema WHERE name = '_cf_KV'").length === 0) return [];
+            return engine.query("SELECT key FROM _cf_KV ORDER BY key").map((r) => String(r[0]));
+          };
+          const stored = (): Map<string, unknown> => {
+            const rows = engineKeys();
+            coreOf(s).cache.clear();
+            return new Map(rows.map((k) => [k, s.kv.get(k)]));
+          };
+          const run = (step: Step, into: Map<string, number>): void => {
+            if (step.kind === "put") {
+              s.kv.put(step.key, step.value);
+              into.set(step.key, step.value);
+            } else if (step.kind === "delete") {
+              s.kv.delete(step.key);
+              into.delete(step.key);
+            } else if (step.kind === "sql") {
+              s.sql.exec("SELECT count(*) FROM sqlite_schema").one();
+              // What SQL sees: every buffered write is in the database, as on the platform.
+              expect(engineKeys()).toEqual([...into.keys()].sort());
+            } else if (step.kind === "savepoint") {
+              const inner = new Map(into);
+              try {
+                s.transactionSync(() => {
+                  for (const x of step.steps) if (x.kind !== "sync") run(x, inner);
+                  if (step.rollback) throw new Error("rollback");
+                });
+              } catch (e) {
+                if (!step.rollback) throw e;
+              }
+              if (!step.rollback) {
+                into.clear();
+                for (const [k, v] of inner) into.set(k, v);
+              }
+            }
+          };
+          for (const step of steps) {
+            if (step.kind === "sync") {
+              await s.sync();
+              expect(stored()).toEqual(model);
+            } else run(step, model);
+            for (const k of KEYS) expect(s.kv.get(k)).toBe(model.get(k));
+          }
+          await s.sync();
+          expect(stored()).toEqual(model);
+          await s.close();
+          const reopened = await ObjectStorage.open({ backend: "sqlite", persistence: log });
+          try {
+            for (const k of KEYS) expect(await reopened.get(k)).toBe(model.get(k));
+          } finally {
+            await reopened.close();
+          }
+        } finally {
+          await s.close();
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 });
