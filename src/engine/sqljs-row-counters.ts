@@ -64,6 +64,8 @@ export type BoundValue = EngineValue | undefined;
 /** `Vdbe.aCounter` slots: 0 collects unnamed loop steps, 1 full-scan steps, 2 sorts, 3 automatic-index steps. */
 const STEP_SLOTS = [0, 1, 3];
 const SORT_SLOT = 2;
+/** No `count(*)` ran (shared: never modified). */
+const NO_COUNT_SCANS: ReadonlyMap<number, number> = new Map();
 /** `OPFLAG_NCHANGE` (P2 of `OP_Delete`): the delete counts as a change. */
 const OPFLAG_NCHANGE = 0x01;
 
@@ -233,15 +235,15 @@ export class ProgramCounters {
     return this.#module.heap.u32(this.#stmt + this.#layout.counterOffset + 4 * index);
   }
 
-  /** The counts since {@link ProgramCounters.begin}; `parameter(i)` is the value bound to `?i`. */
-  counts(parameter: (index: number) => BoundValue): RowCounts {
+  /** The counts since {@link ProgramCounters.begin}; `bound[i - 1]` is the value bound to `?i`. */
+  counts(bound: readonly BoundValue[]): RowCounts {
     let read = 0;
     for (const i of STEP_SLOTS) read += this.#slot(i) - (this.#slots[i] as number);
     read += this.#slot(SORT_SLOT) - (this.#slots[SORT_SLOT] as number);
     let written = 0;
     let clears = 0;
-    const countScans = new Map<number, number>();
-    if (!this.live) return { read, written, countScans, clears };
+    let countScans: Map<number, number> | undefined;
+    if (!this.live) return { read, written, countScans: NO_COUNT_SCANS, clears };
     const heap = this.#module.heap;
     const size = this.#layout.opSize;
     for (const program of this.#programs) {
@@ -261,22 +263,25 @@ export class ProgramCounters {
             clears += runs;
             break;
           case "count":
-            if (runs > 0) countScans.set(site.extra, (countScans.get(site.extra) ?? 0) + runs);
+            if (runs > 0) {
+              countScans ??= new Map();
+              countScans.set(site.extra, (countScans.get(site.extra) ?? 0) + runs);
+            }
             break;
           case "rowidSeek":
             // A key that is no integer: SeekRowid gives up before the platform counts (and finds nothing).
             read +=
-              site.key === undefined || isIntegerKey(keyValue(site.key, parameter))
+              site.key === undefined || isIntegerKey(keyValue(site.key, bound))
                 ? runs
                 : heap.u32(program.ops + site.extra * size + 4);
             break;
           case "rowidRange":
-            if (site.key === undefined || isNumericKey(keyValue(site.key, parameter))) read += runs;
+            if (site.key === undefined || isNumericKey(keyValue(site.key, bound))) read += runs;
             break;
         }
       }
     }
-    return { read, written, countScans, clears };
+    return { read, written, countScans: countScans ?? NO_COUNT_SCANS, clears };
   }
 
   /** Puts the original programs back and frees the copies (call before the statement is finalized). */
@@ -293,8 +298,8 @@ export class ProgramCounters {
 }
 
 /** The value of a key source (see {@link KeySource}). */
-function keyValue(key: KeySource, parameter: (index: number) => BoundValue): BoundValue {
-  return "parameter" in key ? parameter(key.parameter) : key.value;
+function keyValue(key: KeySource, bound: readonly BoundValue[]): BoundValue {
+  return "parameter" in key ? bound[key.parameter - 1] : key.value;
 }
 
 /** The NUL-terminated UTF-8 string at `ptr`. */
@@ -585,7 +590,7 @@ export function locateProgramLayout(
       raw._sqlite3_bind_double(s, 1, value);
       while (raw._sqlite3_step(s) === 100 /* SQLITE_ROW */);
       raw._sqlite3_reset(s);
-      const c = counters.counts(() => value);
+      const c = counters.counts([value]);
       return [c.read, c.written];
     } finally {
       counters.release();

@@ -306,8 +306,7 @@ export class SqlJsStatement implements EngineStatement {
 
   rowCounts(): RowCounts {
     this.#assertLive();
-    const bound = this.#bound;
-    return this.#counters?.counts((i) => bound[i - 1]) ?? NOTHING_COUNTED;
+    return this.#counters?.counts(this.#bound) ?? NOTHING_COUNTED;
   }
 
   parameterCount(): number {
