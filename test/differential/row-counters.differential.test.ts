@@ -134,6 +134,9 @@ const CASES: readonly Case[] = [
   { query: "ALTER TABLE r DROP COLUMN more", workerd: [110, 21] },
   { query: "DROP INDEX ty", workerd: [18, 0] },
   { query: "DROP TABLE g2", workerd: [32, 0] },
+  // Reads whose plan SQLite recompiles for the bound value inside the first step (run again, counted).
+  { query: "SELECT * FROM r WHERE name LIKE ?", bindings: ["b%"], workerd: [4, 0] },
+  { query: "SELECT id FROM r WHERE name = ? ORDER BY rowid", bindings: ["b"], workerd: [4, 0] },
 ];
 
 function counts(result: OpResult | undefined): Counts {
