@@ -46,6 +46,11 @@ export interface EngineStatement {
    * buffer shared with other copies (mind `byteOffset` when using `.buffer`).
    */
   row(): EngineValue[];
+  /**
+   * One column of the current row, read as {@link EngineStatement.row} reads it, without reading
+   * the others (a caller that may not need a large column reads the small ones first).
+   */
+  column(index: number): EngineValue;
   /** The result column names, also for statements that return no rows. */
   columnNames(): string[];
   /**

@@ -280,6 +280,26 @@ export class SqlJsStatement implements EngineStatement {
     return values;
   }
 
+  column(index: number): EngineValue {
+    this.#assertLive();
+    // One column as row() reads it (row() keeps its own loop: it is the SQL cursor's hot path).
+    const raw = this.#raw;
+    const ptr = this.#ptr;
+    switch (raw._sqlite3_column_type(ptr, index)) {
+      case SQLITE_INTEGER:
+      case SQLITE_FLOAT:
+        return raw._sqlite3_column_double(ptr, index);
+      case SQLITE_TEXT:
+        return raw.UTF8ToString(raw._sqlite3_column_text(ptr, index), raw._sqlite3_column_bytes(ptr, index), true);
+      case SQLITE_BLOB: {
+        const blob = raw._sqlite3_column_blob(ptr, index);
+        return this.#heap.copy(blob, raw._sqlite3_column_bytes(ptr, index));
+      }
+      default:
+        return null;
+    }
+  }
+
   columnNames(): string[] {
     this.#assertLive();
     return this.#stmt.getColumnNames();

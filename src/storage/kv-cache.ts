@@ -73,8 +73,8 @@ export class KvCache {
     return this.#entries.get(key);
   }
 
-  /** Records the clean state of `key`; evicts down to the soft limit. */
-  set(key: string, bytes: Uint8Array | null, primitive?: { value: unknown }): void {
+  /** Records the clean state of `key`; evicts down to the soft limit. Returns the entry. */
+  set(key: string, bytes: Uint8Array | null, primitive?: { value: unknown }): CacheEntry {
     const size = key.length * 2 + (bytes?.byteLength ?? 0) + ENTRY_OVERHEAD_BYTES;
     const old = this.#entries.get(key);
     if (old !== undefined) {
@@ -85,7 +85,7 @@ export class KvCache {
       old.size = size;
       old.primitive = primitive;
       if (this.#bytes > this.#softLimitBytes) this.trim(this.#softLimitBytes - (this.#softLimitBytes >>> 3));
-      return;
+      return old;
     }
     // Always the same shape (primitive present, maybe undefined) so V8 keeps entries monomorphic.
     const entry: CacheEntry = { bytes, primitive, size };
@@ -94,6 +94,7 @@ export class KvCache {
     // Evict down to 7/8 of the limit, not just below it: walking the LRU order from its start
     // costs more than the eviction itself, so doing it once per many inserts keeps `set` cheap.
     if (this.#bytes > this.#softLimitBytes) this.trim(this.#softLimitBytes - (this.#softLimitBytes >>> 3));
+    return entry;
   }
 
   /** Whether `bytes` more would still fit under the soft limit without evicting anything. */

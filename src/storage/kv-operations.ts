@@ -117,12 +117,14 @@ export class KvOperations {
     return this.#core.list(range, Boolean(options?.noCache));
   }
 
-  /** list(options) → Map in order. */
+  /** list(options) → Map in order, every value decoded (a value that cannot be decoded fails the call). */
   list(options: ListOptions | undefined): Map<string, unknown> {
-    const out = new Map<string, unknown>();
-    for (const [k, bytes] of this.listEntries(options)) out.set(k, decodeValue(bytes, this.#codecs));
-    return out;
+    const range = compileListOptions(options);
+    this.#core.assertUsable();
+    return this.#core.listValues(range, Boolean(options?.noCache), this.#decode);
   }
+
+  readonly #decode = (bytes: Uint8Array): unknown => decodeValue(bytes, this.#codecs);
 
   /** Decodes stored bytes. */
   decode(bytes: Uint8Array): unknown {

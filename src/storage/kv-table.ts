@@ -112,18 +112,31 @@ export class KvTable {
     limit: number | undefined,
     visit: (key: string, value: Uint8Array) => boolean | undefined,
   ): void {
+    this.scanKeys(start, end, reverse, limit, (key, value) => visit(key, value()));
+  }
+
+  /**
+   * As {@link KvTable.scan}, but a row's value is read (copied out of the engine) only when
+   * `visit` calls `value()`, which it may do only before it returns: a key whose bytes the caller
+   * already holds costs no copy.
+   */
+  scanKeys(
+    start: string,
+    end: string | undefined,
+    reverse: boolean,
+    limit: number | undefined,
+    visit: (key: string, value: () => Uint8Array) => boolean | undefined,
+  ): void {
     if (!this.exists()) return;
     const order = reverse ? "DESC" : "ASC";
     const name = `scan:${end === undefined ? "open" : "closed"}:${order}`;
     const sql = `SELECT key, value FROM _cf_KV WHERE key >= ?${end === undefined ? "" : " AND key < ?"} ORDER BY key ${order} LIMIT ?`;
     const s = this.#stmt(name, sql);
-    const params: EngineValue[] = end === undefined ? [start] : [start, end];
-    params.push(limit ?? -1);
-    s.bind(params, "integer");
+    s.bind(end === undefined ? [start, limit ?? -1] : [start, end, limit ?? -1], "integer");
+    const value = () => toBytes(s.column(1));
     try {
       while (s.step()) {
-        const row = s.row();
-        if (visit(row[0] as string, toBytes(row[1] ?? null)) === false) break;
+        if (visit(s.column(0) as string, value) === false) break;
       }
     } finally {
       s.reset();

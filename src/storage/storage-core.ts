@@ -25,12 +25,13 @@ import {
 } from "./core-settings";
 import type { KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
+import { type ListingSource, listEntries, listValues, type ValueDecoder } from "./kv-listing";
 import { KV_SCHEMA, KvTable, METADATA_SCHEMA } from "./kv-table";
 import { openState } from "./rebuild";
 import { SessionLog } from "./session-log";
 import { COPY_IN_TURNS_FROM_BYTES, ensureFirstSnapshot, snapshotDue, snapshotInTurns } from "./snapshots";
 import type { StorageHost } from "./storage-host";
-import { applyBuffered, isApplied, listEntries, type WriteLayer } from "./write-layers";
+import { applyBuffered, isApplied, type WriteLayer } from "./write-layers";
 
 /** The batch being built: everything written since the last commit. */
 interface Batch {
@@ -253,9 +254,18 @@ export class StorageCore {
     if (entry !== undefined && entry.bytes === bytes) entry.primitive = { value };
   }
 
-  /** Entries in `range` (buffered writes merged over committed data), in order, limited. */
+  /** Entries in `range` as stored bytes (buffered writes merged over committed data), in order, limited. */
   list(range: KeyRange, noCache = false): Array<[string, Uint8Array]> {
-    return listEntries(this.#layers, this.#kv, this.cache, range, noCache);
+    return listEntries(this.#listing(), range, noCache);
+  }
+
+  /** Entries in `range` with decoded values, as `list()` answers (see kv-listing.ts). */
+  listValues(range: KeyRange, noCache: boolean, decode: ValueDecoder): Map<string, unknown> {
+    return listValues(this.#listing(), range, noCache, decode);
+  }
+
+  #listing(): ListingSource {
+    return { table: this.#kv, cache: this.cache, layers: this.#layers };
   }
 
   // ---------------------------------------------------------------- writes

@@ -4,8 +4,6 @@
  * listings merge them over the stored rows.
  */
 import { compareKeys, inRange, type KeyRange } from "./keys";
-import type { KvCache } from "./kv-cache";
-import type { KvTable } from "./kv-table";
 
 /** A layer of buffered writes: key → bytes, or `null` for a deletion. */
 export interface WriteLayer {
@@ -102,54 +100,4 @@ export function mergeListing(
     out.push([k, merged.get(k) as Uint8Array]);
   }
   return out;
-}
-
-/**
- * Entries in `range`: the buffered writes of `layers` merged over the stored rows of `kv`, in order,
- * limited. A listing with nothing buffered in its range fills the read cache while it has room.
- */
-export function listEntries(
-  layers: readonly WriteLayer[],
-  kv: KvTable,
-  cache: KvCache,
-  range: KeyRange,
-  noCache: boolean,
-): Array<[string, Uint8Array]> {
-  if (range.empty) return [];
-  const overlay = overlayInRange(layers, range);
-  if (overlay.size === 0) {
-    const out: Array<[string, Uint8Array]> = [];
-    // Listed rows go into the read cache only while it has room: a large listing would otherwise
-    // evict the working set (and pay for the churn) to cache rows that are rarely read again.
-    let cached = !noCache;
-    kv.scan(range.start, range.end, range.reverse, range.limit, (k, v) => {
-      out.push([k, v]);
-      if (cached) {
-        if (cache.hasRoomFor(k.length * 2 + v.byteLength + 256)) cache.set(k, v);
-        else cached = false;
-      }
-      return true;
-    });
-    // Every stored key of the part of the range we read is now cached: later gets of absent
-    // keys in it need no SQLite lookup.
-    if (cached) markListed(cache, range, out);
-    return out;
-  }
-  // Each buffered key can hide at most one stored row, so over-fetch by the overlay size.
-  const stored: Array<[string, Uint8Array]> = [];
-  const fetchLimit = range.limit === undefined ? undefined : range.limit + overlay.size;
-  kv.scan(range.start, range.end, range.reverse, fetchLimit, (k, v) => {
-    stored.push([k, v]);
-    return true;
-  });
-  return mergeListing(stored, overlay, range);
-}
-
-/** Marks the part of `range` a listing read completely as known to the read cache. */
-function markListed(cache: KvCache, range: KeyRange, out: Array<[string, Uint8Array]>): void {
-  const last = out[out.length - 1];
-  const truncated = range.limit !== undefined && out.length >= range.limit && last !== undefined;
-  if (!truncated) cache.markComplete(range.start, range.end);
-  else if (range.reverse) cache.markComplete(last[0], range.end);
-  else cache.markComplete(range.start, `${last[0]}\u0000`);
 }

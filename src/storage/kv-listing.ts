@@ -1,0 +1,146 @@
+/**
+ * Reading a key range for `list()`: committed rows of `_cf_KV` in key order, the write buffer's
+ * layers merged over them, and the read cache on both sides of the scan.
+ *
+ * With nothing buffered in the range (the common case), one pass over the rows builds the answer:
+ * a row whose key the read cache holds takes the cached bytes (and the cached decoded value, when
+ * it is a primitive) instead of copying its value out of the engine and decoding it again; the
+ * cache is authoritative for the keys it holds, so both are what the row stores. Rows the cache
+ * does not hold go into it while it has room.
+ */
+
+import type { KeyRange } from "./keys";
+import type { CacheEntry, KvCache } from "./kv-cache";
+import type { KvTable } from "./kv-table";
+import { isPrimitive } from "./value-io";
+import { mergeListing, overlayInRange, type WriteLayer } from "./write-layers";
+
+/** Consecutive rows the read cache did not hold after which a listing stops asking it. */
+const GIVE_UP_AFTER_MISSES = 32;
+
+/** What a listing reads: the table, the read cache, and the write buffer's layers (bottom first). */
+export interface ListingSource {
+  readonly table: KvTable;
+  readonly cache: KvCache;
+  readonly layers: readonly WriteLayer[];
+}
+
+/** Turns stored bytes into a fresh value (throws the platform's error on undecodable bytes). */
+export type ValueDecoder = (bytes: Uint8Array) => unknown;
+
+/** Entries in `range` as stored bytes (buffered writes merged over committed data), in order, limited. */
+export function listEntries(source: ListingSource, range: KeyRange, noCache: boolean): Array<[string, Uint8Array]> {
+  if (range.empty) return [];
+  const overlay = overlayInRange(source.layers, range);
+  if (overlay.size > 0) return mergedEntries(source, range, overlay);
+  const out: Array<[string, Uint8Array]> = [];
+  scanCommitted(source, range, noCache, (key, bytes) => {
+    out.push([key, bytes]);
+  });
+  return out;
+}
+
+/**
+ * Entries in `range` with decoded values, as `list()` answers: a new Map in the range's order, every
+ * value a fresh copy (primitives, being immutable, may be shared with the cache). A value that
+ * cannot be decoded fails the whole call, as on the platform.
+ */
+export function listValues(
+  source: ListingSource,
+  range: KeyRange,
+  noCache: boolean,
+  decode: ValueDecoder,
+): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  if (range.empty) return out;
+  const overlay = overlayInRange(source.layers, range);
+  if (overlay.size > 0) {
+    for (const [key, bytes] of mergedEntries(source, range, overlay)) out.set(key, decode(bytes));
+    return out;
+  }
+  scanCommitted(source, range, noCache, (key, bytes, entry) => {
+    if (entry === undefined) {
+      out.set(key, decode(bytes));
+      return;
+    }
+    const known = entry.primitive;
+    if (known !== undefined) {
+      out.set(key, known.value);
+      return;
+    }
+    const value = decode(bytes);
+    if (isPrimitive(value)) entry.primitive = { value };
+    out.set(key, value);
+  });
+  return out;
+}
+
+/**
+ * The committed rows of `range` (nothing buffered overlaps it), each handed to `emit` with its bytes
+ * and, when the read cache holds the key, its cache entry (whose `bytes` are the ones handed over).
+ */
+function scanCommitted(
+  source: ListingSource,
+  range: KeyRange,
+  noCache: boolean,
+  emit: (key: string, bytes: Uint8Array, entry: CacheEntry | undefined) => void,
+): void {
+  const cache = source.cache;
+  // Listed rows go into the read cache only while it has room: a large listing would otherwise
+  // evict the working set (and pay for the churn) to cache rows that are rarely read again.
+  let caching = !noCache;
+  let count = 0;
+  let last: string | undefined;
+  // A lookup that misses costs about a fifth of reading the row (measured at 100k keys, where a
+  // 4 MiB cache holds few of them): after a run of misses the rest of the range is read from the
+  // engine only.
+  let misses = 0;
+  source.table.scanKeys(range.start, range.end, range.reverse, range.limit, (key, value) => {
+    count++;
+    last = key;
+    if (misses < GIVE_UP_AFTER_MISSES) {
+      const cached = cache.peek(key);
+      if (cached !== undefined && cached.bytes !== null) {
+        misses = 0;
+        emit(key, cached.bytes, cached);
+        return true;
+      }
+      misses++;
+    }
+    const bytes = value();
+    let entry: CacheEntry | undefined;
+    if (caching) {
+      if (cache.hasRoomFor(key.length * 2 + bytes.byteLength + 256)) entry = cache.set(key, bytes);
+      else caching = false;
+    }
+    emit(key, bytes, entry);
+    return true;
+  });
+  // Every stored key of the part of the range we read is now cached: later gets of absent keys in
+  // it need no SQLite lookup.
+  if (caching) markListed(cache, range, count, last);
+}
+
+/** Records which part of `range` a listing that cached every row it read has covered. */
+function markListed(cache: KvCache, range: KeyRange, count: number, last: string | undefined): void {
+  if (range.limit === undefined || count < range.limit || last === undefined)
+    cache.markComplete(range.start, range.end);
+  else if (range.reverse) cache.markComplete(last, range.end);
+  else cache.markComplete(range.start, `${last}\u0000`);
+}
+
+/** Stored rows with the buffered entries of `overlay` merged over them. */
+function mergedEntries(
+  source: ListingSource,
+  range: KeyRange,
+  overlay: ReadonlyMap<string, Uint8Array | null>,
+): Array<[string, Uint8Array]> {
+  // Each buffered key can hide at most one stored row, so over-fetch by the overlay size.
+  const stored: Array<[string, Uint8Array]> = [];
+  const fetchLimit = range.limit === undefined ? undefined : range.limit + overlay.size;
+  source.table.scan(range.start, range.end, range.reverse, fetchLimit, (k, v) => {
+    stored.push([k, v]);
+    return true;
+  });
+  return mergeListing(stored, overlay, range);
+}
