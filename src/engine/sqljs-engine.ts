@@ -219,9 +219,20 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
 
   exportBytes(): Uint8Array {
     this.#assertOpen();
+    const file = this.#file;
+    // The paged file holds the committed state whenever a header rewrite reaches it (not during a
+    // write transaction, nor once the file system took the file back): one copy of its bytes.
+    if (file !== undefined && writesReach(this.#db, file)) {
+      const size = this.#pragma("page_count") * this.#pragma("page_size");
+      if (size <= file.size) return file.slice(0, size);
+    }
     // sql.js 1.16 exports through the backup API into a scratch database: the live connection,
     // its prepared statements and its functions stay intact.
     return this.#db.export();
+  }
+
+  #pragma(name: string): number {
+    return Number(this.#db.exec(`PRAGMA ${name}`)[0]?.values[0]?.[0] ?? 0);
   }
 
   beginImageCopy(): ImageCopy {
@@ -229,7 +240,7 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     const file = this.#file;
     if (file === undefined) return this.#backupCopy();
     // The file is ours: its chunks are copied with plain memory copies (sqljs-paged-copy.ts).
-    const pragma = (name: string) => Number(this.#db.exec(`PRAGMA ${name}`)[0]?.values[0]?.[0] ?? 0);
+    const pragma = (name: string) => this.#pragma(name);
     const copy = beginPagedImageCopy(
       file,
       {

@@ -39,6 +39,9 @@ const FINISH_WITHIN_CHUNKS = 16;
 /** Bytes copied, as multiples of the image, after which the next step finishes whatever is left. */
 const MAX_PASSES = 4;
 
+/** Room for an image of `bytes` and half as much growth, in whole chunks. */
+const roomFor = (bytes: number, chunkBytes: number) => Math.ceil((bytes * 1.5) / chunkBytes + 4) * chunkBytes;
+
 /**
  * Starts a copy of the database in `file`. `pageBytes` is the database's page size (a step of
  * `pages` pages copies that many bytes' worth of chunks, at least one).
@@ -52,7 +55,7 @@ export function beginPagedImageCopy(
   const chunkBytes = file.chunkBytes;
   const startBytes = source.databaseBytes();
   // Room for the image plus growth while the copy runs (untouched room costs no resident memory).
-  let image = new Uint8Array(Math.ceil((startBytes * 1.25) / chunkBytes + 4) * chunkBytes);
+  let image = new Uint8Array(roomFor(startBytes, chunkBytes));
   let pending = new Uint8Array(Math.ceil(image.length / chunkBytes));
   let pendingCount = 0;
   const mark = (first: number, last: number) => {
@@ -85,10 +88,14 @@ export function beginPagedImageCopy(
     const end = Math.min(start + chunkBytes, file.size);
     if (end <= start) return;
     if (end > image.length) {
-      // The database outgrew the room: a larger buffer (rare; the room has a quarter to spare).
-      const larger = new Uint8Array(Math.ceil((end * 1.25) / chunkBytes) * chunkBytes);
-      larger.set(image);
-      image = larger;
+      // The database outgrew the room (it grew by half while the copy ran): a larger buffer, filled
+      // over the next steps like the first one (copying the old buffer over would be a whole
+      // image in one turn).
+      image = new Uint8Array(roomFor(end, chunkBytes));
+      mark(0, Math.ceil(file.size / chunkBytes) - 1);
+      firstPassDone = false;
+      copied = 0;
+      return;
     }
     file.read(start, image.subarray(start, end));
     copied += end - start;
