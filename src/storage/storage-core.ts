@@ -29,7 +29,13 @@ import { type ListingSource, listEntries, listValues, type ValueDecoder } from "
 import { KV_SCHEMA, KvTable, METADATA_SCHEMA } from "./kv-table";
 import { openState } from "./rebuild";
 import { SessionLog } from "./session-log";
-import { COPY_IN_TURNS_FROM_BYTES, ensureFirstSnapshot, snapshotDue, snapshotInTurns } from "./snapshots";
+import {
+  COPY_IN_TURNS_FROM_BYTES,
+  ensureFirstSnapshot,
+  imageBytesNow,
+  snapshotDue,
+  snapshotInTurns,
+} from "./snapshots";
 import type { StorageHost } from "./storage-host";
 import { applyBuffered, isApplied, type WriteLayer } from "./write-layers";
 
@@ -629,7 +635,7 @@ export class StorageCore {
     if (this.#snapshotInFlight) return;
     if (!snapshotDue(this.settings, this.#recordsSinceSnapshot, this.#bytesSinceSnapshot, this.#lastImageBytes)) return;
     const engine = this.#engine;
-    if (engine.beginImageCopy === undefined || this.#lastImageBytes < COPY_IN_TURNS_FROM_BYTES) {
+    if (engine.beginImageCopy === undefined || imageBytesNow(engine, this.#lastImageBytes) < COPY_IN_TURNS_FROM_BYTES) {
       void this.snapshot(seq, timeMs);
       return;
     }
