@@ -210,7 +210,7 @@ export class ProgramCounters {
    * during a step (a schema change it found; the storage recompiles before that normally happens).
    */
   get live(): boolean {
-    if (!this.#lost && this.#module.heap.u32(this.#stmt + this.#layout.opsOffset) !== this.#main.ops) {
+    if (!this.#lost && this.#module.heap.words[(this.#stmt + this.#layout.opsOffset) >>> 2] !== this.#main.ops) {
       // SQLite swapped in a new program and freed this copy (and its sub-programs') itself.
       this.#lost = true;
     }
@@ -220,35 +220,34 @@ export class ProgramCounters {
   /** Starts a run: every count from zero. */
   begin(): void {
     if (!this.live) return;
-    const heap = this.#module.heap;
+    // One view for the whole loop: nothing here calls into the module, so the memory cannot grow.
+    const words = this.#module.heap.words;
     const size = this.#layout.opSize;
     for (const program of this.#programs) {
       for (const site of program.sites) {
-        heap.setU32(program.ops + site.at * size + 4, 0);
-        if (site.kind === "rowidSeek") heap.setU32(program.ops + site.extra * size + 4, 0);
+        words[(program.ops + site.at * size + 4) >>> 2] = 0;
+        if (site.kind === "rowidSeek") words[(program.ops + site.extra * size + 4) >>> 2] = 0;
       }
     }
-    for (let i = 0; i < 4; i++) this.#slots[i] = this.#slot(i);
-  }
-
-  #slot(index: number): number {
-    return this.#module.heap.u32(this.#stmt + this.#layout.counterOffset + 4 * index);
+    const base = (this.#stmt + this.#layout.counterOffset) >>> 2;
+    for (let i = 0; i < 4; i++) this.#slots[i] = words[base + i] as number;
   }
 
   /** The counts since {@link ProgramCounters.begin}; `bound[i - 1]` is the value bound to `?i`. */
   counts(bound: readonly BoundValue[]): RowCounts {
+    const words = this.#module.heap.words;
+    const base = (this.#stmt + this.#layout.counterOffset) >>> 2;
     let read = 0;
-    for (const i of STEP_SLOTS) read += this.#slot(i) - (this.#slots[i] as number);
-    read += this.#slot(SORT_SLOT) - (this.#slots[SORT_SLOT] as number);
+    for (const i of STEP_SLOTS) read += (words[base + i] as number) - (this.#slots[i] as number);
+    read += (words[base + SORT_SLOT] as number) - (this.#slots[SORT_SLOT] as number);
     let written = 0;
     let clears = 0;
     let countScans: Map<number, number> | undefined;
     if (!this.live) return { read, written, countScans: NO_COUNT_SCANS, clears };
-    const heap = this.#module.heap;
     const size = this.#layout.opSize;
     for (const program of this.#programs) {
       for (const site of program.sites) {
-        const runs = heap.u32(program.ops + site.at * size + 4);
+        const runs = words[(program.ops + site.at * size + 4) >>> 2] as number;
         switch (site.kind) {
           case "read":
             read += runs;
@@ -273,7 +272,7 @@ export class ProgramCounters {
             read +=
               site.key === undefined || isIntegerKey(keyValue(site.key, bound))
                 ? runs
-                : heap.u32(program.ops + site.extra * size + 4);
+                : (words[(program.ops + site.extra * size + 4) >>> 2] as number);
             break;
           case "rowidRange":
             if (site.key === undefined || isNumericKey(keyValue(site.key, bound))) read += runs;

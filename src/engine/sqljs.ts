@@ -317,6 +317,15 @@ export class WasmHeap {
   }
 
   /** Writes the unsigned 32-bit integer `value` at `address` (4-byte aligned). */
+  /**
+   * The heap as 32-bit words (index = address / 4). Like {@link WasmHeap.bytes}, fetch it again
+   * after any call into the module that may allocate.
+   */
+  get words(): Uint32Array {
+    if (this.#view.byteLength === 0) this.#recapture();
+    return this.#words;
+  }
+
   setU32(address: number, value: number): void {
     if (this.#view.byteLength === 0) this.#recapture();
     this.#words[address >>> 2] = value;
