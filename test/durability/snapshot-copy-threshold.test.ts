@@ -37,14 +37,19 @@ function counting(base: SqlEngineFactory) {
   return { factory, calls };
 }
 
+/** A storage that snapshots every third record, on engines that count their image copies. */
+async function openCounted() {
+  const { factory, calls } = counting(await loadSqlJsEngine());
+  const persistence = createMemoryPersistence();
+  const storage = await ObjectStorage.open({ persistence, engineFactory: factory, snapshotEveryRecords: 3 });
+  const core = coreOf(storage);
+  await core.settled();
+  return { factory, calls, persistence, storage, core, exportsAtOpen: calls.exportBytes };
+}
+
 describe("the stepped snapshot copy is chosen by the database's current size", () => {
   test("a database grown by one statement past the threshold since a small snapshot is copied in turns", async () => {
-    const { factory, calls } = counting(await loadSqlJsEngine());
-    const persistence = createMemoryPersistence();
-    const storage = await ObjectStorage.open({ persistence, engineFactory: factory, snapshotEveryRecords: 3 });
-    const core = coreOf(storage);
-    await core.settled();
-    const exportsAtOpen = calls.exportBytes;
+    const { factory, calls, persistence, storage, core, exportsAtOpen } = await openCounted();
     const rows = Math.ceil((COPY_IN_TURNS_FROM_BYTES * 1.25) / 1_000_000);
     // One logged record of a few dozen bytes of text that adds ~20 MB of pages.
     storage.sql.exec(
@@ -69,12 +74,7 @@ describe("the stepped snapshot copy is chosen by the database's current size", (
   }, 60_000);
 
   test("a database still under the threshold is exported in one go", async () => {
-    const { factory, calls } = counting(await loadSqlJsEngine());
-    const persistence = createMemoryPersistence();
-    const storage = await ObjectStorage.open({ persistence, engineFactory: factory, snapshotEveryRecords: 3 });
-    const core = coreOf(storage);
-    await core.settled();
-    const exportsAtOpen = calls.exportBytes;
+    const { calls, storage, core, exportsAtOpen } = await openCounted();
     for (let i = 0; i < 3; i++) {
       await storage.put(`k${i}`, "v".repeat(1000));
       await storage.sync();
