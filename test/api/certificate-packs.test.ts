@@ -20,7 +20,7 @@ const certificate = {
   expires_on: "2023-03-09T23:11:06.000000Z",
   priority: null,
 };
-// The seed's §2.4 pack, field for field.
+// The API description's certificate pack (§2.4), field for field.
 const pack = {
   id: "3822ff90-ea29-44df-9e55-21300bb9419b",
   type: "universal",
@@ -36,7 +36,7 @@ const pack = {
 
 describe("validateCertificatePack", () => {
   it.each([
-    ["the seed's pack", pack],
+    ["the described pack", pack],
     [
       "a pack with no certificate yet",
       { id: "p", type: "advanced", hosts: ["a.example"], status: "pending_validation", certificates: [] },
@@ -78,7 +78,7 @@ describe("validateCertificatePack", () => {
 
 describe("validateCertificate", () => {
   it.each([
-    ["the seed's certificate", certificate],
+    ["the described certificate", certificate],
     ["a free-string status", { ...certificate, status: "whatever_the_platform_says" }],
     ["a numeric priority", { ...certificate, priority: 1 }],
     ["geo restrictions", { ...certificate, geo_restrictions: { label: "eu" } }],

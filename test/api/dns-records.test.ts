@@ -10,7 +10,7 @@ describe("parseDnsRecordListQuery", () => {
   });
   const accept: [string, string, object][] = [
     [
-      "the seed's per_page and page",
+      "the described per_page and page",
       "per_page=100&page=2",
       { listing: { page: 2, per_page: 100, order: "type", direction: "asc" } },
     ],

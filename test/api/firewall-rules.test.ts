@@ -120,7 +120,7 @@ describe("createFirewallRules: recommended flow (filter by id)", () => {
 describe("createFirewallRules: one-call flow", () => {
   const seedBody = [{ filter: { expression: LOGIN }, action: "block" }];
 
-  it("createFirewallRules: creates the filter and the rule together (seed §4.2)", () => {
+  it("createFirewallRules: creates the filter and the rule together (API description §4.2)", () => {
     const r = createFirewallRules(EMPTY_FIREWALL_STATE, seedBody, ids());
     expect(r.steps.map((s) => [s.step, s.status])).toEqual([
       ["validate", "succeeded"],
@@ -204,7 +204,7 @@ describe("createFirewallRules: one-call flow", () => {
     expect(r.state.filters.map((f) => f.expression)).toEqual([OFFICE, LOGIN]);
     expect(r.state.rules).toHaveLength(1);
 
-    // The client then frees room and creates the rule by reference (seed §7).
+    // The client then frees room and creates the rule by reference (API description §7).
     const ruleToDrop = r.state.rules[0]?.id ?? "";
     const freed = deleteFirewallRule(r.state, ruleToDrop).state;
     const retry = createFirewallRules(freed, [{ filter: { id: filterId }, action: "block" }], {

@@ -2,7 +2,7 @@
  * fast-check arbitraries for differential transcripts: random key-value op sequences over a small,
  * order-sensitive key space, and random SQL workloads.
  *
- * Everything generated stays inside what the platform and the seed agree on: keys are tiny, values
+ * Everything generated stays inside what the platform and the storage interface agree on: keys are tiny, values
  * small, multi-key ops short. Over-limit inputs are not generated here; they are
  * {@link import("./known-deviations").KNOWN_DEVIATIONS} and tested separately.
  *

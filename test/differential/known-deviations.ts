@@ -25,7 +25,7 @@ export interface KnownDeviation {
 }
 
 const LIMITS_REASON =
-  "The seed (issue 2) requires the production limits (2048-byte keys, 131072-byte values, 128 keys per " +
+  "The storage interface (issue 2) requires the production limits (2048-byte keys, 131072-byte values, 128 keys per " +
   "multi-key op) on both backends by default. Local workerd enforces them only on its ActorCache " +
   "(KV) backend, never on ActorSqlite, so `useSQLite: true` accepts these inputs.";
 
@@ -38,7 +38,7 @@ const tooMany = (pairs: number): OpResult => ({
 
 const notAuthorized: OpResult = { ok: false, error: { name: "Error", message: "not authorized: SQLITE_AUTH" } };
 
-/** The list. Add an entry only with a reason a reviewer can check against the seed. */
+/** The list. Add an entry only with a reason a reviewer can check against the storage interface. */
 export const KNOWN_DEVIATIONS: readonly KnownDeviation[] = [
   {
     id: "internal-names-any-case",
@@ -67,7 +67,7 @@ export const KNOWN_DEVIATIONS: readonly KnownDeviation[] = [
     id: "key-size-limit-get-many",
     reason:
       `${LIMITS_REASON} Even ActorCache skips the key-size check in get(array) (it answers an empty Map, ` +
-      "contrary to workerd-semantics.md); the seed applies the key limit to every key-taking call, so " +
+      "contrary to workerd-semantics.md); the storage interface applies the key limit to every key-taking call, so " +
       "ObjectStorage rejects here and matches no workerd backend.",
     ops: [{ op: "getMany", keys: ["a", longKey] }],
     subjectExpected: {
@@ -107,7 +107,7 @@ export const KNOWN_DEVIATIONS: readonly KnownDeviation[] = [
   {
     id: "put-delete-key-count",
     reason:
-      `${LIMITS_REASON} Even ActorCache checks the count only in get(array); the seed asks for the 128-key ` +
+      `${LIMITS_REASON} Even ActorCache checks the count only in get(array); the storage interface asks for the 128-key ` +
       "limit on multi-key put and delete as well, so here ObjectStorage matches no workerd backend.",
     ops: [
       { op: "putMany", entries: manyKeys.map((k): readonly [string, number] => [k, 1]) },

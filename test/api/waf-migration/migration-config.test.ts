@@ -19,7 +19,7 @@ const executeOf = (rules: RulesetRule[], id: string) =>
   rules.find((r) => r.action === "execute" && (r.action_parameters as { id?: string }).id === id);
 
 describe("getMigrationConfig", () => {
-  it("getMigrationConfig: returns the seed's shape for a default zone", () => {
+  it("getMigrationConfig: returns the described shape for a default zone", () => {
     const r = config(zone("pro"));
     expect(r.result.name).toBe("default");
     expect(r.result.rules[0]).toEqual({
