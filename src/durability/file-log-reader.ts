@@ -15,7 +15,8 @@ import { corruptError } from "./directory-scan";
 import type { DirectoryIo } from "./file-io";
 import { isErrno } from "./file-layout";
 import { type CommitTimes, STREAM_CHUNK_RECORDS } from "./persistence";
-import { decodeRecords, scanFrames } from "./record-codec";
+import { scanFrames } from "./record-codec";
+import { type RangeCursor, recordsInRange } from "./record-range";
 
 /** Reads records and commit times from a directory's segments. @internal */
 export class SegmentReader {
@@ -40,32 +41,20 @@ export class SegmentReader {
    * {@link STREAM_CHUNK_RECORDS} at a time: at most one segment's bytes and one chunk are held.
    */
   async *records(segments: readonly Segment[], fromSeq: number, toSeq: number): AsyncGenerator<CommitRecord[]> {
-    let expected = fromSeq + 1;
+    const cursor: RangeCursor = { expected: fromSeq + 1, toSeq };
+    const pruned = () => prunedError(fromSeq);
     for (const segment of segments) {
-      if (segment.lastSeq < expected || segment.firstSeq > toSeq) continue;
+      if (segment.lastSeq < cursor.expected || segment.firstSeq > toSeq) continue;
       // The scan's checked bytes are used while the segment is as the scan saw it; appends since
       // make it longer, and then it is read again (and checked) instead.
       const cached = this.#verified.get(segment.name);
       this.#verified.delete(segment.name);
       const verified = cached !== undefined && cached.length === segment.bytes;
       const bytes = verified ? cached : await this.#read(segment, fromSeq);
-      for (let at = 0; at < bytes.length; ) {
-        const decoded = decodeRecords(bytes, at, STREAM_CHUNK_RECORDS, verified);
-        if (decoded.tornTail) throw changedError(this.#io.directory, segment);
-        at = decoded.validBytes;
-        const chunk: CommitRecord[] = [];
-        for (const r of decoded.records) {
-          if (r.seq < expected || r.seq > toSeq) continue;
-          // A gap bridged by a snapshot can leave records missing inside an otherwise valid range.
-          if (r.seq !== expected) throw prunedError(fromSeq);
-          chunk.push(r);
-          expected++;
-        }
-        if (chunk.length > 0) yield chunk;
-        if (expected > toSeq) return;
-      }
+      yield* recordsInRange(bytes, verified, cursor, () => changedError(this.#io.directory, segment), pruned);
+      if (cursor.expected > toSeq) return;
     }
-    throw prunedError(fromSeq);
+    throw pruned();
   }
 
   /** The commit times of records `fromSeq < seq <= toSeq` of `segments`, a segment at a time. */

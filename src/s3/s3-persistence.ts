@@ -23,11 +23,11 @@ import {
   fencedError,
   type LoadResult,
   missingSnapshot,
-  STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
   type VersionedMeta,
 } from "../durability/persistence";
 import { decodeRecords } from "../durability/record-codec";
+import { type RangeCursor, recordsInRange } from "../durability/record-range";
 import { planPrune } from "../durability/retention";
 import { ActorStoreError } from "../errors";
 import {
@@ -367,7 +367,7 @@ class S3Adapter implements S3Persistence {
     await this.#log.settledThrough(this.#log.acceptedSeq);
     checkRange(fromSeq, toSeq, this.#firstSeq(), this.#log.durableSeq);
     if (toSeq <= fromSeq) return;
-    let expected = fromSeq + 1;
+    const cursor: RangeCursor = { expected: fromSeq + 1, toSeq };
     const sources: Array<{ key: string; firstSeq: number; lastSeq: number }> = [
       ...this.#manifest.segments.map((s) => ({
         key: this.#layout.segment(s),
@@ -376,7 +376,9 @@ class S3Adapter implements S3Persistence {
       })),
       ...this.#chain.map((o) => ({ key: this.#layout.log(o.position), firstSeq: o.firstSeq, lastSeq: o.lastSeq })),
     ];
-    const wanted = sources.filter((x) => x.lastSeq >= expected && x.firstSeq <= toSeq && x.lastSeq >= x.firstSeq);
+    const wanted = sources.filter(
+      (x) => x.lastSeq >= cursor.expected && x.firstSeq <= toSeq && x.lastSeq >= x.firstSeq,
+    );
     // A window of GETs in flight ahead of the reader: a round trip an object would make a long
     // unfolded log slow to open, and the window bounds what is held.
     const fetches = wanted.map(() => null as Promise<{ body: Uint8Array } | null> | null);
@@ -401,25 +403,12 @@ class S3Adapter implements S3Persistence {
       if (found === null) throw prunedError(fromSeq);
       const damaged = () =>
         this.#corrupt(`${source.key} is damaged (it does not hold seq ${source.firstSeq} to ${source.lastSeq})`);
-      let next = source.firstSeq;
-      for (let at = 0; at < found.body.length; ) {
-        const decoded = decodeRecords(found.body, at, STREAM_CHUNK_RECORDS);
-        if (decoded.tornTail) throw damaged();
-        at = decoded.validBytes;
-        const chunk: CommitRecord[] = [];
-        for (const r of decoded.records) {
-          if (r.seq !== next++) throw damaged();
-          if (r.seq < expected || r.seq > toSeq) continue;
-          if (r.seq !== expected) throw prunedError(fromSeq);
-          chunk.push(r);
-          expected++;
-        }
-        if (chunk.length > 0) yield chunk;
-        if (expected > toSeq) return;
-      }
-      if (next !== source.lastSeq + 1) throw damaged();
+      const contiguous = { next: source.firstSeq };
+      yield* recordsInRange(found.body, false, cursor, damaged, () => prunedError(fromSeq), contiguous);
+      if (cursor.expected > toSeq) return;
+      if (contiguous.next !== source.lastSeq + 1) throw damaged();
     }
-    if (expected <= toSeq) throw prunedError(fromSeq);
+    if (cursor.expected <= toSeq) throw prunedError(fromSeq);
   }
 
   #firstSeq(): number {
