@@ -29,13 +29,8 @@ import { type ListingSource, listEntries, listValues, type ValueDecoder } from "
 import { KV_SCHEMA, KvTable, METADATA_SCHEMA } from "./kv-table";
 import { openState } from "./rebuild";
 import { SessionLog } from "./session-log";
-import {
-  COPY_IN_TURNS_FROM_BYTES,
-  ensureFirstSnapshot,
-  imageBytesNow,
-  snapshotDue,
-  snapshotInTurns,
-} from "./snapshots";
+import { SnapshotSchedule } from "./snapshot-schedule";
+import { ensureFirstSnapshot } from "./snapshots";
 import type { StorageHost } from "./storage-host";
 import { applyBuffered, isApplied, type WriteLayer } from "./write-layers";
 
@@ -70,10 +65,6 @@ export class StorageCore {
   #broken: Error | null = null;
   #closed = false;
   #host: StorageHost | undefined;
-  #recordsSinceSnapshot = 0;
-  #bytesSinceSnapshot = 0;
-  #snapshotInFlight: Promise<void> | null = null;
-  #lastImageBytes = 0;
   /** Connection state for the log: session starts, settings, connection inputs. */
   readonly #session = new SessionLog();
   /** Keys written since the engine last received the buffered writes ({@link StorageCore.beforeStatement}). */
@@ -82,10 +73,8 @@ export class StorageCore {
   readonly #noCacheKeys = new Set<string>();
   /** Commit times by seq, for bookmarks and retention. */
   readonly timeline: CommitTimeline;
-  /** Called after each snapshot is durable (retention pruning hooks in here). */
-  onSnapshot: ((seq: number) => void) | undefined;
-  /** The snapshots the adapter holds (as far as this core knows), oldest first. */
-  snapshots: SnapshotInfo[] = [];
+  /** When snapshots are taken, and the ones taken (snapshot-schedule.ts). */
+  readonly #schedule: SnapshotSchedule;
 
   private constructor(
     settings: CoreSettings,
@@ -104,6 +93,14 @@ export class StorageCore {
     this.#lastCommitTimeMs = lastTimeMs;
     this.#committedAlarm = this.#kv.getAlarm();
     this.#batch = this.#newBatch();
+    this.#schedule = new SnapshotSchedule(settings, {
+      engine: () => this.#engine,
+      between: () => !this.#batch.began && this.#savepointDepth === 0,
+      taken: () => {
+        this.#session.snapshotTaken();
+        return [this.#lastSeq, this.#lastCommitTimeMs];
+      },
+    });
   }
 
   /**
@@ -122,9 +119,7 @@ export class StorageCore {
     const lastSeq = restoreToSeq === undefined ? built.lastSeq : Math.max(loaded.lastSeq, timeline.lastSeq);
     const lastTimeMs = restoreToSeq === undefined ? built.lastTimeMs : (timeline.timeOf(lastSeq) ?? built.lastTimeMs);
     const core = new StorageCore(settings, built.engine, lastSeq, lastTimeMs, timeline);
-    core.snapshots = loaded.snapshots.map((x) => ({ ...x }));
-    core.#recordsSinceSnapshot = built.recordsSinceSnapshot;
-    core.#lastImageBytes = loaded.snapshots[loaded.snapshots.length - 1]?.bytes ?? 0;
+    core.#schedule.loaded(loaded.snapshots, built.recordsSinceSnapshot);
     if (restoreToSeq !== undefined) await core.#commitRestore(restoreToSeq);
     return core;
   }
@@ -565,8 +560,6 @@ export class StorageCore {
     this.#layers = [{ kv: new Map(), sqlMark: 0 }];
     this.#unapplied.clear();
     this.#batch = this.#newBatch();
-    this.#recordsSinceSnapshot++;
-    this.#bytesSinceSnapshot += changedBytes;
     const append = this.settings.persistence.append([record]);
     this.#lastConfirmation = append;
     append.then(
@@ -580,7 +573,7 @@ export class StorageCore {
         this.#break(error);
       },
     );
-    this.#maybeSnapshot(seq, timeMs);
+    this.#schedule.committed(seq, timeMs, changedBytes);
   }
 
   #hasPending(): boolean {
@@ -631,45 +624,23 @@ export class StorageCore {
     this.#host?.onBroken(error);
   }
 
-  #maybeSnapshot(seq: number, timeMs: number): void {
-    if (this.#snapshotInFlight) return;
-    if (!snapshotDue(this.settings, this.#recordsSinceSnapshot, this.#bytesSinceSnapshot, this.#lastImageBytes)) return;
-    const engine = this.#engine;
-    if (engine.beginImageCopy === undefined || imageBytesNow(engine, this.#lastImageBytes) < COPY_IN_TURNS_FROM_BYTES) {
-      void this.snapshot(seq, timeMs);
-      return;
-    }
-    this.#recordsSinceSnapshot = this.#bytesSinceSnapshot = 0;
-    const between = () => !this.#batch.began && this.#savepointDepth === 0 && this.#engine === engine;
-    const taken = () => (this.#session.snapshotTaken(), [this.#lastSeq, this.#lastCommitTimeMs] as const);
-    this.#track(snapshotInTurns(engine, between, taken, (at, image) => this.#write(at[0], at[1], image)));
+  /** The snapshots the adapter holds (as far as this core knows), oldest first. */
+  get snapshots(): SnapshotInfo[] {
+    return this.#schedule.snapshots;
   }
 
-  /** Writes a snapshot of the committed state (right after a commit, before new writes begin). */
-  snapshot(seq = this.#lastSeq, timeMs = this.#lastCommitTimeMs): Promise<void> {
-    const image = this.#engine.exportBytes();
-    this.#session.snapshotTaken();
-    return this.#track(this.#write(seq, timeMs, image));
+  set snapshots(list: SnapshotInfo[]) {
+    this.#schedule.snapshots = list;
   }
 
-  /** A failed snapshot loses nothing (the log has every record); a later one tries again. */
-  #track(write: Promise<void>): Promise<void> {
-    const p: Promise<void> = write
-      .catch(() => {})
-      .finally(() => {
-        if (this.#snapshotInFlight === p) this.#snapshotInFlight = null;
-      });
-    this.#snapshotInFlight = p;
-    return p;
+  /** Called after each snapshot is durable (retention pruning hooks in here). */
+  set onSnapshot(hook: ((seq: number) => void) | undefined) {
+    this.#schedule.onSnapshot = hook;
   }
 
-  async #write(seq: number, timeMs: number, image: Uint8Array): Promise<void> {
-    this.#lastImageBytes = image.byteLength;
-    this.#recordsSinceSnapshot = this.#bytesSinceSnapshot = 0;
-    await this.settings.persistence.writeSnapshot({ seq, timeMs }, image);
-    this.snapshots = this.snapshots.filter((x) => x.seq !== seq);
-    this.snapshots.push({ seq, timeMs, bytes: image.byteLength });
-    this.onSnapshot?.(seq);
+  /** Writes a snapshot of the committed state now (right after a commit, before new writes begin). */
+  snapshot(): Promise<void> {
+    return this.#schedule.take();
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -687,7 +658,7 @@ export class StorageCore {
   /** Resolves when no append or snapshot of this core is still in flight (success or not). */
   async settled(): Promise<void> {
     await this.#lastConfirmation.catch(() => {});
-    await this.#snapshotInFlight;
+    await this.#schedule.settled();
   }
 
   /** Closes after committing what is pending. */
@@ -696,7 +667,7 @@ export class StorageCore {
     if (!this.#broken) {
       this.commitNow();
       await this.#lastConfirmation.catch(() => {});
-      await this.#snapshotInFlight;
+      await this.#schedule.settled();
     }
     this.#shutdown();
     // Release the adapter's resources (file handles); its data stays, and load() reopens it.
@@ -741,7 +712,7 @@ export class StorageCore {
     const append = this.settings.persistence.append([record]);
     this.#lastConfirmation = append;
     await append;
-    await this.snapshot(seq, timeMs);
+    await this.#schedule.take([seq, timeMs]);
   }
 }
 
