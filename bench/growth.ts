@@ -6,7 +6,9 @@
  * snapshots written (count, the longest `writeSnapshot`, and the longest single step of a
  * snapshot's image copy, which runs on the event loop between batches), and RSS. At the end: recovery
  * (`ObjectStorage.open()` of the directory) against raw sql.js opening the newest snapshot read
- * from disk. Writes bench/results/growth.{json,md,svg}.
+ * from disk. Writes bench/results/growth.{json,md,svg}. `--breakdown` adds, per step, where the
+ * median batch's and each tail batch's time went (bench/lib/batch-phases.ts); it hooks the log's
+ * file handle and the commit, so its batch times are not the ones to publish.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -18,6 +20,7 @@ import { openFilePersistence } from "../src/durability/file-persistence";
 import type { ImageCopy } from "../src/engine/engine";
 import { SqlJsEngine } from "../src/engine/sqljs-engine";
 import { ObjectStorage } from "../src/storage/object-storage";
+import { BatchPhaseProbe, type BatchPhases, PHASE_HEADER, phaseRows } from "./lib/batch-phases";
 
 const MB = 1_000_000;
 const PER_BATCH = 100;
@@ -48,13 +51,15 @@ export interface GrowthResult {
   rawOpenMs: number;
   snapshotBytes: number;
   markdown: string;
+  /** With `breakdown`: the phases table (Markdown). */
+  phases?: string;
 }
 
 const quantile = (sorted: number[], q: number): number =>
   sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number);
 
 /** Grows one object to each size in `stepsMb` (MB of database) and measures. */
-export async function runGrowthBench(options: { quick: boolean }): Promise<GrowthResult> {
+export async function runGrowthBench(options: { quick: boolean; breakdown?: boolean }): Promise<GrowthResult> {
   const steps = options.quick ? [10, 25, 50, 100, 150] : [10, 25, 50, 100, 250, 500, 750, 1000];
   const dir = await mkdtemp(join(tmpdir(), "actorstore-growth-"));
   try {
@@ -70,6 +75,8 @@ export async function runGrowthBench(options: { quick: boolean }): Promise<Growt
     };
     // Each step of a snapshot's image copy runs synchronously in one turn: time the longest.
     let copyStepMax = 0;
+    const probe = options.breakdown ? await BatchPhaseProbe.install(adapter, dir) : undefined;
+    const phaseTable = [...PHASE_HEADER];
     const begin = SqlJsEngine.prototype.beginImageCopy;
     SqlJsEngine.prototype.beginImageCopy = function timed(this: SqlJsEngine): ImageCopy {
       const copy = begin.call(this);
@@ -79,7 +86,9 @@ export async function runGrowthBench(options: { quick: boolean }): Promise<Growt
         try {
           return step(pages);
         } finally {
-          copyStepMax = Math.max(copyStepMax, performance.now() - t);
+          const ms = performance.now() - t;
+          copyStepMax = Math.max(copyStepMax, ms);
+          probe?.add("copyMs", ms);
         }
       };
       return copy;
@@ -90,16 +99,21 @@ export async function runGrowthBench(options: { quick: boolean }): Promise<Growt
     let key = 0;
     for (const stepMb of steps) {
       const latencies: number[] = [];
+      const phases: BatchPhases[] = [];
       snapshotCount = 0;
       snapshotMax = 0;
       copyStepMax = 0;
       const delay = monitorEventLoopDelay({ resolution: 5 });
       delay.enable();
       while (size() < stepMb * MB) {
+        probe?.begin();
         const t = performance.now();
         for (let j = 0; j < PER_BATCH; j++) void storage.put(`key-${String(key++).padStart(10, "0")}`, VALUE);
+        probe?.add("putMs", performance.now() - t);
         await storage.sync();
-        latencies.push(performance.now() - t);
+        const ms = performance.now() - t;
+        latencies.push(ms);
+        if (probe !== undefined) phases.push(probe.end(ms));
       }
       delay.disable();
       latencies.sort((a, b) => a - b);
@@ -116,12 +130,15 @@ export async function runGrowthBench(options: { quick: boolean }): Promise<Growt
         rssBytes: process.memoryUsage().rss,
       };
       rows.push(row);
+      if (probe !== undefined) phaseTable.push(...phaseRows(`${stepMb} MB`, phases, row.p99Ms));
       console.log(
         `growth ${(row.databaseBytes / MB).toFixed(0)} MB: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, max ${row.maxMs.toFixed(1)} ms, stall ${row.stallMs.toFixed(1)} ms, ${row.snapshots} snapshot(s) ≤ ${row.snapshotMs.toFixed(0)} ms, copy step ≤ ${row.copyStepMs.toFixed(1)} ms, RSS ${(row.rssBytes / MB).toFixed(0)} MB`,
       );
     }
     await storage.close();
     SqlJsEngine.prototype.beginImageCopy = begin;
+    probe?.uninstall();
+    if (probe !== undefined) console.log(`\nBatch phases (ms):\n${phaseTable.join("\n")}\n`);
 
     // Recovery against raw sql.js opening the newest snapshot read from disk (paired, alternating).
     const SQL = await initSqlJs();
@@ -146,7 +163,8 @@ export async function runGrowthBench(options: { quick: boolean }): Promise<Growt
     const recoveryMs = quantile(recovery, 0.5);
     const rawOpenMs = quantile(raw, 0.5);
     const markdown = growthMarkdown(rows, recoveryMs, rawOpenMs, snapshotBytes);
-    return { rows, recoveryMs, rawOpenMs, snapshotBytes, markdown };
+    const phases = probe === undefined ? undefined : phaseTable.join("\n");
+    return { rows, recoveryMs, rawOpenMs, snapshotBytes, markdown, ...(phases === undefined ? {} : { phases }) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -217,8 +235,8 @@ export function growthChart(rows: GrowthRow[]): string {
 }
 
 /** Runs the growth section and writes bench/results/growth.{json,md,svg}. */
-export async function runAndWriteGrowth(quick: boolean): Promise<GrowthResult> {
-  const result = await runGrowthBench({ quick });
+export async function runAndWriteGrowth(quick: boolean, breakdown = false): Promise<GrowthResult> {
+  const result = await runGrowthBench({ quick, breakdown });
   const directory = fileURLToPath(new URL("./results/", import.meta.url));
   await writeFile(`${directory}growth.md`, `${result.markdown}\n`);
   await writeFile(`${directory}growth.svg`, `${growthChart(result.rows)}\n`);
@@ -231,4 +249,5 @@ export async function runAndWriteGrowth(quick: boolean): Promise<GrowthResult> {
   return result;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await runAndWriteGrowth(process.argv.includes("--quick"));
+if (process.argv[1] === fileURLToPath(import.meta.url))
+  await runAndWriteGrowth(process.argv.includes("--quick"), process.argv.includes("--breakdown"));
