@@ -51,6 +51,13 @@ export interface EngineStatement {
    * the others (a caller that may not need a large column reads the small ones first).
    */
   column(index: number): EngineValue;
+  /**
+   * Hands `read` one column of the current row without copying it when it is a BLOB: a view of the
+   * engine's memory, valid only while `read` runs. `read` must not keep the view or anything that
+   * shares its memory (decode it into fresh objects), and must not call into this engine. Other
+   * types are handed over as {@link EngineStatement.column} reads them.
+   */
+  readColumn<T>(index: number, read: (value: EngineValue) => T): T;
   /** The result column names, also for statements that return no rows. */
   columnNames(): string[];
   /**

@@ -300,6 +300,17 @@ export class SqlJsStatement implements EngineStatement {
     }
   }
 
+  readColumn<T>(index: number, read: (value: EngineValue) => T): T {
+    this.#assertLive();
+    const raw = this.#raw;
+    const ptr = this.#ptr;
+    if (raw._sqlite3_column_type(ptr, index) !== SQLITE_BLOB) return read(this.column(index));
+    // No copy: the view lives only while `read` runs, and nothing in between can grow the heap.
+    const blob = raw._sqlite3_column_blob(ptr, index);
+    const length = raw._sqlite3_column_bytes(ptr, index);
+    return read(length === 0 ? new Uint8Array(0) : this.#heap.bytes.subarray(blob, blob + length));
+  }
+
   columnNames(): string[] {
     this.#assertLive();
     return this.#stmt.getColumnNames();

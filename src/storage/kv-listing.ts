@@ -11,7 +11,7 @@
 
 import type { KeyRange } from "./keys";
 import type { CacheEntry, KvCache } from "./kv-cache";
-import type { KvTable } from "./kv-table";
+import type { KvTable, StoredValue } from "./kv-table";
 import { isPrimitive } from "./value-io";
 import { mergeListing, overlayInRange, type WriteLayer } from "./write-layers";
 
@@ -34,8 +34,8 @@ export function listEntries(source: ListingSource, range: KeyRange, noCache: boo
   const overlay = overlayInRange(source.layers, range);
   if (overlay.size > 0) return mergedEntries(source, range, overlay);
   const out: Array<[string, Uint8Array]> = [];
-  scanCommitted(source, range, noCache, (key, bytes) => {
-    out.push([key, bytes]);
+  scanCommitted(source, range, noCache, (key, entry, value) => {
+    out.push([key, entry === undefined ? value.bytes() : (entry.bytes as Uint8Array)]);
   });
   return out;
 }
@@ -44,6 +44,10 @@ export function listEntries(source: ListingSource, range: KeyRange, noCache: boo
  * Entries in `range` with decoded values, as `list()` answers: a new Map in the range's order, every
  * value a fresh copy (primitives, being immutable, may be shared with the cache). A value that
  * cannot be decoded fails the whole call, as on the platform.
+ *
+ * A row neither cached nor going into the cache is decoded straight from the engine's memory (no
+ * copy of its bytes first): `decode` builds fresh objects (strings, and array buffers it copies), so
+ * nothing it returns shares that memory.
  */
 export function listValues(
   source: ListingSource,
@@ -58,9 +62,9 @@ export function listValues(
     for (const [key, bytes] of mergedEntries(source, range, overlay)) out.set(key, decode(bytes));
     return out;
   }
-  scanCommitted(source, range, noCache, (key, bytes, entry) => {
+  scanCommitted(source, range, noCache, (key, entry, value) => {
     if (entry === undefined) {
-      out.set(key, decode(bytes));
+      out.set(key, value.decode(decode));
       return;
     }
     const known = entry.primitive;
@@ -68,22 +72,23 @@ export function listValues(
       out.set(key, known.value);
       return;
     }
-    const value = decode(bytes);
-    if (isPrimitive(value)) entry.primitive = { value };
-    out.set(key, value);
+    const decoded = decode(entry.bytes as Uint8Array);
+    if (isPrimitive(decoded)) entry.primitive = { value: decoded };
+    out.set(key, decoded);
   });
   return out;
 }
 
 /**
- * The committed rows of `range` (nothing buffered overlaps it), each handed to `emit` with its bytes
- * and, when the read cache holds the key, its cache entry (whose `bytes` are the ones handed over).
+ * The committed rows of `range` (nothing buffered overlaps it), each handed to `emit` with, when the
+ * read cache holds the key (or it went into the cache now), its cache entry, whose `bytes` are the
+ * row's; otherwise `emit` reads the row's value from `value` before it returns.
  */
 function scanCommitted(
   source: ListingSource,
   range: KeyRange,
   noCache: boolean,
-  emit: (key: string, bytes: Uint8Array, entry: CacheEntry | undefined) => void,
+  emit: (key: string, entry: CacheEntry | undefined, value: StoredValue) => void,
 ): void {
   const cache = source.cache;
   // Listed rows go into the read cache only while it has room: a large listing would otherwise
@@ -102,18 +107,20 @@ function scanCommitted(
       const cached = cache.peek(key);
       if (cached !== undefined && cached.bytes !== null) {
         misses = 0;
-        emit(key, cached.bytes, cached);
+        emit(key, cached, value);
         return true;
       }
       misses++;
     }
-    const bytes = value();
-    let entry: CacheEntry | undefined;
     if (caching) {
-      if (cache.hasRoomFor(key.length * 2 + bytes.byteLength + 256)) entry = cache.set(key, bytes);
-      else caching = false;
+      const bytes = value.bytes();
+      if (cache.hasRoomFor(key.length * 2 + bytes.byteLength + 256)) {
+        emit(key, cache.set(key, bytes), value);
+        return true;
+      }
+      caching = false;
     }
-    emit(key, bytes, entry);
+    emit(key, undefined, value);
     return true;
   });
   // Every stored key of the part of the range we read is now cached: later gets of absent keys in

@@ -18,6 +18,17 @@ export const METADATA_ALARM = 1;
 
 const NS_PER_MS = 1_000_000;
 
+/** The value of the row {@link KvTable.scanKeys} is at; read it only before the visit returns. */
+export interface StoredValue {
+  /** A copy of the stored bytes, owned by the caller. */
+  bytes(): Uint8Array;
+  /**
+   * `decode` applied to the stored bytes read in place, without a copy (see
+   * {@link EngineStatement.readColumn}): its result must not keep the bytes or share their memory.
+   */
+  decode<T>(decode: (bytes: Uint8Array) => T): T;
+}
+
 /** Named statements over the hidden tables of one engine. */
 export class KvTable {
   readonly #engine: SqlEngine;
@@ -112,20 +123,20 @@ export class KvTable {
     limit: number | undefined,
     visit: (key: string, value: Uint8Array) => boolean | undefined,
   ): void {
-    this.scanKeys(start, end, reverse, limit, (key, value) => visit(key, value()));
+    this.scanKeys(start, end, reverse, limit, (key, value) => visit(key, value.bytes()));
   }
 
   /**
-   * As {@link KvTable.scan}, but a row's value is read (copied out of the engine) only when
-   * `visit` calls `value()`, which it may do only before it returns: a key whose bytes the caller
-   * already holds costs no copy.
+   * As {@link KvTable.scan}, but a row's value is read only when `visit` asks `value` for it, which
+   * it may do only before it returns: a key whose bytes the caller already holds costs no copy, and
+   * a value the caller only decodes is decoded straight from the engine's memory.
    */
   scanKeys(
     start: string,
     end: string | undefined,
     reverse: boolean,
     limit: number | undefined,
-    visit: (key: string, value: () => Uint8Array) => boolean | undefined,
+    visit: (key: string, value: StoredValue) => boolean | undefined,
   ): void {
     if (!this.exists()) return;
     const order = reverse ? "DESC" : "ASC";
@@ -133,7 +144,10 @@ export class KvTable {
     const sql = `SELECT key, value FROM _cf_KV WHERE key >= ?${end === undefined ? "" : " AND key < ?"} ORDER BY key ${order} LIMIT ?`;
     const s = this.#stmt(name, sql);
     s.bind(end === undefined ? [start, limit ?? -1] : [start, end, limit ?? -1], "integer");
-    const value = () => toBytes(s.column(1));
+    const value: StoredValue = {
+      bytes: () => toBytes(s.column(1)),
+      decode: (decode) => s.readColumn(1, (v) => decode(v instanceof Uint8Array ? v : toBytes(v))),
+    };
     try {
       while (s.step()) {
         if (visit(s.column(0) as string, value) === false) break;

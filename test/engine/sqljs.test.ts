@@ -68,6 +68,43 @@ describe("sql.js engine", () => {
     insert.free();
   });
 
+  test("readColumn: a blob as a view of the heap while the callback runs, other types as column() reads them", () => {
+    engine.exec("CREATE TABLE r (k INTEGER PRIMARY KEY, v)");
+    const insert = engine.prepare("INSERT INTO r VALUES (?, ?)");
+    const blob = Uint8Array.from({ length: 5000 }, (_, j) => (j * 7) & 0xff);
+    const rows: Array<[number, Uint8Array | string | number | null]> = [
+      [1, blob],
+      [2, new Uint8Array(0)],
+      [3, "téxt\u0000"],
+      [4, 2.5],
+      [5, null],
+    ];
+    for (const [k, v] of rows) {
+      insert.bind([k, v], "real");
+      insert.step();
+    }
+    insert.free();
+    const heap = (engine as unknown as { heap: WasmHeap }).heap;
+    const s = engine.prepare("SELECT v FROM r ORDER BY k");
+    s.bind([], "real");
+    const seen: unknown[] = [];
+    while (s.step()) {
+      const column = s.column(0);
+      seen.push(
+        s.readColumn(0, (v) => {
+          if (v instanceof Uint8Array && v.byteLength > 0) {
+            // A view of the heap itself, not a copy.
+            expect(v.buffer).toBe(heap.bytes.buffer);
+          }
+          expect(v).toEqual(column);
+          return v instanceof Uint8Array ? [...v] : v;
+        }),
+      );
+    }
+    s.free();
+    expect(seen).toEqual([[...blob], [], "téxt\u0000", 2.5, null]);
+  });
+
   test("step(nowMs) pins SQLite's 'now' for that step only and restores Date.now", () => {
     const original = Date.now;
     const s = engine.prepare(NOW_SQL);
