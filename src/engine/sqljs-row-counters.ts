@@ -61,9 +61,6 @@ export interface CounterModule {
 /** The value of a statement's parameter, as bound (see {@link ProgramCounters.counts}). */
 export type BoundValue = EngineValue | undefined;
 
-/** `Vdbe.aCounter` slots: 0 collects unnamed loop steps, 1 full-scan steps, 2 sorts, 3 automatic-index steps. */
-const STEP_SLOTS = [0, 1, 3];
-const SORT_SLOT = 2;
 /** No `count(*)` ran (shared: never modified). */
 const NO_COUNT_SCANS: ReadonlyMap<number, number> = new Map();
 /** `OPFLAG_NCHANGE` (P2 of `OP_Delete`): the delete counts as a change. */
@@ -150,25 +147,85 @@ function writeOp(heap: WasmHeap, at: number, op: Op, opSize: number): void {
 }
 
 /**
+ * A site that {@link ProgramCounters.counts} cannot simply add up, by its heap words: `word` holds
+ * its runs, `found` (for `rowidSeek`) the runs that found their row.
+ */
+interface SpecialSite {
+  readonly kind: "seekEnd" | "clear" | "count" | "rowidSeek" | "rowidRange";
+  readonly word: number;
+  readonly found: number;
+  /** For `count`: the table's root page. */
+  readonly root: number;
+  /**
+   * For `rowidSeek`/`rowidRange`, where the key comes from: the (1-based) parameter, 0 for the
+   * constant `value`, -1 when the program does not show it.
+   */
+  readonly parameter: number;
+  readonly value: BoundValue;
+}
+
+/**
  * The counters of one statement: its program and sub-programs rewritten (see the module comment).
  * Make one with {@link ProgramCounters.instrument}; {@link ProgramCounters.release} before the
  * statement is finalized.
+ *
+ * Every site is known by the heap word its `Trace` counts in (the copies never move), sorted once
+ * by how a run's counts read it, so that starting and reading a run are straight loops over word
+ * indexes (a point select's whole counting is a few heap reads and writes).
  */
 export class ProgramCounters {
   readonly #module: CounterModule;
-  readonly #layout: ProgramLayout;
-  readonly #stmt: number;
   readonly #programs: Rewritten[];
-  readonly #main: Rewritten;
-  readonly #slots = [0, 0, 0, 0];
+  /** Heap word of `Vdbe.aOp`, and the copy it must still hold (see {@link ProgramCounters.live}). */
+  readonly #programWord: number;
+  readonly #mainOps: number;
+  /** Heap word of `Vdbe.aCounter[0]`. */
+  readonly #counterWord: number;
+  /** Heap words that a run starts from zero: every site's counter. */
+  readonly #resets: readonly number[];
+  /** Heap words whose runs are reads, or writes, as they stand. */
+  readonly #reads: readonly number[];
+  readonly #writes: readonly number[];
+  readonly #special: readonly SpecialSite[];
+  /** The sum of SQLite's step and sort counters when the run started. */
+  #startSteps = 0;
+  /** The heap as words, until the memory grows (which detaches it: its length is 0 then). */
+  #words: Uint32Array;
   #lost = false;
 
   private constructor(module: CounterModule, layout: ProgramLayout, stmt: number, programs: Rewritten[]) {
     this.#module = module;
-    this.#layout = layout;
-    this.#stmt = stmt;
+    this.#words = module.heap.words;
     this.#programs = programs;
-    this.#main = programs[0] as Rewritten;
+    this.#programWord = (stmt + layout.opsOffset) >>> 2;
+    this.#mainOps = (programs[0] as Rewritten).ops;
+    this.#counterWord = (stmt + layout.counterOffset) >>> 2;
+    const resets: number[] = [];
+    const reads: number[] = [];
+    const writes: number[] = [];
+    const special: SpecialSite[] = [];
+    const wordOf = (program: Rewritten, at: number) => (program.ops + at * layout.opSize + 4) >>> 2;
+    for (const program of programs) {
+      for (const site of program.sites) {
+        const word = wordOf(program, site.at);
+        resets.push(word);
+        if (site.kind === "read") reads.push(word);
+        else if (site.kind === "write") writes.push(word);
+        else {
+          const found = site.kind === "rowidSeek" ? wordOf(program, site.extra) : 0;
+          if (found !== 0) resets.push(found);
+          const root = site.kind === "count" ? site.extra : 0;
+          const key = site.key;
+          const parameter = key === undefined ? -1 : "parameter" in key ? key.parameter : 0;
+          const value = key !== undefined && "value" in key ? key.value : undefined;
+          special.push({ kind: site.kind, word, found, root, parameter, value });
+        }
+      }
+    }
+    this.#resets = resets;
+    this.#reads = reads;
+    this.#writes = writes;
+    this.#special = special;
   }
 
   /** Rewrites the program of the (not yet stepped) statement `stmt`. */
@@ -210,74 +267,87 @@ export class ProgramCounters {
    * during a step (a schema change it found; the storage recompiles before that normally happens).
    */
   get live(): boolean {
-    if (!this.#lost && this.#module.heap.words[(this.#stmt + this.#layout.opsOffset) >>> 2] !== this.#main.ops) {
+    return this.#watching(this.#view());
+  }
+
+  /** The heap's words (nothing may call into the module while they are used: it could grow). */
+  #view(): Uint32Array {
+    let words = this.#words;
+    if (words.length === 0) {
+      words = this.#module.heap.words;
+      this.#words = words;
+    }
+    return words;
+  }
+
+  #watching(words: Uint32Array): boolean {
+    if (!this.#lost && words[this.#programWord] !== this.#mainOps) {
       // SQLite swapped in a new program and freed this copy (and its sub-programs') itself.
       this.#lost = true;
     }
     return !this.#lost;
   }
 
-  /** Starts a run: every count from zero. */
-  begin(): void {
-    if (!this.live) return;
-    // One view for the whole loop: nothing here calls into the module, so the memory cannot grow.
-    const words = this.#module.heap.words;
-    const size = this.#layout.opSize;
-    for (const program of this.#programs) {
-      for (const site of program.sites) {
-        words[(program.ops + site.at * size + 4) >>> 2] = 0;
-        if (site.kind === "rowidSeek") words[(program.ops + site.extra * size + 4) >>> 2] = 0;
-      }
-    }
-    const base = (this.#stmt + this.#layout.counterOffset) >>> 2;
-    for (let i = 0; i < 4; i++) this.#slots[i] = words[base + i] as number;
+  /**
+   * Starts a run: every count from zero. False (and nothing started) when the counters no longer
+   * watch the program (see {@link ProgramCounters.live}).
+   */
+  begin(): boolean {
+    const words = this.#view();
+    if (!this.#watching(words)) return false;
+    const resets = this.#resets;
+    for (let i = 0; i < resets.length; i++) words[resets[i] as number] = 0;
+    const c = this.#counterWord;
+    // Slots 0, 1 and 3 collect loop steps, 2 sorts (see the module comment): all reads.
+    this.#startSteps =
+      (words[c] as number) + (words[c + 1] as number) + (words[c + 2] as number) + (words[c + 3] as number);
+    return true;
   }
 
   /** The counts since {@link ProgramCounters.begin}; `bound[i - 1]` is the value bound to `?i`. */
   counts(bound: readonly BoundValue[]): RowCounts {
-    const words = this.#module.heap.words;
-    const base = (this.#stmt + this.#layout.counterOffset) >>> 2;
-    let read = 0;
-    for (const i of STEP_SLOTS) read += (words[base + i] as number) - (this.#slots[i] as number);
-    read += (words[base + SORT_SLOT] as number) - (this.#slots[SORT_SLOT] as number);
+    const words = this.#view();
+    const c = this.#counterWord;
+    const steps = (words[c] as number) + (words[c + 1] as number) + (words[c + 2] as number) + (words[c + 3] as number);
+    // SQLite's counters are 32-bit and wrap: the difference modulo 2^32 is the run's.
+    let read = (steps - this.#startSteps) >>> 0;
+    if (!this.#watching(words)) return { read, written: 0, countScans: NO_COUNT_SCANS, clears: 0 };
+    const reads = this.#reads;
+    for (let i = 0; i < reads.length; i++) read += words[reads[i] as number] as number;
     let written = 0;
+    const writes = this.#writes;
+    for (let i = 0; i < writes.length; i++) written += words[writes[i] as number] as number;
     let clears = 0;
     let countScans: Map<number, number> | undefined;
-    if (!this.live) return { read, written, countScans: NO_COUNT_SCANS, clears };
-    const size = this.#layout.opSize;
-    for (const program of this.#programs) {
-      for (const site of program.sites) {
-        const runs = words[(program.ops + site.at * size + 4) >>> 2] as number;
-        switch (site.kind) {
-          case "read":
+    const special = this.#special;
+    for (let i = 0; i < special.length; i++) {
+      const site = special[i] as SpecialSite;
+      const runs = words[site.word] as number;
+      switch (site.kind) {
+        case "seekEnd":
+          read += Math.min(runs, 2);
+          break;
+        case "clear":
+          clears += runs;
+          break;
+        case "count":
+          if (runs > 0) {
+            countScans ??= new Map();
+            countScans.set(site.root, (countScans.get(site.root) ?? 0) + runs);
+          }
+          break;
+        case "rowidSeek":
+          // A key that is no integer: SeekRowid gives up before the platform counts (and finds nothing).
+          read +=
+            site.parameter < 0 || isIntegerKey(site.parameter === 0 ? site.value : bound[site.parameter - 1])
+              ? runs
+              : (words[site.found] as number);
+          break;
+        case "rowidRange":
+          if (site.parameter < 0 || isNumericKey(site.parameter === 0 ? site.value : bound[site.parameter - 1])) {
             read += runs;
-            break;
-          case "write":
-            written += runs;
-            break;
-          case "seekEnd":
-            read += Math.min(runs, 2);
-            break;
-          case "clear":
-            clears += runs;
-            break;
-          case "count":
-            if (runs > 0) {
-              countScans ??= new Map();
-              countScans.set(site.extra, (countScans.get(site.extra) ?? 0) + runs);
-            }
-            break;
-          case "rowidSeek":
-            // A key that is no integer: SeekRowid gives up before the platform counts (and finds nothing).
-            read +=
-              site.key === undefined || isIntegerKey(keyValue(site.key, bound))
-                ? runs
-                : (words[(program.ops + site.extra * size + 4) >>> 2] as number);
-            break;
-          case "rowidRange":
-            if (site.key === undefined || isNumericKey(keyValue(site.key, bound))) read += runs;
-            break;
-        }
+          }
+          break;
       }
     }
     return { read, written, countScans: countScans ?? NO_COUNT_SCANS, clears };
@@ -294,11 +364,6 @@ export class ProgramCounters {
     }
     this.#lost = true;
   }
-}
-
-/** The value of a key source (see {@link KeySource}). */
-function keyValue(key: KeySource, bound: readonly BoundValue[]): BoundValue {
-  return "parameter" in key ? bound[key.parameter - 1] : key.value;
 }
 
 /** The NUL-terminated UTF-8 string at `ptr`. */

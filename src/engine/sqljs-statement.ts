@@ -318,8 +318,12 @@ export class SqlJsStatement implements EngineStatement {
 
   startCounting(rerunnable: boolean): void {
     this.#assertLive();
-    if (this.#counters === undefined || (this.#counters !== null && !this.#counters.live)) this.#instrument();
-    this.#counters?.begin();
+    const counters = this.#counters;
+    // begin() refuses when SQLite recompiled the statement (and freed the copy): rewrite the new program.
+    if (counters === undefined || (counters !== null && !counters.begin())) {
+      this.#instrument();
+      this.#counters?.begin();
+    }
     this.#countedRunStart = rerunnable ? "rerunnable" : "once";
   }
 

@@ -343,7 +343,9 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
 
   #platformCounts(counts: RowCounts, source: CursorSource): readonly [read: number, written: number] {
     let read = counts.read;
-    for (const [root, runs] of counts.countScans) read += runs * source.countRowsAt(root);
+    if (counts.countScans.size > 0) {
+      for (const [root, runs] of counts.countScans) read += runs * source.countRowsAt(root);
+    }
     const written = counts.written + (counts.clears > 0 ? this.#changes : 0);
     return [read, written];
   }
