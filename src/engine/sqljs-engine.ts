@@ -9,6 +9,7 @@
  * (sqljs-statement.ts).
  */
 import { ActorStoreError } from "../errors";
+import { scheduleMacrotask } from "../util/clock";
 import {
   type ConnectionInput,
   type ConnectionInputSource,
@@ -111,9 +112,10 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     this.heap = module.heap;
     this.programLayout = module.programLayout;
     // The file on chunks of ours (sqljs-paged-file.ts), with room for the largest the database may
-    // grow (and for an image loaded larger than that): growing it never copies it.
+    // grow (and for an image loaded larger than that): growing it never copies it. The chunks a
+    // commit's growth will need next are allocated on a later turn, not inside that commit.
     const capacity = Math.max(maxDatabaseSize, bytes?.length ?? 0) + fileChunkBytes;
-    const file = new PagedFile(capacity, fileChunkBytes);
+    const file = new PagedFile(capacity, fileChunkBytes, scheduleMacrotask);
     const { db, ptr, paged } = module.openPagedDatabase(bytes, file);
     this.#file = paged ? file : undefined;
     this.#db = db;

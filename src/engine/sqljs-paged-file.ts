@@ -32,6 +32,12 @@ export const FILE_CHUNK_BYTES = 256 * 1024;
 /** The least a first chunk is allocated with; it then doubles up to a whole chunk. */
 const FIRST_CHUNK_MIN = 8192;
 
+/** At most this many chunks are prepared ahead of the file's end (4 MiB with the default chunk). */
+const PREPARE_AHEAD_MAX_CHUNKS = 16;
+
+/** Runs a task on a later turn of the event loop. */
+export type TurnScheduler = (task: () => void) => void;
+
 /**
  * A file's bytes in chunks, behind the part of the `Uint8Array` surface MEMFS uses for a file's
  * contents. Indexes beyond what was written read as zeros.
@@ -45,13 +51,25 @@ export class PagedFile {
   #size = 0;
   #writes = 0;
   readonly #watchers = new Set<(first: number, last: number) => void>();
+  readonly #later: TurnScheduler | undefined;
+  #prepareScheduled = false;
+  /**
+   * The size when chunks were last prepared (or before the first growth seen): the growth since
+   * then is how far ahead to prepare. -1 until the file first grows.
+   */
+  #preparedAtSize = -1;
 
-  /** A paged file that MEMFS may grow to `capacity` bytes, in chunks of `chunkBytes`. */
-  constructor(capacity: number, chunkBytes: number = FILE_CHUNK_BYTES) {
+  /**
+   * A paged file that MEMFS may grow to `capacity` bytes, in chunks of `chunkBytes`. With `later`,
+   * a write that grows the file schedules the chunks its next growth will need to be allocated and
+   * touched on a later turn ({@link prepareAhead}), instead of inside the write that reaches them.
+   */
+  constructor(capacity: number, chunkBytes: number = FILE_CHUNK_BYTES, later?: TurnScheduler) {
     if (!(Number.isSafeInteger(chunkBytes) && chunkBytes > 0)) throw new RangeError("chunkBytes must be positive");
     if (!(Number.isSafeInteger(capacity) && capacity >= 0)) throw new RangeError("capacity must be a byte count");
     this.chunkBytes = chunkBytes;
     this.length = capacity;
+    this.#later = later;
   }
 
   /** One past the highest byte ever written (or loaded). */
@@ -104,7 +122,11 @@ export class PagedFile {
       this.#chunkFor(index, within + n).set(bytes.subarray(at - start, at - start + n), within);
       at += n;
     }
-    if (end > this.#size) this.#size = end;
+    if (end > this.#size) {
+      if (this.#preparedAtSize < 0) this.#preparedAtSize = this.#size;
+      this.#size = end;
+      this.#schedulePrepare();
+    }
     this.#writes++;
     if (this.#watchers.size > 0) {
       const first = Math.floor(start / size);
@@ -157,6 +179,50 @@ export class PagedFile {
   watch(watch: (first: number, last: number) => void): () => void {
     this.#watchers.add(watch);
     return () => this.#watchers.delete(watch);
+  }
+
+  /**
+   * Allocates and touches (writes zeros into, so the OS maps its pages) the first chunk that the
+   * file's next growth will reach and that has no storage yet; returns whether more such chunks
+   * remain. The next growth is taken to be as large as the growth since the last call (at most 16
+   * chunks), so a steady stream of commits finds its chunks ready, and a file that grows slowly
+   * gets its next chunk only once its growth is about to reach it. A new chunk's first
+   * touches cost far more than writing into it (on a busy VM, 1 MiB of them took tens of
+   * milliseconds): done here, on a turn of their own, they no longer land inside the commit that
+   * writes the chunk, and they overlap the wait for the log's flush. A file of one chunk (which
+   * grows by doubling) is left alone. Nothing readable changes: a prepared chunk reads as zeros,
+   * as a missing one does.
+   */
+  prepareAhead(): boolean {
+    const size = this.chunkBytes;
+    if (this.#size <= size) return false;
+    const grown = this.#size - Math.max(0, this.#preparedAtSize);
+    const ahead = Math.min(PREPARE_AHEAD_MAX_CHUNKS * size, Math.max(1, grown));
+    const first = Math.floor(this.#size / size);
+    const last = Math.min(Math.ceil(this.length / size), Math.ceil((this.#size + ahead) / size)) - 1;
+    for (let index = first; index <= last; index++) {
+      if (this.#chunks[index] !== undefined) continue;
+      while (this.#chunks.length <= index) this.#chunks.push(undefined);
+      const chunk = new Uint8Array(size);
+      chunk.fill(0);
+      this.#chunks[index] = chunk;
+      for (let rest = index + 1; rest <= last; rest++) if (this.#chunks[rest] === undefined) return true;
+      break;
+    }
+    this.#preparedAtSize = this.#size;
+    return false;
+  }
+
+  /** Prepares the next growth's chunks on later turns, one chunk per turn (see {@link prepareAhead}). */
+  #schedulePrepare(): void {
+    const later = this.#later;
+    if (later === undefined || this.#prepareScheduled || this.#size <= this.chunkBytes) return;
+    this.#prepareScheduled = true;
+    const run = () => {
+      if (this.prepareAhead()) later(run);
+      else this.#prepareScheduled = false;
+    };
+    later(run);
   }
 
   #copy(a: number, b: number): Uint8Array {

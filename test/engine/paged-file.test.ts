@@ -101,13 +101,20 @@ describe("PagedFile", () => {
         at: fc.integer({ min: 0, max: 700 }),
         n: fc.integer({ min: 0, max: 100 }),
       }),
+      // A later turn: one task the file scheduled (preparing chunks ahead of its end) runs.
+      fc.record({ kind: fc.constant("turn" as const) }),
     );
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 70 }), fc.array(op, { maxLength: 40 }), (chunk, ops) => {
-        const file = new PagedFile(700, chunk);
+        const turns: (() => void)[] = [];
+        const file = new PagedFile(700, chunk, (task) => turns.push(task));
         const model = new Uint8Array(700);
         for (const o of ops) {
-          if (o.kind === "set") {
+          if (o.kind === "turn") {
+            const size = file.size;
+            turns.shift()?.();
+            expect(file.size).toBe(size);
+          } else if (o.kind === "set") {
             const ours = attempt(() => file.set(o.data, o.at));
             const theirs = attempt(() => model.set(o.data, o.at));
             expect(ours).toEqual(theirs);
@@ -122,6 +129,90 @@ describe("PagedFile", () => {
         }
         expect(file.slice()).toEqual(model);
       }),
+    );
+  });
+});
+
+describe("PagedFile: the next growth's chunks prepared on later turns", () => {
+  /** A paged file of 64-byte chunks whose scheduled tasks wait in `turns`. */
+  const withTurns = (capacity = 1 << 20) => {
+    const turns: (() => void)[] = [];
+    const file = new PagedFile(capacity, 64, (task) => turns.push(task));
+    const runAll = () => {
+      let n = 0;
+      while (turns.length > 0) {
+        (turns.shift() as () => void)();
+        n++;
+      }
+      return n;
+    };
+    return { file, turns, runAll };
+  };
+
+  test("a growing write schedules one task, which prepares one chunk per turn; the same growth then allocates nothing", () => {
+    const { file, turns, runAll } = withTurns();
+    file.set(bytes(100), 0);
+    expect(file.allocatedChunks).toBe(2);
+    expect(turns).toHaveLength(1);
+    // Grown by 100 bytes: the chunks up to 100 bytes past the end (chunks 2 and 3), one per turn.
+    expect(runAll()).toBe(2);
+    expect(file.allocatedChunks).toBe(4);
+    expect(file.size).toBe(100);
+    // Prepared chunks read as zeros, like missing ones.
+    const expected = new Uint8Array(166);
+    expected.set(bytes(100).subarray(90));
+    expect(file.slice(90, 256)).toEqual(expected);
+    file.set(bytes(100, 3), 100);
+    expect(file.allocatedChunks).toBe(4);
+    expect(file.slice(100, 200)).toEqual(bytes(100, 3));
+    // A write that does not grow the file schedules nothing.
+    runAll();
+    file.set(bytes(10), 20);
+    expect(turns).toHaveLength(0);
+  });
+
+  test("no task without a scheduler, for a file of one chunk, or while one is pending", () => {
+    const plain = new PagedFile(1 << 20, 64);
+    plain.set(bytes(300), 0);
+    expect(plain.allocatedChunks).toBe(5);
+    const { file, turns } = withTurns();
+    file.set(bytes(64), 0);
+    expect(turns).toHaveLength(0);
+    file.set(bytes(1), 64);
+    file.set(bytes(1), 65);
+    expect(turns).toHaveLength(1);
+  });
+
+  test("ahead at most 16 chunks, never past the capacity", () => {
+    const big = withTurns();
+    big.file.set(bytes(64 * 40), 0);
+    expect(big.runAll()).toBe(16);
+    expect(big.file.allocatedChunks).toBe(40 + 16);
+    const near = withTurns(64 * 6);
+    near.file.set(bytes(64 * 4), 0);
+    near.runAll();
+    expect(near.file.allocatedChunks).toBe(6);
+    near.file.set(bytes(64 * 2), 64 * 4);
+    expect(near.file.allocatedChunks).toBe(6);
+  });
+
+  test("the growth since the last preparation sets how far ahead: a slow writer finds each chunk ready, and no more", () => {
+    const { file, runAll } = withTurns();
+    file.set(bytes(70), 0);
+    runAll();
+    // Grown by 70: prepared to 140 bytes (chunk 2).
+    expect(file.allocatedChunks).toBe(3);
+    for (let at = 70; at < 700; at += 10) {
+      const before = file.allocatedChunks;
+      file.set(bytes(10, at), at);
+      // The write found its chunk prepared.
+      expect(file.allocatedChunks).toBe(before);
+      runAll();
+      // Prepared up to the next 10 bytes' chunk, not beyond.
+      expect(file.allocatedChunks).toBe(Math.max(3, Math.floor((file.size + 10 - 1) / 64) + 1));
+    }
+    expect(file.slice(0, 700)).toEqual(
+      Uint8Array.from({ length: 700 }, (_, i) => (i < 70 ? bytes(70)[i] : bytes(10, i - (i % 10))[i % 10]) as number),
     );
   });
 });
