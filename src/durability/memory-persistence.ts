@@ -60,15 +60,24 @@ export interface MemoryPersistenceOptions {
  * the record holds; it is at least the record's encoded size.
  */
 export function recordHeldBytes(record: CommitRecord): number {
-  let n = 64;
-  for (const w of record.kv) n += 48 + w.key.length * 2 + (w.value === null ? 0 : w.value.byteLength);
-  for (const op of record.sql) {
-    n += 64 + op.sql.length * 2 + (op.inputs === undefined ? 0 : 16 * op.inputs.length) + (op.settings ? 64 : 0);
-    for (const b of op.bindings) {
-      n += typeof b === "string" ? 16 + b.length * 2 : b instanceof Uint8Array ? 64 + b.byteLength : 8;
-    }
+  // Every field of the record is read before the loops: V8 optimizes a long loop while the
+  // function runs, and code after it that never ran has no type feedback, so the optimized code
+  // was thrown away at the loop's end, on every call (a tenth of a batch of 1,000 SQL inserts).
+  const { kv, sql, session } = record;
+  let n = session === undefined ? 64 : 64 + 96;
+  for (const w of kv) n += 48 + w.key.length * 2 + (w.value === null ? 0 : w.value.byteLength);
+  for (const op of sql) n += sqlWriteHeldBytes(op);
+  return n;
+}
+
+/** {@link recordHeldBytes} of one SQL write. */
+function sqlWriteHeldBytes(op: CommitRecord["sql"][number]): number {
+  let n = 64 + op.sql.length * 2 + (op.inputs === undefined ? 0 : 16 * op.inputs.length) + (op.settings ? 64 : 0);
+  const bindings = op.bindings;
+  for (let i = 0; i < bindings.length; i++) {
+    const b = bindings[i];
+    n += typeof b === "string" ? 16 + b.length * 2 : b instanceof Uint8Array ? 64 + b.byteLength : 8;
   }
-  if (record.session !== undefined) n += 96;
   return n;
 }
 
