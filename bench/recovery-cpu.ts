@@ -5,15 +5,22 @@
  *
  *   npx tsx bench/recovery-cpu.ts <repo> build <dir>        10 MB database, snapshot, 10,000 one-put batches
  *   npx tsx bench/recovery-cpu.ts <repo> build-small <dir>  100 keys
+ *   npx tsx bench/recovery-cpu.ts <repo> build-growth <dir> 150  the growth workload (bench/growth.ts) to 150 MB
+ *   npx tsx bench/recovery-cpu.ts <repo> snapshot <dir>     opens the directory and writes a snapshot of
+ *                                                           its newest state (an open then replays nothing)
  *   npx tsx bench/recovery-cpu.ts <repo> recovery <dir> 5   median CPU ms of ObjectStorage.open() (5 rounds)
  *   npx tsx bench/recovery-cpu.ts <repo> open-close <dir> 30  median CPU ms of open + close (30 rounds)
+ *   npx tsx bench/recovery-cpu.ts <repo> versus-raw <dir> 3    per round: ObjectStorage.open() and raw
+ *                                                               sql.js opening the newest snapshot read
+ *                                                               from disk, CPU and wall ms, and the ratios
  *
  * Build a directory per checkout (their formats may differ), then alternate the two checkouts'
  * measuring processes (A B A B …) and take the median of the pairs' ratios. Two warm-up rounds are
  * not counted. CPU time is `process.cpuUsage()` (user + system, every thread of the process).
  */
-import { mkdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { mkdir, readdir, readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
 
 interface Storage {
   sql: { databaseSize: number };
@@ -32,7 +39,9 @@ interface Api {
 
 const [repoArg, mode, directory, roundsArg] = process.argv.slice(2);
 if (repoArg === undefined || mode === undefined || directory === undefined)
-  throw new Error("usage: recovery-cpu.ts <repo> build|build-small|recovery|open-close <dir> [rounds]");
+  throw new Error(
+    "usage: recovery-cpu.ts <repo> build|build-small|build-growth|snapshot|recovery|open-close|versus-raw <dir> [n]",
+  );
 const repo = resolve(repoArg);
 const api = (await import(`${repo}/src/index.ts`)) as Api;
 /** Older checkouts expose the core as `storage.core`, newer ones through `coreOf(storage)`. */
@@ -83,6 +92,60 @@ if (mode === "build") {
   await storage.sync();
   await storage.close();
   await adapter.close();
+} else if (mode === "build-growth") {
+  // bench/growth.ts's workload (100 puts of new keys with 1,000-byte values, then sync()), with
+  // the storage's own snapshot rule, to `n` MB of database; fdatasync off to build it faster.
+  const target = Number(roundsArg ?? 150) * 1_000_000;
+  await mkdir(directory, { recursive: true });
+  const adapter = await api.openFilePersistence(directory, { allowUnsyncedWrites: true });
+  const storage = await api.ObjectStorage.open({ persistence: adapter });
+  const value = new Uint8Array(1000).fill(0x61);
+  let keys = 0;
+  while (storage.sql.databaseSize < target) {
+    for (let j = 0; j < 100; j++) void storage.put(key(keys++), value);
+    await storage.sync();
+  }
+  await storage.close();
+  await adapter.close();
+} else if (mode === "snapshot") {
+  const adapter = await api.openFilePersistence(directory, { allowUnsyncedWrites: true });
+  const storage = await api.ObjectStorage.open({ persistence: adapter, snapshotEveryRecords: NO_AUTOMATIC_SNAPSHOTS });
+  await (await coreOf(storage)).snapshot();
+  await storage.close();
+  await adapter.close();
+} else if (mode === "versus-raw") {
+  // Raw sql.js as bench/growth.ts measures it: readFile of the newest snapshot, new Database().
+  const { default: initSqlJs } = await import("sql.js");
+  const SQL = await initSqlJs();
+  // Load the engine (WASM and its checks) before timing, as raw sql.js's module is loaded above.
+  const warm = await api.ObjectStorage.open({ persistence: await api.openFilePersistence(`${directory}-warm`) });
+  await warm.close();
+  const rounds = Number(roundsArg ?? 3);
+  for (let r = 0; r < rounds; r++) {
+    const adapter = await api.openFilePersistence(directory);
+    let cpu = cpuMs();
+    let wall = performance.now();
+    const storage = await api.ObjectStorage.open({
+      persistence: adapter,
+      snapshotEveryRecords: NO_AUTOMATIC_SNAPSHOTS,
+    });
+    const openCpu = cpuMs() - cpu;
+    const openWall = performance.now() - wall;
+    if ((await storage.get(key(0))) === undefined) throw new Error("recovery lost data: key 0 is missing");
+    await storage.close();
+    await adapter.close();
+    const names = (await readdir(directory)).filter((n) => n.startsWith("snap-") && n.endsWith(".sqlite")).sort();
+    cpu = cpuMs();
+    wall = performance.now();
+    const bytes = await readFile(join(directory, names[names.length - 1] as string));
+    const db = new SQL.Database(bytes);
+    const rawCpu = cpuMs() - cpu;
+    const rawWall = performance.now() - wall;
+    db.close();
+    console.log(
+      `open ${openCpu.toFixed(0)} ms CPU ${openWall.toFixed(0)} ms wall; raw sql.js (${(bytes.length / 1e6).toFixed(0)} MB) ${rawCpu.toFixed(0)} ms CPU ${rawWall.toFixed(0)} ms wall; ratio ${(openCpu / rawCpu).toFixed(2)}x CPU ${(openWall / rawWall).toFixed(2)}x wall`,
+    );
+  }
 } else if (mode === "recovery" || mode === "open-close") {
   const rounds = Number(roundsArg ?? 5);
   const measured: number[] = [];

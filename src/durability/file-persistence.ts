@@ -33,6 +33,7 @@ import { crc32InTurns, DirectoryIo } from "./file-io";
 import { asPlainBytes, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
 import { SegmentReader } from "./file-log-reader";
 import { GroupCommitQueue, type GroupWrite } from "./group-commit";
+import { handOverImage } from "./image-handover";
 import {
   type CommitTimes,
   checkRange,
@@ -309,7 +310,7 @@ class FileAdapter implements FilePersistence {
     const verified = this.#verified;
     if (verified !== undefined && verified.seq === seq) {
       this.#verified = undefined; // handed out once: opening reads the image load() verified
-      return verified.image;
+      return handOverImage(this, verified.image);
     }
     let bytes: Uint8Array;
     try {
@@ -323,7 +324,8 @@ class FileAdapter implements FilePersistence {
         this.directory,
         `snapshot ${found.name} fails its checksum; an older snapshot and the log may still reach this state`,
       );
-    return bytes;
+    // A fresh buffer of the file's bytes that this adapter keeps no reference to.
+    return handOverImage(this, bytes);
   }
 
   // -- reading the log ---------------------------------------------------------------------------

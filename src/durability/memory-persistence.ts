@@ -15,6 +15,7 @@
  */
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
+import { handOverImage, LEND_SNAPSHOT } from "./image-handover";
 import {
   checkAppendOrder,
   checkRange,
@@ -225,7 +226,18 @@ export class MemoryPersistence implements PersistenceAdapter {
   async readSnapshot(seq: number): Promise<Uint8Array> {
     const found = this.#snapshots.find((s) => s.info.seq === seq);
     if (found === undefined) throw missingSnapshot(seq);
-    return found.image.slice();
+    return handOverImage(this, found.image.slice());
+  }
+
+  /**
+   * The stored image itself, for opening an engine that copies each part before writing it
+   * (image-handover.ts): stored images are copies made by writeSnapshot and never changed.
+   * @internal
+   */
+  async [LEND_SNAPSHOT](seq: number): Promise<Uint8Array> {
+    const found = this.#snapshots.find((s) => s.info.seq === seq);
+    if (found === undefined) throw missingSnapshot(seq);
+    return found.image;
   }
 
   async readRecords(fromSeq: number, toSeq: number): Promise<CommitRecord[]> {

@@ -161,10 +161,24 @@ export interface SqlEngine {
   readonly closed: boolean;
 }
 
+/**
+ * What an engine opened from a database image may do with the image's bytes:
+ * - `"copy"`: copy them; the caller keeps them (and may change them).
+ * - `"take"`: keep them as the database's file, without a copy: the caller hands them over and
+ *   never reads or writes them again (a buffer just read from disk).
+ * - `"share"`: read them in place, without a copy, and copy a part before the database's first
+ *   write to it: the caller keeps them and never changes them (an adapter's stored image), and
+ *   they are never changed.
+ */
+export type ImageUse = "copy" | "take" | "share";
+
 /** Opens databases. Loading the engine (WASM) is asynchronous; opening is then synchronous. */
 export interface SqlEngineFactory {
-  /** Opens an empty database, or one from the bytes of a SQLite file. */
-  open(bytes?: Uint8Array): SqlEngine;
+  /**
+   * Opens an empty database, or one from the bytes of a SQLite file, used as `use` allows
+   * (default `"copy"`, see {@link ImageUse}).
+   */
+  open(bytes?: Uint8Array, use?: ImageUse): SqlEngine;
 }
 
 /** An error reported by SQLite. */

@@ -17,6 +17,7 @@ import {
   type EngineFunction,
   type EngineStatement,
   type EngineValue,
+  type ImageUse,
   type PreparedHead,
   type RandomSource,
   type SqlEngine,
@@ -103,11 +104,18 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
       );
     }
     return {
-      open: (bytes?: Uint8Array): SqlEngine => new SqlJsEngine(module, maxDatabaseSize, fileChunkBytes, bytes),
+      open: (bytes?: Uint8Array, use?: ImageUse): SqlEngine =>
+        new SqlJsEngine(module, maxDatabaseSize, fileChunkBytes, bytes, use),
     };
   }
 
-  private constructor(module: SqlJsModule, maxDatabaseSize: number, fileChunkBytes: number, bytes?: Uint8Array) {
+  private constructor(
+    module: SqlJsModule,
+    maxDatabaseSize: number,
+    fileChunkBytes: number,
+    bytes?: Uint8Array,
+    use: ImageUse = "copy",
+  ) {
     this.#module = module;
     this.heap = module.heap;
     this.programLayout = module.programLayout;
@@ -116,7 +124,8 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     // commit's growth will need next are allocated on a later turn, not inside that commit.
     const capacity = Math.max(maxDatabaseSize, bytes?.length ?? 0) + fileChunkBytes;
     const file = new PagedFile(capacity, fileChunkBytes, scheduleMacrotask);
-    const { db, ptr, paged } = module.openPagedDatabase(bytes, file);
+    // An image taken or shared becomes the file's chunks without a copy (sqljs-paged-file.ts).
+    const { db, ptr, paged } = module.openPagedDatabase(bytes, file, use);
     this.#file = paged ? file : undefined;
     this.#db = db;
     this.#dbPtr = ptr;

@@ -25,6 +25,7 @@
  *
  * @packageDocumentation
  */
+import type { ImageUse } from "./engine";
 
 /** Bytes per chunk of a database file: a multiple of every SQLite page size (at most 64 KiB). */
 export const FILE_CHUNK_BYTES = 256 * 1024;
@@ -48,6 +49,11 @@ export class PagedFile {
   /** The capacity MEMFS sees (it reallocates only for a write that goes past it). */
   readonly length: number;
   readonly #chunks: (Uint8Array | undefined)[] = [];
+  /**
+   * Per chunk, 1 while the chunk is a view of an image its caller keeps (see {@link PagedFile.adopt}):
+   * it is copied before its first write. `undefined` when no chunk is.
+   */
+  #shared: Uint8Array | undefined;
   #size = 0;
   #writes = 0;
   readonly #watchers = new Set<(first: number, last: number) => void>();
@@ -89,9 +95,18 @@ export class PagedFile {
     return n;
   }
 
+  /** How many chunks are still views of a shared image (see {@link PagedFile.adopt}). */
+  get sharedChunks(): number {
+    let n = 0;
+    const shared = this.#shared;
+    if (shared !== undefined) for (let i = 0; i < shared.length; i++) n += shared[i] as number;
+    return n;
+  }
+
   /** Replaces the contents with a copy of `image` (before MEMFS uses the file). */
   load(image: Uint8Array): void {
     this.#chunks.length = 0;
+    this.#shared = undefined;
     this.#size = image.length;
     if (image.length <= this.chunkBytes) {
       // A small database: one chunk, of its size (it grows by doubling, see #chunkFor).
@@ -105,6 +120,30 @@ export class PagedFile {
     const store = new Uint8Array(count * this.chunkBytes);
     store.set(image);
     for (let i = 0; i < count; i++) this.#chunks.push(store.subarray(i * this.chunkBytes, (i + 1) * this.chunkBytes));
+  }
+
+  /**
+   * Replaces the contents with `image` itself, without copying it (before MEMFS uses the file):
+   * the chunks are views of it. With `shared` false the caller hands `image` over and never reads
+   * or writes it again, so writes land in it. With `shared` true the caller keeps it (and never
+   * changes it): a chunk is copied before its first write, so `image` is never changed, and
+   * opening costs only the chunks written; {@link PagedFile.own} ends that once the caller lets go.
+   */
+  adopt(image: Uint8Array, shared: boolean): void {
+    this.#chunks.length = 0;
+    this.#size = image.length;
+    const size = this.chunkBytes;
+    const count = Math.ceil(image.length / size);
+    for (let i = 0; i < count; i++) this.#chunks.push(image.subarray(i * size, Math.min(image.length, (i + 1) * size)));
+    this.#shared = shared && count > 0 ? new Uint8Array(count).fill(1) : undefined;
+  }
+
+  /**
+   * The caller of {@link PagedFile.adopt} with `shared` no longer uses the image: chunks still
+   * viewing it are this file's own from now on (later writes land in them in place).
+   */
+  own(): void {
+    this.#shared = undefined;
   }
 
   /** Writes `source` at `offset`, as `Uint8Array.prototype.set` (same errors). */
@@ -235,18 +274,23 @@ export class PagedFile {
   #chunkFor(index: number, needed: number): Uint8Array {
     while (this.#chunks.length <= index) this.#chunks.push(undefined);
     const chunk = this.#chunks[index];
-    if (chunk !== undefined && chunk.length >= needed) return chunk;
+    const shared = this.#shared !== undefined && this.#shared[index] === 1;
+    if (chunk !== undefined && chunk.length >= needed && !shared) return chunk;
     // A file of one chunk (a small database) grows that chunk by doubling, as MEMFS would; any
-    // other chunk is allocated whole, so no copy is ever larger than one chunk.
+    // other chunk is allocated whole, so no copy is ever larger than one chunk. A view of a
+    // shared image is copied before its first write (copy on write), at its own size if that
+    // holds the write.
     const alone = index === 0 && this.#chunks.length === 1;
     let length = this.chunkBytes;
     if (alone) {
-      length = Math.max(FIRST_CHUNK_MIN, needed, 2 * (chunk?.length ?? 0));
+      const have = chunk?.length ?? 0;
+      length = Math.max(FIRST_CHUNK_MIN, needed, shared && have >= needed ? have : 2 * have);
       length = Math.min(this.chunkBytes, length);
     }
     const grown = new Uint8Array(length);
     if (chunk !== undefined) grown.set(chunk);
     this.#chunks[index] = grown;
+    if (shared) (this.#shared as Uint8Array)[index] = 0;
     return grown;
   }
 }
@@ -277,13 +321,16 @@ function range(begin: number | undefined, end: number | undefined, length: numbe
 /**
  * Opens a database from `image` through `open` (which creates a MEMFS file from the bytes it is
  * given), offering `file` as that file's storage. Returns what `open` returned and whether MEMFS
- * took `file` (when it did not, the database works on MEMFS's own copy). `image` is not changed
- * and not kept.
+ * took `file` (when it did not, the database works on MEMFS's own copy). `use` says what may
+ * happen to `image` ({@link ImageUse}): with `"copy"` (the default) it is not changed and not
+ * kept; with `"take"` the file's chunks are views of it and writes land in it; with `"share"` the
+ * chunks are views of it and each is copied before its first write, so it is never changed.
  */
 export function openOnPagedFile<T>(
   image: Uint8Array,
   file: PagedFile,
   open: (seed: Uint8Array) => T,
+  use: ImageUse = "copy",
 ): { opened: T; paged: boolean } {
   let paged = false;
   const seed = new Uint8Array(image.buffer, image.byteOffset, image.byteLength);
@@ -291,7 +338,8 @@ export function openOnPagedFile<T>(
     // MEMFS copies the first write of a new file with slice(0, length) (or keeps subarray() when
     // it may own the bytes): either way, what we return becomes the file's contents.
     if (paged || (start ?? 0) !== 0 || (end ?? image.length) !== image.length) return image.slice(start, end);
-    file.load(image);
+    if (use === "copy") file.load(image);
+    else file.adopt(image, use === "share");
     paged = true;
     return file as unknown as Uint8Array;
   };

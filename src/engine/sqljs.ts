@@ -29,7 +29,7 @@
 import type { Database, SqlJsStatic, Statement } from "sql.js";
 import initSqlJs from "sql.js";
 import { copyPooled } from "../util/byte-pool";
-import type { SqlEngineFactory } from "./engine";
+import type { ImageUse, SqlEngineFactory } from "./engine";
 import { DEFAULT_MAX_DATABASE_SIZE, SqlJsEngine, type SqlJsLoadOptions } from "./sqljs-engine";
 import { type RawFunction, SharedFunctions } from "./sqljs-functions";
 import { openOnPagedFile, type PagedFile, probePagedFiles } from "./sqljs-paged-file";
@@ -113,7 +113,11 @@ export interface SqlJsModule {
    * Opens a database as {@link SqlJsModule.openDatabase} does, offering `file` as the storage of
    * its file (sqljs-paged-file.ts); `paged` says whether the database uses it.
    */
-  openPagedDatabase(bytes: Uint8Array | undefined, file: PagedFile): { db: Database; ptr: number; paged: boolean };
+  openPagedDatabase(
+    bytes: Uint8Array | undefined,
+    file: PagedFile,
+    use?: ImageUse,
+  ): { db: Database; ptr: number; paged: boolean };
   /** The raw pointer of a sql.js statement. */
   statementPointer(stmt: Statement): number;
   /** Registers a scalar function on the connection `dbPtr` (UTF-8, not deterministic). */
@@ -206,9 +210,13 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
   };
   // New databases open from this image on a paged file; without it, on MEMFS's own storage.
   const freshImage = probePagedFiles((bytes) => module.openDatabase(bytes).db);
-  module.openPagedDatabase = (bytes, file) => {
+  module.openPagedDatabase = (bytes, file, use) => {
     if (freshImage === undefined) return { ...module.openDatabase(bytes), paged: false };
-    const { opened, paged } = openOnPagedFile(bytes ?? freshImage, file, (seed) => module.openDatabase(seed));
+    // The fresh image is shared by every new database: never taken.
+    const { opened, paged } =
+      bytes === undefined
+        ? openOnPagedFile(freshImage, file, (seed) => module.openDatabase(seed))
+        : openOnPagedFile(bytes, file, (seed) => module.openDatabase(seed), use);
     return { ...opened, paged };
   };
   checked.set(sql, module);

@@ -6,6 +6,7 @@
 
 import type { CommitRecord } from "../durability/commit-record";
 import { CommitTimeline } from "../durability/commit-timeline";
+import { readSnapshotToOpen } from "../durability/image-handover";
 import { type LoadResult, type SnapshotInfo, streamHistory } from "../durability/persistence";
 import type { SqlEngine } from "../engine/engine";
 import { ActorStoreError } from "../errors";
@@ -135,10 +136,13 @@ class Replayer {
     targetSeq: number | undefined,
   ): Promise<Replayer> {
     const base = newestSnapshotAtOrBefore(snapshots, targetSeq);
-    const engine =
-      base === undefined
-        ? settings.engineFactory.open()
-        : settings.engineFactory.open(await settings.persistence.readSnapshot(base.seq));
+    let engine: SqlEngine;
+    if (base === undefined) engine = settings.engineFactory.open();
+    else {
+      // Without a copy when the adapter hands the image over or lends it (image-handover.ts).
+      const { image, use } = await readSnapshotToOpen(settings.persistence, base.seq);
+      engine = settings.engineFactory.open(image, use);
+    }
     return new Replayer(settings, snapshots, engine, base);
   }
 

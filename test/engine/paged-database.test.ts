@@ -127,4 +127,43 @@ describe("the database file on chunks", () => {
     reopened.close();
     engine.close();
   });
+  test("an image opened with 'share' is read in place and never changed; with 'take' it becomes the file", () => {
+    const engine = factory.open();
+    engine.exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT); PRAGMA user_version = 5");
+    fill(engine, 0, 3000, "s");
+    const image = engine.exportBytes();
+    const expected = dump(engine);
+    const pristine = image.slice();
+
+    const shared = factory.open(image, "share");
+    const sharedFile = paged(shared);
+    if (sharedFile === undefined) throw new Error("expected a paged file");
+    // Nothing but the header's chunk was copied at open (opening as the platform does switches the
+    // journal mode, which writes page 1): every other chunk is still a view of the caller's image.
+    const chunks = Math.ceil(image.length / sharedFile.chunkBytes);
+    expect(chunks).toBeGreaterThan(4);
+    expect(sharedFile.sharedChunks).toBeGreaterThanOrEqual(chunks - 1);
+    expect(dump(shared)).toEqual(expected);
+    fill(shared, 100, 400, "w");
+    fill(shared, 9000, 2000, "grow");
+    shared.exec("DELETE FROM t WHERE k % 5 = 0; PRAGMA user_version = 6");
+    fill(engine, 100, 400, "w");
+    fill(engine, 9000, 2000, "grow");
+    engine.exec("DELETE FROM t WHERE k % 5 = 0; PRAGMA user_version = 6");
+    expect(dump(shared)).toEqual(dump(engine));
+    expect(Buffer.from(image).equals(pristine)).toBe(true);
+    // The image still opens as the state it held.
+    const again = factory.open(image, "share");
+    expect(dump(again)).toEqual(expected);
+
+    const taken = factory.open(pristine, "take");
+    const takenFile = paged(taken);
+    if (takenFile === undefined) throw new Error("expected a paged file");
+    expect(takenFile.sharedChunks).toBe(0);
+    expect(takenFile.subarray(0, 16).buffer).toBe(pristine.buffer);
+    taken.exec("PRAGMA user_version = 9");
+    expect(new DataView(pristine.buffer, pristine.byteOffset).getInt32(60)).toBe(9);
+    expect(dump(taken)).toEqual({ ...expected, user: [[9]] });
+    for (const e of [engine, shared, again, taken]) e.close();
+  });
 });

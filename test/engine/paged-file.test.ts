@@ -217,6 +217,86 @@ describe("PagedFile: the next growth's chunks prepared on later turns", () => {
   });
 });
 
+describe("PagedFile adopting an image", () => {
+  test("shared: reads are of the image in place, a chunk is copied before its first write, the image never changes", () => {
+    const image = bytes(100);
+    const before = image.slice();
+    const file = new PagedFile(400, 16);
+    file.adopt(image, true);
+    expect(file.size).toBe(100);
+    expect(file.sharedChunks).toBe(7);
+    // A read within a chunk is a view of the image itself: nothing was copied.
+    const view = file.subarray(16, 32);
+    expect(view.buffer).toBe(image.buffer);
+    expect(view).toEqual(before.subarray(16, 32));
+    file.set(bytes(20, 200), 10);
+    file.set(bytes(5, 90), 98);
+    expect(image).toEqual(before);
+    expect(file.sharedChunks).toBe(4);
+    const model = new Uint8Array(400);
+    model.set(before);
+    model.set(bytes(20, 200), 10);
+    model.set(bytes(5, 90), 98);
+    expect(file.slice()).toEqual(model);
+    expect(file.subarray(48, 64).buffer).toBe(image.buffer);
+    // Once the caller lets go, writes land in the image in place.
+    file.own();
+    expect(file.sharedChunks).toBe(0);
+    file.set([1, 2, 3], 50);
+    expect([...image.subarray(50, 53)]).toEqual([1, 2, 3]);
+    model.set([1, 2, 3], 50);
+    expect(file.slice()).toEqual(model);
+  });
+
+  test("taken: the image is the file; writes land in it", () => {
+    const image = bytes(40);
+    const file = new PagedFile(100, 16);
+    file.adopt(image, false);
+    expect(file.sharedChunks).toBe(0);
+    file.set([7, 7], 20);
+    expect([...image.subarray(20, 22)]).toEqual([7, 7]);
+    // A write past the image's last (short) chunk moves that chunk to storage of its own.
+    file.set([5], 47);
+    expect(file.slice(0, 48)).toEqual(Uint8Array.from([...image, 0, 0, 0, 0, 0, 0, 0, 5]));
+  });
+
+  test("property: a shared image answers as a plain copy of it, and is never changed", () => {
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant("set" as const),
+        at: fc.integer({ min: 0, max: 300 }),
+        data: fc.uint8Array({ maxLength: 60 }),
+      }),
+      fc.record({
+        kind: fc.constantFrom("subarray" as const, "slice" as const),
+        a: fc.option(fc.integer({ min: -320, max: 320 }), { nil: undefined }),
+        b: fc.option(fc.integer({ min: -320, max: 320 }), { nil: undefined }),
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 50 }),
+        fc.uint8Array({ minLength: 0, maxLength: 250 }),
+        fc.array(op, { maxLength: 30 }),
+        (chunk, image, ops) => {
+          const before = image.slice();
+          const file = new PagedFile(300, chunk);
+          file.adopt(image, true);
+          const model = new Uint8Array(300);
+          model.set(image);
+          for (const o of ops) {
+            if (o.kind === "set")
+              expect(attempt(() => file.set(o.data, o.at))).toEqual(attempt(() => model.set(o.data, o.at)));
+            else expect(file[o.kind](o.a, o.b)).toEqual(model[o.kind](o.a, o.b));
+          }
+          expect(file.slice()).toEqual(model);
+          expect(image).toEqual(before);
+        },
+      ),
+    );
+  });
+});
+
 function attempt(fn: () => void): string {
   try {
     fn();
