@@ -23,6 +23,11 @@ export interface BatchPhases {
   totalMs: number;
   /** Event loop busy (not waiting in the poll phase) during the batch. */
   busyMs: number;
+  /**
+   * CPU time of the whole process during the batch (`process.cpuUsage`, user + system, every
+   * thread): unlike busy time, it does not grow when the machine's load keeps the process waiting.
+   */
+  cpuMs: number;
   /** The synchronous loop of 100 `put()` calls. */
   putMs: number;
   /** `commitNow` (inserts, COMMIT, encode, cache move, the snapshot check). */
@@ -54,6 +59,7 @@ export interface BatchPhases {
 const PHASES: (keyof BatchPhases)[] = [
   "totalMs",
   "busyMs",
+  "cpuMs",
   "putMs",
   "commitMs",
   "sqliteCommitMs",
@@ -73,6 +79,7 @@ const PHASES: (keyof BatchPhases)[] = [
 export class BatchPhaseProbe {
   #current: BatchPhases | null = null;
   #elu = performance.eventLoopUtilization();
+  #cpu = process.cpuUsage();
   readonly #undo: (() => void)[] = [];
 
   /** Installs the hooks (FileHandle, StorageCore, SqlJsEngine prototypes; the adapter's append). */
@@ -157,6 +164,7 @@ export class BatchPhaseProbe {
   begin(): void {
     this.#current = Object.fromEntries(PHASES.map((p) => [p, 0])) as unknown as BatchPhases;
     this.#elu = performance.eventLoopUtilization();
+    this.#cpu = process.cpuUsage();
   }
 
   /** Adds time to the current batch (the copy steps, the put loop). */
@@ -169,6 +177,8 @@ export class BatchPhaseProbe {
     const phases = this.#current as BatchPhases;
     phases.totalMs = totalMs;
     phases.busyMs = performance.eventLoopUtilization(this.#elu).active;
+    const cpu = process.cpuUsage(this.#cpu);
+    phases.cpuMs = (cpu.user + cpu.system) / 1000;
     this.#current = null;
     return phases;
   }
@@ -180,7 +190,7 @@ export class BatchPhaseProbe {
 }
 
 const fmt = (p: BatchPhases) =>
-  `${p.totalMs.toFixed(1)} | ${p.busyMs.toFixed(1)} | ${(p.totalMs - p.busyMs).toFixed(1)} | ${p.putMs.toFixed(1)} | ${p.commitMs.toFixed(1)} | ${p.sqliteCommitMs.toFixed(1)} | ${p.encodeMs.toFixed(1)} | ${p.insertMs.toFixed(1)} | ${p.cacheMs.toFixed(1)} | ${p.fileMs.toFixed(1)} | ${p.newChunks} | ${p.copyMs.toFixed(1)} | ${p.gcMs.toFixed(1)} | ${p.gcMajorMs.toFixed(1)} | ${p.writeMs.toFixed(1)} | ${p.datasyncMs.toFixed(1)}`;
+  `${p.totalMs.toFixed(1)} | ${p.busyMs.toFixed(1)} | ${p.cpuMs.toFixed(1)} | ${(p.totalMs - p.busyMs).toFixed(1)} | ${p.putMs.toFixed(1)} | ${p.commitMs.toFixed(1)} | ${p.sqliteCommitMs.toFixed(1)} | ${p.encodeMs.toFixed(1)} | ${p.insertMs.toFixed(1)} | ${p.cacheMs.toFixed(1)} | ${p.fileMs.toFixed(1)} | ${p.newChunks} | ${p.copyMs.toFixed(1)} | ${p.gcMs.toFixed(1)} | ${p.gcMajorMs.toFixed(1)} | ${p.writeMs.toFixed(1)} | ${p.datasyncMs.toFixed(1)}`;
 
 /** The median batch's phases (each phase's median) and every batch at or over the p99, as Markdown rows. */
 export function phaseRows(label: string, batches: BatchPhases[], p99Ms: number): string[] {
@@ -196,6 +206,6 @@ export function phaseRows(label: string, batches: BatchPhases[], p99Ms: number):
 
 /** The header of {@link phaseRows}' table. */
 export const PHASE_HEADER = [
-  "| batch | total | busy | idle | put() | commit | of which COMMIT | of which encode | of which inserts | of which cache | file writes | new chunks | copy steps | GC | of which full | log write | fdatasync |",
-  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  "| batch | total | busy | CPU | idle | put() | commit | of which COMMIT | of which encode | of which inserts | of which cache | file writes | new chunks | copy steps | GC | of which full | log write | fdatasync |",
+  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
 ];
