@@ -131,6 +131,8 @@ export interface SqlEngine {
   query(sql: string, params?: readonly EngineValue[]): EngineValue[][];
   /** Rows changed by the most recent INSERT, UPDATE or DELETE. */
   changes(): number;
+  /** Rows changed by every INSERT, UPDATE and DELETE since the connection opened (`total_changes()`'s own value). */
+  totalChanges(): number;
   /** A standard SQLite database file of the current committed state; keeps this connection open. */
   exportBytes(): Uint8Array;
   /**

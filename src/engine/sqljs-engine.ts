@@ -84,6 +84,8 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
   readonly #module: SqlJsModule;
   readonly #db: SqlJsDatabase;
   readonly #dbPtr: number;
+  /** The connection's counters, read live (made on first use). */
+  #counters: ReturnType<SqlJsModule["connectionCounters"]> | undefined;
   readonly #statements = new Set<SqlJsStatement>();
   /** Compiled transaction-control statements (see {@link TRANSACTION_CONTROL}), by text. */
   readonly #control = new Map<string, EngineStatement>();
@@ -226,6 +228,12 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
   changes(): number {
     this.#assertOpen();
     return this.#module.raw._sqlite3_changes(this.#dbPtr);
+  }
+
+  totalChanges(): number {
+    this.#assertOpen();
+    this.#counters ??= this.#module.connectionCounters(this.#dbPtr);
+    return Number(this.#counters.total_changes());
   }
 
   exportBytes(): Uint8Array {

@@ -99,10 +99,14 @@ export class KvOperations {
     return this.#core.delete(key, allowUnconfirmed);
   }
 
-  /** delete(keys[]) → how many existed (duplicates once). */
+  /**
+   * delete(keys[]) → how many existed. Each key is deleted in the order given, as the platform runs
+   * one statement per key (which `changes()` and `total_changes()` show); a repeated key existed
+   * only the first time.
+   */
   deleteMany(rawKeys: readonly unknown[], allowUnconfirmed: boolean): number {
     checkKeyCount(rawKeys.length, this.#limits);
-    const keys = [...new Set(rawKeys.map(toKey))];
+    const keys = rawKeys.map(toKey);
     for (const k of keys) checkKeySize(k, this.#limits);
     this.#core.assertUsable();
     let count = 0;

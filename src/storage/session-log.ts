@@ -9,7 +9,8 @@
  *   tells what it did), and after a rolled-back savepoint that ran one (a rollback does not undo a
  *   setting);
  * - what `changes()`, `total_changes()` and `last_insert_rowid()` returned while each logged
- *   statement ran;
+ *   statement ran (`total_changes()` answers as the platform's per-call key-value statements leave
+ *   it: per-call-changes.ts);
  * - what `PRAGMA optimize` analyzed (it picks the tables this connection used), as the ANALYZE
  *   statements replay runs instead.
  */
@@ -17,6 +18,7 @@ import type { CommitRecord, ConnectionSettings, SessionMark, SqlWrite } from "..
 import type { ConnectionInput, ConnectionInputSource, SqlEngine } from "../engine/engine";
 import { DEFAULT_CONNECTION_SETTINGS, readConnectionSettings } from "./connection-defaults";
 import { analyzedSince, readStatistics, type Statistics } from "./optimize-effect";
+import type { PerCallChanges } from "./per-call-changes";
 
 /** Only a pragma changes a connection setting, and its text says so. */
 const MAY_CHANGE_SETTINGS = /pragma/i;
@@ -36,10 +38,17 @@ export class SessionLog implements ConnectionInputSource {
   #unsettled: SqlWrite | undefined;
   /** A logged `PRAGMA optimize` and the statistics before it ran. */
   #optimize: { entry: SqlWrite; before: Statistics } | undefined;
+  readonly #perCall: PerCallChanges | undefined;
+
+  /** `perCall` says how far the engine's `total_changes()` is behind the platform's. */
+  constructor(perCall?: PerCallChanges) {
+    this.#perCall = perCall;
+  }
 
   /** Records a connection input into the running statement's log entry. */
-  value(_name: ConnectionInput, live: () => bigint): bigint {
-    const v = live();
+  value(name: ConnectionInput, live: () => bigint): bigint {
+    const ahead = name === "total_changes" ? (this.#perCall?.ahead ?? 0) : 0;
+    const v = ahead === 0 ? live() : live() + BigInt(ahead);
     if (this.#current !== undefined) (this.#current.inputs ??= []).push(v);
     return v;
   }

@@ -27,12 +27,13 @@ import type { KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
 import { type ListingSource, listEntries, listValues, type ValueDecoder } from "./kv-listing";
 import { KV_SCHEMA, KvTable, METADATA_SCHEMA } from "./kv-table";
+import { PendingWrites } from "./pending-writes";
 import { openState } from "./rebuild";
 import { SessionLog } from "./session-log";
 import { SnapshotSchedule } from "./snapshot-schedule";
 import { ensureFirstSnapshot } from "./snapshots";
 import type { StorageHost } from "./storage-host";
-import { applyBuffered, isApplied, type WriteLayer } from "./write-layers";
+import { bufferedAlarm, bufferedValue, isApplied, type WriteLayer } from "./write-layers";
 
 /** The batch being built: everything written since the last commit. */
 interface Batch {
@@ -65,10 +66,10 @@ export class StorageCore {
   #broken: Error | null = null;
   #closed = false;
   #host: StorageHost | undefined;
+  /** Buffered writes the engine does not hold yet, and SQL's counters (pending-writes.ts). */
+  readonly #pending = new PendingWrites();
   /** Connection state for the log: session starts, settings, connection inputs. */
-  readonly #session = new SessionLog();
-  /** Keys written since the engine last received the buffered writes ({@link StorageCore.beforeStatement}). */
-  readonly #unapplied = new Set<string>();
+  readonly #session = new SessionLog(this.#pending.counts);
   /** Keys written with `noCache` in the current batch. */
   readonly #noCacheKeys = new Set<string>();
   /** Commit times by seq, for bookmarks and retention. */
@@ -196,11 +197,8 @@ export class StorageCore {
 
   /** The current bytes of `key` (buffered writes first), or `null` when absent. */
   read(key: string, noCache = false): Uint8Array | null {
-    for (let i = this.#layers.length - 1; i >= 0; i--) {
-      const layer = this.#layers[i] as WriteLayer;
-      const v = layer.kv.get(key);
-      if (v !== undefined) return v;
-    }
+    const buffered = bufferedValue(this.#layers, key);
+    if (buffered !== undefined) return buffered;
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached.bytes;
     if (this.cache.knownAbsent(key)) return null;
@@ -216,21 +214,21 @@ export class StorageCore {
    * and the commit skips it (`WriteLayer.applied`).
    */
   delete(key: string, allowUnconfirmed: boolean): boolean {
-    let existed: boolean | undefined;
-    for (let i = this.#layers.length - 1; i >= 0 && existed === undefined; i--) {
-      const v = (this.#layers[i] as WriteLayer).kv.get(key);
-      if (v !== undefined) existed = v !== null;
-    }
+    // The platform's delete() is a statement on `_cf_KV`, which it creates for it if needed.
+    if (!this.#kv.exists()) this.#createInternalTable(KV_SCHEMA);
+    const buffered = bufferedValue(this.#layers, key);
+    let existed = buffered === undefined ? undefined : buffered !== null;
     if (existed === undefined) {
       const cached = this.cache.get(key);
       if (cached !== undefined) existed = cached.bytes !== null;
       else if (this.cache.knownAbsent(key)) existed = false;
     }
-    if (existed === undefined && !this.#kv.exists()) existed = false;
     if (existed === undefined) {
       const began = this.#batch.began;
       this.#begin();
       existed = this.#kv.remove(key);
+      // The engine ran this call's statement itself: its change is not one the engine is behind on.
+      if (existed) this.#pending.counts.engineChanged(1);
       if (existed) ((this.#layers[this.#layers.length - 1] as WriteLayer).applied ??= new Map()).set(key, null);
       else if (!began) {
         // Nothing changed: end the transaction this lookup opened.
@@ -239,7 +237,10 @@ export class StorageCore {
       }
     }
     if (existed) this.write(key, null, allowUnconfirmed);
-    else this.#afterWrite(allowUnconfirmed); // the platform holds the output gate for any delete
+    else {
+      this.#pending.counts.called(key, 0);
+      this.#afterWrite(allowUnconfirmed); // the platform holds the output gate for any delete
+    }
     return existed;
   }
 
@@ -283,17 +284,14 @@ export class StorageCore {
     if (noCache) this.#noCacheKeys.add(key);
     else if (this.#noCacheKeys.size > 0) this.#noCacheKeys.delete(key);
     (this.#layers[this.#layers.length - 1] as WriteLayer).kv.set(key, bytes);
-    this.#unapplied.add(key);
+    this.#pending.wrote(key);
     this.#afterWrite(allowUnconfirmed);
   }
 
   /** The alarm as of now (buffered changes first). */
   currentAlarm(): number | null {
-    for (let i = this.#layers.length - 1; i >= 0; i--) {
-      const a = (this.#layers[i] as WriteLayer).alarm;
-      if (a !== undefined) return a;
-    }
-    return this.#committedAlarm;
+    const buffered = bufferedAlarm(this.#layers);
+    return buffered === undefined ? this.#committedAlarm : buffered;
   }
 
   /**
@@ -301,6 +299,7 @@ export class StorageCore {
    * shows no alarm then, unless the handler set a new one).
    */
   alarmView(): number | null {
+    this.#pending.alarmUnknown = false;
     return this.alarmViewOverride ? this.alarmViewOverride(this.currentAlarm()) : this.currentAlarm();
   }
 
@@ -315,11 +314,14 @@ export class StorageCore {
   /** Buffers an alarm change. */
   writeAlarm(timeMs: number | null, allowUnconfirmed: boolean): void {
     this.assertUsable();
-    if (this.currentAlarm() === timeMs) return; // setting the same alarm is a no-op, as on the platform
+    // Setting the same alarm is a no-op, as on the platform, except a deletion it cannot know is one.
+    const unknown = timeMs === null && this.#pending.alarmUnknown;
+    if (this.currentAlarm() === timeMs && !unknown) return;
     // The platform writes the alarm at the call, creating `_cf_METADATA` with the first one, so
     // `sqlite_schema` and `databaseSize` show it from then on (also if it is cleared in the batch).
-    if (timeMs !== null && !this.#kv.metadataExists()) this.#createInternalTable(METADATA_SCHEMA);
+    if ((timeMs !== null || unknown) && !this.#kv.metadataExists()) this.#createInternalTable(METADATA_SCHEMA);
     (this.#layers[this.#layers.length - 1] as WriteLayer).alarm = timeMs;
+    this.#pending.alarmChanged();
     this.#afterWrite(allowUnconfirmed);
   }
 
@@ -339,9 +341,10 @@ export class StorageCore {
     const base = this.#layers[0] as WriteLayer;
     base.kv.clear();
     base.applied = undefined;
-    this.#unapplied.clear();
     // The fresh database has no alarm; write the kept one back (or record the deletion).
     base.alarm = keepAlarm ?? (this.#committedAlarm === null ? undefined : null);
+    base.appliedAlarm = undefined;
+    this.#pending.replaced(keepAlarm !== null);
     this.#batch.began = false;
     this.#batch.reset = true;
     this.#batch.sql = [];
@@ -396,16 +399,19 @@ export class StorageCore {
    * savepoint). They stay buffered for reads and the commit record; the commit skips them.
    */
   beforeStatement(): void {
-    if (this.#unapplied.size === 0) return;
-    this.#begin();
+    this.#applyPending(true);
+  }
+
+  /** Brings the engine up to date with the buffered writes (pending-writes.ts). */
+  #applyPending(beforeStatement: boolean): void {
+    if (!this.#pending.due(beforeStatement)) return;
     try {
-      applyBuffered(this.#layers, this.#unapplied, (key, value) => this.#kv.write(key, value));
+      this.#pending.apply(this.#engine, this.#kv, this.#layers, this.currentAlarm(), this.#beginBatch, beforeStatement);
     } catch (e) {
       // A write SQLite refused (the database is full): the batch cannot commit as it stands.
       this.#failCommit(e);
       throw this.#broken;
     }
-    this.#unapplied.clear();
   }
 
   /** transactionSync: a savepoint covering SQL, key-value and alarm writes. */
@@ -425,6 +431,10 @@ export class StorageCore {
 
   /** Opens a savepoint and a write layer for it. */
   openSavepoint(prefix: string): object {
+    // On the platform every call before the savepoint ran at the call: its rollback undoes none of
+    // them, and they are not run again (which would count changes again, or set last_insert_rowid).
+    this.#applyPending(false);
+    this.#pending.alarmUnknown = false;
     this.#begin();
     const name = `${prefix}_${this.#savepointDepth}`;
     this.#engine.exec(`SAVEPOINT ${name}`);
@@ -453,6 +463,7 @@ export class StorageCore {
     const parent = this.#layers[this.#layers.length - 1] as WriteLayer;
     for (const [k, v] of layer.kv) parent.kv.set(k, v);
     for (const [k, v] of layer.applied ?? []) (parent.applied ??= new Map()).set(k, v);
+    if (layer.appliedAlarm !== undefined) parent.appliedAlarm = layer.appliedAlarm;
     if (layer.alarm !== undefined) parent.alarm = layer.alarm;
     if (this.#savepointDepth === 0) this.#scheduleCommit();
   }
@@ -486,11 +497,15 @@ export class StorageCore {
   #unwind(layer: WriteLayer): void {
     const index = this.#layers.indexOf(layer);
     const closed = this.#layers.length - index;
+    // The platform ran these layers' calls before rolling them back: their counts stay.
+    this.#applyPending(false);
     this.#engine.exec(`ROLLBACK TO ${layer.savepoint}; RELEASE ${layer.savepoint}`);
     // The rollback undid what these layers applied, lower layers' buffered writes included.
     for (const undone of this.#layers.slice(index))
-      for (const k of undone.applied?.keys() ?? []) this.#unapplied.add(k);
+      for (const k of undone.applied?.keys() ?? []) this.#pending.keys.add(k);
     this.#layers.length = index;
+    // The layers below reached the engine before the savepoint opened; the rollback went back to that.
+    this.#pending.alarm = false;
     this.#savepointDepth -= closed;
     this.#schemaEpoch++;
     this.#kv.invalidate();
@@ -516,6 +531,7 @@ export class StorageCore {
   commitNow(): void {
     this.#commitScheduled = false;
     if (this.#savepointDepth > 0 || this.#broken || this.#closed) return;
+    this.#pending.alarmUnknown = false;
     const batch = this.#batch;
     const base = this.#layers[0] as WriteLayer;
     if (!this.#hasPending()) {
@@ -527,6 +543,7 @@ export class StorageCore {
     }
     const kv: KvWrite[] = [];
     let changedBytes = 0;
+    const changesBefore = this.#engine.totalChanges();
     try {
       this.#begin();
       for (const [key, value] of base.kv) {
@@ -534,13 +551,14 @@ export class StorageCore {
         kv.push({ key, value });
         changedBytes += key.length + (value?.byteLength ?? 0);
       }
-      if (base.alarm !== undefined) this.#kv.setAlarm(base.alarm);
+      if (base.alarm !== undefined && base.appliedAlarm !== base.alarm) this.#kv.setAlarm(base.alarm);
       this.#session.settle(this.#engine);
       this.#engine.exec("COMMIT");
     } catch (e) {
       this.#failCommit(e);
       return;
     }
+    this.#pending.committed(this.#engine.totalChanges() - changesBefore);
     const seq = ++this.#lastSeq;
     const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
     this.#lastCommitTimeMs = timeMs;
@@ -558,7 +576,6 @@ export class StorageCore {
     const alarmChanged = base.alarm !== undefined && base.alarm !== this.#committedAlarm;
     if (base.alarm !== undefined) this.#committedAlarm = base.alarm;
     this.#layers = [{ kv: new Map(), sqlMark: 0 }];
-    this.#unapplied.clear();
     this.#batch = this.#newBatch();
     const append = this.settings.persistence.append([record]);
     this.#lastConfirmation = append;
@@ -594,6 +611,8 @@ export class StorageCore {
     // batch; a timer the object sets after writing fires only after the commit.
     scheduleTurnEnd(() => this.commitNow());
   }
+
+  readonly #beginBatch = (): void => this.#begin();
 
   #begin(): void {
     if (this.#batch.began) return;

@@ -21,6 +21,8 @@ export interface WriteLayer {
    * its buffered entry is still the value applied.
    */
   applied?: Map<string, Uint8Array | null>;
+  /** The alarm the engine holds from a write made inside this layer's transaction or savepoint, if any. */
+  appliedAlarm?: number | null;
 }
 
 /** The buffered value of `key` (top layer wins; `null` is a deletion), or `undefined` when none. */
@@ -28,6 +30,15 @@ export function bufferedValue(layers: readonly WriteLayer[], key: string): Uint8
   for (let i = layers.length - 1; i >= 0; i--) {
     const v = (layers[i] as WriteLayer).kv.get(key);
     if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+/** The buffered alarm change (top layer wins; `null` clears it), or `undefined` when none. */
+export function bufferedAlarm(layers: readonly WriteLayer[]): number | null | undefined {
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const a = (layers[i] as WriteLayer).alarm;
+    if (a !== undefined) return a;
   }
   return undefined;
 }
@@ -52,20 +63,20 @@ export function isApplied(base: WriteLayer, key: string, value: Uint8Array | nul
 }
 
 /**
- * Writes the buffered values of `keys` that the engine does not hold yet through `write`, and
+ * Writes the buffered values of `keys` that the engine does not hold yet into `table`, and
  * records each as applied in the top layer, so that a savepoint rollback forgets it together with
  * the engine's write (its keys must then be applied again: see the storage core's unwind).
  */
 export function applyBuffered(
   layers: readonly WriteLayer[],
   keys: Iterable<string>,
-  write: (key: string, value: Uint8Array | null) => void,
+  table: { write(key: string, value: Uint8Array | null): void },
 ): void {
   const top = layers[layers.length - 1] as WriteLayer;
   for (const key of keys) {
     const value = bufferedValue(layers, key);
     if (value === undefined || appliedValue(layers, key) === value) continue;
-    write(key, value);
+    table.write(key, value);
     (top.applied ??= new Map()).set(key, value);
   }
 }

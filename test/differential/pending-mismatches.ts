@@ -80,24 +80,6 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
     normalize: (_op, _side, text) => withCoarseReals(text),
   },
   {
-    id: "changes-per-buffered-key",
-    description:
-      "changes() / total_changes() after key-value writes: workerd runs one statement per put(), delete() and " +
-      "setAlarm() at the call; ObjectStorage buffers them and writes the buffered keys into the database right " +
-      "before the next SQL statement, once per key, and the alarm's row with the batch. So a key written twice " +
-      "counts once, a delete() the cache answers (a key it knows is absent) leaves changes() as it was " +
-      "(workerd: 0), and setAlarm() adds no change until the commit.",
-    ops: [
-      { op: "put", key: "k", value: 1 },
-      { op: "put", key: "k", value: 2 },
-      { op: "sql", query: "SELECT changes() AS c, total_changes() AS t" },
-      { op: "delete", key: "missing" },
-      { op: "sql", query: "SELECT changes() AS c, total_changes() AS t" },
-      { op: "setAlarm", time: 4_102_444_800_000 },
-      { op: "sql", query: "SELECT changes() AS c, total_changes() AS t" },
-    ],
-  },
-  {
     id: "row-counters",
     description:
       "rowsRead/rowsWritten differ for the statement shapes in COUNTER_GAPS. Both sides count inside SQLite's " +

@@ -147,6 +147,10 @@ export class RecordingEngine implements SqlEngine {
     this.queries.push(sql);
     return this.#inner.query(sql, params);
   }
+  totalChanges(): number {
+    return this.#inner.totalChanges();
+  }
+
   changes(): number {
     return this.#inner.changes();
   }
