@@ -17,6 +17,7 @@
  * @packageDocumentation
  */
 import { ActorStoreError } from "../errors";
+import type { OffThreadCrc } from "./crc-off-thread";
 import { crc32 } from "./crc32";
 import { isLockFile } from "./directory-lock";
 import { asPlainBytes, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
@@ -84,8 +85,40 @@ export interface DirectoryScan {
  */
 export const VERIFIED_LOG_BYTES = 32 * 1024 * 1024;
 
-/** Reads `directory` (which must exist) without changing it. Throws `ERR_CORRUPT` on corruption. @internal */
-export async function scanDirectory(directory: string, fs: Fs, path: Path): Promise<DirectoryScan> {
+/**
+ * Reads `directory` (which must exist) without changing it. Throws `ERR_CORRUPT` on corruption.
+ * With `offThread`, a large newest snapshot is checksummed on another thread while the log is
+ * checked (crc-off-thread.ts); the scan still resolves only once that sum is known, and when it
+ * differs, the directory is scanned again with every check in line, which skips the snapshot as
+ * damaged (or fails) exactly as a scan without `offThread` does. @internal
+ */
+export async function scanDirectory(
+  directory: string,
+  fs: Fs,
+  path: Path,
+  offThread?: OffThreadCrc,
+): Promise<DirectoryScan> {
+  if (offThread === undefined) return scanOnce(directory, fs, path, undefined);
+  let pending: Promise<boolean> | undefined;
+  const started = (check: Promise<boolean>) => {
+    pending = check;
+  };
+  try {
+    const scan = await scanOnce(directory, fs, path, { offThread, started });
+    if (pending === undefined || (await pending)) return scan;
+  } catch (error) {
+    // Damage found while the sum was pending may stem from trusting the image: decide by the sum.
+    if (pending === undefined || (await pending)) throw error;
+  }
+  return scanOnce(directory, fs, path, undefined);
+}
+
+async function scanOnce(
+  directory: string,
+  fs: Fs,
+  path: Path,
+  deferred: { offThread: OffThreadCrc; started(check: Promise<boolean>): void } | undefined,
+): Promise<DirectoryScan> {
   const file = (name: string) => path.join(directory, name);
   const corrupt = (what: string, damage: Damage) => {
     const error = corruptError(directory, what);
@@ -127,6 +160,15 @@ export async function scanDirectory(directory: string, fs: Fs, path: Path): Prom
   let verified: DirectoryScan["verified"];
   for (let i = all.length - 1; i >= 0; i--) {
     const s = all[i] as StoredSnapshot;
+    if (deferred !== undefined && i === all.length - 1) {
+      // Trusted only provisionally: scanDirectory waits for the sum before anyone sees the scan.
+      const reading = await deferred.offThread.readAndCheck(file(s.name), s.bytes, s.crc).catch(() => undefined);
+      if (reading !== undefined) {
+        deferred.started(reading.matches);
+        verified = { seq: s.seq, image: reading.image };
+        break;
+      }
+    }
     const image = await readVerified(fs, file(s.name), s.crc);
     if (image !== undefined) {
       verified = { seq: s.seq, image };

@@ -26,6 +26,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
+import { createOffThreadCrc, type OffThreadCrc } from "./crc-off-thread";
 import { crc32, type NativeCrc32, useNativeCrc32 } from "./crc32";
 import { DirectoryLock, type LockEnv, syncLockFs } from "./directory-lock";
 import { corruptError, type DirectoryScan, type Segment, type StoredSnapshot, scanDirectory } from "./directory-scan";
@@ -117,6 +118,8 @@ class FileAdapter implements FilePersistence {
   #epoch: number | undefined;
   /** The directory lock, held from the first load until close (writers only). */
   #lock: DirectoryLock | null = null;
+  /** Checks a large newest snapshot's CRC on another thread while load() checks the log. */
+  readonly #offThreadCrc: OffThreadCrc | undefined;
   /** The newest snapshot's image as load() verified it, handed to the first readSnapshot of it. */
   #verified: { seq: number; image: Uint8Array } | undefined;
 
@@ -138,8 +141,14 @@ class FileAdapter implements FilePersistence {
   #logFlushes = 0;
   #appends = 0;
 
-  constructor(directory: string, env: LockEnv, options: OpenFilePersistenceOptions) {
+  constructor(
+    directory: string,
+    env: LockEnv,
+    options: OpenFilePersistenceOptions,
+    offThreadCrc: OffThreadCrc | undefined,
+  ) {
     this.directory = directory;
+    this.#offThreadCrc = offThreadCrc;
     this.#lockEnv = env;
     // Checked by openFilePersistence (persistence-options.ts).
     this.#segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
@@ -191,7 +200,7 @@ class FileAdapter implements FilePersistence {
       this.#lock ??= await DirectoryLock.acquire(this.directory, this.#lockEnv);
       this.#epoch = this.#lock.generation;
       try {
-        scan = await scanDirectory(this.directory, fs, this.#io.path);
+        scan = await scanDirectory(this.directory, fs, this.#io.path, this.#offThreadCrc);
         await this.#applyScan(scan);
       } catch (error) {
         // Damaged or unreadable: let go of the directory so that a repair (or a person) can act.
@@ -593,5 +602,5 @@ export async function openFilePersistence(
   if (!nativeCrcTried && typeof nativeCrc === "function") useNativeCrc32(nativeCrc as NativeCrc32);
   nativeCrcTried = true;
   const env: LockEnv = { fs, lockFs: syncLockFs(fsSync), path, hostname: os.hostname(), pid: process.pid };
-  return new FileAdapter(path.resolve(directory), env, options);
+  return new FileAdapter(path.resolve(directory), env, options, await createOffThreadCrc(fs));
 }
