@@ -52,12 +52,14 @@ export interface EngineStatement {
    */
   column(index: number): EngineValue;
   /**
-   * Hands `read` one column of the current row without copying it when it is a BLOB: a view of the
-   * engine's memory, valid only while `read` runs. `read` must not keep the view or anything that
-   * shares its memory (decode it into fresh objects), and must not call into this engine. Other
-   * types are handed over as {@link EngineStatement.column} reads them.
+   * Hands `read` one column of the current row without copying it when it is a BLOB: the engine's
+   * memory itself, with the blob at `[start, end)` of it, valid only while `read` runs. `read` must
+   * read nothing outside that range, keep nothing that shares the memory (decode it into fresh
+   * objects), and must not call into this engine. Other types are handed over as
+   * {@link EngineStatement.column} reads them (a copy, for an empty blob), with `start` 0 and `end`
+   * their byte length when they are bytes, else 0.
    */
-  readColumn<T>(index: number, read: (value: EngineValue) => T): T;
+  readColumn<T>(index: number, read: (value: EngineValue, start: number, end: number) => T): T;
   /** The result column names, also for statements that return no rows. */
   columnNames(): string[];
   /**

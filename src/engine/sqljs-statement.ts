@@ -300,15 +300,19 @@ export class SqlJsStatement implements EngineStatement {
     }
   }
 
-  readColumn<T>(index: number, read: (value: EngineValue) => T): T {
+  readColumn<T>(index: number, read: (value: EngineValue, start: number, end: number) => T): T {
     this.#assertLive();
     const raw = this.#raw;
     const ptr = this.#ptr;
-    if (raw._sqlite3_column_type(ptr, index) !== SQLITE_BLOB) return read(this.column(index));
-    // No copy: the view lives only while `read` runs, and nothing in between can grow the heap.
+    if (raw._sqlite3_column_type(ptr, index) !== SQLITE_BLOB) {
+      const value = this.column(index);
+      return read(value, 0, value instanceof Uint8Array ? value.byteLength : 0);
+    }
+    // No copy and no view: the heap is valid while `read` runs, as nothing in between can grow it.
     const blob = raw._sqlite3_column_blob(ptr, index);
     const length = raw._sqlite3_column_bytes(ptr, index);
-    return read(length === 0 ? new Uint8Array(0) : this.#heap.bytes.subarray(blob, blob + length));
+    if (length === 0) return read(new Uint8Array(0), 0, 0);
+    return read(this.#heap.bytes, blob, blob + length);
   }
 
   columnNames(): string[] {

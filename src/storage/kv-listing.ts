@@ -25,8 +25,11 @@ export interface ListingSource {
   readonly layers: readonly WriteLayer[];
 }
 
-/** Turns stored bytes into a fresh value (throws the platform's error on undecodable bytes). */
-export type ValueDecoder = (bytes: Uint8Array) => unknown;
+/**
+ * Turns the stored bytes at `bytes[start, end)` into a fresh value that shares no memory with
+ * `bytes` (throws the platform's error on undecodable bytes).
+ */
+export type ValueDecoder = (bytes: Uint8Array, start: number, end: number) => unknown;
 
 /** Entries in `range` as stored bytes (buffered writes merged over committed data), in order, limited. */
 export function listEntries(source: ListingSource, range: KeyRange, noCache: boolean): Array<[string, Uint8Array]> {
@@ -45,9 +48,9 @@ export function listEntries(source: ListingSource, range: KeyRange, noCache: boo
  * value a fresh copy (primitives, being immutable, may be shared with the cache). A value that
  * cannot be decoded fails the whole call, as on the platform.
  *
- * A row neither cached nor going into the cache is decoded straight from the engine's memory (no
- * copy of its bytes first): `decode` builds fresh objects (strings, and array buffers it copies), so
- * nothing it returns shares that memory.
+ * A row neither cached nor going into the cache is decoded straight from the engine's memory, by
+ * offset (no copy of its bytes, no view of them): `decode` reads only the row's range and builds
+ * fresh objects (strings, and array buffers it copies), so nothing it returns shares that memory.
  */
 export function listValues(
   source: ListingSource,
@@ -59,7 +62,7 @@ export function listValues(
   if (range.empty) return out;
   const overlay = overlayInRange(source.layers, range);
   if (overlay.size > 0) {
-    for (const [key, bytes] of mergedEntries(source, range, overlay)) out.set(key, decode(bytes));
+    for (const [key, bytes] of mergedEntries(source, range, overlay)) out.set(key, decode(bytes, 0, bytes.byteLength));
     return out;
   }
   scanCommitted(source, range, noCache, (key, entry, value) => {
@@ -72,7 +75,8 @@ export function listValues(
       out.set(key, known.value);
       return;
     }
-    const decoded = decode(entry.bytes as Uint8Array);
+    const bytes = entry.bytes as Uint8Array;
+    const decoded = decode(bytes, 0, bytes.byteLength);
     if (isPrimitive(decoded)) entry.primitive = { value: decoded };
     out.set(key, decoded);
   });

@@ -7,7 +7,7 @@ import type { StorageLimits } from "../limits";
 import { checkKeyCount, checkKeySize, compareKeys, compileListOptions, toKey } from "./keys";
 import type { ListOptions } from "./options";
 import type { StorageCore } from "./storage-core";
-import { type Codecs, decodeValue, encodeValue, isPrimitive } from "./value-io";
+import { type Codecs, decodeValue, decodeValueRange, encodeValue, isPrimitive } from "./value-io";
 
 /** Key-value operations over one core. */
 export class KvOperations {
@@ -128,7 +128,8 @@ export class KvOperations {
     return this.#core.listValues(range, Boolean(options?.noCache), this.#decode);
   }
 
-  readonly #decode = (bytes: Uint8Array): unknown => decodeValue(bytes, this.#codecs);
+  readonly #decode = (bytes: Uint8Array, start: number, end: number): unknown =>
+    decodeValueRange(bytes, start, end, this.#codecs);
 
   /** Decodes stored bytes. */
   decode(bytes: Uint8Array): unknown {

@@ -23,10 +23,11 @@ export interface StoredValue {
   /** A copy of the stored bytes, owned by the caller. */
   bytes(): Uint8Array;
   /**
-   * `decode` applied to the stored bytes read in place, without a copy (see
-   * {@link EngineStatement.readColumn}): its result must not keep the bytes or share their memory.
+   * `decode` applied to the stored bytes read in place, `bytes[start, end)` of the engine's memory,
+   * without a copy (see {@link EngineStatement.readColumn}): it must read nothing outside the range,
+   * and its result must not keep the bytes or share their memory.
    */
-  decode<T>(decode: (bytes: Uint8Array) => T): T;
+  decode<T>(decode: (bytes: Uint8Array, start: number, end: number) => T): T;
 }
 
 /** Named statements over the hidden tables of one engine. */
@@ -146,7 +147,12 @@ export class KvTable {
     s.bind(end === undefined ? [start, limit ?? -1] : [start, end, limit ?? -1], "integer");
     const value: StoredValue = {
       bytes: () => toBytes(s.column(1)),
-      decode: (decode) => s.readColumn(1, (v) => decode(v instanceof Uint8Array ? v : toBytes(v))),
+      decode: (decode) =>
+        s.readColumn(1, (v, start, end) => {
+          if (v instanceof Uint8Array) return decode(v, start, end);
+          const bytes = toBytes(v);
+          return decode(bytes, 0, bytes.byteLength);
+        }),
     };
     try {
       while (s.step()) {

@@ -3,7 +3,7 @@
  * read back whichever codec wrote the bytes, as a fresh copy on get.
  */
 import { type StorageLimits, VALUE_SIZE_SLACK_BYTES } from "../limits";
-import { decodeStoredValue, type ValueCodec } from "./values/codec";
+import { decodeStoredRange, decodeStoredValue, type ValueCodec } from "./values/codec";
 
 /** Within this many bytes of the limit, sizes are measured the platform's way. */
 const NEAR_LIMIT_BYTES = 64;
@@ -36,6 +36,14 @@ export function encodeValue(value: unknown, codecs: Codecs, limits: StorageLimit
 /** Reads stored bytes back into a fresh value. */
 export function decodeValue(bytes: Uint8Array, codecs: Codecs): unknown {
   return decodeStoredValue(bytes, { v8: codecs.v8 });
+}
+
+/**
+ * Reads the stored value at `bytes[start, end)` inside a larger buffer (the engine's memory) back
+ * into a fresh value that shares no memory with `bytes`.
+ */
+export function decodeValueRange(bytes: Uint8Array, start: number, end: number, codecs: Codecs): unknown {
+  return decodeStoredRange(bytes, start, end, { v8: codecs.v8 });
 }
 
 /** Whether a decoded value is immutable and so may be shared between reads. */

@@ -68,7 +68,7 @@ describe("sql.js engine", () => {
     insert.free();
   });
 
-  test("readColumn: a blob as a view of the heap while the callback runs, other types as column() reads them", () => {
+  test("readColumn: a blob as its range of the heap while the callback runs, other types as column() reads them", () => {
     engine.exec("CREATE TABLE r (k INTEGER PRIMARY KEY, v)");
     const insert = engine.prepare("INSERT INTO r VALUES (?, ?)");
     const blob = Uint8Array.from({ length: 5000 }, (_, j) => (j * 7) & 0xff);
@@ -91,13 +91,17 @@ describe("sql.js engine", () => {
     while (s.step()) {
       const column = s.column(0);
       seen.push(
-        s.readColumn(0, (v) => {
-          if (v instanceof Uint8Array && v.byteLength > 0) {
-            // A view of the heap itself, not a copy.
-            expect(v.buffer).toBe(heap.bytes.buffer);
+        s.readColumn(0, (v, start, end) => {
+          if (!(v instanceof Uint8Array)) {
+            expect([start, end]).toEqual([0, 0]);
+            expect(v).toEqual(column);
+            return v;
           }
-          expect(v).toEqual(column);
-          return v instanceof Uint8Array ? [...v] : v;
+          // A non-empty blob: the heap itself (no copy, no view), the blob at [start, end) of it.
+          if (end > start) expect(v).toBe(heap.bytes);
+          else expect(v).toEqual(new Uint8Array(0));
+          expect(v.subarray(start, end)).toEqual(column);
+          return [...v.subarray(start, end)];
         }),
       );
     }

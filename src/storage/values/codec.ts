@@ -6,7 +6,7 @@
  */
 
 import { ActorStoreError } from "../../errors";
-import { structuredCodec } from "./structured-codec";
+import { decodeStructuredRange, structuredCodec } from "./structured-codec";
 import { STRUCTURED_CODEC_TAG, V8_CODEC_TAG } from "./tags";
 
 export { structuredCodec } from "./structured-codec";
@@ -48,8 +48,23 @@ export interface ValueCodec {
  * ```
  */
 export function decodeStoredValue(bytes: Uint8Array, codecs: { v8?: ValueCodec | undefined }): unknown {
-  const first = bytes[0];
-  if (first === STRUCTURED_CODEC_TAG) return structuredCodec.decode(bytes);
+  return decodeStoredRange(bytes, 0, bytes.byteLength, codecs);
+}
+
+/**
+ * As {@link decodeStoredValue}, for the value at `bytes[start, end)` inside a larger buffer: nothing
+ * outside the range is read, and the value shares no memory with `bytes`.
+ *
+ * @internal
+ */
+export function decodeStoredRange(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  codecs: { v8?: ValueCodec | undefined },
+): unknown {
+  const first = start < end ? bytes[start] : undefined;
+  if (first === STRUCTURED_CODEC_TAG) return decodeStructuredRange(bytes, start, end);
   if (first === V8_CODEC_TAG) {
     if (codecs.v8 === undefined) {
       throw new ActorStoreError(
@@ -57,7 +72,7 @@ export function decodeStoredValue(bytes: Uint8Array, codecs: { v8?: ValueCodec |
         "This value was stored in V8's format (by workerd or by actorstore's v8 codec) and node:v8 is not available here: read it under Node.js (pass { v8: await loadV8Codec() }), or rewrite it there with the structured codec.",
       );
     }
-    return codecs.v8.decode(bytes);
+    return codecs.v8.decode(start === 0 && end === bytes.byteLength ? bytes : bytes.subarray(start, end));
   }
   throw new ActorStoreError(
     "ERR_DESERIALIZATION",

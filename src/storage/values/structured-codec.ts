@@ -72,17 +72,22 @@ export const structuredCodec: ValueCodec = {
         `Stored value was not written by the structured codec (first byte ${bytes[0] ?? "missing"}); read it with decodeStoredValue().`,
       );
     }
-    try {
-      return new Decoder(bytes).decode();
-    } catch (error) {
-      if (error instanceof ActorStoreError) throw error;
-      throw new ActorStoreError(
-        "ERR_DESERIALIZATION",
-        `Stored value is corrupt (structured codec): ${String(error)}.`,
-        {
-          cause: error,
-        },
-      );
-    }
+    return decodeStructuredRange(bytes, 0, bytes.byteLength);
   },
 };
+
+/**
+ * Decodes the structured value at `bytes[start, end)` (whose first byte is
+ * {@link STRUCTURED_CODEC_TAG}) without reading outside that range, into fresh objects that share
+ * no memory with `bytes`.
+ */
+export function decodeStructuredRange(bytes: Uint8Array, start: number, end: number): unknown {
+  try {
+    return new Decoder(bytes, start, end).decode();
+  } catch (error) {
+    if (error instanceof ActorStoreError) throw error;
+    throw new ActorStoreError("ERR_DESERIALIZATION", `Stored value is corrupt (structured codec): ${String(error)}.`, {
+      cause: error,
+    });
+  }
+}

@@ -10,22 +10,27 @@ import {
   VIEW_BY_KIND,
 } from "./structured-format";
 
-/** Decodes one stored value. */
+/**
+ * Decodes one stored value: `bytes[start, end)` (by default all of `bytes`). Every read is checked
+ * against `end`, so a value inside a larger buffer never reads past itself.
+ */
 export class Decoder {
   readonly #bytes: Uint8Array;
+  readonly #end: number;
   /** Created on the first float read: most small values have none, and the allocation shows. */
   #view: DataView | undefined;
   #pos: number;
   readonly #objects: unknown[] = [];
 
-  constructor(bytes: Uint8Array) {
+  constructor(bytes: Uint8Array, start = 0, end = bytes.byteLength) {
     this.#bytes = bytes;
-    this.#pos = 1;
+    this.#pos = start + 1;
+    this.#end = end;
   }
 
   decode(): unknown {
     const value = this.#read();
-    if (this.#pos !== this.#bytes.byteLength) this.#fail("trailing bytes after the value");
+    if (this.#pos !== this.#end) this.#fail("trailing bytes after the value");
     return value;
   }
 
@@ -34,6 +39,7 @@ export class Decoder {
   }
 
   #byte(): number {
+    if (this.#pos >= this.#end) this.#fail("unexpected end of data");
     const b = this.#bytes[this.#pos++];
     if (b === undefined) this.#fail("unexpected end of data");
     return b;
@@ -52,7 +58,7 @@ export class Decoder {
   }
 
   #double(): number {
-    if (this.#pos + 8 > this.#bytes.byteLength) this.#fail("unexpected end of data");
+    if (this.#pos + 8 > this.#end) this.#fail("unexpected end of data");
     this.#view ??= new DataView(this.#bytes.buffer, this.#bytes.byteOffset, this.#bytes.byteLength);
     const n = this.#view.getFloat64(this.#pos, true);
     this.#pos += 8;
@@ -61,7 +67,7 @@ export class Decoder {
 
   #take(length: number): Uint8Array {
     const start = this.#pos;
-    if (start + length > this.#bytes.byteLength) this.#fail("unexpected end of data");
+    if (start + length > this.#end) this.#fail("unexpected end of data");
     this.#pos = start + length;
     return this.#bytes.subarray(start, start + length);
   }
@@ -77,7 +83,7 @@ export class Decoder {
     const length = this.#varint();
     const start = this.#pos;
     const end = start + length;
-    if (end > this.#bytes.byteLength) this.#fail("unexpected end of data");
+    if (end > this.#end) this.#fail("unexpected end of data");
     this.#pos = end;
     if (length < SHORT_STRING) {
       // ASCII is by far the common case for keys: build it in place, without a subarray or a
@@ -159,7 +165,7 @@ export class Decoder {
         const array = this.#register<unknown[]>([]);
         const length = this.#varint();
         for (let i = 0; i < length; i++) {
-          if (this.#bytes[this.#pos] === Tag.HOLE) {
+          if (this.#pos < this.#end && this.#bytes[this.#pos] === Tag.HOLE) {
             this.#pos++;
             array.length = i + 1; // grows the array without creating the element: a hole
           } else {
