@@ -244,3 +244,70 @@ describe("ANALYZE row counters against workerd (COUNTER_GAPS)", () => {
     );
   });
 });
+
+/** The rows of a table whose index on `v` spans many pages (400 rows of 70-byte values). */
+const WIDE_ROWS = Array.from(
+  { length: 400 },
+  (_, i) => `(${i}, 'name${String(i).padStart(5, "0")}-${"x".repeat(60)}')`,
+);
+
+/**
+ * The three counter corner cases docs/sql.md lists, each recorded on both sides in one fresh object
+ * (the last statement's counts), so a fix, or a change on either side, shows here.
+ */
+const CORNER_CASES: readonly {
+  readonly what: string;
+  readonly setup: readonly string[];
+  readonly query: string;
+  readonly bindings?: readonly string[];
+  readonly workerd: Counts;
+  readonly ours: Counts;
+}[] = [
+  {
+    what: "a write SQLite recompiles for its bound LIKE pattern inside its first step",
+    setup: [
+      "CREATE TABLE r (id INTEGER PRIMARY KEY, name TEXT)",
+      "CREATE INDEX rn ON r(name)",
+      "INSERT INTO r VALUES (1, 'a'), (2, 'b'), (3, 'ba'), (4, 'c')",
+      "PRAGMA case_sensitive_like = ON",
+    ],
+    query: "DELETE FROM r WHERE name LIKE ?",
+    bindings: ["b%"],
+    workerd: [4, 2],
+    ours: [2, 0],
+  },
+  {
+    what: "a rowid seek on keys computed at run time that are not integers",
+    setup: [
+      "CREATE TABLE t (id INTEGER PRIMARY KEY, v)",
+      "INSERT INTO t VALUES (1, 'a'), (2, 'b')",
+      "CREATE TABLE s (k)",
+      "INSERT INTO s VALUES ('x'), (1), ('2'), (2.5)",
+    ],
+    query: "SELECT * FROM s JOIN t ON t.id = s.k",
+    workerd: [6, 0],
+    ours: [8, 0],
+  },
+  {
+    what: "an index build over many pages",
+    setup: ["CREATE TABLE m (id INTEGER PRIMARY KEY, v TEXT)", `INSERT INTO m VALUES ${WIDE_ROWS.join(", ")}`],
+    query: "CREATE INDEX mv ON m(v)",
+    workerd: [815, 401],
+    ours: [802, 401],
+  },
+];
+
+describe("row counter corner cases against workerd (docs/sql.md, recorded)", () => {
+  it("each corner case counts as recorded, on both", async () => {
+    const seen: unknown[] = [];
+    for (const c of CORNER_CASES) {
+      const ops: Op[] = [
+        ...c.setup.map((query): Op => ({ op: "sql", query })),
+        { op: "sql", query: c.query, bindings: [...(c.bindings ?? [])] },
+      ];
+      const [theirs, ours] = await Promise.all([workerd.run(ops), runOnSubject(ops)]);
+      seen.push({ what: c.what, workerd: counts(theirs.at(-1)), ours: counts(ours.at(-1)) });
+    }
+    expect(seen).toEqual(CORNER_CASES.map((c) => ({ what: c.what, workerd: c.workerd, ours: c.ours })));
+  });
+});
