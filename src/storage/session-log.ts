@@ -22,6 +22,14 @@ import type { PerCallChanges } from "./per-call-changes";
 
 /** Only a pragma changes a connection setting, and its text says so. */
 const MAY_CHANGE_SETTINGS = /pragma/i;
+
+/**
+ * Whether a statement with text `sql` may change a connection setting. It depends on the text
+ * alone, so a caller that runs the same compiled statement again may decide it once.
+ */
+export function mayChangeSettings(sql: string): boolean {
+  return MAY_CHANGE_SETTINGS.test(sql);
+}
 const OPTIMIZE = /optimize/i;
 
 /** The live side of connection-state logging for one storage core. */
@@ -53,11 +61,14 @@ export class SessionLog implements ConnectionInputSource {
     return v;
   }
 
-  /** A statement was logged and is about to run (it is compiled already). */
-  logged(engine: SqlEngine, entry: SqlWrite): void {
+  /**
+   * A statement was logged and is about to run (it is compiled already). `settingsMayChange` is
+   * {@link mayChangeSettings} of its text.
+   */
+  logged(engine: SqlEngine, entry: SqlWrite, settingsMayChange = mayChangeSettings(entry.sql)): void {
     this.settle(engine);
     this.#current = entry;
-    if (MAY_CHANGE_SETTINGS.test(entry.sql)) {
+    if (settingsMayChange) {
       this.#dirty = true;
       this.#unsettled = entry;
       if (OPTIMIZE.test(entry.sql)) this.#optimize = { entry, before: readStatistics(engine) };

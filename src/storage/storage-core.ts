@@ -29,9 +29,10 @@ import { type ListingSource, listEntries, listValues, type ValueDecoder } from "
 import { KV_SCHEMA, KvTable, METADATA_SCHEMA } from "./kv-table";
 import { PendingWrites } from "./pending-writes";
 import { openState } from "./rebuild";
-import { SessionLog } from "./session-log";
+import { mayChangeSettings, SessionLog } from "./session-log";
 import { SnapshotSchedule } from "./snapshot-schedule";
 import { ensureFirstSnapshot } from "./snapshots";
+import type { WriteDescription } from "./sql/sql-host";
 import type { StorageHost } from "./storage-host";
 import { bufferedAlarm, bufferedValue, isApplied, type WriteLayer } from "./write-layers";
 
@@ -357,7 +358,7 @@ export class StorageCore {
   // ---------------------------------------------------------------- SQL host
 
   /** Opens the implicit transaction if needed and logs a SQL write (see SqlHost.beforeWrite). */
-  beforeWrite(sql: string, bindings: readonly EngineValue[]): number {
+  beforeWrite(sql: string, bindings: readonly EngineValue[], description?: WriteDescription): number {
     this.assertUsable();
     this.#begin();
     const nowMs = this.settings.clock.now();
@@ -365,10 +366,15 @@ export class StorageCore {
     const entry: SqlWrite = { sql, bindings: bindings as EngineValue[], nowMs };
     const index = this.#batch.sql.length;
     this.#batch.sql.push(entry);
-    this.#session.logged(this.#engine, entry);
+    this.#session.logged(this.#engine, entry, description?.mayChangeSettings ?? mayChangeSettings(sql));
     this.#prng.reseed(this.#lastSeq + 1, index);
     this.#afterWrite(false);
     return nowMs;
+  }
+
+  /** What {@link StorageCore.beforeWrite} decides from a statement's text alone (SqlHost.describeWrite). */
+  describeWrite(sql: string): WriteDescription {
+    return { mayChangeSettings: mayChangeSettings(sql) };
   }
 
   /** The current time. */

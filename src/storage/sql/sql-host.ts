@@ -5,6 +5,15 @@
  */
 import type { EngineValue, SqlEngine } from "../../engine/engine";
 
+/**
+ * What the host decided about a statement that may write from its text alone (see
+ * {@link SqlHost.describeWrite}).
+ */
+export interface WriteDescription {
+  /** Its text names a pragma, so it may change a connection setting (the host logs them). */
+  readonly mayChangeSettings: boolean;
+}
+
 /** The storage core, as the SQL facade sees it. */
 export interface SqlHost {
   /** The engine that holds the data now. `deleteAll()` and resets replace it. */
@@ -24,9 +33,16 @@ export interface SqlHost {
    * check did not prove read-only). Opens the batch's implicit transaction if needed, logs the
    * statement for durability, and seeds `random()` so that replay is exact. Returns the time the
    * statement must see as 'now' (pass it to `statement.step`). The host may keep `bindings`: the
-   * caller must not change the array afterwards.
+   * caller must not change the array afterwards. `description` is what
+   * {@link SqlHost.describeWrite} returned for `sql`, when the caller kept it (the host decides
+   * again without it).
    */
-  beforeWrite(sql: string, bindings: readonly EngineValue[]): number;
+  beforeWrite(sql: string, bindings: readonly EngineValue[], description?: WriteDescription): number;
+  /**
+   * Optional. Decides once what {@link SqlHost.beforeWrite} would otherwise decide from the text
+   * on every run of a statement; the facade keeps it with the compiled statement.
+   */
+  describeWrite?(sql: string): WriteDescription;
   /**
    * Optional. Called before every statement runs and before `databaseSize` is read, so that a host
    * that buffers writes of its own (key-value writes) can put them into the database first, where

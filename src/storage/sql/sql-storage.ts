@@ -18,7 +18,7 @@ import { type AccessVerdict, checkBeforeCompile, SqlAccess } from "./sql-access"
 import { toEngineValuesInPlace } from "./sql-bindings";
 import { SqlCatalog } from "./sql-catalog";
 import { type ErrorContext, isCriticalEngineError, translateEngineError } from "./sql-errors";
-import type { SqlHost } from "./sql-host";
+import type { SqlHost, WriteDescription } from "./sql-host";
 import {
   checkLikePattern,
   checkResultColumns,
@@ -218,6 +218,7 @@ export class SqlStorage {
           busy: false,
           evicted: false,
           source: undefined,
+          write: undefined,
         };
         compiled.push(entry);
         // Parse-time checks (the guard's text limits) come before the result-set check, as in SQLite.
@@ -290,12 +291,17 @@ export class SqlStorage {
     checkResultColumns(entry.columnNames.length, this.#limits);
   }
 
+  /** The host's decision about `entry`'s text, made at its first write (the text never changes). */
+  #describeWrite(entry: CachedStatement): WriteDescription | undefined {
+    return (entry.write ??= this.#host.describeWrite?.(entry.statement.sql));
+  }
+
   /** Runs a statement that is not the last of its query: one step, rows discarded (as workerd). */
   #runPrelude(state: EngineState, entry: CachedStatement): void {
     const verdict = this.#ensureVerdict(state, entry);
     const { statement } = entry;
     const nowMs = verdict.mayWrite
-      ? this.#host.beforeWrite(statement.sql, [])
+      ? this.#host.beforeWrite(statement.sql, [], this.#describeWrite(entry))
       : verdict.usesTime
         ? this.#host.now()
         : undefined;
@@ -362,7 +368,7 @@ export class SqlStorage {
     }
     const host = this.#host;
     const nowMs = verdict.mayWrite
-      ? host.beforeWrite(statement.sql, values)
+      ? host.beforeWrite(statement.sql, values, this.#describeWrite(entry))
       : verdict.usesTime
         ? host.now()
         : undefined;

@@ -8,6 +8,7 @@ import type { EngineStatement } from "../../engine/engine";
 import type { CursorSource } from "./cursor";
 import type { CountingVerdict } from "./row-counting";
 import type { AccessVerdict } from "./sql-access";
+import type { WriteDescription } from "./sql-host";
 
 /** One compiled statement of a cached query. */
 export interface CachedStatement {
@@ -27,6 +28,8 @@ export interface CachedStatement {
   evicted: boolean;
   /** What the cursors over this statement read from (made once, used by one cursor at a time). */
   source: CursorSource | undefined;
+  /** What the host decided about its text, once it first ran as a write (SqlHost.describeWrite). */
+  write: WriteDescription | undefined;
 }
 
 /** The statements of one query text, in order; the last one yields the cursor. */
