@@ -86,16 +86,7 @@ describe("PagedFile", () => {
 
   test("property: any sequence of writes and reads answers as a plain Uint8Array of the same length", () => {
     const op = fc.oneof(
-      fc.record({
-        kind: fc.constant("set" as const),
-        at: fc.integer({ min: 0, max: 700 }),
-        data: fc.uint8Array({ maxLength: 90 }),
-      }),
-      fc.record({
-        kind: fc.constantFrom("subarray" as const, "slice" as const),
-        a: fc.option(fc.integer({ min: -720, max: 720 }), { nil: undefined }),
-        b: fc.option(fc.integer({ min: -720, max: 720 }), { nil: undefined }),
-      }),
+      ...writesAndViews(700, 90),
       fc.record({
         kind: fc.constant("read" as const),
         at: fc.integer({ min: 0, max: 700 }),
@@ -261,18 +252,7 @@ describe("PagedFile adopting an image", () => {
   });
 
   test("property: a shared image answers as a plain copy of it, and is never changed", () => {
-    const op = fc.oneof(
-      fc.record({
-        kind: fc.constant("set" as const),
-        at: fc.integer({ min: 0, max: 300 }),
-        data: fc.uint8Array({ maxLength: 60 }),
-      }),
-      fc.record({
-        kind: fc.constantFrom("subarray" as const, "slice" as const),
-        a: fc.option(fc.integer({ min: -320, max: 320 }), { nil: undefined }),
-        b: fc.option(fc.integer({ min: -320, max: 320 }), { nil: undefined }),
-      }),
-    );
+    const op = fc.oneof(...writesAndViews(300, 60));
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 50 }),
@@ -296,6 +276,23 @@ describe("PagedFile adopting an image", () => {
     );
   });
 });
+
+/**
+ * Operations on a file of `length` bytes: a write of up to `maxData` bytes at any offset (also past
+ * the end, which must fail as a `Uint8Array` fails), and `subarray`/`slice` with any bounds,
+ * negative and out of range included.
+ */
+function writesAndViews(length: number, maxData: number) {
+  const bound = fc.option(fc.integer({ min: -length - 20, max: length + 20 }), { nil: undefined });
+  return [
+    fc.record({
+      kind: fc.constant("set" as const),
+      at: fc.integer({ min: 0, max: length }),
+      data: fc.uint8Array({ maxLength: maxData }),
+    }),
+    fc.record({ kind: fc.constantFrom("subarray" as const, "slice" as const), a: bound, b: bound }),
+  ] as const;
+}
 
 function attempt(fn: () => void): string {
   try {
