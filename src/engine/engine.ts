@@ -71,7 +71,10 @@ export interface EngineStatement {
    * be counted; a write's run is then not counted (docs/semantics.md, "Row counters").
    */
   startCounting(rerunnable: boolean): void;
-  /** The rows read and written since {@link EngineStatement.startCounting} (live while the run goes on). */
+  /**
+   * The rows read and written since {@link EngineStatement.startCounting} (live while the run goes
+   * on). The object may be the statement's own, refilled by the next call: read it at once.
+   */
   rowCounts(): RowCounts;
   /** The number of parameters the statement takes (largest `?NNN` index). */
   parameterCount(): number;

@@ -189,6 +189,13 @@ export class ProgramCounters {
   readonly #special: readonly SpecialSite[];
   /** The sum of SQLite's step and sort counters when the run started. */
   #startSteps = 0;
+  /** What {@link ProgramCounters.counts} returns, refilled by each call (its callers read it at once). */
+  readonly #counts: { read: number; written: number; countScans: ReadonlyMap<number, number>; clears: number } = {
+    read: 0,
+    written: 0,
+    countScans: NO_COUNT_SCANS,
+    clears: 0,
+  };
   /** The heap as words, until the memory grows (which detaches it: its length is 0 then). */
   #words: Uint32Array;
   #lost = false;
@@ -304,14 +311,17 @@ export class ProgramCounters {
     return true;
   }
 
-  /** The counts since {@link ProgramCounters.begin}; `bound[i - 1]` is the value bound to `?i`. */
+  /**
+   * The counts since {@link ProgramCounters.begin}; `bound[i - 1]` is the value bound to `?i`. The
+   * object is this statement's own and the next call refills it: read it before counting again.
+   */
   counts(bound: readonly BoundValue[]): RowCounts {
     const words = this.#view();
     const c = this.#counterWord;
     const steps = (words[c] as number) + (words[c + 1] as number) + (words[c + 2] as number) + (words[c + 3] as number);
     // SQLite's counters are 32-bit and wrap: the difference modulo 2^32 is the run's.
     let read = (steps - this.#startSteps) >>> 0;
-    if (!this.#watching(words)) return { read, written: 0, countScans: NO_COUNT_SCANS, clears: 0 };
+    if (!this.#watching(words)) return this.#filled(read, 0, NO_COUNT_SCANS, 0);
     const reads = this.#reads;
     for (let i = 0; i < reads.length; i++) read += words[reads[i] as number] as number;
     let written = 0;
@@ -350,7 +360,16 @@ export class ProgramCounters {
           break;
       }
     }
-    return { read, written, countScans: countScans ?? NO_COUNT_SCANS, clears };
+    return this.#filled(read, written, countScans ?? NO_COUNT_SCANS, clears);
+  }
+
+  #filled(read: number, written: number, countScans: ReadonlyMap<number, number>, clears: number): RowCounts {
+    const counts = this.#counts;
+    counts.read = read;
+    counts.written = written;
+    counts.countScans = countScans;
+    counts.clears = clears;
+    return counts;
   }
 
   /** Puts the original programs back and frees the copies (call before the statement is finalized). */

@@ -95,8 +95,13 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #changes = 0;
   /** Rows a write returned (RETURNING), all produced inside `exec()`. */
   #returnedByWrite = 0;
-  /** The counters once the statement finished (it goes back to the cache and may run for others). */
-  #final: readonly [read: number, written: number] | undefined;
+  /**
+   * The counters once the statement finished (it goes back to the cache and may run for others):
+   * `#frozen` says they are set. Fields, not an object, so a write's finish allocates nothing.
+   */
+  #frozen = false;
+  #finalRead = 0;
+  #finalWritten = 0;
   #statementDone = false;
 
   /**
@@ -296,7 +301,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     if (!this.#statementDone) {
       this.#statementDone = true;
       // Freeze the counts before the statement goes back to the cache and runs for others.
-      this.#final = this.#statementCounts();
+      this.#freezeCounts();
       // Every caller has just used the statement (or checked for cancellation), so it is current;
       // and releasing a canceled one is harmless (its statement is already freed).
       this.#source?.release();
@@ -324,7 +329,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
    * caller reads them, where this cursor ran the write to its end inside `exec()`.
    */
   #liveRead(): number {
-    const [read] = this.#final ?? this.#statementCounts();
+    const read = this.#frozen ? this.#finalRead : this.#statementCounts(0);
     if (!this.#verdict.returning) return read;
     // The platform's temporary table of returned rows: its Rewind, then one step per row after the
     // first, as the caller reads (the published example: INSERT … RETURNING of 2 rows, 3 after
@@ -333,21 +338,40 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     return read - Math.max(unread, 0);
   }
 
-  /** The statement's counts (by the platform's rules) for this cursor's run, while it runs. */
-  #statementCounts(): readonly [read: number, written: number] {
+  /** Sets the final counts from the statement's (see {@link SqlStorageCursor.#statementCounts}). */
+  #freezeCounts(): void {
+    this.#frozen = true;
     const source = this.#source;
     const statement = source?.statement;
-    if (source === undefined || statement === undefined || statement.freed) return [0, 0];
-    return this.#platformCounts(statement.rowCounts(), source);
+    if (source === undefined || statement === undefined || statement.freed) return;
+    // One read of the statement's counters for both (the object it returns is refilled by the next).
+    const counts = statement.rowCounts();
+    this.#finalRead = this.#platformRead(counts, source);
+    this.#finalWritten = this.#platformWritten(counts);
   }
 
-  #platformCounts(counts: RowCounts, source: CursorSource): readonly [read: number, written: number] {
+  /**
+   * The statement's counts (by the platform's rules) for this cursor's run, while it runs: rows read
+   * (`which` 0) or written (1).
+   */
+  #statementCounts(which: 0 | 1): number {
+    const source = this.#source;
+    const statement = source?.statement;
+    if (source === undefined || statement === undefined || statement.freed) return 0;
+    const counts = statement.rowCounts();
+    return which === 0 ? this.#platformRead(counts, source) : this.#platformWritten(counts);
+  }
+
+  #platformRead(counts: RowCounts, source: CursorSource): number {
     let read = counts.read;
     if (counts.countScans.size > 0) {
       for (const [root, runs] of counts.countScans) read += runs * source.countRowsAt(root);
     }
-    const written = counts.written + (counts.clears > 0 ? this.#changes : 0);
-    return [read, written];
+    return read;
+  }
+
+  #platformWritten(counts: RowCounts): number {
+    return counts.written + (counts.clears > 0 ? this.#changes : 0);
   }
 
   /** Rows handed out, plus the one stepped to ahead of the reader. */
@@ -357,7 +381,7 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
 
   /** Rows written so far (see {@link SqlStorageCursor.#liveRead}). */
   #liveWritten(): number {
-    return (this.#final ?? this.#statementCounts())[1];
+    return this.#frozen ? this.#finalWritten : this.#statementCounts(1);
   }
 
   #toObject(row: SqlStorageValue[]): SqlStorageRow {
