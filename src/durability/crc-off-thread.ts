@@ -33,10 +33,25 @@ export function offThreadCrcChecks(): number {
   return checks;
 }
 
-/** The worker: the CRC-32 of the shared bytes it is given, posted back. CommonJS (an eval worker). */
+let answers = 0;
+
+/**
+ * How many of those checks the worker itself answered, not the in-line fallback after it failed
+ * to start or died (tests). @internal
+ */
+export function offThreadCrcAnswers(): number {
+  return answers;
+}
+
+/**
+ * The worker: the CRC-32 of the shared bytes it is given, posted back. CommonJS (an eval worker,
+ * which only Node's worker threads run), so the built-in modules are named without the `node:`
+ * scheme: this text ships in the browser build too, which carries no `node:` specifier anywhere
+ * (test/browser/recipe.test.ts). If the worker cannot start or load them, the check runs in line.
+ */
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require("node:worker_threads");
-const { crc32 } = require("node:zlib");
+const { parentPort, workerData } = require("worker_threads");
+const { crc32 } = require("zlib");
 parentPort.postMessage(crc32(new Uint8Array(workerData.buffer, 0, workerData.length), 0));
 `;
 
@@ -120,6 +135,7 @@ function checkOnWorker(threads: WorkerThreads, image: Uint8Array, crc: number): 
     worker.once("message", (value: unknown) => {
       if (settled) return;
       settled = true;
+      answers++;
       resolve(value === crc);
       void worker.terminate();
     });

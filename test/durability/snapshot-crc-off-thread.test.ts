@@ -8,7 +8,7 @@ import { cp, mkdtemp, readdir, readFile, rm, unlink, writeFile } from "node:fs/p
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { offThreadCrcChecks, setOffThreadCrcFromBytes } from "../../src/durability/crc-off-thread";
+import { offThreadCrcAnswers, offThreadCrcChecks, setOffThreadCrcFromBytes } from "../../src/durability/crc-off-thread";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
 import { dumpStorage, type StorageDump } from "./dump";
@@ -67,8 +67,11 @@ describe("the newest snapshot's checksum on another thread", () => {
   test("an intact directory opens to the same state, its image checked off the loading thread", async () => {
     const dir = await copyOfTemplate();
     const before = offThreadCrcChecks();
+    const answered = offThreadCrcAnswers();
     const storage = await open(dir);
     expect(offThreadCrcChecks()).toBe(before + 1);
+    // The worker itself answered: the in-line fallback would hide a worker that cannot start.
+    expect(offThreadCrcAnswers()).toBe(answered + 1);
     expect(await dumpStorage(storage)).toEqual(expected);
     await storage.close();
   });
