@@ -23,12 +23,14 @@ export async function ensureFirstSnapshot(settings: CoreSettings, loaded: LoadRe
 }
 
 /**
- * Pages copied per turn: 64 pages of 4 KiB, one 256 KiB chunk of the paged file. While a copy
- * runs, a batch waits for the step in progress at each of its turns (its commit, its flush's
- * completion), and a step's cost is mostly the first touches of the image's fresh memory: 256
- * pages (1 MiB) took 5–14 ms on a quiet 2-core VM and landed in the p99 of batch latency.
+ * Pages copied per turn: 256 pages of 4 KiB (1 MiB) took 5–20 ms on a loaded 2-core machine. A
+ * step of 64 pages was tried to shorten the wait of a batch behind a step, and was taken back: at
+ * one step per turn the copy then fell behind a database growing by ~450 KB per batch, outgrew its
+ * room and started over, and no snapshot of the growth workload ever finished (the log, and the
+ * replay at the next open, grew without bound). How fast a copy must go depends on how fast the
+ * object writes; see docs/benchmarks.md, *Growth*.
  */
-export const COPY_PAGES_PER_TURN = 64;
+export const COPY_PAGES_PER_TURN = 256;
 
 /** Databases smaller than this are exported in one go (one turn costs less than the bookkeeping). */
 export const COPY_IN_TURNS_FROM_BYTES = 16 * 1024 * 1024;
