@@ -11,6 +11,12 @@
  * chunk costs a small part of what the backup API takes for the same pages (it reads each page
  * through SQLite's pager and writes it through the destination's).
  *
+ * The copy finishes whatever the object writes meanwhile: each step copies, on top of its budget,
+ * the chunks written since the step before, so what is left shrinks at every step; and a copy that
+ * had to start over because the database outgrew its room takes steps twice as large from then on.
+ * (The backup API's copy, below, has no such guarantee: SQLite's backup restarts at the end of a
+ * database that keeps growing.)
+ *
  * The file's chunks are only the database's while the file system still writes there: before
  * declaring the copy complete, a header rewrite must reach the file (`writesReach`); if it does not
  * (a VACUUM truncated the file, and the file system took it back), the copy starts over with the
@@ -72,7 +78,18 @@ export function beginPagedImageCopy(
     }
   };
   mark(0, Math.max(0, Math.ceil(startBytes / chunkBytes) - 1));
-  const unwatch = file.watch(mark);
+  // Chunks the database wrote (and the copy must take again) since the last step: each step copies
+  // those on top of its own budget, so what is left to copy shrinks by that budget at every step,
+  // however fast the object writes.
+  let writtenSinceStep = 0;
+  const unwatch = file.watch((first, last) => {
+    const before = pendingCount;
+    mark(first, last);
+    writtenSinceStep += pendingCount - before;
+  });
+  // Doubles each time the database outgrows the copy's room: a copy that had to start over because
+  // the object grew the database faster than the copy went takes larger steps, so it finishes.
+  let boost = 1;
   let cursor = 0;
   let copied = 0;
   let firstPassDone = false;
@@ -95,6 +112,7 @@ export function beginPagedImageCopy(
       mark(0, Math.ceil(file.size / chunkBytes) - 1);
       firstPassDone = false;
       copied = 0;
+      boost *= 2;
       return;
     }
     file.read(start, image.subarray(start, end));
@@ -122,7 +140,8 @@ export function beginPagedImageCopy(
     step(pages: number): boolean {
       if (backup !== undefined) return backup.step(pages);
       if (ended || done) return done;
-      const budget = Math.max(1, Math.ceil((pages * pageBytes) / chunkBytes));
+      const budget = Math.max(1, Math.ceil((pages * pageBytes) / chunkBytes)) * boost + writtenSinceStep;
+      writtenSinceStep = 0;
       for (let n = 0; n < budget && pendingCount > 0; n++) copyNext();
       if (pendingCount === 0) firstPassDone = true;
       const finish =
