@@ -15,27 +15,26 @@ const MiB = 1 << 20;
 /** Below this the large input passes whatever the ratio: timer noise on a loaded machine. */
 const FLOOR_MS = 1000;
 
-function fastest(fn: () => unknown): number {
-  let best = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < 3; i++) {
-    const start = performance.now();
-    fn();
-    best = Math.min(best, performance.now() - start);
-  }
-  return best;
-}
-
 /**
  * Asserts that `check` grows linearly: eight times the input must cost less than 24 times as much
- * (linear is eight, quadratic 64). The fastest of three runs of each size keeps a busy machine's
- * pauses out of the ratio, and the floor keeps inputs too fast to time reliably from failing on
+ * (linear is eight, quadratic 64). The two sizes are timed alternately, five times each, and the
+ * fastest run of each is compared, so a busy machine's pauses and slow phases fall on both sizes
+ * alike and stay out of the ratio; the floor keeps inputs too fast to time reliably from failing on
  * noise: at these sizes a quadratic check takes far longer than the floor.
  */
 function expectLinear<T>(make: (n: number) => T, check: (input: T) => unknown, n: number): void {
   const small = make(n);
   const large = make(8 * n);
-  const smallMs = fastest(() => check(small));
-  const largeMs = fastest(() => check(large));
+  let smallMs = Number.POSITIVE_INFINITY;
+  let largeMs = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 5; round++) {
+    let start = performance.now();
+    check(small);
+    smallMs = Math.min(smallMs, performance.now() - start);
+    start = performance.now();
+    check(large);
+    largeMs = Math.min(largeMs, performance.now() - start);
+  }
   expect(largeMs).toBeLessThan(Math.max(24 * smallMs, FLOOR_MS));
 }
 
