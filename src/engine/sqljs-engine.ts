@@ -27,7 +27,7 @@ import type { SqlJsDatabase, SqlJsModule, SqlJsStatementHandle, WasmHeap } from 
 import { beginImageCopy, type ImageCopy, type ImageCopyDatabase, type ImageCopyModule } from "./sqljs-image-copy";
 import { beginPagedImageCopy } from "./sqljs-paged-copy";
 import { FILE_CHUNK_BYTES, PagedFile, writesReach } from "./sqljs-paged-file";
-import type { ProgramLayout } from "./sqljs-row-counters";
+import type { ProgramLayout } from "./sqljs-program-rewrite";
 import { SqlJsStatement, type StatementOwner } from "./sqljs-statement";
 
 /** Options for loading sql.js (needed in browsers to find the WASM file). */

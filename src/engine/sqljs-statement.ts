@@ -9,7 +9,8 @@
 import { isWellFormed } from "../util/utf8";
 import { EngineError, type EngineStatement, type EngineValue, type NumberBinding, type RowCounts } from "./engine";
 import type { WasmHeap } from "./sqljs";
-import { ProgramCounters, type ProgramLayout } from "./sqljs-row-counters";
+import type { ProgramLayout } from "./sqljs-program-rewrite";
+import { ProgramCounters } from "./sqljs-row-counters";
 
 /** The raw C exports of the sql.js module that we call directly. */
 export interface RawSqlite {

@@ -11,7 +11,7 @@
  *   one `TextDecoder.decode` call of the module's own `UTF8ToString`;
  * - **offsets into SQLite's structs**, read and written through the heap: a statement's
  *   `sqlite3_stmt_status` counters ({@link locateStepCounters}), its program and the opcode
- *   numbers ({@link probeProgramLayout}, for sqljs-row-counters.ts), a connection's `sqlite3_limit`
+ *   numbers ({@link probeProgramLayout}, sqljs-program-layout.ts), a connection's `sqlite3_limit`
  *   values ({@link locateLimits}), its change counters and last rowid
  *   ({@link connectionCounterOffsets}), and a function call's user data ({@link locateUserData});
  * - **functions without a WASM module each**: sql.js's `create_function` compiles a new WASM module
@@ -33,7 +33,8 @@ import type { ImageUse, SqlEngineFactory } from "./engine";
 import { DEFAULT_MAX_DATABASE_SIZE, SqlJsEngine, type SqlJsLoadOptions } from "./sqljs-engine";
 import { type RawFunction, SharedFunctions } from "./sqljs-functions";
 import { openOnPagedFile, type PagedFile, probePagedFiles } from "./sqljs-paged-file";
-import { LAYOUT_PROBE_SCHEMA, locateProgramLayout, type ProgramLayout } from "./sqljs-row-counters";
+import { LAYOUT_PROBE_SCHEMA, locateProgramLayout } from "./sqljs-program-layout";
+import type { ProgramLayout } from "./sqljs-program-rewrite";
 import { type RawSqlite, STMTSTATUS_FULLSCAN_STEP } from "./sqljs-statement";
 
 export type { Database as SqlJsDatabase, Statement as SqlJsStatementHandle } from "sql.js";
@@ -430,7 +431,7 @@ function locateStepCounters(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap)
   }
 }
 
-/** A statement's program layout and the opcode numbers (sqljs-row-counters.ts), on a scratch connection. */
+/** A statement's program layout and the opcode numbers (sqljs-program-layout.ts), on a scratch connection. */
 function probeProgramLayout(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap, counterOffset: number): ProgramLayout {
   const db = new sql.Database();
   const statements: Statement[] = [];

@@ -1,0 +1,235 @@
+/**
+ * The program rewrite behind the row counters (sqljs-row-counters.ts): a copy of a compiled program
+ * in which SQLite counts the platform's reads and writes itself.
+ *
+ * The platform's counters (a patch to SQLite's opcodes) add a read each time certain opcodes run:
+ * a loop start (`Rewind`, `Last`, a sort), a loop step onto a row (`Next`, `Prev`, `SorterNext`), a
+ * seek (`SeekRowid`/`NotExists` and the range seeks, once they have moved the cursor; an equality
+ * seek on an index only when it finds its key), a `VNext`, and a table's size for `count(*)`
+ * (`Count`); and a write for each table or index insert, each delete that counts as a change, each
+ * row a `Clear` removes and each virtual-table update, ephemeral tables excepted. sql.js's SQLite
+ * has no such counters, so each statement that wants them gets a copy of its program (and of every
+ * sub-program: triggers, foreign-key actions) in which
+ *
+ * - `Rewind` becomes `Sort`: the same code in SQLite, which also counts itself in the statement's
+ *   `SQLITE_STMTSTATUS_SORT` counter, next to the real sorts;
+ * - loop steps are already counted by SQLite (`Vdbe.aCounter[P5]` of each `Next`/`Prev`/
+ *   `SorterNext` that lands on a row);
+ * - every other counted opcode moves to a trampoline after the program's end, next to an
+ *   `OP_Trace`, which jumps on and increments its own P1 each time it runs: a counter per site.
+ *   "Count, then run the opcode" (`Trace` at the opcode's address) counts its runs; "run the
+ *   opcode, then count" (`Trace` after it, in the trampoline) counts only the runs that fall through
+ *   (an equality seek that found its key, a `SeekRowid` that found its row).
+ *
+ * This module only reads, rewrites and writes ops; where the copy lives and how a run is counted
+ * is sqljs-row-counters.ts, and how the layout is found is sqljs-program-layout.ts.
+ */
+
+import type { EngineValue } from "./engine";
+import type { WasmHeap } from "./sqljs";
+
+/** Where a statement keeps its program, and SQLite's opcode numbers (located once per build). */
+export interface ProgramLayout {
+  /** Byte offset of `Vdbe.aOp` in a statement; `Vdbe.nOp` follows it. */
+  readonly opsOffset: number;
+  /** Byte offset of `Vdbe.aCounter` (the `sqlite3_stmt_status` counters). */
+  readonly counterOffset: number;
+  /** `sizeof(Op)`. */
+  readonly opSize: number;
+  /** Opcode numbers by name, and names by number. */
+  readonly opcodes: ReadonlyMap<string, number>;
+  readonly names: readonly string[];
+  /** The `p4type` of `OP_Program`'s sub-program, and of an index's key description. */
+  readonly p4SubProgram: number;
+  readonly p4KeyInfo: number;
+}
+
+/** The value of a statement's parameter, as bound (see {@link ProgramCounters.counts in sqljs-row-counters.ts}). */
+export type BoundValue = EngineValue | undefined;
+
+/** `OPFLAG_NCHANGE` (P2 of `OP_Delete`): the delete counts as a change. */
+const OPFLAG_NCHANGE = 0x01;
+
+/** Opcodes whose P2 is a jump target (SQLite's opcodes flagged "jump", and `Init`). */
+const JUMPS = new Set(
+  (
+    "Init Goto Gosub InitCoroutine Yield MustBeInt Jump Once If IfNot IsType IfNullRow SeekLT SeekLE SeekGE " +
+    "SeekGT IfNoHope NoConflict NotFound Found SeekRowid NotExists Last IfSizeBetween SorterSort Sort Rewind " +
+    "IfEmpty SorterNext Prev Next IdxLE IdxGT IdxLT IdxGE RowSetRead RowSetTest Program FkIfZero IsNull " +
+    "NotNull Ne Eq Gt Le Lt Ge ElseEq IfPos IfNotZero DecrJumpZero IncrVacuum VNext VFilter Filter " +
+    "SequenceTest IfSmaller SeekScan"
+  ).split(" "),
+);
+
+/** One counting site: a `Trace` whose P1 counts. */
+export interface Site {
+  /** Address of the counting `Trace` in the copy. */
+  readonly at: number;
+  readonly kind: "read" | "write" | "seekEnd" | "clear" | "count" | "rowidSeek" | "rowidRange";
+  /** For `rowidSeek`: the `Trace` that counts found rows; for `count`: the root page. */
+  readonly extra: number;
+  /** For `rowidSeek`/`rowidRange`: where the key comes from, when the program shows it. */
+  readonly key: KeySource | undefined;
+}
+
+/** A seek's key as the program loads it: a parameter (1-based) or a constant. */
+export type KeySource = { readonly parameter: number } | { readonly value: BoundValue };
+
+/** One op of a program, as the rewrite reads and writes it (`Op` in SQLite). */
+export interface Op {
+  opcode: number;
+  p4type: number;
+  p5: number;
+  p1: number;
+  p2: number;
+  p3: number;
+  p4: number;
+}
+
+/** Reads a program's ops. */
+export function readOps(heap: WasmHeap, layout: ProgramLayout, at: number, count: number): Op[] {
+  const bytes = heap.bytes;
+  const ops: Op[] = new Array<Op>(count);
+  for (let i = 0; i < count; i++) {
+    const b = at + i * layout.opSize;
+    ops[i] = {
+      opcode: bytes[b] as number,
+      p4type: ((bytes[b + 1] as number) << 24) >> 24,
+      p5: (bytes[b + 2] as number) | ((bytes[b + 3] as number) << 8),
+      p1: heap.u32(b + 4) | 0,
+      p2: heap.u32(b + 8) | 0,
+      p3: heap.u32(b + 12) | 0,
+      p4: heap.u32(b + 16),
+    };
+  }
+  return ops;
+}
+
+/** Writes `op` at `at` (its P4 as a raw word, the rest of the op zeroed). */
+export function writeOp(heap: WasmHeap, at: number, op: Op, opSize: number): void {
+  const bytes = heap.bytes;
+  bytes.fill(0, at, at + opSize);
+  bytes[at] = op.opcode;
+  bytes[at + 1] = op.p4type & 0xff;
+  bytes[at + 2] = op.p5 & 0xff;
+  bytes[at + 3] = (op.p5 >> 8) & 0xff;
+  heap.setU32(at + 4, op.p1 >>> 0);
+  heap.setU32(at + 8, op.p2 >>> 0);
+  heap.setU32(at + 12, op.p3 >>> 0);
+  heap.setU32(at + 16, op.p4 >>> 0);
+}
+
+/** The NUL-terminated UTF-8 string at `ptr`. */
+export function cString(heap: WasmHeap, ptr: number): string {
+  const bytes = heap.bytes;
+  let end = ptr;
+  while (end < bytes.length && bytes[end] !== 0) end++;
+  return new TextDecoder().decode(bytes.subarray(ptr, end));
+}
+
+/** Rewrites one program (see the module comment): the copy's ops and its counting sites. */
+export function rewrite(
+  ops: readonly Op[],
+  layout: ProgramLayout,
+  main: boolean,
+  text: (ptr: number) => string,
+): { out: Op[]; sites: Site[] } {
+  const code = (name: string) => layout.opcodes.get(name) ?? -1;
+  const TRACE = code("Trace");
+  const GOTO = code("Goto");
+  const HALT = code("Halt");
+  const REWIND = code("Rewind");
+  const SORT = code("Sort");
+  const is = (op: Op | undefined, ...names: string[]) => op !== undefined && names.some((n) => code(n) === op.opcode);
+  const ephemeral = new Set<number>();
+  const index = new Set<number>();
+  const tableRoots = new Map<number, number>();
+  for (const op of ops) {
+    if (is(op, "OpenEphemeral", "OpenAutoindex", "OpenDup", "SorterOpen", "OpenPseudo")) ephemeral.add(op.p1);
+    if (is(op, "OpenRead", "OpenWrite", "ReopenIdx") && op.p4type === layout.p4KeyInfo) index.add(op.p1);
+    if (is(op, "OpenRead", "OpenWrite") && op.p3 === 0) tableRoots.set(op.p1, op.p2);
+  }
+  // Where a seek's key register was loaded, when the program shows it: by the op right before the
+  // seek (when nothing jumps to the seek), or among the constants SQLite loads once in the
+  // prologue (after `Init`'s target), whose registers hold nothing else.
+  const prologue = ops[0]?.p2 ?? ops.length;
+  const jumpTargets = new Set(ops.filter((op) => JUMPS.has(layout.names[op.opcode] ?? "")).map((op) => op.p2));
+  const loaded = (op: Op | undefined, register: number): KeySource | undefined => {
+    if (op === undefined || op.p2 !== register) return undefined;
+    const wide = op.p3 * 2 ** 32 + (op.p1 >>> 0);
+    if (is(op, "Variable")) return main ? { parameter: op.p1 } : undefined;
+    if (is(op, "Integer")) return { value: op.p1 };
+    if (is(op, "Int64")) return { value: wide };
+    if (is(op, "Real")) {
+      const view = new DataView(new ArrayBuffer(8));
+      view.setInt32(0, op.p1, true);
+      view.setInt32(4, op.p3, true);
+      return { value: view.getFloat64(0, true) };
+    }
+    if (is(op, "String8", "String") && op.p4 !== 0) return { value: text(op.p4) };
+    if (is(op, "Null") && op.p3 <= register) return { value: null };
+    return undefined;
+  };
+  const keyOf = (a: number, register: number): KeySource | undefined => {
+    const before = a > 0 && !jumpTargets.has(a) ? loaded(ops[a - 1], register) : undefined;
+    if (before !== undefined) return before;
+    for (let i = prologue; i < ops.length; i++) {
+      const source = loaded(ops[i], register);
+      if (source !== undefined) return source;
+    }
+    return undefined;
+  };
+  const out: Op[] = ops.map((op) => ({ ...op }));
+  // Nothing falls off the end into the trampolines (every program ends in Goto or Halt; this is a guard).
+  out.push({ opcode: HALT, p4type: 0, p5: 0, p1: 0, p2: 0, p3: 0, p4: 0 });
+  const sites: Site[] = [];
+  const op = (opcode: number, p2: number): Op => ({ opcode, p4type: 0, p5: 0, p1: 0, p2, p3: 0, p4: 0 });
+  /** Count, then run the opcode at `a`. */
+  const countRuns = (a: number, kind: Site["kind"], extra = 0, key?: KeySource) => {
+    const trampoline = out.length;
+    out.push(out[a] as Op, op(GOTO, a + 1));
+    out[a] = op(TRACE, trampoline);
+    sites.push({ at: a, kind, extra, key });
+  };
+  for (let a = 0; a < ops.length; a++) {
+    const o = ops[a] as Op;
+    if (o.opcode === REWIND) (out[a] as Op).opcode = SORT;
+    else if (is(o, "Last", "VNext", "NotExists")) countRuns(a, "read");
+    else if (is(o, "SeekEnd")) countRuns(a, "seekEnd");
+    else if (is(o, "Insert", "IdxInsert", "VUpdate")) {
+      // VUpdate's P1 is a flag, not a cursor: a virtual table is never ephemeral.
+      if (is(o, "VUpdate") || !ephemeral.has(o.p1)) countRuns(a, "write");
+    } else if (is(o, "Delete")) {
+      if (!ephemeral.has(o.p1) && (o.p2 & OPFLAG_NCHANGE) !== 0) countRuns(a, "write");
+    } else if (is(o, "Clear")) {
+      if (o.p3 !== 0) countRuns(a, "clear");
+    } else if (is(o, "Count")) {
+      if (o.p3 === 0) countRuns(a, "count", tableRoots.get(o.p1) ?? 0);
+    } else if (is(o, "SeekRowid")) {
+      // Runs counted before, found rows after: which one the platform counts depends on the key.
+      const trampoline = out.length;
+      out.push({ ...o }, op(TRACE, a + 1));
+      out[a] = op(TRACE, trampoline);
+      sites.push({ at: a, kind: "rowidSeek", extra: trampoline + 1, key: keyOf(a, o.p3) });
+    } else if (is(o, "SeekGE", "SeekGT", "SeekLE", "SeekLT")) {
+      const next = ops[a + 1];
+      const closing = is(o, "SeekGE") ? "IdxGT" : is(o, "SeekLE") ? "IdxLT" : "";
+      const equality =
+        next !== undefined && closing !== "" && is(next, closing) && next.p1 === o.p1 && next.p3 === o.p3;
+      const before = ops[a - 1];
+      if (equality) {
+        // Counted only when it finds its key: after the range check (an eqOnly seek skips it itself).
+        const scan = is(before, "SeekScan");
+        const trampoline = out.length;
+        if (scan) out.push(out[a - 1] as Op);
+        // The range check stays at a + 1 too (a jump may land there); the copy owns no P4 to free.
+        out.push(out[a] as Op, { ...next, p4type: 0 }, op(TRACE, a + 2));
+        if (scan) out[a - 1] = op(GOTO, trampoline);
+        out[a] = op(GOTO, scan ? trampoline + 1 : trampoline);
+        sites.push({ at: out.length - 1, kind: "read", extra: 0, key: undefined });
+      } else if (index.has(o.p1) || o.p4type !== 0) countRuns(a, "read");
+      else countRuns(a, "rowidRange", 0, keyOf(a, o.p3));
+    }
+  }
+  return { out, sites };
+}
