@@ -6,15 +6,14 @@
  * confirmation feeds the output gate, and a failed COMMIT or append breaks the core so the host
  * resets the object over what the adapter holds.
  */
-import type { CommitRecord, KvWrite, SqlWrite } from "../durability/commit-record";
+import type { CommitRecord, KvWrite } from "../durability/commit-record";
 import type { CommitTimeline } from "../durability/commit-timeline";
 import type { SnapshotInfo } from "../durability/persistence";
 import type { EngineValue, SqlEngine } from "../engine/engine";
 import { ActorStoreError } from "../errors";
 import { scheduleTurnEnd } from "../util/clock";
 import { type Deferred, deferred } from "../util/deferred";
-import { SplitMix64 } from "../util/prng";
-import { applyConnectionDefaults } from "./connection-defaults";
+import { BatchSqlLog } from "./batch-sql-log";
 import {
   type CoreOpenOptions,
   type CoreSettings,
@@ -29,12 +28,19 @@ import { type ListingSource, listEntries, listValues, type ValueDecoder } from "
 import { KV_SCHEMA, KvTable, METADATA_SCHEMA } from "./kv-table";
 import { PendingWrites } from "./pending-writes";
 import { openState } from "./rebuild";
-import { mayChangeSettings, SessionLog } from "./session-log";
 import { SnapshotSchedule } from "./snapshot-schedule";
 import { ensureFirstSnapshot } from "./snapshots";
 import type { WriteDescription } from "./sql/sql-host";
 import type { StorageHost } from "./storage-host";
-import { bufferedAlarm, bufferedValue, isApplied, type WriteLayer } from "./write-layers";
+import {
+  appliedKeys,
+  bufferedAlarm,
+  bufferedValue,
+  isApplied,
+  mergeLayer,
+  openLayer,
+  type WriteLayer,
+} from "./write-layers";
 
 /** The batch being built: everything written since the last commit. */
 interface Batch {
@@ -42,7 +48,6 @@ interface Batch {
   began: boolean;
   /** The batch started with deleteAll(): the database was replaced. */
   reset: boolean;
-  sql: SqlWrite[];
   done: Deferred<void>;
 }
 
@@ -53,7 +58,6 @@ export class StorageCore {
   #generation = 0;
   #schemaEpoch = 0;
   #kv: KvTable;
-  readonly #prng = new SplitMix64();
   readonly cache: KvCache;
   #layers: WriteLayer[] = [{ kv: new Map(), sqlMark: 0 }];
   #batch: Batch;
@@ -69,8 +73,8 @@ export class StorageCore {
   #host: StorageHost | undefined;
   /** Buffered writes the engine does not hold yet, and SQL's counters (pending-writes.ts). */
   readonly #pending = new PendingWrites();
-  /** Connection state for the log: session starts, settings, connection inputs. */
-  readonly #session = new SessionLog(this.#pending.counts);
+  /** The batch's SQL statements and connection state, for the commit record (batch-sql-log.ts). */
+  readonly #log = new BatchSqlLog(this.#pending.counts);
   /** Keys written with `noCache` in the current batch. */
   readonly #noCacheKeys = new Set<string>();
   /** Commit times by seq, for bookmarks and retention. */
@@ -88,7 +92,7 @@ export class StorageCore {
     this.settings = settings;
     this.timeline = timeline;
     this.#engine = engine;
-    this.#prepareEngine(engine);
+    this.#log.prepare(engine);
     this.#kv = new KvTable(engine, this.#bumpSchemaEpoch);
     this.cache = new KvCache(settings.cacheSoftLimitBytes);
     this.#lastSeq = lastSeq;
@@ -99,7 +103,7 @@ export class StorageCore {
       engine: () => this.#engine,
       between: () => !this.#batch.began && this.#savepointDepth === 0,
       taken: () => {
-        this.#session.snapshotTaken();
+        this.#log.snapshotTaken();
         return [this.#lastSeq, this.#lastCommitTimeMs];
       },
     });
@@ -348,7 +352,7 @@ export class StorageCore {
     this.#pending.replaced(keepAlarm !== null);
     this.#batch.began = false;
     this.#batch.reset = true;
-    this.#batch.sql = [];
+    this.#log.clear();
     // The platform writes the kept alarm into the new database at once.
     if (keepAlarm !== null) this.#createInternalTable(METADATA_SCHEMA);
     // The platform disables allowUnconfirmed for deleteAll.
@@ -363,18 +367,19 @@ export class StorageCore {
     this.#begin();
     const nowMs = this.settings.clock.now();
     // Kept as is: the facade hands over an array of its own (SqlHost.beforeWrite).
-    const entry: SqlWrite = { sql, bindings: bindings as EngineValue[], nowMs };
-    const index = this.#batch.sql.length;
-    this.#batch.sql.push(entry);
-    this.#session.logged(this.#engine, entry, description?.mayChangeSettings ?? mayChangeSettings(sql));
-    this.#prng.reseed(this.#lastSeq + 1, index);
+    this.#log.statement(
+      this.#engine,
+      { sql, bindings: bindings as EngineValue[], nowMs },
+      this.#lastSeq + 1,
+      description,
+    );
     this.#afterWrite(false);
     return nowMs;
   }
 
   /** What {@link StorageCore.beforeWrite} decides from a statement's text alone (SqlHost.describeWrite). */
   describeWrite(sql: string): WriteDescription {
-    return { mayChangeSettings: mayChangeSettings(sql) };
+    return this.#log.describe(sql);
   }
 
   /** The current time. */
@@ -389,9 +394,7 @@ export class StorageCore {
    */
   #createInternalTable(schema: string): void {
     this.#begin();
-    const entry: SqlWrite = { sql: schema, bindings: [], nowMs: this.settings.clock.now() };
-    this.#batch.sql.push(entry);
-    this.#session.logged(this.#engine, entry);
+    this.#log.internal(this.#engine, { sql: schema, bindings: [], nowMs: this.settings.clock.now() });
     this.#engine.exec(schema);
     this.#kv.invalidate();
     this.#schemaEpoch++;
@@ -445,7 +448,7 @@ export class StorageCore {
     const name = `${prefix}_${this.#savepointDepth}`;
     this.#engine.exec(`SAVEPOINT ${name}`);
     this.#savepointDepth++;
-    const layer: WriteLayer = { kv: new Map(), sqlMark: this.#batch.sql.length, savepoint: name };
+    const layer: WriteLayer = { kv: new Map(), sqlMark: this.#log.length, savepoint: name };
     this.#layers.push(layer);
     return layer;
   }
@@ -457,7 +460,7 @@ export class StorageCore {
    */
   releaseSavepoint(handle: object): void {
     if (this.#broken) return;
-    const layer = this.#layerOf(handle);
+    const layer = openLayer(this.#layers, handle);
     if (layer === undefined) throw new Error(ORPHANED_TRANSACTION_MESSAGE);
     if (this.#layers[this.#layers.length - 1] !== layer) {
       this.#unwind(layer);
@@ -466,11 +469,7 @@ export class StorageCore {
     this.#layers.pop();
     this.#savepointDepth--;
     this.#engine.exec(`RELEASE ${layer.savepoint}`);
-    const parent = this.#layers[this.#layers.length - 1] as WriteLayer;
-    for (const [k, v] of layer.kv) parent.kv.set(k, v);
-    for (const [k, v] of layer.applied ?? []) (parent.applied ??= new Map()).set(k, v);
-    if (layer.appliedAlarm !== undefined) parent.appliedAlarm = layer.appliedAlarm;
-    if (layer.alarm !== undefined) parent.alarm = layer.alarm;
+    mergeLayer(layer, this.#layers[this.#layers.length - 1] as WriteLayer);
     if (this.#savepointDepth === 0) this.#scheduleCommit();
   }
 
@@ -481,7 +480,7 @@ export class StorageCore {
    */
   rollbackSavepoint(handle: object, explicit = false): void {
     if (this.#broken) return;
-    const layer = this.#layerOf(handle);
+    const layer = openLayer(this.#layers, handle);
     if (layer === undefined) return; // already undone with an outer transaction
     if (explicit && this.#layers[this.#layers.length - 1] !== layer) {
       throw new Error("Cannot roll back an outer transaction while a nested transaction is still running.");
@@ -491,12 +490,7 @@ export class StorageCore {
 
   /** Whether a savepoint is still open. */
   isSavepointOpen(handle: object): boolean {
-    return this.#layerOf(handle) !== undefined;
-  }
-
-  #layerOf(handle: object): WriteLayer | undefined {
-    const i = this.#layers.indexOf(handle as WriteLayer);
-    return i > 0 ? (this.#layers[i] as WriteLayer) : undefined;
+    return openLayer(this.#layers, handle) !== undefined;
   }
 
   /** Rolls back `layer`'s savepoint and every savepoint opened after it. */
@@ -507,17 +501,14 @@ export class StorageCore {
     this.#applyPending(false);
     this.#engine.exec(`ROLLBACK TO ${layer.savepoint}; RELEASE ${layer.savepoint}`);
     // The rollback undid what these layers applied, lower layers' buffered writes included.
-    for (const undone of this.#layers.slice(index))
-      for (const k of undone.applied?.keys() ?? []) this.#pending.keys.add(k);
+    for (const k of appliedKeys(this.#layers.slice(index))) this.#pending.keys.add(k);
     this.#layers.length = index;
     // The layers below reached the engine before the savepoint opened; the rollback went back to that.
     this.#pending.alarm = false;
     this.#savepointDepth -= closed;
     this.#schemaEpoch++;
     this.#kv.invalidate();
-    const settings = this.#session.rolledBack(this.#engine, this.#batch.sql.slice(layer.sqlMark), this.now());
-    this.#batch.sql.length = layer.sqlMark;
-    if (settings !== undefined) this.#batch.sql.push(settings);
+    this.#log.rollBackTo(this.#engine, layer.sqlMark, this.now());
     if (this.#savepointDepth === 0) this.#scheduleCommit();
   }
 
@@ -558,7 +549,7 @@ export class StorageCore {
         changedBytes += key.length + (value?.byteLength ?? 0);
       }
       if (base.alarm !== undefined && base.appliedAlarm !== base.alarm) this.#kv.setAlarm(base.alarm);
-      this.#session.settle(this.#engine);
+      this.#log.settle(this.#engine);
       this.#engine.exec("COMMIT");
     } catch (e) {
       this.#failCommit(e);
@@ -568,10 +559,10 @@ export class StorageCore {
     const seq = ++this.#lastSeq;
     const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
     this.#lastCommitTimeMs = timeMs;
-    const record: CommitRecord = { seq, timeMs, reset: batch.reset, sql: batch.sql, kv };
-    this.#session.committed(this.#engine, record);
+    const record: CommitRecord = { seq, timeMs, reset: batch.reset, sql: this.#log.take(), kv };
+    this.#log.committed(this.#engine, record);
     if (base.alarm !== undefined) record.alarm = base.alarm;
-    for (const op of batch.sql) changedBytes += op.sql.length + 16;
+    for (const op of record.sql) changedBytes += op.sql.length + 16;
     this.timeline.append(seq, timeMs);
     // The batch is now clean: its entries move to the read cache.
     for (const w of kv) {
@@ -602,7 +593,7 @@ export class StorageCore {
   #hasPending(): boolean {
     const base = this.#layers[0] as WriteLayer;
     const b = this.#batch;
-    return b.reset || b.sql.length > 0 || base.kv.size > 0 || base.alarm !== undefined || this.#layers.length > 1;
+    return b.reset || this.#log.length > 0 || base.kv.size > 0 || base.alarm !== undefined || this.#layers.length > 1;
   }
 
   #afterWrite(allowUnconfirmed: boolean): void {
@@ -627,7 +618,7 @@ export class StorageCore {
   }
 
   #newBatch(): Batch {
-    return { began: false, reset: false, sql: [], done: deferred<void>() };
+    return { began: false, reset: false, done: deferred<void>() };
   }
 
   #failCommit(e: unknown): void {
@@ -706,18 +697,11 @@ export class StorageCore {
     this.#engine.close();
   }
 
-  #prepareEngine(engine: SqlEngine): void {
-    engine.setRandomSource(this.#prng);
-    engine.setConnectionInputs(this.#session);
-    applyConnectionDefaults(engine);
-  }
-
   #replaceEngine(engine: SqlEngine): void {
     this.#kv.dispose();
     this.#engine.close();
     this.#engine = engine;
-    this.#session.connectionReplaced();
-    this.#prepareEngine(engine);
+    this.#log.connectionReplaced(engine);
     this.#kv = new KvTable(engine, this.#bumpSchemaEpoch);
     this.#generation++;
     this.#schemaEpoch++;

@@ -81,6 +81,27 @@ export function applyBuffered(
   }
 }
 
+/** The open savepoint layer `handle` (never the batch's base layer), or `undefined` when it is closed. */
+export function openLayer(layers: readonly WriteLayer[], handle: object): WriteLayer | undefined {
+  const i = layers.indexOf(handle as WriteLayer);
+  return i > 0 ? (layers[i] as WriteLayer) : undefined;
+}
+
+/** A released savepoint's layer joins `parent`: its writes, applied writes and alarm change. */
+export function mergeLayer(layer: WriteLayer, parent: WriteLayer): void {
+  for (const [k, v] of layer.kv) parent.kv.set(k, v);
+  for (const [k, v] of layer.applied ?? []) (parent.applied ??= new Map()).set(k, v);
+  if (layer.appliedAlarm !== undefined) parent.appliedAlarm = layer.appliedAlarm;
+  if (layer.alarm !== undefined) parent.alarm = layer.alarm;
+}
+
+/** The keys that `layers` wrote into the engine (a rollback of them undoes those writes). */
+export function appliedKeys(layers: readonly WriteLayer[]): string[] {
+  const keys: string[] = [];
+  for (const layer of layers) for (const k of layer.applied?.keys() ?? []) keys.push(k);
+  return keys;
+}
+
 /** The buffered entries (top layer wins) whose keys fall in `range`. */
 export function overlayInRange(layers: readonly WriteLayer[], range: KeyRange): Map<string, Uint8Array | null> {
   const overlay = new Map<string, Uint8Array | null>();

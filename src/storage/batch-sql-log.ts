@@ -1,0 +1,105 @@
+/**
+ * The SQL log of the batch being built: the statements it ran, in order, each with what replay
+ * needs to run it exactly as it ran live — the time it saw as 'now', the seed of `random()` (the
+ * batch's seq and the statement's index in the record), and the connection state around it
+ * (session-log.ts: settings, connection inputs, session marks). The storage core (storage-core.ts)
+ * hands it each statement right before it runs, as the SQL facade's host (`SqlHost.beforeWrite`),
+ * and takes its entries into the commit record.
+ */
+import type { CommitRecord, SqlWrite } from "../durability/commit-record";
+import type { SqlEngine } from "../engine/engine";
+import { SplitMix64 } from "../util/prng";
+import { applyConnectionDefaults } from "./connection-defaults";
+import type { PerCallChanges } from "./per-call-changes";
+import { mayChangeSettings, SessionLog } from "./session-log";
+import type { WriteDescription } from "./sql/sql-host";
+
+/** The batch's SQL log. See the module comment. */
+export class BatchSqlLog {
+  #entries: SqlWrite[] = [];
+  /** Connection state for the log: session starts, settings, connection inputs. */
+  readonly #session: SessionLog;
+  readonly #prng = new SplitMix64();
+
+  /** `counts` says how far the engine's `total_changes()` is behind the platform's (per-call-changes.ts). */
+  constructor(counts: PerCallChanges) {
+    this.#session = new SessionLog(counts);
+  }
+
+  /** Prepares a connection the log records: the seeded `random()`, the connection inputs, the defaults. */
+  prepare(engine: SqlEngine): void {
+    engine.setRandomSource(this.#prng);
+    engine.setConnectionInputs(this.#session);
+    applyConnectionDefaults(engine);
+  }
+
+  /** How many entries the batch logged so far (a savepoint's mark to roll back to). */
+  get length(): number {
+    return this.#entries.length;
+  }
+
+  /** What {@link BatchSqlLog.statement} decides from a statement's text alone (SqlHost.describeWrite). */
+  describe(sql: string): WriteDescription {
+    return { mayChangeSettings: mayChangeSettings(sql) };
+  }
+
+  /**
+   * Logs a statement of batch `seq` that is compiled and about to run on `engine`, and seeds
+   * `random()` for it. `description` is {@link BatchSqlLog.describe} of its text, when known.
+   */
+  statement(engine: SqlEngine, entry: SqlWrite, seq: number, description: WriteDescription | undefined): void {
+    const index = this.#entries.length;
+    this.#entries.push(entry);
+    this.#session.logged(engine, entry, description?.mayChangeSettings ?? mayChangeSettings(entry.sql));
+    this.#prng.reseed(seq, index);
+  }
+
+  /** Logs a statement the core runs itself (an internal table's schema); it draws no random numbers. */
+  internal(engine: SqlEngine, entry: SqlWrite): void {
+    this.#entries.push(entry);
+    this.#session.logged(engine, entry);
+  }
+
+  /**
+   * A savepoint opened at `mark` rolled back: its entries are gone, and when one of them may have
+   * changed a setting (a rollback does not undo one), an entry that sets what the rollback left.
+   */
+  rollBackTo(engine: SqlEngine, mark: number, nowMs: number): void {
+    const settings = this.#session.rolledBack(engine, this.#entries.slice(mark), nowMs);
+    this.#entries.length = mark;
+    if (settings !== undefined) this.#entries.push(settings);
+  }
+
+  /** Reads the settings a logged statement may have changed; runs before the COMMIT. */
+  settle(engine: SqlEngine): void {
+    this.#session.settle(engine);
+  }
+
+  /** The batch's entries, for its commit record; the log starts the next batch. */
+  take(): SqlWrite[] {
+    const entries = this.#entries;
+    this.#entries = [];
+    return entries;
+  }
+
+  /** The batch of `record` committed (the engine's COMMIT ran): adds the pending session mark to it. */
+  committed(engine: SqlEngine, record: CommitRecord): void {
+    this.#session.committed(engine, record);
+  }
+
+  /** deleteAll() dropped the batch's writes: nothing of it is logged. */
+  clear(): void {
+    this.#entries = [];
+  }
+
+  /** A snapshot of the last committed state was taken: the next record says what the settings are. */
+  snapshotTaken(): void {
+    this.#session.snapshotTaken();
+  }
+
+  /** The database was replaced by a fresh one (deleteAll): a new connection, prepared as the first. */
+  connectionReplaced(engine: SqlEngine): void {
+    this.#session.connectionReplaced();
+    this.prepare(engine);
+  }
+}
