@@ -6,7 +6,9 @@
  * snapshots written (count, the longest `writeSnapshot`, and the longest single step of a
  * snapshot's image copy, which runs on the event loop between batches), and RSS. At the end: recovery
  * (`ObjectStorage.open()` of the directory) against raw sql.js opening the newest snapshot read
- * from disk. Writes bench/results/growth.{json,md,svg}. `--breakdown` adds, per step, where the
+ * from disk, with the commits that open replayed after that snapshot. Writes
+ * bench/results/growth.{json,md,svg}. `--log-cap=<MiB>` sets `snapshotLogCapBytes` for the growth
+ * (default: the storage's). `--breakdown` adds, per step, where the
  * median batch's and each tail batch's time went (bench/lib/batch-phases.ts); it hooks the log's
  * file handle and the commit, so its batch times are not the ones to publish.
  */
@@ -50,6 +52,8 @@ export interface GrowthResult {
   recoveryMs: number;
   rawOpenMs: number;
   snapshotBytes: number;
+  /** Commits after the newest snapshot: what the recovery replayed. */
+  replayedCommits: number;
   markdown: string;
   /** With `breakdown`: the phases table (Markdown). */
   phases?: string;
@@ -59,7 +63,11 @@ const quantile = (sorted: number[], q: number): number =>
   sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number);
 
 /** Grows one object to each size in `stepsMb` (MB of database) and measures. */
-export async function runGrowthBench(options: { quick: boolean; breakdown?: boolean }): Promise<GrowthResult> {
+export async function runGrowthBench(options: {
+  quick: boolean;
+  breakdown?: boolean;
+  logCapBytes?: number;
+}): Promise<GrowthResult> {
   const steps = options.quick ? [10, 25, 50, 100, 150] : [10, 25, 50, 100, 250, 500, 750, 1000];
   const dir = await mkdtemp(join(tmpdir(), "actorstore-growth-"));
   try {
@@ -93,7 +101,10 @@ export async function runGrowthBench(options: { quick: boolean; breakdown?: bool
       };
       return copy;
     };
-    const storage = await ObjectStorage.open({ persistence: adapter });
+    const storage = await ObjectStorage.open({
+      persistence: adapter,
+      ...(options.logCapBytes === undefined ? {} : { snapshotLogCapBytes: options.logCapBytes }),
+    });
     const size = () => storage.sql.databaseSize;
     const rows: GrowthRow[] = [];
     let key = 0;
@@ -145,6 +156,7 @@ export async function runGrowthBench(options: { quick: boolean; breakdown?: bool
     const recovery: number[] = [];
     const raw: number[] = [];
     let snapshotBytes = 0;
+    let replayedCommits = 0;
     for (let round = 0; round < (options.quick ? 2 : 3); round++) {
       let t = performance.now();
       const again = await ObjectStorage.open({ persistence: await openFilePersistence(dir) });
@@ -156,21 +168,38 @@ export async function runGrowthBench(options: { quick: boolean; breakdown?: bool
       const db = new SQL.Database(bytes);
       raw.push(performance.now() - t);
       snapshotBytes = bytes.length;
+      // One commit per batch; the snapshot's name starts with its seq.
+      const batches = rows.reduce((n, r) => n + r.batches, 0);
+      replayedCommits = batches - Number((names[names.length - 1] as string).split("-")[1]);
       db.close();
     }
     recovery.sort((a, b) => a - b);
     raw.sort((a, b) => a - b);
     const recoveryMs = quantile(recovery, 0.5);
     const rawOpenMs = quantile(raw, 0.5);
-    const markdown = growthMarkdown(rows, recoveryMs, rawOpenMs, snapshotBytes);
+    const markdown = growthMarkdown(rows, recoveryMs, rawOpenMs, snapshotBytes, replayedCommits);
     const phases = probe === undefined ? undefined : phaseTable.join("\n");
-    return { rows, recoveryMs, rawOpenMs, snapshotBytes, markdown, ...(phases === undefined ? {} : { phases }) };
+    return {
+      rows,
+      recoveryMs,
+      rawOpenMs,
+      snapshotBytes,
+      replayedCommits,
+      markdown,
+      ...(phases === undefined ? {} : { phases }),
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-function growthMarkdown(rows: GrowthRow[], recoveryMs: number, rawOpenMs: number, snapshotBytes: number): string {
+function growthMarkdown(
+  rows: GrowthRow[],
+  recoveryMs: number,
+  rawOpenMs: number,
+  snapshotBytes: number,
+  replayedCommits: number,
+): string {
   const lines = [
     "| database | batches | p50 batch | p99 batch | max batch | longest stall | snapshots | longest snapshot write | longest copy step | RSS |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -179,7 +208,7 @@ function growthMarkdown(rows: GrowthRow[], recoveryMs: number, rawOpenMs: number
         `| ${(r.databaseBytes / MB).toFixed(0)} MB | ${r.batches} | ${r.p50Ms.toFixed(2)} ms | ${r.p99Ms.toFixed(2)} ms | ${r.maxMs.toFixed(1)} ms | ${r.stallMs.toFixed(1)} ms | ${r.snapshots} | ${r.snapshotMs.toFixed(0)} ms | ${r.copyStepMs.toFixed(1)} ms | ${(r.rssBytes / MB).toFixed(0)} MB |`,
     ),
     "",
-    `Recovery of the final database: \`ObjectStorage.open()\` ${recoveryMs.toFixed(0)} ms; raw sql.js opening its newest snapshot (${(snapshotBytes / MB).toFixed(0)} MB) read from disk: ${rawOpenMs.toFixed(0)} ms (${(recoveryMs / rawOpenMs).toFixed(2)}×; target ≤ 1.5×).`,
+    `Recovery of the final database: \`ObjectStorage.open()\` ${recoveryMs.toFixed(0)} ms; raw sql.js opening its newest snapshot (${(snapshotBytes / MB).toFixed(0)} MB) read from disk: ${rawOpenMs.toFixed(0)} ms (${(recoveryMs / rawOpenMs).toFixed(2)}×; target ≤ 1.5×); the open replayed ${replayedCommits} commits after that snapshot.`,
   ];
   return lines.join("\n");
 }
@@ -235,8 +264,12 @@ export function growthChart(rows: GrowthRow[]): string {
 }
 
 /** Runs the growth section and writes bench/results/growth.{json,md,svg}. */
-export async function runAndWriteGrowth(quick: boolean, breakdown = false): Promise<GrowthResult> {
-  const result = await runGrowthBench({ quick, breakdown });
+export async function runAndWriteGrowth(
+  quick: boolean,
+  breakdown = false,
+  logCapBytes?: number,
+): Promise<GrowthResult> {
+  const result = await runGrowthBench({ quick, breakdown, ...(logCapBytes === undefined ? {} : { logCapBytes }) });
   const directory = fileURLToPath(new URL("./results/", import.meta.url));
   await writeFile(`${directory}growth.md`, `${result.markdown}\n`);
   await writeFile(`${directory}growth.svg`, `${growthChart(result.rows)}\n`);
@@ -249,5 +282,8 @@ export async function runAndWriteGrowth(quick: boolean, breakdown = false): Prom
   return result;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url))
-  await runAndWriteGrowth(process.argv.includes("--quick"), process.argv.includes("--breakdown"));
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const cap = process.argv.find((a) => a.startsWith("--log-cap="));
+  const logCapBytes = cap === undefined ? undefined : Number(cap.slice("--log-cap=".length)) * 2 ** 20;
+  await runAndWriteGrowth(process.argv.includes("--quick"), process.argv.includes("--breakdown"), logCapBytes);
+}

@@ -60,7 +60,7 @@ export { directoryPerObject, memoryPerObject } from "./host/options";
 export type { StorageLimits } from "./limits";
 export { DEFAULT_LIMITS } from "./limits";
 export type { ObjectStorageOptions } from "./storage/object-storage";
-export { DEFAULT_RETENTION_MS, ObjectStorage } from "./storage/object-storage";
+export { DEFAULT_RETENTION_MS, DEFAULT_SNAPSHOT_LOG_CAP_BYTES, ObjectStorage } from "./storage/object-storage";
 export type {
   Backend,
   GetAlarmOptions,

@@ -62,6 +62,9 @@ export class DelegatingPersistence<Inner extends PersistenceAdapter = Persistenc
   prune(keepFromSeq: number): Promise<void> {
     return this.inner.prune(keepFromSeq);
   }
+  thinSnapshots(seqs: readonly number[]): Promise<number[]> {
+    return this.inner.thinSnapshots?.(seqs) ?? Promise.resolve([]);
+  }
   readMeta(): Promise<Uint8Array | null> {
     return this.inner.readMeta();
   }

@@ -49,7 +49,7 @@ import {
   type VersionedMeta,
 } from "./persistence";
 import { checkPersistenceArguments, FILE_PERSISTENCE_OPTIONS } from "./persistence-options";
-import { planPrune } from "./retention";
+import { planPrune, thinnableSeqs } from "./retention";
 
 /** Options of {@link openFilePersistence}. */
 export interface OpenFilePersistenceOptions {
@@ -401,6 +401,22 @@ class FileAdapter implements FilePersistence {
         this.#segments.splice(0, removed);
         await this.#io.syncDir(this.directory);
       }
+    });
+  }
+
+  thinSnapshots(seqs: readonly number[]): Promise<number[]> {
+    return this.#maintain("thinSnapshots", async () => {
+      const doomed = thinnableSeqs(
+        this.#snapshots.map((s) => s.seq),
+        seqs,
+      );
+      if (doomed.length === 0) return doomed;
+      // Every record stays, so a crash halfway leaves extra snapshots, never a state out of reach.
+      for (const s of this.#snapshots)
+        if (doomed.includes(s.seq)) await this.#io.fs.rm(this.#io.file(s.name), { force: true });
+      this.#snapshots = this.#snapshots.filter((s) => !doomed.includes(s.seq));
+      await this.#io.syncDir(this.directory);
+      return doomed;
     });
   }
 

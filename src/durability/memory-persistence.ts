@@ -32,7 +32,7 @@ import {
 } from "./persistence";
 import { checkPersistenceArguments, MEMORY_PERSISTENCE_OPTIONS } from "./persistence-options";
 import { encodedRecordSize } from "./record-codec";
-import { planPrune } from "./retention";
+import { planPrune, thinnableSeqs } from "./retention";
 
 interface StoredSnapshot {
   info: SnapshotInfo;
@@ -274,6 +274,19 @@ export class MemoryPersistence implements PersistenceAdapter {
       n++;
     }
     this.#dropRecords(n);
+  }
+
+  async thinSnapshots(seqs: readonly number[]): Promise<number[]> {
+    this.#checkOpen("thinSnapshots");
+    const doomed = new Set(
+      thinnableSeqs(
+        this.#snapshots.map((s) => s.info.seq),
+        seqs,
+      ),
+    );
+    for (const s of this.#snapshots) if (doomed.has(s.info.seq)) this.#held -= s.image.length;
+    this.#snapshots = this.#snapshots.filter((s) => !doomed.has(s.info.seq));
+    return [...doomed];
   }
 
   async readMeta(): Promise<Uint8Array | null> {

@@ -131,6 +131,14 @@ export interface PersistenceAdapter {
    * (the file adapter deletes whole segments only). See `planPrune` in retention.ts.
    */
   prune(keepFromSeq: number): Promise<void>;
+  /**
+   * Optional: deletes the snapshots named, keeping every record (each state stays reachable from
+   * an older snapshot; a restore only replays further). Resolves with the seqs it deleted. It never
+   * deletes the oldest snapshot or the two newest (the open's image and its fallback), whatever is
+   * asked. The storage core calls it with `planThinning`'s plan (retention.ts); without it,
+   * every snapshot inside the retention window is kept.
+   */
+  thinSnapshots?(seqs: readonly number[]): Promise<number[]>;
   /** Reads the small metadata blob (for example a pending restore request); `null` when none. */
   readMeta(): Promise<Uint8Array | null>;
   /** Reads the metadata with its version, for {@link PersistenceAdapter.writeMetaIf}. */

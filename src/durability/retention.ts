@@ -47,6 +47,84 @@ export function planPrune(snapshots: readonly SnapshotInfo[], keepFromSeq: numbe
   return { baseSeq, deleteSnapshots, dropRecordsThrough: base };
 }
 
+/** A snapshot as {@link planThinning} sees it. */
+export interface ThinningCandidate {
+  /** The snapshot's seq. */
+  seq: number;
+  /** Its image size in bytes. */
+  bytes: number;
+  /**
+   * How many log bytes the object had written (counted from any fixed origin of this session) when
+   * the state this snapshot holds was committed; `undefined` when not known (a snapshot taken
+   * before this session), which keeps it.
+   */
+  logBytesAt: number | undefined;
+}
+
+/** The spacing {@link planThinning} keeps between the snapshots it leaves. */
+export interface ThinningSpacing {
+  /** The most log bytes a restore may replay between kept snapshots, given the later image's size. */
+  maxLogBytes(imageBytes: number): number;
+  /** The most commits a restore may replay between kept snapshots. */
+  maxRecords: number;
+}
+
+/**
+ * Plans which snapshots inside the retention window may go when snapshots are taken more often
+ * than restores need them (a fixed log cap takes one every few MiB of log, whatever the database's
+ * size): every record after the base stays, so each state stays reachable exactly from any older
+ * snapshot, and only the distance a restore replays grows. A snapshot is deleted only when the
+ * kept snapshot before it and the snapshot after it are at most `spacing` apart (log bytes for the
+ * later image's size, and commits), so a restore never replays more than that between kept ones.
+ * Never deleted: the base (the newest snapshot at or before `keepFromSeq`, or the oldest when none
+ * is), anything older (that is {@link planPrune}'s), the two newest (the open's image and its
+ * fallback) and any snapshot whose log position is unknown.
+ *
+ * @example
+ * ```ts
+ * // Snapshots every 1 MiB of log, thinned to one per 4 MiB:
+ * planThinning(snaps, keepFrom, { maxLogBytes: () => 4 * 2 ** 20, maxRecords: 10_000 });
+ * ```
+ */
+export function planThinning(
+  snapshots: readonly ThinningCandidate[],
+  keepFromSeq: number,
+  spacing: ThinningSpacing,
+): number[] {
+  const sorted = [...snapshots].sort((a, b) => a.seq - b.seq);
+  let baseIndex = 0;
+  for (const [i, s] of sorted.entries()) if (s.seq <= keepFromSeq) baseIndex = i;
+  const doomed: number[] = [];
+  let kept = sorted[baseIndex];
+  for (let i = baseIndex + 1; i < sorted.length - 2; i++) {
+    const s = sorted[i] as ThinningCandidate;
+    const next = sorted[i + 1] as ThinningCandidate;
+    const from = kept?.logBytesAt;
+    const ok =
+      kept !== undefined &&
+      from !== undefined &&
+      s.logBytesAt !== undefined &&
+      next.logBytesAt !== undefined &&
+      next.logBytesAt - from <= spacing.maxLogBytes(next.bytes) &&
+      next.seq - kept.seq <= spacing.maxRecords;
+    if (ok) doomed.push(s.seq);
+    else kept = s;
+  }
+  return doomed;
+}
+
+/**
+ * Of the snapshots `asked` to go by `thinSnapshots`, the ones an adapter holding `held` may delete:
+ * never the oldest (the base of the history it holds) nor the two newest (the open's image and its
+ * fallback).
+ */
+export function thinnableSeqs(held: readonly number[], asked: readonly number[]): number[] {
+  const sorted = [...held].sort((a, b) => a - b);
+  const spared = new Set([sorted[0], sorted[sorted.length - 1], sorted[sorted.length - 2]]);
+  const present = new Set(sorted);
+  return [...new Set(asked)].filter((seq) => present.has(seq) && !spared.has(seq)).sort((a, b) => a - b);
+}
+
 /** Options of {@link RetentionPolicy}. */
 export interface RetentionPolicyOptions {
   /** Where "now" comes from. */

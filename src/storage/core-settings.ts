@@ -23,8 +23,13 @@ export interface CoreSettings {
   deleteAllDeletesAlarm: boolean;
   /** Take a snapshot after this many records since the last one. */
   snapshotEveryRecords: number;
-  /** Also after this many logged bytes (approximate: changed data) since the last one. */
+  /**
+   * Also after this many logged bytes (approximate: changed data) since the last one, or half the
+   * database's size when larger (the spacing retention thins snapshots to).
+   */
   snapshotEveryBytes: number;
+  /** But at the latest after this many logged bytes, whatever the database's size. */
+  snapshotLogCapBytes: number;
 }
 
 /** Why a transaction whose outer transaction already ended cannot continue. */

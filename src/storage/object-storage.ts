@@ -20,6 +20,7 @@ import { KvOperations } from "./kv-operations";
 import { checkStorageOptions } from "./open-options";
 import type { Backend, GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
 import { openWithPendingRestore, PointInTimeRecovery } from "./point-in-time-recovery";
+import { DEFAULT_SNAPSHOT_LOG_CAP_BYTES } from "./snapshots";
 import type { SqlHost } from "./sql/sql-host";
 import { SqlStorage } from "./sql/sql-storage";
 import type { StorageCore } from "./storage-core";
@@ -65,9 +66,19 @@ export interface ObjectStorageOptions {
   retentionMs?: number;
   /**
    * Snapshot after this many commits since the last snapshot (default 10,000), or once the log has
-   * grown by half the database's size (at least 8 MiB), whichever comes first.
+   * grown by half the database's size (at least 8 MiB) or by `snapshotLogCapBytes`, whichever comes
+   * first.
    */
   snapshotEveryRecords?: number;
+  /**
+   * The most log (changed bytes: keys, values, SQL text and bindings) written since the newest
+   * snapshot before the next one is due, whatever the database's size: it bounds the replay of an
+   * open (default 16 MiB, {@link DEFAULT_SNAPSHOT_LOG_CAP_BYTES}). Below 32 MiB of database the
+   * half-the-database rule comes first. Snapshots this close together are thinned inside the
+   * retention window to half the database of log apart (docs/durability.md, *When snapshots are
+   * taken*). A positive integer.
+   */
+  snapshotLogCapBytes?: number;
   /** How to load sql.js (browsers: `locateFile` for the WASM file). */
   sqlJs?: SqlJsLoadOptions;
   /**
@@ -88,6 +99,8 @@ export const DEFAULT_CACHE_SOFT_LIMIT_BYTES = 4 * 1024 * 1024;
 
 /** 30 days, the storage interface's point-in-time recovery window (the retention policy's default). */
 export const DEFAULT_RETENTION_MS = DEFAULT_RETENTION_WINDOW_MS;
+
+export { DEFAULT_SNAPSHOT_LOG_CAP_BYTES };
 
 /**
  * The storage of one stateful object: key-value API, SQL API (`backend: "sqlite"`), point-in-time
@@ -180,6 +193,7 @@ export class ObjectStorage {
         deleteAllDeletesAlarm: options.deleteAllDeletesAlarm ?? false,
         snapshotEveryRecords: options.snapshotEveryRecords ?? 10_000,
         snapshotEveryBytes: 8 * 1024 * 1024,
+        snapshotLogCapBytes: options.snapshotLogCapBytes ?? DEFAULT_SNAPSHOT_LOG_CAP_BYTES,
       },
       backend === "sqlite",
     ).catch((e: unknown) => {

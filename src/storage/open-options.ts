@@ -52,6 +52,7 @@ export const STORAGE_OPTIONS_SPEC: { readonly [K in keyof Required<ObjectStorage
   deleteAllDeletesAlarm: is.boolean(),
   retentionMs: is.number({ min: 1, unit: "milliseconds" }),
   snapshotEveryRecords: is.integer({ min: 1 }),
+  snapshotLogCapBytes: is.integer({ min: 1, unit: "bytes" }),
   sqlJs: is.object({
     locateFile: is.function("a function (file name) => URL or path"),
     wasmBinary: (v) =>

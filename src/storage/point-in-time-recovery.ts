@@ -20,7 +20,8 @@ export class PointInTimeRecovery {
     this.#core = core;
     this.#retention = new RetentionPolicy({ clock: core.settings.clock, windowMs: retentionMs });
     core.onSnapshot = () => {
-      void this.prune();
+      // A prune that fails (the storage closed meanwhile) deletes less; the next snapshot's tries again.
+      this.prune().catch(() => undefined);
     };
   }
 
@@ -89,7 +90,10 @@ export class PointInTimeRecovery {
     return undo;
   }
 
-  /** Drops history older than the retention window (keeping what any bookmark inside it needs). */
+  /**
+   * Drops history older than the retention window (keeping what any bookmark inside it needs),
+   * then thins the snapshots inside it.
+   */
   async prune(): Promise<void> {
     const core = this.#core;
     // An adapter with its own bound (the in-memory one) may have dropped older history already:
@@ -101,12 +105,16 @@ export class PointInTimeRecovery {
     }
     const keepFrom = this.#retention.keepFromSeq(core.timeline);
     const plan = planPrune(core.snapshots, keepFrom);
-    if (plan.baseSeq === null) return;
-    await core.settings.persistence.prune(keepFrom);
-    // What is left starts at the base snapshot: bookmarks before it can no longer be restored.
-    const dropped = new Set(plan.deleteSnapshots);
-    core.snapshots = core.snapshots.filter((x) => !dropped.has(x.seq));
-    core.timeline.rebase(plan.baseSeq);
+    if (plan.baseSeq !== null) {
+      await core.settings.persistence.prune(keepFrom);
+      // What is left starts at the base snapshot: bookmarks before it can no longer be restored.
+      const dropped = new Set(plan.deleteSnapshots);
+      core.snapshots = core.snapshots.filter((x) => !dropped.has(x.seq));
+      core.timeline.rebase(plan.baseSeq);
+    }
+    // Inside the window, snapshots closer together than restores need go (the base and every
+    // record after it stay, so each bookmark still restores exactly).
+    await core.thinSnapshots(keepFrom);
   }
 
   #bookmarkOf(seq: number): string {

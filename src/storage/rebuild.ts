@@ -14,6 +14,7 @@ import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults } from "./connection-defaults";
 import { KvTable } from "./kv-table";
 import { ReplayInputs, ReplayStatements, ReplayTransaction } from "./replay";
+import { loggedBytes } from "./snapshots";
 import type { CoreSettings } from "./storage-core";
 
 /** What {@link openState} built. */
@@ -26,6 +27,8 @@ export interface OpenedState {
   timeline: CommitTimeline;
   /** Commits after the newest snapshot. */
   recordsSinceSnapshot: number;
+  /** What those commits count toward the log since a snapshot (`loggedBytes`, snapshots.ts). */
+  bytesSinceSnapshot: number;
 }
 
 /**
@@ -44,6 +47,7 @@ export async function openState(
   const newest = snapshots[snapshots.length - 1];
   let timeline = oldest === undefined ? new CommitTimeline() : new CommitTimeline(oldest.seq, oldest.timeMs);
   let recordsSinceSnapshot = 0;
+  let bytesSinceSnapshot = 0;
   const replayer = await Replayer.start(settings, snapshots, targetSeq);
   try {
     // The history up to the base snapshot gives only its commit times (the adapter may read them
@@ -65,7 +69,10 @@ export async function openState(
       }
       for (const record of chunk.records) {
         timeline.append(record.seq, record.timeMs);
-        if (record.seq > (newest?.seq ?? 0)) recordsSinceSnapshot++;
+        if (record.seq > (newest?.seq ?? 0)) {
+          recordsSinceSnapshot++;
+          bytesSinceSnapshot += loggedBytes(record);
+        }
         if (record.seq > replayer.lastSeq && (targetSeq === undefined || record.seq <= targetSeq)) {
           const replacing = replayer.apply(record);
           if (replacing !== undefined) await replacing;
@@ -81,7 +88,7 @@ export async function openState(
     replayer.abandon();
     throw e;
   }
-  return { ...replayer.finish(), timeline, recordsSinceSnapshot };
+  return { ...replayer.finish(), timeline, recordsSinceSnapshot, bytesSinceSnapshot };
 }
 
 /**

@@ -5,9 +5,16 @@
  * database) is in snapshots.ts.
  */
 import type { SnapshotInfo } from "../durability/persistence";
+import { planThinning, type ThinningCandidate } from "../durability/retention";
 import type { SqlEngine } from "../engine/engine";
 import type { CoreSettings } from "./core-settings";
-import { COPY_IN_TURNS_FROM_BYTES, imageBytesNow, snapshotDue, snapshotInTurns } from "./snapshots";
+import {
+  COPY_IN_TURNS_FROM_BYTES,
+  imageBytesNow,
+  restoreSpacingBytes,
+  snapshotDue,
+  snapshotInTurns,
+} from "./snapshots";
 
 /** What the schedule needs from the storage core. */
 export interface SnapshotSource {
@@ -28,6 +35,10 @@ export class SnapshotSchedule {
   readonly #source: SnapshotSource;
   #recordsSince = 0;
   #bytesSince = 0;
+  /** The log bytes counted this session (from the newest snapshot loaded), for thinning. */
+  #logBytes = 0;
+  /** Where in {@link SnapshotSchedule.#logBytes} each snapshot known this session was taken. */
+  readonly #logBytesAt = new Map<number, number>();
   #inFlight: Promise<void> | null = null;
   #lastImageBytes = 0;
   /** The snapshots the adapter holds (as far as this core knows), oldest first. */
@@ -41,10 +52,29 @@ export class SnapshotSchedule {
   }
 
   /** Starts from what the adapter loaded: its snapshots and the records replayed after the newest. */
-  loaded(snapshots: readonly SnapshotInfo[], recordsSinceSnapshot: number): void {
+  loaded(snapshots: readonly SnapshotInfo[], recordsSinceSnapshot: number, bytesSinceSnapshot: number): void {
     this.snapshots = snapshots.map((x) => ({ ...x }));
     this.#recordsSince = recordsSinceSnapshot;
-    this.#lastImageBytes = snapshots[snapshots.length - 1]?.bytes ?? 0;
+    this.#bytesSince = this.#logBytes = bytesSinceSnapshot;
+    this.#logBytesAt.clear();
+    const newest = snapshots[snapshots.length - 1];
+    if (newest !== undefined) this.#logBytesAt.set(newest.seq, 0);
+    this.#lastImageBytes = newest?.bytes ?? 0;
+  }
+
+  /**
+   * The snapshots held, with where in the log each was taken as far as this session knows
+   * (snapshots older than the newest one loaded are not known: thinning keeps them).
+   */
+  thinningCandidates(): ThinningCandidate[] {
+    return this.snapshots.map((s) => ({ seq: s.seq, bytes: s.bytes, logBytesAt: this.#logBytesAt.get(s.seq) }));
+  }
+
+  /** Forgets snapshots deleted by a prune or by thinning. */
+  forget(seqs: Iterable<number>): void {
+    const gone = new Set(seqs);
+    this.snapshots = this.snapshots.filter((x) => !gone.has(x.seq));
+    for (const seq of gone) this.#logBytesAt.delete(seq);
   }
 
   /**
@@ -54,6 +84,7 @@ export class SnapshotSchedule {
   committed(seq: number, timeMs: number, changedBytes: number): void {
     this.#recordsSince++;
     this.#bytesSince += changedBytes;
+    this.#logBytes += changedBytes;
     if (this.#inFlight) return;
     if (!snapshotDue(this.#settings, this.#recordsSince, this.#bytesSince, this.#lastImageBytes)) return;
     const engine = this.#source.engine();
@@ -63,8 +94,8 @@ export class SnapshotSchedule {
     }
     this.#recordsSince = this.#bytesSince = 0;
     const between = () => this.#source.between() && this.#source.engine() === engine;
-    const taken = () => this.#source.taken();
-    this.#track(snapshotInTurns(engine, between, taken, (at, image) => this.#write(at[0], at[1], image)));
+    const taken = () => [...this.#source.taken(), this.#logBytes] as const;
+    this.#track(snapshotInTurns(engine, between, taken, (at, image) => this.#write(at[0], at[1], image, at[2])));
   }
 
   /**
@@ -74,7 +105,23 @@ export class SnapshotSchedule {
   take(at?: readonly [seq: number, timeMs: number]): Promise<void> {
     const image = this.#source.engine().exportBytes();
     const [seq, timeMs] = this.#source.taken();
-    return this.#track(this.#write(at?.[0] ?? seq, at?.[1] ?? timeMs, image));
+    return this.#track(this.#write(at?.[0] ?? seq, at?.[1] ?? timeMs, image, this.#logBytes));
+  }
+
+  /**
+   * Deletes the snapshots taken closer together than restores need (`planThinning`, retention.ts):
+   * with the log cap they come every few MiB of log, while half the database of log between two
+   * is as far as a restore needs to replay. Every state with seq ≥ `keepFromSeq` stays reachable.
+   */
+  async thin(keepFromSeq: number): Promise<void> {
+    const persistence = this.#settings.persistence;
+    if (persistence.thinSnapshots === undefined) return;
+    const doomed = planThinning(this.thinningCandidates(), keepFromSeq, {
+      maxLogBytes: (imageBytes) => restoreSpacingBytes(this.#settings, imageBytes),
+      maxRecords: this.#settings.snapshotEveryRecords,
+    });
+    if (doomed.length === 0) return;
+    this.forget(await persistence.thinSnapshots(doomed));
   }
 
   /** Resolves when no snapshot is in flight (success or not). */
@@ -93,12 +140,15 @@ export class SnapshotSchedule {
     return p;
   }
 
-  async #write(seq: number, timeMs: number, image: Uint8Array): Promise<void> {
+  async #write(seq: number, timeMs: number, image: Uint8Array, logBytesAt: number): Promise<void> {
     this.#lastImageBytes = image.byteLength;
-    this.#recordsSince = this.#bytesSince = 0;
+    // What was logged after the image's state (while the copy finished) still counts.
+    this.#bytesSince = this.#logBytes - logBytesAt;
+    this.#recordsSince = 0;
     await this.#settings.persistence.writeSnapshot({ seq, timeMs }, image);
     this.snapshots = this.snapshots.filter((x) => x.seq !== seq);
     this.snapshots.push({ seq, timeMs, bytes: image.byteLength });
+    this.#logBytesAt.set(seq, logBytesAt);
     this.onSnapshot?.(seq);
   }
 }

@@ -2,6 +2,7 @@
  * Taking snapshots: the first one of a new object, and the copy of a large database made a few
  * pages per turn so that a snapshot never holds the event loop for the whole image.
  */
+import type { CommitRecord, SqlWrite } from "../durability/commit-record";
 import type { LoadResult } from "../durability/persistence";
 import type { ImageCopy, SqlEngine } from "../engine/engine";
 import { nextTurn } from "../util/clock";
@@ -94,9 +95,48 @@ export function imageBytesNow(engine: SqlEngine, lastImageBytes: number): number
 }
 
 /**
- * Snapshots bound recovery time: one is due after the log grew by half the database (or by many
- * records), so a snapshot never costs much more than the log it saves replaying.
+ * The default of `snapshotLogCapBytes`: 16 MiB of log since the newest snapshot makes one due,
+ * whatever the database's size, so the replay of an open stays bounded as the database grows
+ * (docs/durability.md, *When snapshots are taken*).
+ */
+export const DEFAULT_SNAPSHOT_LOG_CAP_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The log a snapshot saves replaying when restores and opens start from it: half the database
+ * (at least `snapshotEveryBytes`). Snapshots were due at this distance before the log cap, and
+ * retention thins the ones taken closer than this (see {@link snapshotDue}).
+ */
+export function restoreSpacingBytes(settings: CoreSettings, imageBytes: number): number {
+  return Math.max(settings.snapshotEveryBytes, imageBytes / 2);
+}
+
+/**
+ * Snapshots bound recovery time: one is due once the log since the last one reaches half the
+ * database (at least `snapshotEveryBytes`, so a snapshot never costs much more than the log it
+ * saves replaying) or the fixed `snapshotLogCapBytes`, whichever is smaller, or after
+ * `snapshotEveryRecords` commits. The cap is what bounds an open's replay of a large database.
  */
 export function snapshotDue(settings: CoreSettings, records: number, bytes: number, lastImageBytes: number): boolean {
-  return bytes >= Math.max(settings.snapshotEveryBytes, lastImageBytes / 2) || records >= settings.snapshotEveryRecords;
+  return (
+    bytes >= Math.min(settings.snapshotLogCapBytes, restoreSpacingBytes(settings, lastImageBytes)) ||
+    records >= settings.snapshotEveryRecords
+  );
+}
+
+/** What one SQL write counts toward the log since a snapshot: its text and its bindings. */
+export function sqlWriteBytes(op: SqlWrite): number {
+  let bytes = op.sql.length + 16;
+  for (const b of op.bindings) bytes += typeof b === "string" ? b.length : b instanceof Uint8Array ? b.byteLength : 8;
+  return bytes;
+}
+
+/**
+ * What a record counts toward the log since a snapshot (the storage core counts the same while it
+ * commits): keys, values and SQL writes, an approximation of the record's encoded size.
+ */
+export function loggedBytes(record: CommitRecord): number {
+  let bytes = 0;
+  for (const w of record.kv) bytes += w.key.length + (w.value?.byteLength ?? 0);
+  for (const op of record.sql) bytes += sqlWriteBytes(op);
+  return bytes;
 }

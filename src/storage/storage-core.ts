@@ -29,7 +29,7 @@ import { KV_SCHEMA, KvTable, METADATA_SCHEMA } from "./kv-table";
 import { PendingWrites } from "./pending-writes";
 import { openState } from "./rebuild";
 import { SnapshotSchedule } from "./snapshot-schedule";
-import { ensureFirstSnapshot } from "./snapshots";
+import { ensureFirstSnapshot, sqlWriteBytes } from "./snapshots";
 import type { WriteDescription } from "./sql/sql-host";
 import type { StorageHost } from "./storage-host";
 import {
@@ -125,7 +125,7 @@ export class StorageCore {
     const lastSeq = restoreToSeq === undefined ? built.lastSeq : Math.max(loaded.lastSeq, timeline.lastSeq);
     const lastTimeMs = restoreToSeq === undefined ? built.lastTimeMs : (timeline.timeOf(lastSeq) ?? built.lastTimeMs);
     const core = new StorageCore(settings, built.engine, lastSeq, lastTimeMs, timeline);
-    core.#schedule.loaded(loaded.snapshots, built.recordsSinceSnapshot);
+    core.#schedule.loaded(loaded.snapshots, built.recordsSinceSnapshot, built.bytesSinceSnapshot);
     if (restoreToSeq !== undefined) await core.#commitRestore(restoreToSeq);
     return core;
   }
@@ -562,7 +562,7 @@ export class StorageCore {
     const record: CommitRecord = { seq, timeMs, reset: batch.reset, sql: this.#log.take(), kv };
     this.#log.committed(this.#engine, record);
     if (base.alarm !== undefined) record.alarm = base.alarm;
-    for (const op of record.sql) changedBytes += op.sql.length + 16;
+    for (const op of record.sql) changedBytes += sqlWriteBytes(op);
     this.timeline.append(seq, timeMs);
     // The batch is now clean: its entries move to the read cache.
     for (const w of kv) {
@@ -652,6 +652,11 @@ export class StorageCore {
   /** Called after each snapshot is durable (retention pruning hooks in here). */
   set onSnapshot(hook: ((seq: number) => void) | undefined) {
     this.#schedule.onSnapshot = hook;
+  }
+
+  /** Deletes snapshots inside the retention window that restores do not need (snapshot-schedule.ts). */
+  thinSnapshots(keepFromSeq: number): Promise<void> {
+    return this.#schedule.thin(keepFromSeq);
   }
 
   /** Writes a snapshot of the committed state now (right after a commit, before new writes begin). */

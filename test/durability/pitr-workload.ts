@@ -209,6 +209,8 @@ interface World {
   persistence: PersistenceAdapter;
   clock: FakeClock;
   snapshotEveryRecords: number;
+  /** A small log cap takes snapshots every few batches, and thinning deletes most of them again. */
+  snapshotLogCapBytes: number | undefined;
   storage: ObjectStorage;
 }
 
@@ -219,6 +221,7 @@ async function open(world: Omit<World, "storage">): Promise<ObjectStorage> {
     clock: world.clock,
     engineFactory,
     snapshotEveryRecords: world.snapshotEveryRecords,
+    ...(world.snapshotLogCapBytes === undefined ? {} : { snapshotLogCapBytes: world.snapshotLogCapBytes }),
   });
 }
 
@@ -306,9 +309,10 @@ export function pitrProperty(options: PitrPropertyOptions) {
     workloadArbitraries(sqlOp),
     restorePlan,
     fc.constantFrom(1, 3, 1_000_000_000),
-    async (steps, plan, snapshotEveryRecords) => {
+    fc.constantFrom(undefined, 256),
+    async (steps, plan, snapshotEveryRecords, snapshotLogCapBytes) => {
       const clock = new FakeClock();
-      const base = { persistence: createMemoryPersistence(), clock, snapshotEveryRecords };
+      const base = { persistence: createMemoryPersistence(), clock, snapshotEveryRecords, snapshotLogCapBytes };
       const world: World = { ...base, storage: await open(base) };
       try {
         const bookmarks = new Map<string, StorageDump>();

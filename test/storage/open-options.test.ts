@@ -43,7 +43,7 @@ describe("ObjectStorage.open: options", () => {
   it('open("./data/x"): says to pass { directory }', async () => {
     const e = await typeErrorOf(open("./data/x"));
     expect(e.message).toBe(
-      'ObjectStorage.open(): options must be an object, not a string; to keep the data in a directory, pass { directory: "./data/x" }. Valid options: backend, persistence, directory, clock, limits, codec, cacheSoftLimitBytes, deleteAllDeletesAlarm, retentionMs, snapshotEveryRecords, sqlJs, maxDatabaseSize, engineFactory.',
+      'ObjectStorage.open(): options must be an object, not a string; to keep the data in a directory, pass { directory: "./data/x" }. Valid options: backend, persistence, directory, clock, limits, codec, cacheSoftLimitBytes, deleteAllDeletesAlarm, retentionMs, snapshotEveryRecords, snapshotLogCapBytes, sqlJs, maxDatabaseSize, engineFactory.',
     );
   });
 
@@ -75,6 +75,10 @@ describe("ObjectStorage.open: options", () => {
       { retentionMs: 0 },
       { retentionMs: Number.POSITIVE_INFINITY },
       { snapshotEveryRecords: 0.5 },
+      { snapshotLogCapBytes: 0 },
+      { snapshotLogCapBytes: 1.5 },
+      { snapshotLogCapBytes: "16MiB" },
+      { snapshotLogCapBytes: Number.POSITIVE_INFINITY },
       { sqlJs: { locateFile: "x.wasm" } },
       { sqlJs: { wasm: new Uint8Array() } },
       { engineFactory: () => {} },
@@ -85,6 +89,11 @@ describe("ObjectStorage.open: options", () => {
       expect(e.message, JSON.stringify(options)).toContain(`"${name}`);
     }
     expect((await typeErrorOf(open({ backend: "sqllite" }))).message).toContain('(did you mean "sqlite"?)');
+  });
+
+  it("snapshotLogCapBytes: a positive whole number of bytes", async () => {
+    const e = await typeErrorOf(open({ snapshotLogCapBytes: 0 }));
+    expect(e.message).toBe('ObjectStorage.open(): option "snapshotLogCapBytes" must be an integer ≥ 1 (bytes); got 0.');
   });
 
   it("persistence and directory together are refused", async () => {
@@ -102,6 +111,7 @@ describe("ObjectStorage.open: options", () => {
       deleteAllDeletesAlarm: true,
       retentionMs: 1000,
       snapshotEveryRecords: 5,
+      snapshotLogCapBytes: 1,
     });
     await storage.put("k", 1);
     expect(await storage.get("k")).toBe(1);
