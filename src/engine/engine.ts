@@ -68,7 +68,8 @@ export interface EngineStatement {
    * prepares the statement for counting (statements that never call it run unchanged).
    * `rerunnable`: the statement only reads, so when SQLite recompiles it inside its first step (a
    * plan that depends on a bound value, such as a LIKE pattern) it may run again from the start to
-   * be counted; a write's run is then not counted (docs/semantics.md, "Row counters").
+   * be counted; a statement that may write is recompiled before its first step runs anything
+   * instead (docs/sql.md, "rowsRead / rowsWritten").
    */
   startCounting(rerunnable: boolean): void;
   /**

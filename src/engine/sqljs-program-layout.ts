@@ -6,7 +6,7 @@
 
 import type { WasmHeap } from "./sqljs";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
-import { type CounterModule, ProgramCounters } from "./sqljs-row-counters";
+import { type CounterModule, ProgramCounters, recompileUnrun } from "./sqljs-row-counters";
 
 /** A scratch connection to probe the build with (see {@link locateProgramLayout}). */
 export interface LayoutProbe {
@@ -14,6 +14,10 @@ export interface LayoutProbe {
   compile(sql: string): number;
   /** `EXPLAIN sql`: address, opcode, p1, p2, p3, p4, p5 per row. */
   explain(sql: string): (string | number | null)[][];
+  /** Runs `sql` on the scratch connection; throws its error. */
+  exec(sql: string): void;
+  /** The scratch connection's pointer. */
+  readonly database: number;
 }
 
 /** The C functions the probe calls. */
@@ -23,14 +27,18 @@ interface ProbeFunctions {
   _sqlite3_free(ptr: number): void;
   _sqlite3_reset(stmt: number): number;
   _sqlite3_bind_double(stmt: number, index: number, value: number): number;
+  _sqlite3_bind_text(stmt: number, index: number, ptr: number, bytes: number, destructor: number): number;
   _sqlite3_step(stmt: number): number;
+  stringToNewUTF8(text: string): number;
 }
 
 /** The schema the probe statements run on. */
 export const LAYOUT_PROBE_SCHEMA =
   "CREATE TABLE probe (x, y); CREATE INDEX probe_y ON probe (y); CREATE TABLE probe_log (z);" +
   "CREATE TRIGGER probe_t AFTER INSERT ON probe BEGIN INSERT INTO probe_log VALUES (new.x); END;" +
-  "INSERT INTO probe VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7);";
+  "INSERT INTO probe VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7);" +
+  "CREATE TABLE probe_text (id INTEGER PRIMARY KEY, t TEXT); CREATE INDEX probe_text_t ON probe_text (t);" +
+  "INSERT INTO probe_text VALUES (1, 'a'), (2, 'b'), (3, 'ba'), (4, 'c'); PRAGMA case_sensitive_like = ON;";
 
 const OPCODES_NEEDED = [
   "Init",
@@ -81,8 +89,14 @@ const OPCODES_NEEDED = [
  * - the `p4type` of a sub-program and of an index's key, from a trigger and an index seek;
  * - SQLite's allocator keeps an 8-byte size header (a block allocated here with one is freed by
  *   `sqlite3_free` and comes back from the next allocation);
+ * - `SQLITE_QueryOnly` in `sqlite3.flags`: the one bit that `PRAGMA query_only` sets and clears
+ *   (found before any probe statement is compiled: the pragma expires every statement), checked by
+ *   a write that fails with it set by hand and works without; `Vdbe.db` is a statement's first word;
+ * - `Vdbe.expired`: the one bit of a statement that binding its LIKE pattern sets;
  * - counting: a point lookup reads 1 row, a scan of 7 rows reads 7, an insert that fires a trigger
- *   reads nothing and writes 3 rows (table, index, the trigger's insert).
+ *   reads nothing and writes 3 rows (table, index, the trigger's insert), and a delete whose plan
+ *   its bound LIKE pattern changes, recompiled before it runs (`recompileUnrun`), reads 4 and
+ *   writes 2 (as on the platform).
  */
 export function locateProgramLayout(
   raw: ProbeFunctions,
@@ -91,8 +105,11 @@ export function locateProgramLayout(
   probe: LayoutProbe,
 ): ProgramLayout | undefined {
   const module: CounterModule = { heap, _malloc: (n) => raw._malloc(n), _free: (p) => raw._free(p) };
+  const queryOnly = locateQueryOnly(heap, probe);
+  if (queryOnly === undefined) return undefined;
   const lookup = "SELECT x FROM probe WHERE rowid = ?";
   const stmt = probe.compile(lookup);
+  if (heap.u32(stmt) !== probe.database) return undefined;
   const rows = probe.explain(lookup);
   const matches = (at: number, count: number, size: number, list: (string | number | null)[][]) =>
     count === list.length &&
@@ -139,6 +156,21 @@ export function locateProgramLayout(
   const programOp = opAt(insertStmt, programIndex);
   const sub = heap.u32(programOp + 16);
   if (!matches(heap.u32(sub), heap.u32(sub + 4), opSize, insertRows.slice(mainLength))) return undefined;
+  const like = probe.compile("DELETE FROM probe_text WHERE t LIKE ?");
+  const pattern = raw.stringToNewUTF8("b%");
+  const unbound = heap.bytes.slice(like, like + counterOffset);
+  raw._sqlite3_bind_text(like, 1, pattern, -1, -1 /* SQLITE_TRANSIENT */);
+  raw._free(pattern);
+  const bound = heap.bytes.slice(like, like + counterOffset);
+  const changed = [...unbound.keys()].filter((i) => unbound[i] !== bound[i]);
+  const expiredByte = changed[0] ?? -1;
+  if (
+    changed.length !== 1 ||
+    ((unbound[expiredByte] as number) & 3) !== 0 ||
+    (bound[expiredByte] as number) - (unbound[expiredByte] as number) !== 1
+  ) {
+    return undefined;
+  }
   const layout: ProgramLayout = {
     opsOffset,
     counterOffset,
@@ -147,6 +179,9 @@ export function locateProgramLayout(
     names,
     p4SubProgram: p4type(programOp),
     p4KeyInfo: p4type(opAt(seekStmt, indexOpen)),
+    expiredByte,
+    queryOnlyByte: queryOnly[0],
+    queryOnlyBit: queryOnly[1],
   };
   if (!allocatorKeepsHeader(raw, heap)) return undefined;
   const counted = (s: number, value: number) => {
@@ -163,10 +198,64 @@ export function locateProgramLayout(
       counters.release();
     }
   };
+  const recompiledAndCounted = () => {
+    let counters = ProgramCounters.instrument(module, layout, like);
+    if (recompileUnrun(heap, layout, like, () => raw._sqlite3_step(like)) !== "recompiled") {
+      counters.release();
+      return "";
+    }
+    raw._sqlite3_reset(like);
+    counters = ProgramCounters.instrument(module, layout, like);
+    try {
+      counters.begin();
+      while (raw._sqlite3_step(like) === 100 /* SQLITE_ROW */);
+      raw._sqlite3_reset(like);
+      const c = counters.counts(["b%"]);
+      return [c.read, c.written].join();
+    } finally {
+      counters.release();
+    }
+  };
   const scan = probe.compile("SELECT x FROM probe WHERE x > ?");
   const ok =
-    counted(stmt, 3).join() === "1,0" && counted(scan, 0).join() === "7,0" && counted(insertStmt, 0).join() === "0,3";
+    counted(stmt, 3).join() === "1,0" &&
+    counted(scan, 0).join() === "7,0" &&
+    counted(insertStmt, 0).join() === "0,3" &&
+    recompiledAndCounted() === "4,2";
   return ok ? layout : undefined;
+}
+
+/**
+ * The byte of `sqlite3.flags` holding `SQLITE_QueryOnly`, and its bit (see
+ * {@link locateProgramLayout}); run before the probe compiles any statement.
+ */
+function locateQueryOnly(heap: WasmHeap, probe: LayoutProbe): readonly [number, number] | undefined {
+  const db = probe.database;
+  const size = 1024;
+  const off = heap.bytes.slice(db, db + size);
+  probe.exec("PRAGMA query_only = ON");
+  const on = heap.bytes.slice(db, db + size);
+  probe.exec("PRAGMA query_only = OFF");
+  const back = heap.bytes.slice(db, db + size);
+  const fails = (sql: string) => {
+    try {
+      probe.exec(sql);
+      return false;
+    } catch (e) {
+      return /readonly/.test(String(e));
+    }
+  };
+  for (let at = 0; at < size; at++) {
+    const bit = ((on[at] as number) ^ (off[at] as number)) & 0xff;
+    const single = bit !== 0 && (bit & (bit - 1)) === 0 && ((off[at] as number) & bit) === 0;
+    if (!single || back[at] !== off[at]) continue;
+    const write = "UPDATE probe_log SET z = z WHERE 0";
+    heap.bytes[db + at] = (off[at] as number) | bit;
+    const refused = fails(write);
+    heap.bytes[db + at] = off[at] as number;
+    if (refused && !fails(write)) return [at, bit];
+  }
+  return undefined;
 }
 
 /** SQLite's opcode names by number, found by where `Init` and `Goto` sit in its name table. */

@@ -42,9 +42,17 @@ export interface ProgramLayout {
   /** The `p4type` of `OP_Program`'s sub-program, and of an index's key description. */
   readonly p4SubProgram: number;
   readonly p4KeyInfo: number;
+  /** Byte offset in a statement of the byte whose two low bits are `Vdbe.expired`. */
+  readonly expiredByte: number;
+  /**
+   * Byte offset in a connection (`Vdbe.db`, a statement's first word, points to it) of the byte of
+   * `sqlite3.flags` that holds `SQLITE_QueryOnly`, and that flag's bit in it.
+   */
+  readonly queryOnlyByte: number;
+  readonly queryOnlyBit: number;
 }
 
-/** The value of a statement's parameter, as bound (see {@link ProgramCounters.counts in sqljs-row-counters.ts}). */
+/** The value of a statement's parameter, as bound (see `ProgramCounters.counts`, sqljs-row-counters.ts). */
 export type BoundValue = EngineValue | undefined;
 
 /** `OPFLAG_NCHANGE` (P2 of `OP_Delete`): the delete counts as a change. */

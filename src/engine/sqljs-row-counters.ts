@@ -288,6 +288,51 @@ export class ProgramCounters {
   }
 }
 
+/** `SQLITE_READONLY`: what a write's step returns while its connection is query-only. */
+const SQLITE_READONLY = 8;
+
+/**
+ * Recompiles a statement whose program SQLite marked expired, without running it, so that the
+ * program that will run can be rewritten for counting first.
+ *
+ * SQLite marks a statement's program expired when a value is bound to a parameter its plan
+ * depends on (a LIKE/GLOB pattern, a term a partial index matches: `Vdbe.expmask`) or when the
+ * schema changed; its next `sqlite3_step` compiles it again, swaps the new program in and runs it
+ * in the same call. That new program was never rewritten, and a statement that may write cannot
+ * run again to be counted (a read can: sqljs-statement.ts). So that step is taken here with the
+ * connection query-only (`SQLITE_QueryOnly` in `sqlite3.flags`, only for the call): SQLite
+ * recompiles, and the new program stops at its first `OP_Transaction` that would write, before
+ * any row is touched, with `SQLITE_READONLY` (a statement-level abort: the transaction stays;
+ * `changes()` reads 0 until the real run sets it). The statement then needs a reset (which keeps
+ * its bindings) and a rewrite of the new program.
+ *
+ * `step` takes one `sqlite3_step` of `stmt`. Returns `undefined` when the program was not expired
+ * (nothing done), `"recompiled"`, or else the step's result: the recompile failed (its error), or
+ * the statement only reads and ran uncounted (its row or done) — what a plain first step returns.
+ */
+export function recompileUnrun(
+  heap: WasmHeap,
+  layout: ProgramLayout,
+  stmt: number,
+  step: () => number,
+): "recompiled" | number | undefined {
+  if (((heap.bytes[stmt + layout.expiredByte] as number) & 3) === 0) return undefined;
+  const program = heap.u32(stmt + layout.opsOffset);
+  const flags = heap.u32(stmt) + layout.queryOnlyByte;
+  const before = heap.bytes[flags] as number;
+  heap.bytes[flags] = before | layout.queryOnlyBit;
+  let rc: number;
+  try {
+    rc = step();
+  } finally {
+    // The step may have grown the memory: `bytes` is looked up again.
+    heap.bytes[flags] = before;
+  }
+  const swapped = heap.u32(stmt + layout.opsOffset) !== program;
+  const expired = ((heap.bytes[stmt + layout.expiredByte] as number) & 3) !== 0;
+  return rc === SQLITE_READONLY && swapped && !expired ? "recompiled" : rc;
+}
+
 /** Whether SQLite's `SeekRowid` finds an integer in `value` (it converts numeric text and whole reals). */
 function isIntegerKey(value: BoundValue): boolean {
   if (typeof value === "number") return Number.isInteger(value) && Math.abs(value) < 2 ** 63;

@@ -10,7 +10,7 @@ import { isWellFormed } from "../util/utf8";
 import { EngineError, type EngineStatement, type EngineValue, type NumberBinding, type RowCounts } from "./engine";
 import type { WasmHeap } from "./sqljs";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
-import { ProgramCounters } from "./sqljs-row-counters";
+import { ProgramCounters, recompileUnrun } from "./sqljs-row-counters";
 
 /** The raw C exports of the sql.js module that we call directly. */
 export interface RawSqlite {
@@ -227,8 +227,19 @@ export class SqlJsStatement implements EngineStatement {
   step(nowMs?: number): boolean {
     this.#assertLive();
     this.#clean = false;
-    let rc = this.#stepRaw(nowMs);
     const start = this.#countedRunStart;
+    let first: number | "recompiled" | undefined;
+    if (start === "once") {
+      // A run that cannot be repeated: a program SQLite would recompile inside this step is
+      // recompiled first without running (sqljs-row-counters.ts), then rewritten and counted.
+      first = recompileUnrun(this.#heap, this.#engine.programLayout, this.#ptr, () => this.#stepRaw(nowMs));
+      if (first === "recompiled") {
+        this.#raw._sqlite3_reset(this.#ptr); // keeps the bindings
+        this.#instrument();
+        this.#counters?.begin();
+      }
+    }
+    let rc = typeof first === "number" ? first : this.#stepRaw(nowMs);
     if (start !== undefined) {
       this.#countedRunStart = undefined;
       // SQLite recompiled the statement inside this first step (its plan depends on a bound value,

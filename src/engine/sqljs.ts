@@ -10,8 +10,9 @@
  * - **heap capture**: sql.js exports no view of its WASM heap; {@link WasmHeap} captures it through
  *   one `TextDecoder.decode` call of the module's own `UTF8ToString`;
  * - **offsets into SQLite's structs**, read and written through the heap: a statement's
- *   `sqlite3_stmt_status` counters ({@link locateStepCounters}), its program and the opcode
- *   numbers ({@link probeProgramLayout}, sqljs-program-layout.ts), a connection's `sqlite3_limit`
+ *   `sqlite3_stmt_status` counters ({@link locateStepCounters}), its program, its expired flag, the
+ *   opcode numbers and a connection's query-only flag ({@link probeProgramLayout},
+ *   sqljs-program-layout.ts), a connection's `sqlite3_limit`
  *   values ({@link locateLimits}), its change counters and last rowid
  *   ({@link connectionCounterOffsets}), and a function call's user data ({@link locateUserData});
  * - **functions without a WASM module each**: sql.js's `create_function` compiles a new WASM module
@@ -443,6 +444,8 @@ function probeProgramLayout(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap,
         return (statements.at(-1) as unknown as Record<string, number>)[keys.statement] as number;
       },
       explain: (text) => (db.exec(`EXPLAIN ${text}`)[0]?.values ?? []) as (string | number | null)[][],
+      exec: (text) => void db.exec(text),
+      database: (db as unknown as Record<string, number>)[keys.database] as number,
     });
     if (layout === undefined) throw unsupportedBuild("SQLite's compiled programs");
     return layout;
