@@ -28,6 +28,31 @@ export function handOverImage(adapter: object, image: Uint8Array): Uint8Array {
   return image;
 }
 
+/** Images the storage core handed over to an adapter's `writeSnapshot`, with that adapter. */
+const givenToWrite = new WeakMap<Uint8Array, object>();
+
+/**
+ * Marks `image`, which the caller is about to pass to `adapter.writeSnapshot`, as handed over: the
+ * caller keeps no reference to its bytes and never changes them (nor does anything else: a fresh
+ * export or a finished copy). An adapter that stores images in memory may then keep `image` itself
+ * instead of a copy ({@link takeWrittenImage}). Only `adapter` may: through a wrapper the mark names
+ * the wrapper, and the adapter behind it copies, as before. Returns `image`. @internal
+ */
+export function handOverWrittenImage(adapter: object, image: Uint8Array): Uint8Array {
+  givenToWrite.set(image, adapter);
+  return image;
+}
+
+/**
+ * Whether `adapter` may keep `image`, given to its `writeSnapshot`, without a copy: its caller
+ * handed it over to `adapter` itself ({@link handOverWrittenImage}). The mark is used up. @internal
+ */
+export function takeWrittenImage(adapter: object, image: Uint8Array): boolean {
+  const taken = givenToWrite.get(image) === adapter;
+  givenToWrite.delete(image);
+  return taken;
+}
+
 /**
  * The method under which an adapter lends its stored image of a snapshot: the same bytes it keeps
  * (no copy), which the borrower must never change, and which the adapter never changes either.

@@ -15,7 +15,7 @@
  */
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
-import { handOverImage, LEND_SNAPSHOT } from "./image-handover";
+import { handOverImage, LEND_SNAPSHOT, takeWrittenImage } from "./image-handover";
 import {
   checkAppendOrder,
   checkRange,
@@ -164,10 +164,14 @@ export class MemoryPersistence implements PersistenceAdapter {
   async writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
     this.#checkOpen("writeSnapshot");
     checkSnapshotSeq(info.seq, this.#lastSeq);
-    // Copy: the caller's buffer may be reused, and a snapshot must not change after it is taken.
+    // Copy (the caller's buffer may be reused, and a snapshot must not change after it is taken),
+    // unless the storage core handed the image over: then it is ours, and copying it cost as much as
+    // taking it (a 15 MB image at 100k keys). An image whose buffer is more than twice its size (a
+    // copy's room for growth) is copied all the same, so that no large buffer is held for it.
+    const keep = takeWrittenImage(this, image) && image.buffer.byteLength <= 2 * image.byteLength;
     const stored: StoredSnapshot = {
       info: { seq: info.seq, timeMs: snapshotTimeMs(info.timeMs), bytes: image.length },
-      image: image.slice(),
+      image: keep ? image : image.slice(),
     };
     for (const s of this.#snapshots) if (s.info.seq === info.seq) this.#held -= s.image.length;
     this.#snapshots = this.#snapshots.filter((s) => s.info.seq !== info.seq);

@@ -4,6 +4,7 @@
  * holds as far as this core knows. The copy itself (in one go, or a few pages per turn for a large
  * database) is in snapshots.ts.
  */
+import { handOverWrittenImage } from "../durability/image-handover";
 import type { SnapshotInfo } from "../durability/persistence";
 import { planThinning, type ThinningCandidate } from "../durability/retention";
 import type { SqlEngine } from "../engine/engine";
@@ -145,7 +146,10 @@ export class SnapshotSchedule {
     // What was logged after the image's state (while the copy finished) still counts.
     this.#bytesSince = this.#logBytes - logBytesAt;
     this.#recordsSince = 0;
-    await this.#settings.persistence.writeSnapshot({ seq, timeMs }, image);
+    // Every image here is fresh (an export, or a finished copy) and only its size is read after
+    // this: the adapter may keep it without a copy.
+    const persistence = this.#settings.persistence;
+    await persistence.writeSnapshot({ seq, timeMs }, handOverWrittenImage(persistence, image));
     this.snapshots = this.snapshots.filter((x) => x.seq !== seq);
     this.snapshots.push({ seq, timeMs, bytes: image.byteLength });
     this.#logBytesAt.set(seq, logBytesAt);

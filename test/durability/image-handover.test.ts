@@ -10,11 +10,12 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { DelegatingPersistence } from "../../src/durability/delegating-persistence";
 import { openFilePersistence } from "../../src/durability/file-persistence";
-import { LEND_SNAPSHOT, readSnapshotToOpen } from "../../src/durability/image-handover";
+import { handOverWrittenImage, LEND_SNAPSHOT, readSnapshotToOpen } from "../../src/durability/image-handover";
 import { createMemoryPersistence } from "../../src/durability/memory-persistence";
 import type { PersistenceAdapter } from "../../src/durability/persistence";
 import type { SqlJsEngine } from "../../src/engine/sqljs-engine";
 import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
+import { kvRecord } from "./adapter-contract";
 import { dumpStorage } from "./dump";
 
 const NO_AUTOMATIC_SNAPSHOTS = 1_000_000_000;
@@ -120,5 +121,76 @@ describe("opening from a snapshot without a copy", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("writing a snapshot without a copy", () => {
+  test("the in-memory adapter keeps an image handed over to it; an unmarked one, one marked for another adapter or one in an oversized buffer is copied", async () => {
+    const memory = createMemoryPersistence();
+    await memory.load();
+    await memory.append([kvRecord(1), kvRecord(2), kvRecord(3), kvRecord(4), kvRecord(5)]);
+    const stored = (seq: number) => memory[LEND_SNAPSHOT](seq);
+
+    const handed = handOverWrittenImage(memory, new Uint8Array([1, 2, 3]));
+    await memory.writeSnapshot({ seq: 1, timeMs: 0 }, handed);
+    expect((await stored(1)) === handed).toBe(true);
+
+    // Unmarked: the caller may reuse its buffer (the adapter contract).
+    const unmarked = new Uint8Array([4, 5, 6]);
+    await memory.writeSnapshot({ seq: 2, timeMs: 0 }, unmarked);
+    unmarked.fill(0);
+    expect(await stored(2)).toEqual(new Uint8Array([4, 5, 6]));
+
+    // Marked for a wrapper, which passes it on: the adapter behind it copies.
+    const wrapper = new DelegatingPersistence(memory);
+    const viaWrapper = handOverWrittenImage(wrapper, new Uint8Array([7, 8, 9]));
+    await wrapper.writeSnapshot({ seq: 3, timeMs: 0 }, viaWrapper);
+    expect((await stored(3)) === viaWrapper).toBe(false);
+    viaWrapper.fill(0);
+    expect(await stored(3)).toEqual(new Uint8Array([7, 8, 9]));
+
+    // A small image in a large buffer (a copy's room for growth) is not kept with its buffer.
+    const roomy = handOverWrittenImage(memory, new Uint8Array(new ArrayBuffer(64), 0, 8).fill(3));
+    await memory.writeSnapshot({ seq: 4, timeMs: 0 }, roomy);
+    const kept = await stored(4);
+    expect(kept === roomy).toBe(false);
+    expect(kept.buffer.byteLength).toBe(8);
+    expect(kept).toEqual(new Uint8Array(8).fill(3));
+
+    // The mark is used up: the same array written again, unmarked, is copied.
+    await memory.writeSnapshot({ seq: 5, timeMs: 0 }, handed);
+    expect((await stored(5)) === handed).toBe(false);
+    expect(await stored(5)).toEqual(new Uint8Array([1, 2, 3]));
+  });
+
+  test("the storage core hands its images over and never changes one afterwards", async () => {
+    const memory = createMemoryPersistence();
+    const given: Uint8Array[] = [];
+    const write = memory.writeSnapshot.bind(memory);
+    memory.writeSnapshot = (info, image) => {
+      given.push(image);
+      return write(info, image);
+    };
+    await fillAndSnapshot(memory);
+    const seq = await newestSnapshot(memory);
+    const image = await memory[LEND_SNAPSHOT](seq);
+    // Kept as the core gave it, not a copy.
+    expect(image === given[given.length - 1]).toBe(true);
+    const pristine = image.slice();
+    const storage = await ObjectStorage.open({ persistence: memory, snapshotEveryRecords: NO_AUTOMATIC_SNAPSHOTS });
+    const state = await dumpStorage(storage);
+    for (let i = 0; i < 1500; i += 3) await storage.put(`k${i}`, value(i, "e"));
+    storage.sql.exec("UPDATE t SET v = 'y' WHERE id % 3 = 0");
+    await storage.sync();
+    await coreOf(storage).snapshot();
+    const later = await dumpStorage(storage);
+    await storage.close();
+    expect(Buffer.from(image).equals(pristine)).toBe(true);
+    expect(await newestSnapshot(memory)).toBeGreaterThan(seq);
+    // Both states rebuild from what the adapter keeps.
+    const again = await ObjectStorage.open({ persistence: memory, snapshotEveryRecords: NO_AUTOMATIC_SNAPSHOTS });
+    expect(await dumpStorage(again)).toEqual(later);
+    await again.close();
+    expect(later).not.toEqual(state);
   });
 });
