@@ -7,6 +7,8 @@
 /** The output gate of one object instance. */
 export class OutputGate {
   #held: Promise<void> = Promise.resolve();
+  /** The confirmation {@link OutputGate.hold} chained last. */
+  #lastHeld: Promise<void> | undefined;
   #broken: Error | null = null;
   /**
    * Rejects when the gate breaks. Waiters race it against the held writes: a message waiting on a
@@ -25,6 +27,10 @@ export class OutputGate {
 
   /** Holds later outgoing messages until `confirmation` settles. */
   hold(confirmation: Promise<void>): void {
+    // Every write of a batch holds the same confirmation: chaining it once is enough (a chain of
+    // promises per put, otherwise).
+    if (confirmation === this.#lastHeld) return;
+    this.#lastHeld = confirmation;
     const previous = this.#held;
     this.#held = Promise.all([previous, confirmation]).then(() => undefined);
     this.#held.catch(() => {});

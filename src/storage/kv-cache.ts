@@ -130,10 +130,13 @@ export class KvCache {
 
   /** Evicts least recently used entries until the cache is within `targetBytes`. */
   trim(targetBytes = this.#softLimitBytes): void {
-    for (const [key, e] of this.#entries) {
+    // Over the keys, not the entries: destructuring each entry made a pair array per eviction
+    // (one per committed new key once the cache is full).
+    const entries = this.#entries;
+    for (const key of entries.keys()) {
       if (this.#bytes <= targetBytes) break;
-      this.#entries.delete(key);
-      this.#bytes -= e.size;
+      this.#bytes -= (entries.get(key) as CacheEntry).size;
+      entries.delete(key);
       this.#forgetRangesWith(key);
     }
   }

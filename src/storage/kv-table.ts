@@ -36,6 +36,7 @@ export class KvTable {
   #ready = false;
   #metadataReady = false;
   readonly #statements = new Map<string, EngineStatement>();
+  readonly #putArgs: EngineValue[] = [null, null];
 
   readonly #onCreate: (() => void) | undefined;
 
@@ -107,7 +108,11 @@ export class KvTable {
       this.remove(key);
     } else {
       const s = this.#stmt("put", "INSERT INTO _cf_KV VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value");
-      s.bind([key, value], "integer");
+      // One arguments array for every put: the statement copies what it binds into the heap.
+      const args = this.#putArgs;
+      args[0] = key;
+      args[1] = value;
+      s.bind(args, "integer");
       s.step();
       s.reset();
     }

@@ -220,7 +220,13 @@ export class ObjectStorage {
   put<T>(key: string, value: T, options?: PutOptions): Promise<void>;
   put<T>(entries: Record<string, T>, options?: PutOptions): Promise<void>;
   put(keyOrEntries: unknown, valueOrOptions?: unknown, options?: PutOptions): Promise<void> {
-    return attempt(() => this.#put(keyOrEntries, valueOrOptions, options));
+    // As attempt(), without a closure per call (put is the hottest write).
+    try {
+      this.#put(keyOrEntries, valueOrOptions, options);
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /** Deletes a key (→ whether it existed) or several (→ how many existed). */

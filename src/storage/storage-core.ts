@@ -543,11 +543,12 @@ export class StorageCore {
     const changesBefore = this.#engine.totalChanges();
     try {
       this.#begin();
-      for (const [key, value] of base.kv) {
+      // forEach, not for-of: destructuring each entry made a pair array per write.
+      base.kv.forEach((value, key) => {
         if (!isApplied(base, key, value)) this.#kv.write(key, value);
         kv.push({ key, value });
         changedBytes += key.length + (value?.byteLength ?? 0);
-      }
+      });
       if (base.alarm !== undefined && base.appliedAlarm !== base.alarm) this.#kv.setAlarm(base.alarm);
       this.#log.settle(this.#engine);
       this.#engine.exec("COMMIT");

@@ -20,18 +20,45 @@ import {
 } from "./structured-format";
 import { STRUCTURED_CODEC_TAG } from "./tags";
 
+/** Offsets below which {@link Encoder} keeps a view of its buffer's tail. */
+const TAIL_VIEWS = 64;
+
 /** Encodes one value at a time into a reusable buffer. */
 export class Encoder {
   #bytes: Uint8Array;
   #view: DataView;
   #pos = 0;
   #ids = new Map<object, number>();
+  /**
+   * Views of `#bytes` from offsets below {@link TAIL_VIEWS} on, made once per buffer: a string's
+   * UTF-8 is encoded into the buffer's tail, and a new view for every string was most of the
+   * garbage an encode made (a top-level string always starts at the same offset).
+   */
+  #tails: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(TAIL_VIEWS).fill(undefined);
   /** True while an encode runs, so a re-entrant encode (from a getter) gets its own encoder. */
   busy = false;
 
   constructor(initialBytes: number) {
     this.#bytes = new Uint8Array(initialBytes);
     this.#view = new DataView(this.#bytes.buffer);
+  }
+
+  /** `#bytes` from `start` to its end (a cached view for small offsets). */
+  #tail(start: number): Uint8Array {
+    if (start >= TAIL_VIEWS) return this.#bytes.subarray(start);
+    let view = this.#tails[start];
+    if (view === undefined) {
+      view = this.#bytes.subarray(start);
+      this.#tails[start] = view;
+    }
+    return view;
+  }
+
+  /** Makes `bytes` the buffer (its views of the old one are dropped). */
+  #setBuffer(bytes: Uint8Array): void {
+    this.#bytes = bytes;
+    this.#view = new DataView(bytes.buffer);
+    this.#tails.fill(undefined);
   }
 
   encode(value: unknown): Uint8Array {
@@ -45,10 +72,7 @@ export class Encoder {
       // Drop references to the caller's objects, and a buffer grown for one huge value. (Only
       // when used: clearing a Map allocates a new table even when it is empty.)
       if (this.#ids.size > 0) this.#ids.clear();
-      if (this.#bytes.byteLength > KEEP_BUFFER_BYTES) {
-        this.#bytes = new Uint8Array(256);
-        this.#view = new DataView(this.#bytes.buffer);
-      }
+      if (this.#bytes.byteLength > KEEP_BUFFER_BYTES) this.#setBuffer(new Uint8Array(256));
     }
   }
 
@@ -59,8 +83,7 @@ export class Encoder {
     while (size < needed) size *= 2;
     const next = new Uint8Array(size);
     next.set(this.#bytes.subarray(0, this.#pos));
-    this.#bytes = next;
-    this.#view = new DataView(next.buffer);
+    this.#setBuffer(next);
   }
 
   #tag(tag: number): void {
@@ -103,7 +126,7 @@ export class Encoder {
       this.#ensure(1 + width + max);
       this.#bytes[this.#pos++] = Tag.STRING_UTF8;
       const start = this.#pos;
-      const { written } = utf8Encoder.encodeInto(s, this.#bytes.subarray(start + width));
+      const { written } = utf8Encoder.encodeInto(s, this.#tail(start + width));
       let n = written;
       for (let i = 0; i < width - 1; i++) {
         this.#bytes[start + i] = (n & 0x7f) | 0x80;
