@@ -8,7 +8,9 @@
  * (`ObjectStorage.open()` of the directory) against raw sql.js opening the newest snapshot read
  * from disk, with the commits that open replayed after that snapshot. Writes
  * bench/results/growth.{json,md,svg}. `--log-cap=<MiB>` sets `snapshotLogCapBytes` for the growth
- * (default: the storage's). `--breakdown` adds, per step, where the
+ * (default: the storage's). `--crash` ends the growth with `abort()` instead of `close()`, so that
+ * the recovery measured is an open after a crash (a snapshot being copied is dropped, not finished).
+ * `--breakdown` adds, per step, where the
  * median batch's and each tail batch's time went (bench/lib/batch-phases.ts); it hooks the log's
  * file handle and the commit, so its batch times are not the ones to publish.
  */
@@ -54,6 +56,11 @@ export interface GrowthResult {
   snapshotBytes: number;
   /** Commits after the newest snapshot: what the recovery replayed. */
   replayedCommits: number;
+  /**
+   * Commits after the newest snapshot written before the storage closed: what an open after a
+   * crash at the last batch would replay (`close()` lets a snapshot in flight finish first).
+   */
+  crashReplayCommits: number;
   markdown: string;
   /** With `breakdown`: the phases table (Markdown). */
   phases?: string;
@@ -67,18 +74,23 @@ export async function runGrowthBench(options: {
   quick: boolean;
   breakdown?: boolean;
   logCapBytes?: number;
+  /** End with `abort()` instead of `close()`, so the recovery measured is a crash's. */
+  crash?: boolean;
 }): Promise<GrowthResult> {
   const steps = options.quick ? [10, 25, 50, 100, 150] : [10, 25, 50, 100, 250, 500, 750, 1000];
   const dir = await mkdtemp(join(tmpdir(), "actorstore-growth-"));
   try {
     const adapter = await openFilePersistence(dir);
     let snapshotCount = 0;
+    /** The seq of the newest snapshot written (0: the first, of the empty database). */
+    let newestWritten = 0;
     let snapshotMax = 0;
     const write = adapter.writeSnapshot.bind(adapter);
     adapter.writeSnapshot = async (info, image) => {
       const t = performance.now();
       await write(info, image);
       snapshotCount++;
+      newestWritten = Math.max(newestWritten, info.seq);
       snapshotMax = Math.max(snapshotMax, performance.now() - t);
     };
     // Each step of a snapshot's image copy runs synchronously in one turn: time the longest.
@@ -146,7 +158,12 @@ export async function runGrowthBench(options: {
         `growth ${(row.databaseBytes / MB).toFixed(0)} MB: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, max ${row.maxMs.toFixed(1)} ms, stall ${row.stallMs.toFixed(1)} ms, ${row.snapshots} snapshot(s) ≤ ${row.snapshotMs.toFixed(0)} ms, copy step ≤ ${row.copyStepMs.toFixed(1)} ms, RSS ${(row.rssBytes / MB).toFixed(0)} MB`,
       );
     }
-    await storage.close();
+    const crashReplayCommits = rows.reduce((n, r) => n + r.batches, 0) - newestWritten;
+    if (options.crash) {
+      // As a crash would: the snapshot being copied is dropped (one already being written finishes).
+      storage.abort();
+      await adapter.close();
+    } else await storage.close();
     SqlJsEngine.prototype.beginImageCopy = begin;
     probe?.uninstall();
     if (probe !== undefined) console.log(`\nBatch phases (ms):\n${phaseTable.join("\n")}\n`);
@@ -177,7 +194,7 @@ export async function runGrowthBench(options: {
     raw.sort((a, b) => a - b);
     const recoveryMs = quantile(recovery, 0.5);
     const rawOpenMs = quantile(raw, 0.5);
-    const markdown = growthMarkdown(rows, recoveryMs, rawOpenMs, snapshotBytes, replayedCommits);
+    const markdown = growthMarkdown(rows, recoveryMs, rawOpenMs, snapshotBytes, replayedCommits, crashReplayCommits);
     const phases = probe === undefined ? undefined : phaseTable.join("\n");
     return {
       rows,
@@ -185,6 +202,7 @@ export async function runGrowthBench(options: {
       rawOpenMs,
       snapshotBytes,
       replayedCommits,
+      crashReplayCommits,
       markdown,
       ...(phases === undefined ? {} : { phases }),
     };
@@ -199,6 +217,7 @@ function growthMarkdown(
   rawOpenMs: number,
   snapshotBytes: number,
   replayedCommits: number,
+  crashReplayCommits: number,
 ): string {
   const lines = [
     "| database | batches | p50 batch | p99 batch | max batch | longest stall | snapshots | longest snapshot write | longest copy step | RSS |",
@@ -208,7 +227,7 @@ function growthMarkdown(
         `| ${(r.databaseBytes / MB).toFixed(0)} MB | ${r.batches} | ${r.p50Ms.toFixed(2)} ms | ${r.p99Ms.toFixed(2)} ms | ${r.maxMs.toFixed(1)} ms | ${r.stallMs.toFixed(1)} ms | ${r.snapshots} | ${r.snapshotMs.toFixed(0)} ms | ${r.copyStepMs.toFixed(1)} ms | ${(r.rssBytes / MB).toFixed(0)} MB |`,
     ),
     "",
-    `Recovery of the final database: \`ObjectStorage.open()\` ${recoveryMs.toFixed(0)} ms; raw sql.js opening its newest snapshot (${(snapshotBytes / MB).toFixed(0)} MB) read from disk: ${rawOpenMs.toFixed(0)} ms (${(recoveryMs / rawOpenMs).toFixed(2)}×; target ≤ 1.5×); the open replayed ${replayedCommits} commits after that snapshot.`,
+    `Recovery of the final database: \`ObjectStorage.open()\` ${recoveryMs.toFixed(0)} ms; raw sql.js opening its newest snapshot (${(snapshotBytes / MB).toFixed(0)} MB) read from disk: ${rawOpenMs.toFixed(0)} ms (${(recoveryMs / rawOpenMs).toFixed(2)}×; target ≤ 1.5×); the open replayed ${replayedCommits} commits after that snapshot (after a crash at the last batch: ${crashReplayCommits}, the newest snapshot finished before it).`,
   ];
   return lines.join("\n");
 }
@@ -268,8 +287,14 @@ export async function runAndWriteGrowth(
   quick: boolean,
   breakdown = false,
   logCapBytes?: number,
+  crash = false,
 ): Promise<GrowthResult> {
-  const result = await runGrowthBench({ quick, breakdown, ...(logCapBytes === undefined ? {} : { logCapBytes }) });
+  const result = await runGrowthBench({
+    quick,
+    breakdown,
+    crash,
+    ...(logCapBytes === undefined ? {} : { logCapBytes }),
+  });
   const directory = fileURLToPath(new URL("./results/", import.meta.url));
   await writeFile(`${directory}growth.md`, `${result.markdown}\n`);
   await writeFile(`${directory}growth.svg`, `${growthChart(result.rows)}\n`);
@@ -285,5 +310,10 @@ export async function runAndWriteGrowth(
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const cap = process.argv.find((a) => a.startsWith("--log-cap="));
   const logCapBytes = cap === undefined ? undefined : Number(cap.slice("--log-cap=".length)) * 2 ** 20;
-  await runAndWriteGrowth(process.argv.includes("--quick"), process.argv.includes("--breakdown"), logCapBytes);
+  await runAndWriteGrowth(
+    process.argv.includes("--quick"),
+    process.argv.includes("--breakdown"),
+    logCapBytes,
+    process.argv.includes("--crash"),
+  );
 }

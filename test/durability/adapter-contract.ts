@@ -222,6 +222,24 @@ export function describeAdapterContract(name: string, create: () => Promise<Adap
       await again.append([kvRecord(31)]);
     });
 
+    it("thinSnapshots (optional): deletes what is asked but the oldest and the two newest, keeps every record", async () => {
+      const h = await create();
+      await h.adapter.load();
+      if (h.adapter.thinSnapshots === undefined) return;
+      for (const seq of range(1, 50)) {
+        await h.adapter.append([kvRecord(seq)]);
+        if (seq % 10 === 0) await h.adapter.writeSnapshot({ seq, timeMs: T0 + seq * 1000 }, new Uint8Array([seq]));
+      }
+      expect(await h.adapter.thinSnapshots([10, 20, 40, 50, 77])).toEqual([20]);
+      const again = await h.reopen();
+      const loaded = await loadWithRecords(again);
+      expect(loaded.snapshots.map((s) => s.seq)).toEqual([10, 30, 40, 50]);
+      expect(loaded.records.map((r) => r.seq)).toEqual(range(11, 50));
+      expect(await again.readSnapshot(30)).toEqual(new Uint8Array([30]));
+      await expect(again.readSnapshot(20)).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+      await again.append([kvRecord(51)]);
+    });
+
     it("prune: without a snapshot old enough nothing is deleted", async () => {
       const h = await create();
       await h.adapter.load();
