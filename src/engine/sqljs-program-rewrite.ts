@@ -151,12 +151,13 @@ export function rewrite(
   const is = (op: Op | undefined, ...names: string[]) => op !== undefined && names.some((n) => code(n) === op.opcode);
   const ephemeral = new Set<number>();
   const index = new Set<number>();
-  const tableRoots = new Map<number, number>();
   for (const op of ops) {
     if (is(op, "OpenEphemeral", "OpenAutoindex", "OpenDup", "SorterOpen", "OpenPseudo")) ephemeral.add(op.p1);
     if (is(op, "OpenRead", "OpenWrite", "ReopenIdx") && op.p4type === layout.p4KeyInfo) index.add(op.p1);
-    if (is(op, "OpenRead", "OpenWrite") && op.p3 === 0) tableRoots.set(op.p1, op.p2);
   }
+  // The table each cursor was last opened on, in program order: a program may open one cursor on
+  // several tables in turn (ANALYZE opens each table on the same cursor before its `Count`).
+  const tableRoots = new Map<number, number>();
   // Where a seek's key register was loaded, when the program shows it: by the op right before the
   // seek (when nothing jumps to the seek), or among the constants SQLite loads once in the
   // prologue (after `Init`'s target), whose registers hold nothing else.
@@ -201,6 +202,10 @@ export function rewrite(
   };
   for (let a = 0; a < ops.length; a++) {
     const o = ops[a] as Op;
+    if (is(o, "OpenRead", "OpenWrite")) {
+      if (o.p3 === 0) tableRoots.set(o.p1, o.p2);
+      else tableRoots.delete(o.p1);
+    }
     if (o.opcode === REWIND) (out[a] as Op).opcode = SORT;
     else if (is(o, "Last", "VNext", "NotExists")) countRuns(a, "read");
     else if (is(o, "SeekEnd")) countRuns(a, "seekEnd");

@@ -41,12 +41,12 @@ const json = (value: unknown): string => JSON.stringify(value);
 export const COUNTER_GAPS: readonly { readonly what: string; readonly matches: (op: Op) => boolean }[] = [
   {
     what:
-      "PRAGMA optimize and ANALYZE: the statistics pass differs between the platform's SQLite and sql.js's. " +
-      "workerd reads one row more than the analyzed tables hold; ObjectStorage matches that for one table " +
-      "and for all-empty tables, but with several tables of which some hold rows its count depends on their " +
-      "order (row-counters.differential.test.ts records each shape). The platform also analyzes its " +
-      "key-value table, which ANALYZE here leaves out; writes are equal.",
-    matches: (op) => op.op === "sql" && /^(PRAGMA optimize|ANALYZE)\b/i.test(op.query),
+      "PRAGMA optimize: in one measured history (key-value writes, ANALYZE twice, a table grown 32 times; " +
+      "row-counters.differential.test.ts records it) it reads 1 row here where workerd reads none, so it " +
+      "analyzes something the platform does not; the cause is not established (the platform keeps its " +
+      "key-value table's statistics in sqlite_stat1, which this library hides, so the two may decide " +
+      "differently what to analyze). ANALYZE itself counts as on workerd in every shape measured.",
+    matches: (op) => op.op === "sql" && /^PRAGMA optimize\b/i.test(op.query),
   },
 ];
 
@@ -86,15 +86,23 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
     description:
       "rowsRead/rowsWritten differ for the statement shapes in COUNTER_GAPS. Both sides count inside SQLite's " +
       "opcodes as they run (workerd with its counter patch, ObjectStorage in a rewritten copy of each program, " +
-      "engine/sqljs-row-counters.ts), so the counts differ only where the two SQLite versions run different " +
-      "programs: ANALYZE's statistics pass. Every other statement's counters are compared " +
+      "engine/sqljs-row-counters.ts), so the counts differ only where the two run different programs: " +
+      "PRAGMA optimize's choice of what to analyze. Every other statement's counters are compared " +
       "(row-counters.property.test.ts over random mixed workloads, row-counters.differential.test.ts by shape).",
     ops: [
-      { op: "sql", query: "CREATE TABLE p (id INTEGER PRIMARY KEY)" },
-      { op: "sql", query: "CREATE TABLE c (id INTEGER PRIMARY KEY, pid INTEGER REFERENCES p(id))" },
-      { op: "sql", query: "INSERT INTO p VALUES (1)" },
-      // workerd reads 2 rows, ObjectStorage 3 (both write 3).
-      { op: "sql", query: "ANALYZE", read: "toArray" },
+      { op: "put", key: "k1", value: 1 },
+      { op: "put", key: "k2", value: 2 },
+      { op: "put", key: "k3", value: 3 },
+      { op: "sql", query: "CREATE TABLE a (x)" },
+      { op: "sql", query: "INSERT INTO a VALUES (1), (2), (3)" },
+      { op: "sql", query: "ANALYZE" },
+      { op: "kvPut", key: "k4", value: 4 },
+      { op: "sql", query: "ANALYZE" },
+      { op: "sql", query: "PRAGMA optimize=0x10002" },
+      ...[10, 100, 1000, 10000, 100000].map((n): Op => ({ op: "sql", query: `INSERT INTO a SELECT x + ${n} FROM a` })),
+      { op: "sql", query: "PRAGMA optimize=0x10002" },
+      // workerd reads no row, ObjectStorage 1 (neither writes).
+      { op: "sql", query: "PRAGMA optimize", read: "toArray" },
     ],
     normalize: (op, _side, text) => (COUNTER_GAPS.some((gap) => gap.matches(op)) ? withoutCounters(text) : text),
   },
