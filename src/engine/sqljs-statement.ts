@@ -6,7 +6,7 @@
  * copies blobs one byte at a time, and loses the result code of a failed step; these calls go
  * straight to the C functions sql.js exports instead (`_sqlite3_bind_double`, `_sqlite3_step`…).
  */
-import { isWellFormed } from "../util/utf8";
+import { asciiString, isWellFormed } from "../util/utf8";
 import { EngineError, type EngineStatement, type EngineValue, type NumberBinding, type RowCounts } from "./engine";
 import type { WasmHeap } from "./sqljs";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
@@ -274,11 +274,9 @@ export class SqlJsStatement implements EngineStatement {
         case SQLITE_FLOAT:
           values[i] = raw._sqlite3_column_double(ptr, i);
           break;
-        case SQLITE_TEXT: {
-          const text = raw._sqlite3_column_text(ptr, i);
-          values[i] = raw.UTF8ToString(text, raw._sqlite3_column_bytes(ptr, i), true);
+        case SQLITE_TEXT:
+          values[i] = this.#text(i);
           break;
-        }
         case SQLITE_BLOB: {
           // The pointer first, then the size (SQLite's advice); the heap view after both.
           const blob = raw._sqlite3_column_blob(ptr, i);
@@ -302,7 +300,7 @@ export class SqlJsStatement implements EngineStatement {
       case SQLITE_FLOAT:
         return raw._sqlite3_column_double(ptr, index);
       case SQLITE_TEXT:
-        return raw.UTF8ToString(raw._sqlite3_column_text(ptr, index), raw._sqlite3_column_bytes(ptr, index), true);
+        return this.#text(index);
       case SQLITE_BLOB: {
         const blob = raw._sqlite3_column_blob(ptr, index);
         return this.#heap.copy(blob, raw._sqlite3_column_bytes(ptr, index));
@@ -310,6 +308,18 @@ export class SqlJsStatement implements EngineStatement {
       default:
         return null;
     }
+  }
+
+  /**
+   * A TEXT column as a string, exactly as sql.js reads it (UTF8ToString: a TextDecoder over the
+   * bytes, NULs included); short ASCII text, such as most keys, is built without the decoder call.
+   */
+  #text(index: number): string {
+    const raw = this.#raw;
+    // The pointer first, then the size (SQLite's advice); the heap view after both.
+    const text = raw._sqlite3_column_text(this.#ptr, index);
+    const length = raw._sqlite3_column_bytes(this.#ptr, index);
+    return asciiString(this.#heap.bytes, text, length) ?? raw.UTF8ToString(text, length, true);
   }
 
   readColumn<T>(index: number, read: (value: EngineValue, start: number, end: number) => T): T {

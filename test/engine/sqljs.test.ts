@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { beforeEach, describe, expect, test } from "vitest";
 import { EngineError, type SqlEngine } from "../../src/engine/engine";
 import type { WasmHeap } from "../../src/engine/sqljs";
@@ -275,5 +276,38 @@ describe("functions of many connections through one trampoline (sqljs.ts)", () =
     expect(engine.query("SELECT length(randomblob(0)), length(randomblob(-5)), length(randomblob(3))")).toEqual([
       [1, 1, 3],
     ]);
+  });
+});
+
+describe("reading TEXT columns", () => {
+  test("property: column() and row() read any stored bytes as TextDecoder does (short ASCII without it)", () => {
+    const decoder = new TextDecoder();
+    const s = engine.prepare("SELECT CAST(?1 AS TEXT), CAST(?2 AS TEXT)");
+    // Mostly short ASCII (the fast path), then every kind of byte: NULs, invalid and incomplete
+    // sequences, encoded surrogates, byte-order marks, and runs past the fast path's length.
+    const ascii = fc.uint8Array({ max: 0x7f, maxLength: 80 });
+    const any = fc.array(
+      fc.oneof(
+        fc.integer({ min: 0, max: 0xff }).map((b) => [b]),
+        fc.constantFrom([0xef, 0xbb, 0xbf], [0xed, 0xb0, 0x80], [0xf0, 0x9f, 0x98, 0x80], [0xc3], [0]),
+      ),
+      { maxLength: 40 },
+    );
+    const bytes = fc.oneof(
+      ascii,
+      any.map((p) => new Uint8Array(p.flat())),
+    );
+    fc.assert(
+      fc.property(bytes, bytes, (a, b) => {
+        s.bind([a, b], "real");
+        expect(s.step()).toBe(true);
+        expect(s.column(0)).toBe(decoder.decode(a));
+        expect(s.column(1)).toBe(decoder.decode(b));
+        expect(s.row()).toEqual([decoder.decode(a), decoder.decode(b)]);
+        s.reset();
+      }),
+      { numRuns: 1500 },
+    );
+    s.free();
   });
 });

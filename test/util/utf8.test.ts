@@ -1,0 +1,67 @@
+/**
+ * The ASCII fast path for short text (asciiString) against TextDecoder, which sql.js's
+ * UTF8ToString calls: over random byte strings (ASCII, NULs, high bytes, invalid and incomplete
+ * sequences, encoded surrogates, byte-order marks) at random places in a larger buffer, it either
+ * declines or returns exactly the decoder's string.
+ */
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { ASCII_STRING_MAX, asciiString } from "../../src/util/utf8";
+
+const decoder = new TextDecoder();
+
+/** Bytes weighted toward what a key decoder meets: mostly ASCII, some of every other kind. */
+const byte = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(0x00, 0x7f, 0x80, 0xbf, 0xc0, 0xc2, 0xe0, 0xed, 0xef, 0xbb, 0xf0, 0xf4, 0xf5, 0xff),
+  },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: 0xff }) },
+);
+/** Known sequences: a BOM, an encoded lone surrogate, a 4-byte character, an incomplete one. */
+const special = fc.constantFrom([0xef, 0xbb, 0xbf], [0xed, 0xa0, 0x80], [0xf0, 0x9f, 0x98, 0x80], [0xe2, 0x82], [0]);
+const piece = fc.oneof({ weight: 4, arbitrary: byte.map((b) => [b]) }, { weight: 1, arbitrary: special });
+const bytesArb = fc.array(piece, { maxLength: 40 }).map((pieces) => new Uint8Array(pieces.flat()));
+const asciiArb = fc
+  .array(fc.integer({ min: 0, max: 0x7f }), { maxLength: ASCII_STRING_MAX + 8 })
+  .map((a) => new Uint8Array(a));
+
+describe("asciiString", () => {
+  test("property: declines or equals TextDecoder's string, for bytes at any offset of a larger buffer", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(bytesArb, asciiArb),
+        fc.uint8Array({ maxLength: 9 }),
+        fc.uint8Array({ maxLength: 9 }),
+        (bytes, before, after) => {
+          const buffer = new Uint8Array([...before, ...bytes, ...after]);
+          const got = asciiString(buffer, before.length, bytes.length);
+          const ascii = bytes.every((b) => b < 0x80);
+          // It answers exactly for short ASCII, and then as the decoder does.
+          expect(got !== undefined).toBe(ascii && bytes.length <= ASCII_STRING_MAX);
+          if (got !== undefined) expect(got).toBe(decoder.decode(bytes));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  test("every length up to the maximum, NULs and the edges of ASCII included", () => {
+    for (let n = 0; n <= ASCII_STRING_MAX + 1; n++) {
+      const bytes = Uint8Array.from({ length: n }, (_, i) => [0, 0x7f, 0x41 + (i % 26), 0x30][i % 4] as number);
+      const got = asciiString(bytes, 0, n);
+      if (n > ASCII_STRING_MAX) expect(got).toBeUndefined();
+      else expect(got).toBe(decoder.decode(bytes));
+      // One high byte anywhere, and it declines.
+      for (let at = 0; at < n && n <= ASCII_STRING_MAX; at++) {
+        const high = bytes.slice();
+        high[at] = 0x80 | (at & 0x7f);
+        expect(asciiString(high, 0, n)).toBeUndefined();
+      }
+    }
+    // A byte-order mark is the decoder's to drop (it would, at the start).
+    expect(asciiString(new Uint8Array([0xef, 0xbb, 0xbf, 0x41]), 0, 4)).toBeUndefined();
+    expect(decoder.decode(new Uint8Array([0xef, 0xbb, 0xbf, 0x41]))).toBe("A");
+  });
+});
