@@ -89,6 +89,11 @@ const SCRATCH_MAX_BYTES = 1 << 22;
  * TextEncoder's fixed cost per call; for well-formed text both write the same bytes.
  */
 const SHORT_TEXT = 32;
+/**
+ * Bytes of a statement's own heap block for short bindings (a key and a small value fit): taken
+ * once, reused by every bind, freed with the statement.
+ */
+const BIND_BLOCK_BYTES = 512;
 let scratch = new Uint8Array(4096);
 
 /** SQLite's hard upper bound on `?NNN` (SQLITE_MAX_VARIABLE_NUMBER in sql.js's build is 32766). */
@@ -130,6 +135,10 @@ export class SqlJsStatement implements EngineStatement {
   #parameterCount: number | undefined;
   /** WASM-heap copies of bound strings and blobs (see {@link SqlJsStatement.bind}), freed once unbound. */
   readonly #copies: number[] = [];
+  /** This statement's binding block in the heap (see {@link SqlJsStatement.#blockRoom}); 0 until first used. */
+  #block = 0;
+  /** Bytes of the block the current bindings use. */
+  #blockUsed = 0;
   /** Rewound with no bindings and not stepped since: binding needs no reset first. */
   #clean = true;
   /** The row counters (sqljs-row-counters.ts), once {@link SqlJsStatement.startCounting} asked; `null`: nothing to count. */
@@ -182,10 +191,13 @@ export class SqlJsStatement implements EngineStatement {
   /** Binds bytes as a BLOB from a copy in the WASM heap that lives until the binding is cleared. */
   #bindBlob(index: number, bytes: Uint8Array): number {
     const raw = this.#raw;
-    // Never a null pointer: that would bind NULL instead of an empty blob.
-    const copy = raw._malloc(Math.max(1, bytes.byteLength));
-    if (copy === 0) throw new EngineError("out of memory", SQLITE_NOMEM);
-    this.#copies.push(copy);
+    // Never a null pointer: that would bind NULL instead of an empty blob (the block's never is).
+    let copy = this.#blockRoom(bytes.byteLength);
+    if (copy === 0) {
+      copy = raw._malloc(Math.max(1, bytes.byteLength));
+      if (copy === 0) throw new EngineError("out of memory", SQLITE_NOMEM);
+      this.#copies.push(copy);
+    }
     raw.writeArrayToMemory(bytes, copy);
     return raw._sqlite3_bind_blob(this.#ptr, index, copy, bytes.byteLength, SQLITE_STATIC);
   }
@@ -193,6 +205,10 @@ export class SqlJsStatement implements EngineStatement {
   /** Binds a string as TEXT from a UTF-8 copy that lives until the binding is cleared. */
   #bindText(index: number, text: string): number {
     const raw = this.#raw;
+    if (text.length < SHORT_TEXT) {
+      const bound = this.#bindShortAscii(index, text);
+      if (bound !== -1) return bound;
+    }
     const maxBytes = text.length * 3;
     if (text.length >= SHORT_TEXT && maxBytes <= SCRATCH_MAX_BYTES && isWellFormed(text)) {
       if (scratch.length < maxBytes) scratch = new Uint8Array(Math.max(maxBytes, scratch.length * 2));
@@ -210,12 +226,45 @@ export class SqlJsStatement implements EngineStatement {
     return raw._sqlite3_bind_text(this.#ptr, index, copy, bytes, SQLITE_STATIC);
   }
 
+  /**
+   * Binds short ASCII text (its bytes are its UTF-8, whatever encoder wrote them) from the binding
+   * block, with its length (so NULs are kept, as the length passed for text with NULs keeps them).
+   * -1 (nothing bound) when the text has another character or the block has no room.
+   */
+  #bindShortAscii(index: number, text: string): number {
+    const length = text.length;
+    for (let i = 0; i < length; i++) if (text.charCodeAt(i) >= 0x80) return -1;
+    const at = this.#blockRoom(length + 1);
+    if (at === 0) return -1;
+    const heap = this.#heap.bytes;
+    for (let i = 0; i < length; i++) heap[at + i] = text.charCodeAt(i);
+    heap[at + length] = 0;
+    return this.#raw._sqlite3_bind_text(this.#ptr, index, at, length, SQLITE_STATIC);
+  }
+
+  /**
+   * `bytes` bytes of this statement's binding block, or 0 (then the caller allocates a copy): the
+   * block is allocated once and reused by every binding, so a short value costs no `malloc` and
+   * `free` per bind. What it holds lives until the bindings are cleared (bound `SQLITE_STATIC`).
+   */
+  #blockRoom(bytes: number): number {
+    const used = this.#blockUsed;
+    if (used + bytes > BIND_BLOCK_BYTES) return 0;
+    if (this.#block === 0) {
+      this.#block = this.#raw._malloc(BIND_BLOCK_BYTES);
+      if (this.#block === 0) return 0;
+    }
+    this.#blockUsed = used + ((bytes + 7) & ~7);
+    return this.#block + used;
+  }
+
   /** Rewinds the statement and clears its bindings (as sql.js's reset), freeing their copies. */
   #clear(): void {
     this.#countedRunStart = undefined;
     this.#raw._sqlite3_reset(this.#ptr);
     this.#raw._sqlite3_clear_bindings(this.#ptr);
     this.#freeCopies();
+    this.#blockUsed = 0;
     this.#clean = true;
   }
 
@@ -403,6 +452,9 @@ export class SqlJsStatement implements EngineStatement {
       this.#stmt.free();
     }
     this.#freeCopies();
+    if (this.#block !== 0) this.#raw._free(this.#block);
+    this.#block = 0;
+    this.#blockUsed = 0;
     this.#engine.forget(this);
   }
 
