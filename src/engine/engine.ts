@@ -139,6 +139,11 @@ export interface SqlEngine {
   changes(): number;
   /** Rows changed by every INSERT, UPDATE and DELETE since the connection opened (`total_changes()`'s own value). */
   totalChanges(): number;
+  /**
+   * Makes `changes()`, `total_changes()` and `last_insert_rowid()` read 0, as on a connection just
+   * opened (a new session of an object starts on one on the platform, whatever this connection ran).
+   */
+  resetConnectionCounters(): void;
   /** A standard SQLite database file of the current committed state; keeps this connection open. */
   exportBytes(): Uint8Array;
   /**

@@ -236,6 +236,12 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     return Number(this.#counters.total_changes());
   }
 
+  resetConnectionCounters(): void {
+    this.#assertOpen();
+    this.#counters ??= this.#module.connectionCounters(this.#dbPtr);
+    this.#counters.reset();
+  }
+
   exportBytes(): Uint8Array {
     this.#assertOpen();
     const file = this.#file;

@@ -126,8 +126,16 @@ export interface SqlJsModule {
   registerFunction(dbPtr: number, name: string, arity: number, impl: RawFunction): void;
   /** Forgets every function registered on `dbPtr` (call when it closes). */
   forgetFunctions(dbPtr: number): void;
-  /** `changes()`, `total_changes()` and `last_insert_rowid()` of connection `dbPtr`, read live. */
-  connectionCounters(dbPtr: number): { changes(): bigint; total_changes(): bigint; last_insert_rowid(): bigint };
+  /**
+   * `changes()`, `total_changes()` and `last_insert_rowid()` of connection `dbPtr`, read live, and
+   * `reset()`, which sets all three to 0 (as on a connection just opened).
+   */
+  connectionCounters(dbPtr: number): {
+    changes(): bigint;
+    total_changes(): bigint;
+    last_insert_rowid(): bigint;
+    reset(): void;
+  };
   /** `sqlite3_step` with SQLite's 'now' pinned to `nowMs`. */
   stepAt(ptr: number, nowMs: number): number;
   /** Runs `fn` with SQLite's 'now' pinned to `nowMs`. */
@@ -192,6 +200,12 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
       changes: () => heap.i64(db + counters.changes),
       total_changes: () => heap.i64(db + counters.totalChanges),
       last_insert_rowid: () => heap.i64(db + counters.lastRowid),
+      reset: () => {
+        for (const offset of [counters.changes, counters.totalChanges, counters.lastRowid]) {
+          heap.setU32(db + offset, 0);
+          heap.setU32(db + offset + 4, 0);
+        }
+      },
     }),
     stepAt(ptr, nowMs) {
       const outer = pinNow(nowMs);
@@ -530,7 +544,12 @@ function connectionCounterOffsets(sql: SqlJsStatic, keys: PointerKeys, heap: Was
     const read = () => [found.lastRowid, found.changes, found.totalChanges].map((o) => heap.i64(ptr + o));
     db.exec("INSERT INTO probe(rowid) VALUES (4242); UPDATE probe SET x = 0 WHERE rowid < 100");
     const ok = lastRowid >= 0 && changes >= 0 && read().every((v, i) => v === builtins()[i]);
-    if (!ok) throw unsupportedBuild("SQLite's connection counters");
+    // Written back as zeros (a new session's counters), the built-ins read them.
+    for (const offset of ok ? [lastRowid, changes, changes + 8] : []) {
+      heap.setU32(ptr + offset, 0);
+      heap.setU32(ptr + offset + 4, 0);
+    }
+    if (!ok || builtins().some((v) => v !== 0n)) throw unsupportedBuild("SQLite's connection counters");
     return found;
   } finally {
     db.close();

@@ -26,11 +26,16 @@ export class BatchSqlLog {
     this.#session = new SessionLog(counts);
   }
 
-  /** Prepares a connection the log records: the seeded `random()`, the connection inputs, the defaults. */
+  /**
+   * Prepares a connection the log records, at the start of a session: the seeded `random()`, the
+   * connection inputs, the defaults, and `changes()`, `total_changes()` and `last_insert_rowid()`
+   * at 0, as on the platform's new connection (whatever replay or the previous session ran on this one).
+   */
   prepare(engine: SqlEngine): void {
     engine.setRandomSource(this.#prng);
     engine.setConnectionInputs(this.#session);
     applyConnectionDefaults(engine);
+    engine.resetConnectionCounters();
   }
 
   /** How many entries the batch logged so far (a savepoint's mark to roll back to). */

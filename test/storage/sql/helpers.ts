@@ -151,6 +151,10 @@ export class RecordingEngine implements SqlEngine {
     return this.#inner.totalChanges();
   }
 
+  resetConnectionCounters(): void {
+    this.#inner.resetConnectionCounters();
+  }
+
   changes(): number {
     return this.#inner.changes();
   }
