@@ -73,7 +73,7 @@ export interface ObjectStorageOptions {
   /**
    * The most log (changed bytes: keys, values, SQL text and bindings) written since the newest
    * snapshot before the next one is due, whatever the database's size: it bounds the replay of an
-   * open (default 16 MiB, {@link DEFAULT_SNAPSHOT_LOG_CAP_BYTES}). Below 32 MiB of database the
+   * open (default 64 MiB, {@link DEFAULT_SNAPSHOT_LOG_CAP_BYTES}). Below 128 MiB of database the
    * half-the-database rule comes first. Snapshots this close together are thinned inside the
    * retention window to half the database of log apart (docs/durability.md, *When snapshots are
    * taken*). A positive integer.
