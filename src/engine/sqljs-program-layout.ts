@@ -60,6 +60,7 @@ const OPCODES_NEEDED = [
   "Clear",
   "Count",
   "SeekRowid",
+  "IsType",
   "SeekGE",
   "SeekGT",
   "SeekLE",

@@ -55,6 +55,8 @@ export interface ProgramLayout {
 /** The value of a statement's parameter, as bound (see `ProgramCounters.counts`, sqljs-row-counters.ts). */
 export type BoundValue = EngineValue | undefined;
 
+/** `OP_IsType`'s P5 bit for an INTEGER value (SQLite's type codes, one bit each from 0x01). */
+const SQLITE_INTEGER_TYPE = 0x01;
 /** `OPFLAG_NCHANGE` (P2 of `OP_Delete`): the delete counts as a change. */
 const OPFLAG_NCHANGE = 0x01;
 
@@ -148,6 +150,7 @@ export function rewrite(
   const HALT = code("Halt");
   const REWIND = code("Rewind");
   const SORT = code("Sort");
+  const IS_TYPE = code("IsType");
   const is = (op: Op | undefined, ...names: string[]) => op !== undefined && names.some((n) => code(n) === op.opcode);
   const ephemeral = new Set<number>();
   const index = new Set<number>();
@@ -219,11 +222,29 @@ export function rewrite(
     } else if (is(o, "Count")) {
       if (o.p3 === 0) countRuns(a, "count", tableRoots.get(o.p1) ?? 0);
     } else if (is(o, "SeekRowid")) {
-      // Runs counted before, found rows after: which one the platform counts depends on the key.
+      const key = keyOf(a, o.p3);
       const trampoline = out.length;
-      out.push({ ...o }, op(TRACE, a + 1));
-      out[a] = op(TRACE, trampoline);
-      sites.push({ at: a, kind: "rowidSeek", extra: trampoline + 1, key: keyOf(a, o.p3) });
+      if (key !== undefined) {
+        // Runs counted before, found rows after: which one the platform counts depends on the key.
+        out.push({ ...o }, op(TRACE, a + 1));
+        out[a] = op(TRACE, trampoline);
+        sites.push({ at: a, kind: "rowidSeek", extra: trampoline + 1, key });
+      } else {
+        // A key computed at run time: its type decides. An integer key's every run counts; any
+        // other key counts only when it found its row (a NULL or a blob never does; a real or a
+        // text that is no integer gives up before the platform counts).
+        out.push(
+          { opcode: IS_TYPE, p4type: 0, p5: SQLITE_INTEGER_TYPE, p1: -1, p2: trampoline + 3, p3: o.p3, p4: 0 },
+          { ...o },
+          op(TRACE, a + 1),
+          op(TRACE, trampoline + 4),
+          { ...o },
+          op(GOTO, a + 1),
+        );
+        out[a] = op(GOTO, trampoline);
+        sites.push({ at: trampoline + 2, kind: "read", extra: 0, key: undefined });
+        sites.push({ at: trampoline + 3, kind: "read", extra: 0, key: undefined });
+      }
     } else if (is(o, "SeekGE", "SeekGT", "SeekLE", "SeekLT")) {
       const next = ops[a + 1];
       const closing = is(o, "SeekGE") ? "IdxGT" : is(o, "SeekLE") ? "IdxLT" : "";

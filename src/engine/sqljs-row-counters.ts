@@ -8,10 +8,12 @@
  * recompiles the statement in the middle of a step (it swaps the programs then); otherwise the
  * original program goes back before the statement is finalized and the copy is freed here.
  *
- * What stays approximate (docs/semantics.md, "Row counters"): a seek whose key is not a number
- * gives up before the platform counts it; that is decided from the bound value when the key is a
- * parameter (otherwise the key is taken to be a number); `SeekEnd` (index builds) counts on the
- * platform only when the B-tree cursor lost its position, taken as its first two runs.
+ * What stays approximate (docs/semantics.md, "Row counters"): a rowid seek whose key is not an
+ * integer gives up before the platform counts it; that is decided from the bound value when the key
+ * is a parameter or constant, and from the key's type as it runs otherwise (a text or real key
+ * counts only when it finds its row: one that reads as an integer and finds none counts on the
+ * platform only); `SeekEnd` (index builds) counts on the platform only when the B-tree cursor lost
+ * its position, taken as its first two runs.
  */
 
 import type { RowCounts } from "./engine";
