@@ -12,11 +12,14 @@ import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults } from "./connection-defaults";
 import type { PerCallChanges } from "./per-call-changes";
 import { mayChangeSettings, SessionLog } from "./session-log";
+import { sqlWriteBytes } from "./snapshots";
 import type { WriteDescription } from "./sql/sql-host";
 
 /** The batch's SQL log. See the module comment. */
 export class BatchSqlLog {
   #entries: SqlWrite[] = [];
+  /** {@link loggedBytes} of the entries, counted as each is logged (while it is still in cache). */
+  #bytes = 0;
   /** Connection state for the log: session starts, settings, connection inputs. */
   readonly #session: SessionLog;
   readonly #prng = new SplitMix64();
@@ -43,6 +46,11 @@ export class BatchSqlLog {
     return this.#entries.length;
   }
 
+  /** About how many bytes the batch's entries add to the log (for the snapshot schedule). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   /** What {@link BatchSqlLog.statement} decides from a statement's text alone (SqlHost.describeWrite). */
   describe(sql: string): WriteDescription {
     return { mayChangeSettings: mayChangeSettings(sql) };
@@ -55,6 +63,7 @@ export class BatchSqlLog {
   statement(engine: SqlEngine, entry: SqlWrite, seq: number, description: WriteDescription | undefined): void {
     const index = this.#entries.length;
     this.#entries.push(entry);
+    this.#bytes += sqlWriteBytes(entry);
     this.#session.logged(engine, entry, description?.mayChangeSettings ?? mayChangeSettings(entry.sql));
     this.#prng.reseed(seq, index);
   }
@@ -62,6 +71,7 @@ export class BatchSqlLog {
   /** Logs a statement the core runs itself (an internal table's schema); it draws no random numbers. */
   internal(engine: SqlEngine, entry: SqlWrite): void {
     this.#entries.push(entry);
+    this.#bytes += sqlWriteBytes(entry);
     this.#session.logged(engine, entry);
   }
 
@@ -70,9 +80,14 @@ export class BatchSqlLog {
    * changed a setting (a rollback does not undo one), an entry that sets what the rollback left.
    */
   rollBackTo(engine: SqlEngine, mark: number, nowMs: number): void {
-    const settings = this.#session.rolledBack(engine, this.#entries.slice(mark), nowMs);
+    const removed = this.#entries.slice(mark);
+    const settings = this.#session.rolledBack(engine, removed, nowMs);
     this.#entries.length = mark;
-    if (settings !== undefined) this.#entries.push(settings);
+    for (const entry of removed) this.#bytes -= sqlWriteBytes(entry);
+    if (settings !== undefined) {
+      this.#entries.push(settings);
+      this.#bytes += sqlWriteBytes(settings);
+    }
   }
 
   /** Reads the settings a logged statement may have changed; runs before the COMMIT. */
@@ -84,6 +99,7 @@ export class BatchSqlLog {
   take(): SqlWrite[] {
     const entries = this.#entries;
     this.#entries = [];
+    this.#bytes = 0;
     return entries;
   }
 
@@ -95,6 +111,7 @@ export class BatchSqlLog {
   /** deleteAll() dropped the batch's writes: nothing of it is logged. */
   clear(): void {
     this.#entries = [];
+    this.#bytes = 0;
   }
 
   /** A snapshot of the last committed state was taken: the next record says what the settings are. */

@@ -29,7 +29,7 @@ import { KV_SCHEMA, KvTable, METADATA_SCHEMA } from "./kv-table";
 import { PendingWrites } from "./pending-writes";
 import { openState } from "./rebuild";
 import { SnapshotSchedule } from "./snapshot-schedule";
-import { ensureFirstSnapshot, sqlWriteBytes } from "./snapshots";
+import { ensureFirstSnapshot } from "./snapshots";
 import type { WriteDescription } from "./sql/sql-host";
 import type { StorageHost } from "./storage-host";
 import {
@@ -560,10 +560,10 @@ export class StorageCore {
     const seq = ++this.#lastSeq;
     const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
     this.#lastCommitTimeMs = timeMs;
+    changedBytes += this.#log.bytes;
     const record: CommitRecord = { seq, timeMs, reset: batch.reset, sql: this.#log.take(), kv };
     this.#log.committed(this.#engine, record);
     if (base.alarm !== undefined) record.alarm = base.alarm;
-    for (const op of record.sql) changedBytes += sqlWriteBytes(op);
     this.timeline.append(seq, timeMs);
     // The batch is now clean: its entries move to the read cache.
     for (const w of kv) {

@@ -6,6 +6,8 @@
 import { describe, expect, test } from "vitest";
 import { ObjectContext } from "../../src/context/object-context";
 import type { ObjectState } from "../../src/context/object-state";
+import { OutputGate } from "../../src/context/output-gate";
+import { deferred } from "../../src/util/deferred";
 import { ManualPersistence, track, turns } from "./helpers";
 
 class Writer {
@@ -211,5 +213,39 @@ describe("output gate", () => {
     expect(b.settled).toBe(false);
     await persistence.confirmNext();
     await b.promise;
+  });
+});
+
+describe("OutputGate.hold", () => {
+  test("holding the same confirmation again (every write of a batch does) still waits for it, and for a later one", async () => {
+    const gate = new OutputGate();
+    const first = deferred<void>();
+    const second = deferred<void>();
+    gate.hold(first.promise);
+    gate.hold(first.promise);
+    gate.hold(second.promise);
+    gate.hold(second.promise);
+    const waited = track(gate.wait());
+    await turns();
+    expect(waited.settled).toBe(false);
+    first.resolve();
+    await turns();
+    expect(waited.settled).toBe(false);
+    second.resolve();
+    await waited.promise;
+  });
+
+  test("a confirmation held again after another one is held again too, and its failure reaches the waiter", async () => {
+    const gate = new OutputGate();
+    const first = deferred<void>();
+    const second = deferred<void>();
+    gate.hold(first.promise);
+    gate.hold(second.promise);
+    gate.hold(first.promise);
+    second.resolve();
+    const waited = gate.wait();
+    const failure = new Error("append failed");
+    first.reject(failure);
+    await expect(waited).rejects.toBe(failure);
   });
 });
