@@ -84,3 +84,18 @@ export class DelegatingPersistence<Inner extends PersistenceAdapter = Persistenc
     return this.inner.keptHistory?.();
   }
 }
+
+/**
+ * Whether `adapter` deletes the snapshots it is asked to (`thinSnapshots`), also behind wrappers:
+ * a {@link DelegatingPersistence} that does not override `thinSnapshots` thins only if the adapter
+ * behind it does (its own method then answers "nothing deleted"). @internal
+ */
+export function thinsSnapshots(adapter: PersistenceAdapter): boolean {
+  if (typeof adapter.thinSnapshots !== "function") return false;
+  if (
+    adapter instanceof DelegatingPersistence &&
+    adapter.thinSnapshots === DelegatingPersistence.prototype.thinSnapshots
+  )
+    return thinsSnapshots(adapter.inner);
+  return true;
+}

@@ -3,6 +3,7 @@
  * with the platform's `DurableObjectStorage` API.
  */
 
+import { thinsSnapshots } from "../durability/delegating-persistence";
 import { openFilePersistence } from "../durability/file-persistence";
 import { createMemoryPersistence } from "../durability/memory-persistence";
 import type { PersistenceAdapter } from "../durability/persistence";
@@ -73,10 +74,11 @@ export interface ObjectStorageOptions {
   /**
    * The most log (changed bytes: keys, values, SQL text and bindings) written since the newest
    * snapshot before the next one is due, whatever the database's size: it bounds the replay of an
-   * open (default 64 MiB, {@link DEFAULT_SNAPSHOT_LOG_CAP_BYTES}). Below 128 MiB of database the
-   * half-the-database rule comes first. Snapshots this close together are thinned inside the
-   * retention window to half the database of log apart (docs/durability.md, *When snapshots are
-   * taken*). A positive integer.
+   * open (default 64 MiB, {@link DEFAULT_SNAPSHOT_LOG_CAP_BYTES}, where the persistence adapter
+   * thins snapshots: the file and in-memory adapters; no cap by default over adapters that keep
+   * every snapshot, such as S3 and IndexedDB). Below 128 MiB of database the half-the-database rule
+   * comes first. Snapshots this close together are thinned inside the retention window to half the
+   * database of log apart (docs/durability.md, *When snapshots are taken*). A positive integer.
    */
   snapshotLogCapBytes?: number;
   /** How to load sql.js (browsers: `locateFile` for the WASM file). */
@@ -193,7 +195,11 @@ export class ObjectStorage {
         deleteAllDeletesAlarm: options.deleteAllDeletesAlarm ?? false,
         snapshotEveryRecords: options.snapshotEveryRecords ?? 10_000,
         snapshotEveryBytes: 8 * 1024 * 1024,
-        snapshotLogCapBytes: options.snapshotLogCapBytes ?? DEFAULT_SNAPSHOT_LOG_CAP_BYTES,
+        // By default the cap applies only where thinning can delete the extra snapshots it takes:
+        // over an adapter that keeps every snapshot of the window, it would multiply what is kept.
+        snapshotLogCapBytes:
+          options.snapshotLogCapBytes ??
+          (thinsSnapshots(persistence) ? DEFAULT_SNAPSHOT_LOG_CAP_BYTES : Number.POSITIVE_INFINITY),
       },
       backend === "sqlite",
     ).catch((e: unknown) => {

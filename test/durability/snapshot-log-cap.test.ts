@@ -11,15 +11,17 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
-import { DelegatingPersistence } from "../../src/durability/delegating-persistence";
+import { DelegatingPersistence, thinsSnapshots } from "../../src/durability/delegating-persistence";
 import { openFilePersistence } from "../../src/durability/file-persistence";
+import { IndexedDbPersistence } from "../../src/durability/indexeddb-persistence";
 import { createMemoryPersistence } from "../../src/durability/memory-persistence";
 import type { PersistenceAdapter } from "../../src/durability/persistence";
 import { planThinning, type ThinningCandidate, thinnableSeqs } from "../../src/durability/retention";
 import type { SqlEngineFactory } from "../../src/engine/engine";
 import { loadSqlJsEngine } from "../../src/engine/sqljs";
+import { s3Persistence } from "../../src/s3/s3-persistence";
 import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
-import { loggedBytes } from "../../src/storage/snapshots";
+import { DEFAULT_SNAPSHOT_LOG_CAP_BYTES, loggedBytes } from "../../src/storage/snapshots";
 import { FakeClock } from "../../src/util/clock";
 
 /** Records every snapshot written and every snapshot thinned. */
@@ -150,6 +152,60 @@ describe("snapshotLogCapBytes: the log since the newest snapshot is bounded", ()
     const all = await logBytesAfter(memory, coreOf(storage).timeline.firstSeq, coreOf(storage).lastSeq);
     expect(all.reduce((a, b) => a + b, 0)).toBeGreaterThan(5 * CAP);
     await storage.close();
+  });
+});
+
+describe("the default cap applies only where snapshots can be thinned", () => {
+  const CAP_SET = 123_456;
+  /** An adapter that keeps every snapshot: the in-memory one with its thinning hidden. */
+  const keepsAll = (): PersistenceAdapter =>
+    new Proxy(createMemoryPersistence(), {
+      get: (target, property) => {
+        if (property === "thinSnapshots") return undefined;
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+
+  it("the file and in-memory adapters thin, also behind a wrapper; S3, IndexedDB and a wrapper over an adapter that keeps all do not", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "log-cap-thins-"));
+    try {
+      const file = await openFilePersistence(dir);
+      expect(thinsSnapshots(file)).toBe(true);
+      await file.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    expect(thinsSnapshots(createMemoryPersistence())).toBe(true);
+    expect(thinsSnapshots(new DelegatingPersistence(createMemoryPersistence()))).toBe(true);
+    expect(thinsSnapshots(keepsAll())).toBe(false);
+    expect(thinsSnapshots(new DelegatingPersistence(keepsAll()))).toBe(false);
+    expect(thinsSnapshots(new DelegatingPersistence(new DelegatingPersistence(keepsAll())))).toBe(false);
+    // A wrapper with its own thinSnapshots decides for itself.
+    expect(thinsSnapshots(new Recording(keepsAll()))).toBe(true);
+    expect(thinsSnapshots(Object.create(IndexedDbPersistence.prototype) as PersistenceAdapter)).toBe(false);
+    const s3 = s3Persistence({
+      endpoint: "http://127.0.0.1:9",
+      bucket: "bbb",
+      credentials: { accessKeyId: "k", secretAccessKey: "s" },
+    });
+    expect(thinsSnapshots(s3)).toBe(false);
+  });
+
+  it("the cap an open uses: the default where the adapter thins, none where it keeps every snapshot, the option's value either way", async () => {
+    const cases: [PersistenceAdapter, Record<string, number>, number][] = [
+      [createMemoryPersistence(), {}, DEFAULT_SNAPSHOT_LOG_CAP_BYTES],
+      [new DelegatingPersistence(createMemoryPersistence()), {}, DEFAULT_SNAPSHOT_LOG_CAP_BYTES],
+      [keepsAll(), {}, Number.POSITIVE_INFINITY],
+      [new DelegatingPersistence(keepsAll()), {}, Number.POSITIVE_INFINITY],
+      [keepsAll(), { snapshotLogCapBytes: CAP_SET }, CAP_SET],
+      [createMemoryPersistence(), { snapshotLogCapBytes: CAP_SET }, CAP_SET],
+    ];
+    for (const [persistence, extra, cap] of cases) {
+      const storage = await open(persistence, new FakeClock(), extra);
+      expect(coreOf(storage).settings.snapshotLogCapBytes).toBe(cap);
+      await storage.close();
+    }
   });
 });
 
