@@ -39,8 +39,11 @@ export function toWellFormed(s: string): string {
   return isWellFormed(s) ? s : s.replace(LONE_SURROGATES, "\uFFFD");
 }
 
-/** The longest byte run {@link asciiString} turns into a string itself. */
-export const ASCII_STRING_MAX = 64;
+/**
+ * The longest byte run {@link asciiString} turns into a string itself: past about 32 bytes one
+ * `TextDecoder` call is the faster (measured 86 against 93 ns at 32 bytes, 170 against 94 ns at 64).
+ */
+export const ASCII_STRING_MAX = 32;
 
 /** One argument array per length, reused by {@link asciiString} (its calls never nest). */
 const asciiArgs: number[][] = Array.from({ length: ASCII_STRING_MAX + 1 }, (_, n) => new Array<number>(n).fill(0));
