@@ -214,14 +214,30 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
   }
 
   query(sql: string, params: readonly EngineValue[] = []): EngineValue[][] {
-    const stmt = this.prepare(sql);
+    // What `changes()` answers is the last statement of the object's own: this internal read
+    // leaves it as it was. (`EXPLAIN` of a write, which the access check lists, ends the way the
+    // write would, and SQLite sets `changes()` to the 0 rows it changed.)
+    return this.keepingChanges(() => {
+      const stmt = this.prepare(sql);
+      try {
+        stmt.bind(params, "integer");
+        const rows: EngineValue[][] = [];
+        while (stmt.step()) rows.push(stmt.row());
+        return rows;
+      } finally {
+        stmt.free();
+      }
+    });
+  }
+
+  /** @internal Runs `fn` and puts back what `changes()` answered before it (StatementOwner). */
+  keepingChanges<T>(fn: () => T): T {
+    const counters = (this.#counters ??= this.#module.connectionCounters(this.#dbPtr));
+    const changes = counters.changes();
     try {
-      stmt.bind(params, "integer");
-      const rows: EngineValue[][] = [];
-      while (stmt.step()) rows.push(stmt.row());
-      return rows;
+      return fn();
     } finally {
-      stmt.free();
+      counters.setChanges(changes);
     }
   }
 

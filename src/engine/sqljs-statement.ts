@@ -115,6 +115,8 @@ export interface StatementOwner {
   lastError(rc: number): EngineError;
   /** `sqlite3_step` with SQLite's 'now' pinned to `nowMs` (see sqljs.ts). */
   stepAt(ptr: number, nowMs: number): number;
+  /** Runs `fn` and puts back what `changes()` answered before it. */
+  keepingChanges<T>(fn: () => T): T;
 }
 
 /** Index into `Vdbe.aCounter` (SQLite's `SQLITE_STMTSTATUS_FULLSCAN_STEP`). */
@@ -281,7 +283,11 @@ export class SqlJsStatement implements EngineStatement {
     if (start === "once") {
       // A run that cannot be repeated: a program SQLite would recompile inside this step is
       // recompiled first without running (sqljs-row-counters.ts), then rewritten and counted.
-      first = recompileUnrun(this.#heap, this.#engine.programLayout, this.#ptr, () => this.#stepRaw(nowMs));
+      // The recompiling step is refused on purpose, and a refused write sets `changes()` to its 0
+      // rows: the count the statement before it left is put back, for this run to see.
+      first = this.#engine.keepingChanges(() =>
+        recompileUnrun(this.#heap, this.#engine.programLayout, this.#ptr, () => this.#stepRaw(nowMs)),
+      );
       if (first === "recompiled") {
         this.#raw._sqlite3_reset(this.#ptr); // keeps the bindings
         this.#instrument();

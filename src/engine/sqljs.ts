@@ -127,14 +127,16 @@ export interface SqlJsModule {
   /** Forgets every function registered on `dbPtr` (call when it closes). */
   forgetFunctions(dbPtr: number): void;
   /**
-   * `changes()`, `total_changes()` and `last_insert_rowid()` of connection `dbPtr`, read live, and
-   * `reset()`, which sets all three to 0 (as on a connection just opened).
+   * `changes()`, `total_changes()` and `last_insert_rowid()` of connection `dbPtr`, read live,
+   * `reset()`, which sets all three to 0 (as on a connection just opened), and `setChanges()`, which
+   * puts back what `changes()` answered.
    */
   connectionCounters(dbPtr: number): {
     changes(): bigint;
     total_changes(): bigint;
     last_insert_rowid(): bigint;
     reset(): void;
+    setChanges(value: bigint): void;
   };
   /** `sqlite3_step` with SQLite's 'now' pinned to `nowMs`. */
   stepAt(ptr: number, nowMs: number): number;
@@ -205,6 +207,10 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
           heap.setU32(db + offset, 0);
           heap.setU32(db + offset + 4, 0);
         }
+      },
+      setChanges: (value) => {
+        heap.setU32(db + counters.changes, Number(BigInt.asUintN(32, value)));
+        heap.setU32(db + counters.changes + 4, Number(BigInt.asUintN(32, value >> 32n)));
       },
     }),
     stepAt(ptr, nowMs) {

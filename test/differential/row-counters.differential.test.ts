@@ -280,6 +280,17 @@ const RECOMPILED_WRITES: readonly (string | readonly [string, readonly (string |
   "SELECT changes(), total_changes(), last_insert_rowid()",
   ["DELETE FROM r WHERE name LIKE ?", ["zz%"]],
   "SELECT changes(), total_changes()",
+  // A write reads in changes() what the statement before it left, also when SQLite recompiles it
+  // for its bound pattern (the recompiling step is refused on purpose) and at its first use (the
+  // access check lists its program with EXPLAIN, which ends as the write would).
+  "UPDATE r SET name = name",
+  ["INSERT INTO r SELECT id + 200, changes() FROM r WHERE name LIKE ? LIMIT 1", ["a%"]],
+  "SELECT id, name FROM r WHERE id > 200",
+  "UPDATE r SET name = name",
+  "INSERT INTO r VALUES (300, changes())",
+  "UPDATE r SET name = name WHERE id < 100",
+  "INSERT INTO r VALUES (301, changes() || '/' || total_changes())",
+  "SELECT id, name FROM r WHERE id >= 300",
   "CREATE TABLE pt (id INTEGER PRIMARY KEY, kind TEXT, v INTEGER)",
   "CREATE INDEX pt_v ON pt(v) WHERE kind = 'hot'",
   "INSERT INTO pt VALUES (1, 'hot', 1), (2, 'hot', 3), (3, 'cold', 3), (4, 'hot', 5), (5, 'cold', 7)",
