@@ -318,7 +318,7 @@ export function recompileUnrun(
   stmt: number,
   step: () => number,
 ): "recompiled" | number | undefined {
-  if (((heap.bytes[stmt + layout.expiredByte] as number) & 3) === 0) return undefined;
+  if (!programExpired(heap, layout, stmt)) return undefined;
   const program = heap.u32(stmt + layout.opsOffset);
   const flags = heap.u32(stmt) + layout.queryOnlyByte;
   const before = heap.bytes[flags] as number;
@@ -333,6 +333,11 @@ export function recompileUnrun(
   const swapped = heap.u32(stmt + layout.opsOffset) !== program;
   const expired = ((heap.bytes[stmt + layout.expiredByte] as number) & 3) !== 0;
   return rc === SQLITE_READONLY && swapped && !expired ? "recompiled" : rc;
+}
+
+/** Whether SQLite marked `stmt`'s program expired: its next step compiles it again (see {@link recompileUnrun}). */
+export function programExpired(heap: WasmHeap, layout: ProgramLayout, stmt: number): boolean {
+  return ((heap.bytes[stmt + layout.expiredByte] as number) & 3) !== 0;
 }
 
 /** Whether SQLite's `SeekRowid` finds an integer in `value` (it converts numeric text and whole reals). */

@@ -10,7 +10,7 @@ import { asciiString, isWellFormed } from "../util/utf8";
 import { EngineError, type EngineStatement, type EngineValue, type NumberBinding, type RowCounts } from "./engine";
 import type { WasmHeap } from "./sqljs";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
-import { ProgramCounters, recompileUnrun } from "./sqljs-row-counters";
+import { ProgramCounters, programExpired, recompileUnrun } from "./sqljs-row-counters";
 
 /** The raw C exports of the sql.js module that we call directly. */
 export interface RawSqlite {
@@ -280,7 +280,7 @@ export class SqlJsStatement implements EngineStatement {
     this.#clean = false;
     const start = this.#countedRunStart;
     let first: number | "recompiled" | undefined;
-    if (start === "once") {
+    if (start === "once" && programExpired(this.#heap, this.#engine.programLayout, this.#ptr)) {
       // A run that cannot be repeated: a program SQLite would recompile inside this step is
       // recompiled first without running (sqljs-row-counters.ts), then rewritten and counted.
       // The recompiling step is refused on purpose, and a refused write sets `changes()` to its 0
