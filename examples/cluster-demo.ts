@@ -79,6 +79,28 @@ export async function stopHosts(hosts: readonly DemoHost[]): Promise<void> {
   await Promise.all(exits);
 }
 
+/**
+ * Waits until every host's view of the members is all of them (`GET /stats`), so that each routes
+ * a room to the same owner; over a bucket a host sees another only after reading its heartbeat.
+ */
+async function bothSeeEachOther(hosts: readonly DemoHost[]): Promise<void> {
+  const ids = hosts
+    .map((h) => h.ready.ready)
+    .sort()
+    .join(",");
+  for (let attempt = 0; ; attempt++) {
+    const views = await Promise.all(
+      hosts.map(async (h) => {
+        const res = await fetch(`http://127.0.0.1:${h.ready.front}/stats`);
+        return ((await res.json()) as { live: string[] }).live.join(",");
+      }),
+    );
+    if (views.every((v) => v === ids)) return;
+    if (attempt >= 300) throw new Error(`the hosts did not see each other: ${views.join(" / ")}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 async function post(port: number, room: string): Promise<{ count: number; servedBy: string; via: string }> {
   for (let attempt = 0; ; attempt++) {
     const res = await fetch(`http://127.0.0.1:${port}/rooms/${encodeURIComponent(room)}`, { method: "POST" });
@@ -108,7 +130,7 @@ export async function runClusterDemo(
     );
     for (const h of hosts)
       print(`  ${h.ready.ready}  pid ${h.ready.pid}  front :${h.ready.front}  forwarding ${h.ready.forward}`);
-    await new Promise((r) => setTimeout(r, 500)); // a couple of heartbeats: both see each other
+    await bothSeeEachOther(hosts);
     const rooms = ["lobby", "kitchen", "garden", "attic"];
     const owners = new Map<string, string>();
     for (const room of rooms) {
