@@ -7,7 +7,8 @@
  * when the environment variable ACTORSTORE_CLUSTER_BUCKET holds `{ endpoint, bucket, prefix,
  * credentials }` (JSON), over that bucket: membership, holders, the alarm index and every object's data
  * (the S3 adapter, with its fencing). ACTORSTORE_IDLE_MS sets the idle time before an object is
- * evicted (default 2,000 ms). A small front server:
+ * evicted (default 2,000 ms), ACTORSTORE_TTL_MS how long a member's heartbeat may stay unchanged
+ * before the others count it dead (default 1,000 ms; heartbeats every 200 ms). A small front server:
  *
  *   POST /rooms/<name>            appends a message (the body's text) to that room, whichever host owns
  *                                 it, and answers `{ count, servedBy, via }`
@@ -61,7 +62,7 @@ const node = await ClusterHost.start({
     ...(bucket === undefined ? { directory: dir } : { bucket }),
     id,
     heartbeatMs: 200,
-    ttlMs: 1_000,
+    ttlMs: Number(process.env.ACTORSTORE_TTL_MS ?? 1_000),
     forwardTimeoutMs: 10_000,
   },
 });
