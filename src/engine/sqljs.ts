@@ -203,15 +203,10 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
       total_changes: () => heap.i64(db + counters.totalChanges),
       last_insert_rowid: () => heap.i64(db + counters.lastRowid),
       reset: () => {
-        for (const offset of [counters.changes, counters.totalChanges, counters.lastRowid]) {
-          heap.setU32(db + offset, 0);
-          heap.setU32(db + offset + 4, 0);
-        }
+        for (const offset of [counters.changes, counters.totalChanges, counters.lastRowid])
+          heap.setI64(db + offset, 0n);
       },
-      setChanges: (value) => {
-        heap.setU32(db + counters.changes, Number(BigInt.asUintN(32, value)));
-        heap.setU32(db + counters.changes + 4, Number(BigInt.asUintN(32, value >> 32n)));
-      },
+      setChanges: (value) => heap.setI64(db + counters.changes, value),
     }),
     stepAt(ptr, nowMs) {
       const outer = pinNow(nowMs);
@@ -346,7 +341,6 @@ export class WasmHeap {
     return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
   }
 
-  /** Writes the unsigned 32-bit integer `value` at `address` (4-byte aligned). */
   /**
    * The heap as 32-bit words (index = address / 4). Like {@link WasmHeap.bytes}, fetch it again
    * after any call into the module that may allocate.
@@ -356,9 +350,16 @@ export class WasmHeap {
     return this.#words;
   }
 
+  /** Writes the unsigned 32-bit integer `value` at `address` (4-byte aligned). */
   setU32(address: number, value: number): void {
     if (this.#view.byteLength === 0) this.#recapture();
     this.#words[address >>> 2] = value;
+  }
+
+  /** Writes the 64-bit integer `value` at `address` (8-byte aligned), little-endian. */
+  setI64(address: number, value: bigint): void {
+    this.setU32(address, Number(BigInt.asUintN(32, value)));
+    this.setU32(address + 4, Number(BigInt.asUintN(32, value >> 32n)));
   }
 
   /**
@@ -551,10 +552,7 @@ function connectionCounterOffsets(sql: SqlJsStatic, keys: PointerKeys, heap: Was
     db.exec("INSERT INTO probe(rowid) VALUES (4242); UPDATE probe SET x = 0 WHERE rowid < 100");
     const ok = lastRowid >= 0 && changes >= 0 && read().every((v, i) => v === builtins()[i]);
     // Written back as zeros (a new session's counters), the built-ins read them.
-    for (const offset of ok ? [lastRowid, changes, changes + 8] : []) {
-      heap.setU32(ptr + offset, 0);
-      heap.setU32(ptr + offset + 4, 0);
-    }
+    for (const offset of ok ? [found.lastRowid, found.changes, found.totalChanges] : []) heap.setI64(ptr + offset, 0n);
     if (!ok || builtins().some((v) => v !== 0n)) throw unsupportedBuild("SQLite's connection counters");
     return found;
   } finally {

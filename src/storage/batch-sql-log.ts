@@ -1,6 +1,6 @@
 /**
  * The SQL log of the batch being built: the statements it ran, in order, each with what replay
- * needs to run it exactly as it ran live — the time it saw as 'now', the seed of `random()` (the
+ * needs to run it exactly as it ran live — the time it saw as 'now', how `random()` was seeded (the
  * batch's seq and the statement's index in the record), and the connection state around it
  * (session-log.ts: settings, connection inputs, session marks). The storage core (storage-core.ts)
  * hands it each statement right before it runs, as the SQL facade's host (`SqlHost.beforeWrite`),
