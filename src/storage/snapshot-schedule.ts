@@ -4,6 +4,7 @@
  * holds as far as this core knows. The copy itself (in one go, or a few pages per turn for a large
  * database) is in snapshots.ts.
  */
+import { thinsSnapshots } from "../durability/delegating-persistence";
 import { handOverWrittenImage } from "../durability/image-handover";
 import type { SnapshotInfo } from "../durability/persistence";
 import { planThinning, type ThinningCandidate } from "../durability/retention";
@@ -116,7 +117,7 @@ export class SnapshotSchedule {
    */
   async thin(keepFromSeq: number): Promise<void> {
     const persistence = this.#settings.persistence;
-    if (persistence.thinSnapshots === undefined) return;
+    if (!thinsSnapshots(persistence) || persistence.thinSnapshots === undefined) return;
     const doomed = planThinning(this.thinningCandidates(), keepFromSeq, {
       maxLogBytes: (imageBytes) => restoreSpacingBytes(this.#settings, imageBytes),
       maxRecords: this.#settings.snapshotEveryRecords,
