@@ -2,9 +2,9 @@
  * The SQL log of the batch being built: the statements it ran, in order, each with what replay
  * needs to run it exactly as it ran live — the time it saw as 'now', how `random()` was seeded (the
  * batch's seq and the statement's index in the record), and the connection state around it
- * (session-log.ts: settings, connection inputs, session marks). The storage core (storage-core.ts)
- * hands it each statement right before it runs, as the SQL facade's host (`SqlHost.beforeWrite`),
- * and takes its entries into the commit record.
+ * (session-log.ts: settings, connection inputs, session marks). The storage core's SQL side
+ * (core-sql-host.ts) hands it each statement right before it runs, as the SQL facade's host
+ * (`SqlHost.beforeWrite`), and the core (storage-core.ts) takes its entries into the commit record.
  */
 import type { CommitRecord, SqlWrite } from "../durability/commit-record";
 import type { SqlEngine } from "../engine/engine";

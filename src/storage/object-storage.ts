@@ -311,8 +311,8 @@ export class ObjectStorage {
   /** The SQL API (`backend: "sqlite"` only; on `"kv"` its calls throw an error naming the option). */
   get sql(): SqlStorage {
     if (this.#sql === undefined) {
-      // The core is the SQL host itself (no wrapper: its getters are on every exec's path).
-      const host: SqlHost = this.#core;
+      // The core's SQL side is the SQL host itself (no wrapper: its getters are on every exec's path).
+      const host: SqlHost = this.#core.sqlHost;
       this.#sql = new SqlStorage(host, { enabled: this.#backend === "sqlite" });
     }
     return this.#sql;

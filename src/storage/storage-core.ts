@@ -9,11 +9,11 @@
 import type { CommitRecord, KvWrite } from "../durability/commit-record";
 import type { CommitTimeline } from "../durability/commit-timeline";
 import type { SnapshotInfo } from "../durability/persistence";
-import type { EngineValue, SqlEngine } from "../engine/engine";
+import type { SqlEngine } from "../engine/engine";
 import { ActorStoreError } from "../errors";
 import { scheduleTurnEnd } from "../util/clock";
 import { type Deferred, deferred } from "../util/deferred";
-import { BatchSqlLog } from "./batch-sql-log";
+import type { BatchSqlLog } from "./batch-sql-log";
 import {
   type CoreOpenOptions,
   type CoreSettings,
@@ -22,15 +22,15 @@ import {
   ORPHANED_TRANSACTION_MESSAGE,
   WRITE_FAILED_MESSAGE,
 } from "./core-settings";
+import { CoreSqlHost } from "./core-sql-host";
 import type { KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
 import { type ListingSource, listEntries, listValues, type ValueDecoder } from "./kv-listing";
-import { KV_SCHEMA, KvTable, METADATA_SCHEMA } from "./kv-table";
-import { PendingWrites } from "./pending-writes";
+import { KV_SCHEMA, type KvTable, METADATA_SCHEMA } from "./kv-table";
+import type { PendingWrites } from "./pending-writes";
 import { openState } from "./rebuild";
 import { SnapshotSchedule } from "./snapshot-schedule";
 import { ensureFirstSnapshot } from "./snapshots";
-import type { WriteDescription } from "./sql/sql-host";
 import type { StorageHost } from "./storage-host";
 import {
   appliedKeys,
@@ -54,10 +54,8 @@ interface Batch {
 /** The storage core. See the module comment for the write path. */
 export class StorageCore {
   readonly settings: CoreSettings;
-  #engine: SqlEngine;
-  #generation = 0;
-  #schemaEpoch = 0;
-  #kv: KvTable;
+  /** The engine, the hidden tables, the SQL log and the SQL facade's host (core-sql-host.ts). */
+  readonly sqlHost: CoreSqlHost;
   readonly cache: KvCache;
   #layers: WriteLayer[] = [{ kv: new Map(), sqlMark: 0 }];
   #batch: Batch;
@@ -72,9 +70,9 @@ export class StorageCore {
   #closed = false;
   #host: StorageHost | undefined;
   /** Buffered writes the engine does not hold yet, and SQL's counters (pending-writes.ts). */
-  readonly #pending = new PendingWrites();
+  readonly #pending: PendingWrites;
   /** The batch's SQL statements and connection state, for the commit record (batch-sql-log.ts). */
-  readonly #log = new BatchSqlLog(this.#pending.counts);
+  readonly #log: BatchSqlLog;
   /** Keys written with `noCache` in the current batch. */
   readonly #noCacheKeys = new Set<string>();
   /** Commit times by seq, for bookmarks and retention. */
@@ -91,16 +89,29 @@ export class StorageCore {
   ) {
     this.settings = settings;
     this.timeline = timeline;
-    this.#engine = engine;
-    this.#log.prepare(engine);
-    this.#kv = new KvTable(engine, this.#bumpSchemaEpoch);
+    this.sqlHost = new CoreSqlHost(settings, engine, {
+      assertUsable: () => this.assertUsable(),
+      begin: () => this.#begin(),
+      nextSeq: () => this.#lastSeq + 1,
+      afterWrite: (allowUnconfirmed) => this.#afterWrite(allowUnconfirmed),
+      layers: () => this.#layers,
+      currentAlarm: () => this.currentAlarm(),
+      failCommit: (e) => {
+        this.#failCommit(e);
+        return this.#broken as Error;
+      },
+      transactionSync: (fn) => this.transactionSync(fn),
+      abort: (reason) => this.abort(reason),
+    });
+    this.#pending = this.sqlHost.pending;
+    this.#log = this.sqlHost.log;
     this.cache = new KvCache(settings.cacheSoftLimitBytes);
     this.#lastSeq = lastSeq;
     this.#lastCommitTimeMs = lastTimeMs;
     this.#committedAlarm = this.#kv.getAlarm();
     this.#batch = this.#newBatch();
     this.#schedule = new SnapshotSchedule(settings, {
-      engine: () => this.#engine,
+      engine: () => this.sqlHost.engine,
       between: () => !this.#batch.began && this.#savepointDepth === 0,
       taken: () => {
         this.#log.snapshotTaken();
@@ -134,25 +145,16 @@ export class StorageCore {
 
   /** The engine that holds the data now. */
   get engine(): SqlEngine {
-    return this.#engine;
+    return this.sqlHost.engine;
   }
 
-  /** Changes whenever the engine is replaced. */
-  get generation(): number {
-    return this.#generation;
+  get #engine(): SqlEngine {
+    return this.sqlHost.engine;
   }
 
-  /**
-   * Changes when the schema may have changed behind the SQL facade: a rollback (it can bring back
-   * dropped objects), the hidden tables created, the database replaced. Keys the cached verdicts.
-   */
-  get schemaEpoch(): number {
-    return this.#schemaEpoch;
+  get #kv(): KvTable {
+    return this.sqlHost.kv;
   }
-
-  readonly #bumpSchemaEpoch = (): void => {
-    this.#schemaEpoch++;
-  };
 
   /** The sequence number of the last committed batch (0 = nothing yet). */
   get lastSeq(): number {
@@ -177,14 +179,6 @@ export class StorageCore {
   /** The attached host, if any. */
   get host(): StorageHost | undefined {
     return this.#host;
-  }
-
-  /**
-   * SqlHost: SQLite rolled the open transaction back by itself (a critical error such as
-   * SQLITE_FULL): the object breaks, as on the platform, and every later call throws `error`.
-   */
-  onCriticalError(error: Error): void {
-    this.abort(error);
   }
 
   /** Throws if the core can no longer be used. */
@@ -220,7 +214,7 @@ export class StorageCore {
    */
   delete(key: string, allowUnconfirmed: boolean): boolean {
     // The platform's delete() is a statement on `_cf_KV`, which it creates for it if needed.
-    if (!this.#kv.exists()) this.#createInternalTable(KV_SCHEMA);
+    if (!this.#kv.exists()) this.sqlHost.createInternalTable(KV_SCHEMA);
     const buffered = bufferedValue(this.#layers, key);
     let existed = buffered === undefined ? undefined : buffered !== null;
     if (existed === undefined) {
@@ -285,7 +279,7 @@ export class StorageCore {
     this.assertUsable();
     // The platform creates the hidden table with the first write, so SQL sees it (and is refused
     // access to it) from then on, not only after the batch commits.
-    if (!this.#kv.exists()) this.#createInternalTable(KV_SCHEMA);
+    if (!this.#kv.exists()) this.sqlHost.createInternalTable(KV_SCHEMA);
     if (noCache) this.#noCacheKeys.add(key);
     else if (this.#noCacheKeys.size > 0) this.#noCacheKeys.delete(key);
     (this.#layers[this.#layers.length - 1] as WriteLayer).kv.set(key, bytes);
@@ -324,7 +318,7 @@ export class StorageCore {
     if (this.currentAlarm() === timeMs && !unknown) return;
     // The platform writes the alarm at the call, creating `_cf_METADATA` with the first one, so
     // `sqlite_schema` and `databaseSize` show it from then on (also if it is cleared in the batch).
-    if ((timeMs !== null || unknown) && !this.#kv.metadataExists()) this.#createInternalTable(METADATA_SCHEMA);
+    if ((timeMs !== null || unknown) && !this.#kv.metadataExists()) this.sqlHost.createInternalTable(METADATA_SCHEMA);
     (this.#layers[this.#layers.length - 1] as WriteLayer).alarm = timeMs;
     this.#pending.alarmChanged();
     this.#afterWrite(allowUnconfirmed);
@@ -339,7 +333,7 @@ export class StorageCore {
     if (this.#savepointDepth > 0) throw new Error("Cannot call deleteAll() within a transaction");
     const keepAlarm = this.settings.deleteAllDeletesAlarm ? null : this.currentAlarm();
     if (this.#batch.began) this.#engine.exec("ROLLBACK");
-    this.#replaceEngine(this.settings.engineFactory.open());
+    this.sqlHost.replaceEngine(this.settings.engineFactory.open());
     this.cache.clear();
     // The new database is empty: every key is known to be absent until something is written.
     this.cache.markComplete("", undefined);
@@ -354,73 +348,16 @@ export class StorageCore {
     this.#batch.reset = true;
     this.#log.clear();
     // The platform writes the kept alarm into the new database at once.
-    if (keepAlarm !== null) this.#createInternalTable(METADATA_SCHEMA);
+    if (keepAlarm !== null) this.sqlHost.createInternalTable(METADATA_SCHEMA);
     // The platform disables allowUnconfirmed for deleteAll.
     this.#afterWrite(false);
   }
 
-  // ---------------------------------------------------------------- SQL host
-
-  /** Opens the implicit transaction if needed and logs a SQL write (see SqlHost.beforeWrite). */
-  beforeWrite(sql: string, bindings: readonly EngineValue[], description?: WriteDescription): number {
-    this.assertUsable();
-    this.#begin();
-    const nowMs = this.settings.clock.now();
-    // Kept as is: the facade hands over an array of its own (SqlHost.beforeWrite).
-    this.#log.statement(
-      this.#engine,
-      { sql, bindings: bindings as EngineValue[], nowMs },
-      this.#lastSeq + 1,
-      description,
-    );
-    this.#afterWrite(false);
-    return nowMs;
-  }
-
-  /** What {@link StorageCore.beforeWrite} decides from a statement's text alone (SqlHost.describeWrite). */
-  describeWrite(sql: string): WriteDescription {
-    return this.#log.describe(sql);
-  }
+  // ---------------------------------------------------------------- savepoints
 
   /** The current time. */
   now(): number {
     return this.settings.clock.now();
-  }
-
-  /**
-   * Creates an internal table now, at the call that first needs it (as the platform does), as a
-   * logged write of the batch: it rolls back with a savepoint, and replay creates it at the same
-   * point among the batch's SQL writes, so `sqlite_schema` gets the same rows in the same order.
-   */
-  #createInternalTable(schema: string): void {
-    this.#begin();
-    this.#log.internal(this.#engine, { sql: schema, bindings: [], nowMs: this.settings.clock.now() });
-    this.#engine.exec(schema);
-    this.#kv.invalidate();
-    this.#schemaEpoch++;
-  }
-
-  /**
-   * SqlHost: a SQL statement is about to run (or `databaseSize` to be read). The platform writes
-   * each key into `_cf_KV` at the call, so SQL that looks at the database (`PRAGMA optimize`,
-   * `ANALYZE`, `databaseSize`, `changes()`) sees it; here key-value writes are buffered, so the
-   * ones the engine does not hold yet are written now, inside the batch's transaction (or the open
-   * savepoint). They stay buffered for reads and the commit record; the commit skips them.
-   */
-  beforeStatement(): void {
-    this.#applyPending(true);
-  }
-
-  /** Brings the engine up to date with the buffered writes (pending-writes.ts). */
-  #applyPending(beforeStatement: boolean): void {
-    if (!this.#pending.due(beforeStatement)) return;
-    try {
-      this.#pending.apply(this.#engine, this.#kv, this.#layers, this.currentAlarm(), this.#beginBatch, beforeStatement);
-    } catch (e) {
-      // A write SQLite refused (the database is full): the batch cannot commit as it stands.
-      this.#failCommit(e);
-      throw this.#broken;
-    }
   }
 
   /** transactionSync: a savepoint covering SQL, key-value and alarm writes. */
@@ -442,7 +379,7 @@ export class StorageCore {
   openSavepoint(prefix: string): object {
     // On the platform every call before the savepoint ran at the call: its rollback undoes none of
     // them, and they are not run again (which would count changes again, or set last_insert_rowid).
-    this.#applyPending(false);
+    this.sqlHost.applyPending(false);
     this.#pending.alarmUnknown = false;
     this.#begin();
     const name = `${prefix}_${this.#savepointDepth}`;
@@ -498,7 +435,7 @@ export class StorageCore {
     const index = this.#layers.indexOf(layer);
     const closed = this.#layers.length - index;
     // The platform ran these layers' calls before rolling them back: their counts stay.
-    this.#applyPending(false);
+    this.sqlHost.applyPending(false);
     this.#engine.exec(`ROLLBACK TO ${layer.savepoint}; RELEASE ${layer.savepoint}`);
     // The rollback undid what these layers applied, lower layers' buffered writes included.
     for (const k of appliedKeys(this.#layers.slice(index))) this.#pending.keys.add(k);
@@ -506,8 +443,7 @@ export class StorageCore {
     // The layers below reached the engine before the savepoint opened; the rollback went back to that.
     this.#pending.alarm = false;
     this.#savepointDepth -= closed;
-    this.#schemaEpoch++;
-    this.#kv.invalidate();
+    this.sqlHost.schemaChanged();
     this.#log.rollBackTo(this.#engine, layer.sqlMark, this.now());
     if (this.#savepointDepth === 0) this.#scheduleCommit();
   }
@@ -610,8 +546,6 @@ export class StorageCore {
     scheduleTurnEnd(() => this.commitNow());
   }
 
-  readonly #beginBatch = (): void => this.#begin();
-
   #begin(): void {
     if (this.#batch.began) return;
     this.#engine.exec("BEGIN");
@@ -628,8 +562,7 @@ export class StorageCore {
     } catch {
       // already rolled back by SQLite
     }
-    this.#schemaEpoch++;
-    this.#kv.invalidate();
+    this.sqlHost.schemaChanged();
     const error = commitFailure(e);
     this.#batch.done.reject(error);
     this.#break(error);
@@ -699,18 +632,7 @@ export class StorageCore {
   #shutdown(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#kv.dispose();
-    this.#engine.close();
-  }
-
-  #replaceEngine(engine: SqlEngine): void {
-    this.#kv.dispose();
-    this.#engine.close();
-    this.#engine = engine;
-    this.#log.connectionReplaced(engine);
-    this.#kv = new KvTable(engine, this.#bumpSchemaEpoch);
-    this.#generation++;
-    this.#schemaEpoch++;
+    this.sqlHost.close();
   }
 
   /**

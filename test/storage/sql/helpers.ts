@@ -85,7 +85,7 @@ export async function setup(options: SetupOptions = {}): Promise<SqlSetup> {
   const clock = new FakeClock(nowMs);
   const storage = await ObjectStorage.open({ persistence, engineFactory, clock });
   const core = coreOf(storage);
-  const sql = Object.keys(facadeOptions).length === 0 ? storage.sql : new SqlStorage(core, facadeOptions);
+  const sql = Object.keys(facadeOptions).length === 0 ? storage.sql : new SqlStorage(core.sqlHost, facadeOptions);
   return {
     storage,
     core,
