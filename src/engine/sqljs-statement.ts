@@ -300,7 +300,7 @@ export class SqlJsStatement implements EngineStatement {
       // SQLite recompiled the statement inside this first step (its plan depends on a bound value,
       // such as a LIKE pattern, or the schema changed), so the new program ran without counting. A
       // read runs again from the start, counted: nothing of its first run was handed out.
-      if (this.#counters?.live === false && start === "rerunnable" && (rc === SQLITE_ROW || rc === SQLITE_DONE)) {
+      if (start === "rerunnable" && (rc === SQLITE_ROW || rc === SQLITE_DONE) && this.#counters?.live === false) {
         this.#raw._sqlite3_reset(this.#ptr); // keeps the bindings
         this.#instrument();
         this.#counters?.begin();
