@@ -61,6 +61,8 @@ const OPCODES_NEEDED = [
   "Count",
   "SeekRowid",
   "IsType",
+  "SCopy",
+  "Affinity",
   "SeekGE",
   "SeekGT",
   "SeekLE",
@@ -172,6 +174,8 @@ export function locateProgramLayout(
   ) {
     return undefined;
   }
+  const registers = locateRegisters(raw, heap, probe);
+  if (registers === undefined) return undefined;
   const layout: ProgramLayout = {
     opsOffset,
     counterOffset,
@@ -183,6 +187,10 @@ export function locateProgramLayout(
     expiredByte,
     queryOnlyByte: queryOnly[0],
     queryOnlyBit: queryOnly[1],
+    registersOffset: registers[0],
+    registerSize: registers[1],
+    // SQLITE_AFF_NUMERIC, for the copies' OP_Affinity; kept for the module's life.
+    numericAffinity: raw.stringToNewUTF8("C"),
   };
   if (!allocatorKeepsHeader(raw, heap)) return undefined;
   const counted = (s: number, value: number) => {
@@ -221,6 +229,12 @@ export function locateProgramLayout(
   const ok =
     counted(stmt, 3).join() === "1,0" &&
     counted(scan, 0).join() === "7,0" &&
+    // A rowid seek on keys computed at run time ('10.0' … '70.0': texts that read as integers and
+    // find no row), counted by the key's type through the scratch register: 7 rows and 7 seeks.
+    counted(
+      probe.compile("SELECT probe_text.t FROM probe JOIN probe_text ON probe_text.id = probe.x || ?"),
+      0,
+    ).join() === "14,0" &&
     counted(insertStmt, 0).join() === "0,3" &&
     recompiledAndCounted() === "4,2";
   return ok ? layout : undefined;
@@ -257,6 +271,38 @@ function locateQueryOnly(heap: WasmHeap, probe: LayoutProbe): readonly [number, 
     if (refused && !fails(write)) return [at, bit];
   }
   return undefined;
+}
+
+/**
+ * Where a statement keeps its registers (`Vdbe.aMem`) and `sizeof(Mem)`: the pointer in the
+ * statement under which two bound values, stepped into registers `EXPLAIN` names, sit one `Mem`
+ * apart (a `Mem`'s value comes first).
+ */
+function locateRegisters(
+  raw: ProbeFunctions,
+  heap: WasmHeap,
+  probe: LayoutProbe,
+): readonly [number, number] | undefined {
+  const sql = "SELECT ?1, ?2";
+  const values = [1234.5, -98765.25];
+  const registers = probe
+    .explain(sql)
+    .filter((r) => r[1] === "Variable")
+    .map((r) => Number(r[3]));
+  const stmt = probe.compile(sql);
+  for (const [i, value] of values.entries()) raw._sqlite3_bind_double(stmt, i + 1, value);
+  if (registers.length !== 2 || raw._sqlite3_step(stmt) !== 100 /* SQLITE_ROW */) return undefined;
+  const found: [number, number][] = [];
+  const f64 = (at: number) => new DataView(heap.bytes.buffer, at, 8).getFloat64(0, true);
+  for (let at = 0; at < 512; at += 4) {
+    const mems = heap.u32(stmt + at);
+    if (mems < 1024 || mems + 1024 > heap.bytes.length) continue;
+    for (let size = 24; size <= 64; size += 8) {
+      if (registers.every((r, i) => f64(mems + r * size) === values[i])) found.push([at, size]);
+    }
+  }
+  raw._sqlite3_reset(stmt);
+  return found.length === 1 ? found[0] : undefined;
 }
 
 /** SQLite's opcode names by number, found by where `Init` and `Goto` sit in its name table. */

@@ -19,7 +19,10 @@
  *   `OP_Trace`, which jumps on and increments its own P1 each time it runs: a counter per site.
  *   "Count, then run the opcode" (`Trace` at the opcode's address) counts its runs; "run the
  *   opcode, then count" (`Trace` after it, in the trampoline) counts only the runs that fall through
- *   (an equality seek that found its key, a `SeekRowid` that found its row).
+ *   (an equality seek that found its key, a `SeekRowid` that found its row);
+ * - a rowid seek or rowid range seek on a key computed at run time goes through a trampoline that
+ *   counts it when the key, under numeric affinity, has a type the seek goes on with (tested on a
+ *   copy in a scratch register, so that the key keeps its type).
  *
  * This module only reads, rewrites and writes ops; where the copy lives and how a run is counted
  * is sqljs-row-counters.ts, and how the layout is found is sqljs-program-layout.ts.
@@ -50,13 +53,23 @@ export interface ProgramLayout {
    */
   readonly queryOnlyByte: number;
   readonly queryOnlyBit: number;
+  /**
+   * Address of a NUL-terminated `"C"` (`SQLITE_AFF_NUMERIC`) that lives as long as the module: the
+   * P4 of the `OP_Affinity` the copies use to tell a run-time seek key's type (see {@link rewrite}).
+   */
+  readonly numericAffinity: number;
+  /** Byte offset of `Vdbe.aMem` (the main program's registers) in a statement, and `sizeof(Mem)`. */
+  readonly registersOffset: number;
+  readonly registerSize: number;
 }
 
 /** The value of a statement's parameter, as bound (see `ProgramCounters.counts`, sqljs-row-counters.ts). */
 export type BoundValue = EngineValue | undefined;
 
-/** `OP_IsType`'s P5 bit for an INTEGER value (SQLite's type codes, one bit each from 0x01). */
+/** `OP_IsType`'s P5 bits: one per SQLite type code (INTEGER 1 … NULL 5), from 0x01. */
 const SQLITE_INTEGER_TYPE = 0x01;
+const SQLITE_FLOAT_TYPE = 0x02;
+const ALL_TYPES = 0x1f;
 /** `OPFLAG_NCHANGE` (P2 of `OP_Delete`): the delete counts as a change. */
 const OPFLAG_NCHANGE = 0x01;
 
@@ -143,6 +156,7 @@ export function rewrite(
   layout: ProgramLayout,
   main: boolean,
   text: (ptr: number) => string,
+  scratch: () => number,
 ): { out: Op[]; sites: Site[] } {
   const code = (name: string) => layout.opcodes.get(name) ?? -1;
   const TRACE = code("Trace");
@@ -151,6 +165,8 @@ export function rewrite(
   const REWIND = code("Rewind");
   const SORT = code("Sort");
   const IS_TYPE = code("IsType");
+  const SCOPY = code("SCopy");
+  const AFFINITY = code("Affinity");
   const is = (op: Op | undefined, ...names: string[]) => op !== undefined && names.some((n) => code(n) === op.opcode);
   const ephemeral = new Set<number>();
   const index = new Set<number>();
@@ -203,6 +219,38 @@ export function rewrite(
     out[a] = op(TRACE, trampoline);
     sites.push({ at: a, kind, extra, key });
   };
+  /**
+   * Counts the runs of the seek at `a` whose key register (P3), under numeric affinity, has one of
+   * the `types` (IsType bits): the seek's own test, taken on a shallow copy of the key in the
+   * `scratch()` register (one the program never uses; see `ProgramCounters.instrument`) so that the
+   * key keeps its type. A key of one of `types` as it stands skips the copy.
+   */
+  const countTyped = (a: number, types: number) => {
+    const o = ops[a] as Op;
+    const r = scratch();
+    const t = out.length;
+    const isType = (register: number, mask: number, to: number): Op => ({
+      opcode: IS_TYPE,
+      p4type: 0,
+      p5: mask,
+      p1: -1,
+      p2: to,
+      p3: register,
+      p4: 0,
+    });
+    out.push(
+      isType(o.p3, types, t + 4),
+      { opcode: SCOPY, p4type: 0, p5: 0, p1: o.p3, p2: r, p3: 0, p4: 0 },
+      // The copy owns no P4 (the string is the layout's): nothing for SQLite to free.
+      { opcode: AFFINITY, p4type: 0, p5: 0, p1: r, p2: 1, p3: 0, p4: layout.numericAffinity },
+      isType(r, ALL_TYPES & ~types, t + 5),
+      op(TRACE, t + 5),
+      { ...o },
+      op(GOTO, a + 1),
+    );
+    out[a] = op(GOTO, t);
+    sites.push({ at: t + 4, kind: "read", extra: 0, key: undefined });
+  };
   for (let a = 0; a < ops.length; a++) {
     const o = ops[a] as Op;
     if (is(o, "OpenRead", "OpenWrite")) {
@@ -223,27 +271,16 @@ export function rewrite(
       if (o.p3 === 0) countRuns(a, "count", tableRoots.get(o.p1) ?? 0);
     } else if (is(o, "SeekRowid")) {
       const key = keyOf(a, o.p3);
-      const trampoline = out.length;
       if (key !== undefined) {
         // Runs counted before, found rows after: which one the platform counts depends on the key.
+        const trampoline = out.length;
         out.push({ ...o }, op(TRACE, a + 1));
         out[a] = op(TRACE, trampoline);
         sites.push({ at: a, kind: "rowidSeek", extra: trampoline + 1, key });
       } else {
-        // A key computed at run time: its type decides. An integer key's every run counts; any
-        // other key counts only when it found its row (a NULL or a blob never does; a real or a
-        // text that is no integer gives up before the platform counts).
-        out.push(
-          { opcode: IS_TYPE, p4type: 0, p5: SQLITE_INTEGER_TYPE, p1: -1, p2: trampoline + 3, p3: o.p3, p4: 0 },
-          { ...o },
-          op(TRACE, a + 1),
-          op(TRACE, trampoline + 4),
-          { ...o },
-          op(GOTO, a + 1),
-        );
-        out[a] = op(GOTO, trampoline);
-        sites.push({ at: trampoline + 2, kind: "read", extra: 0, key: undefined });
-        sites.push({ at: trampoline + 3, kind: "read", extra: 0, key: undefined });
+        // A key computed at run time counts when it reads as an integer (SeekRowid gives up on any
+        // other before the platform counts: a NULL, a blob, a fractional real, a text that is none).
+        countTyped(a, SQLITE_INTEGER_TYPE);
       }
     } else if (is(o, "SeekGE", "SeekGT", "SeekLE", "SeekLT")) {
       const next = ops[a + 1];
@@ -262,7 +299,13 @@ export function rewrite(
         out[a] = op(GOTO, scan ? trampoline + 1 : trampoline);
         sites.push({ at: out.length - 1, kind: "read", extra: 0, key: undefined });
       } else if (index.has(o.p1) || o.p4type !== 0) countRuns(a, "read");
-      else countRuns(a, "rowidRange", 0, keyOf(a, o.p3));
+      else {
+        const key = keyOf(a, o.p3);
+        // A rowid range seek moves (and counts) with a key that reads as a number; a NULL, a blob
+        // or a text that is no number jumps (or, for SeekLT/LE, ends the scan) before the count.
+        if (key !== undefined) countRuns(a, "rowidRange", 0, key);
+        else countTyped(a, SQLITE_INTEGER_TYPE | SQLITE_FLOAT_TYPE);
+      }
     }
   }
   return { out, sites };

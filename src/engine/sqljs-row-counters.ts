@@ -8,12 +8,12 @@
  * recompiles the statement in the middle of a step (it swaps the programs then); otherwise the
  * original program goes back before the statement is finalized and the copy is freed here.
  *
- * What stays approximate (docs/semantics.md, "Row counters"): a rowid seek whose key is not an
- * integer gives up before the platform counts it; that is decided from the bound value when the key
- * is a parameter or constant, and from the key's type as it runs otherwise (a text or real key
- * counts only when it finds its row: one that reads as an integer and finds none counts on the
- * platform only); `SeekEnd` (index builds) counts on the platform only when the B-tree cursor lost
- * its position, taken as its first two runs.
+ * A rowid seek whose key is not an integer (a range seek: not a number) gives up before the
+ * platform counts it; that is decided from the bound value when the key is a parameter or constant,
+ * and in the copy as the seek runs otherwise (through a scratch register: see
+ * {@link ProgramCounters.instrument}). What stays approximate (docs/semantics.md, "Row counters"):
+ * `SeekEnd` (index builds) counts on the platform only when the B-tree cursor lost its position,
+ * taken as its first two runs.
  */
 
 import type { RowCounts } from "./engine";
@@ -49,6 +49,8 @@ interface Rewritten {
   readonly ops: number;
   readonly count: number;
   readonly sites: Site[];
+  /** For a sub-program given a scratch register: its `SubProgram.nMem` before (restored on release). */
+  readonly registers: number | undefined;
 }
 
 /**
@@ -81,6 +83,8 @@ interface SpecialSite {
 export class ProgramCounters {
   readonly #module: CounterModule;
   readonly #programs: Rewritten[];
+  /** The main program's scratch register's memory (see {@link ProgramCounters.instrument}), or 0. */
+  readonly #scratch: number;
   /** Heap word of `Vdbe.aOp`, and the copy it must still hold (see {@link ProgramCounters.live}). */
   readonly #programWord: number;
   readonly #mainOps: number;
@@ -104,9 +108,17 @@ export class ProgramCounters {
   /** The heap as words, until the memory grows (which detaches it: its length is 0 then). */
   #words: Uint32Array;
   #lost = false;
+  #released = false;
 
-  private constructor(module: CounterModule, layout: ProgramLayout, stmt: number, programs: Rewritten[]) {
+  private constructor(
+    module: CounterModule,
+    layout: ProgramLayout,
+    stmt: number,
+    programs: Rewritten[],
+    scratch: number,
+  ) {
     this.#module = module;
+    this.#scratch = scratch;
     this.#words = module.heap.words;
     this.#programs = programs;
     this.#programWord = (stmt + layout.opsOffset) >>> 2;
@@ -140,10 +152,32 @@ export class ProgramCounters {
     this.#special = special;
   }
 
-  /** Rewrites the program of the (not yet stepped) statement `stmt`. */
+  /**
+   * Rewrites the program of the (not yet stepped) statement `stmt`.
+   *
+   * A copy that tells a seek key's type as it runs (sqljs-program-rewrite.ts) needs a register the
+   * program never uses. A sub-program gets one more register than it had (`SubProgram.nMem`, the
+   * word after its length: each run's frame is sized from it, its cursors' cells above its
+   * registers move up by one), restored on release. The main program's registers were allocated
+   * when it was compiled, so its scratch register is a zeroed `Mem` allocated here, at a whole
+   * number of `Mem`s from `Vdbe.aMem` (a register number may be negative): SQLite never sees it as
+   * one of its own, so it neither releases it nor lends it to a cursor, and a shallow copy and an
+   * affinity leave nothing in it to free.
+   */
   static instrument(module: CounterModule, layout: ProgramLayout, stmt: number): ProgramCounters {
     const programs: Rewritten[] = [];
     const seen = new Set<number>();
+    let scratch = 0;
+    const mainScratch = () => {
+      if (scratch === 0) {
+        const size = layout.registerSize;
+        scratch = module._malloc(2 * size);
+        if (scratch === 0) throw new Error("out of memory");
+        module.heap.bytes.fill(0, scratch, scratch + 2 * size);
+      }
+      const registers = module.heap.u32(stmt + layout.registersOffset);
+      return Math.ceil((scratch - registers) / layout.registerSize);
+    };
     const rewriteAt = (slot: number, main: boolean) => {
       const heap = module.heap;
       const originalOps = heap.u32(slot);
@@ -155,7 +189,13 @@ export class ProgramCounters {
           rewriteAt(op.p4, false);
         }
       }
-      const { out, sites } = rewrite(ops, layout, main, (ptr) => cString(heap, ptr));
+      let registers: number | undefined;
+      const subScratch = () => {
+        registers ??= heap.u32(slot + 8) | 0;
+        heap.setU32(slot + 8, registers + 1);
+        return registers + 1;
+      };
+      const { out, sites } = rewrite(ops, layout, main, (ptr) => cString(heap, ptr), main ? mainScratch : subScratch);
       const size = out.length * layout.opSize;
       const block = module._malloc(size + 8);
       if (block === 0) throw new Error("out of memory");
@@ -166,12 +206,12 @@ export class ProgramCounters {
       for (let i = 0; i < out.length; i++) writeOp(module.heap, at + i * layout.opSize, out[i] as Op, layout.opSize);
       module.heap.setU32(slot, at);
       module.heap.setU32(slot + 4, out.length);
-      programs.push({ slot, originalOps, originalCount, block, ops: at, count: out.length, sites });
+      programs.push({ slot, originalOps, originalCount, block, ops: at, count: out.length, sites, registers });
     };
     rewriteAt(stmt + layout.opsOffset, true);
     // The main program was pushed last (sub-programs first): keep it first.
     programs.unshift(programs.pop() as Rewritten);
-    return new ProgramCounters(module, layout, stmt, programs);
+    return new ProgramCounters(module, layout, stmt, programs, scratch);
   }
 
   /**
@@ -279,11 +319,15 @@ export class ProgramCounters {
 
   /** Puts the original programs back and frees the copies (call before the statement is finalized). */
   release(): void {
+    // The scratch register is never SQLite's: freed here even when SQLite freed the copies.
+    if (this.#scratch !== 0 && !this.#released) this.#module._free(this.#scratch);
+    this.#released = true;
     if (!this.live) return;
     const heap = this.#module.heap;
     for (const program of this.#programs) {
       heap.setU32(program.slot, program.originalOps);
       heap.setU32(program.slot + 4, program.originalCount);
+      if (program.registers !== undefined) heap.setU32(program.slot + 8, program.registers);
       this.#module._free(program.block);
     }
     this.#lost = true;

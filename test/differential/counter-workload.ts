@@ -16,6 +16,34 @@ export const COUNTER_SCHEMA: readonly string[] = [
   "CREATE TABLE log (id INTEGER PRIMARY KEY, what TEXT)",
   "CREATE TRIGGER p_log AFTER INSERT ON p BEGIN INSERT INTO log (what) VALUES ('p ' || new.id); END",
   "CREATE TABLE q (a, b)",
+  // A rowid seek in a sub-program on a key of any type (q.a holds every type: KEY_LITERALS).
+  "CREATE TRIGGER q_seek AFTER INSERT ON q BEGIN UPDATE p SET n = n WHERE id = new.a; END",
+];
+
+/**
+ * Keys of every type for the rowid seeks and range seeks on keys computed at run time (joins onto
+ * `p.id` through `q.a`): integers, whole and fractional reals, texts that read as integers or as
+ * other numbers or as none, NULL, a blob, and out-of-range numbers.
+ */
+const KEY_LITERALS = [
+  "1",
+  "3",
+  "12",
+  "2.0",
+  "9.0",
+  "2.5",
+  "'2'",
+  "'5'",
+  "' 3 '",
+  "'4.0'",
+  "'1e0'",
+  "'2.5'",
+  "'x'",
+  "''",
+  "NULL",
+  "x'01'",
+  "1e300",
+  "'9223372036854775808'",
 ];
 
 const small = fc.integer({ min: 0, max: 9 });
@@ -57,6 +85,7 @@ export const counterStatementArb: fc.Arbitrary<CounterStatement> = fc.oneof(
   fc.tuple(small, small).map(([a, b]) => s("INSERT INTO q VALUES (?, ?)", [a, b])),
   small.map((n) => s("INSERT INTO log (what) SELECT name FROM p WHERE n > ?", [n])),
   fc.constant(s("INSERT INTO q SELECT n, name FROM p")),
+  fc.constantFrom(...KEY_LITERALS).map((key) => s(`INSERT INTO q VALUES (${key}, 'key')`)),
   // Reads: seeks by rowid, by unique index, by secondary index; scans, sorts, joins, aggregates, IN, LIMIT.
   small.map((id) => s("SELECT * FROM p WHERE id = ?", [id])),
   nameArb.map((name) => s("SELECT * FROM p WHERE name = ?", [name])),
@@ -72,6 +101,12 @@ export const counterStatementArb: fc.Arbitrary<CounterStatement> = fc.oneof(
   fc.constant(s("SELECT DISTINCT v FROM c")),
   fc.constant(s("SELECT p.name, c.v FROM p JOIN c ON c.pid = p.id")),
   fc.constant(s("SELECT * FROM q WHERE a = 1")),
+  // Seeks on keys computed at run time, one per row of q.
+  fc.constant(s("SELECT p.name, q.a FROM q JOIN p ON p.id = q.a")),
+  fc.constant(s("SELECT q.a, p.name FROM q LEFT JOIN p ON p.id = q.a")),
+  fc.constant(s("SELECT q.a, p.id FROM q JOIN p ON p.id > q.a")),
+  fc.constant(s("SELECT q.a, p.id FROM q JOIN p ON p.id <= q.a ORDER BY q.rowid, p.id DESC")),
+  fc.constant(s("SELECT (SELECT name FROM p WHERE id = q.a) FROM q")),
   fc.constant(s("SELECT (SELECT count(*) FROM q) AS n")),
   fc.constant(s("SELECT name FROM pragma_table_info('p')")),
   // Updates and deletes: by key, by scan, with RETURNING (rows or none), with foreign-key cascades.
