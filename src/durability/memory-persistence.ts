@@ -15,6 +15,7 @@
  */
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
+import { heldBytesOf } from "./held-bytes";
 import { handOverImage, LEND_SNAPSHOT, takeWrittenImage } from "./image-handover";
 import {
   checkAppendOrder,
@@ -39,6 +40,8 @@ interface StoredSnapshot {
   image: Uint8Array;
 }
 
+export { recordHeldBytes } from "./held-bytes";
+
 /** The default {@link MemoryPersistenceOptions.maxHistoryBytes}: 64 MiB. */
 export const DEFAULT_MAX_HISTORY_BYTES = 64 * 1024 * 1024;
 
@@ -53,33 +56,6 @@ export interface MemoryPersistenceOptions {
    * (`ObjectStorage.open({ directory })`) or a bucket.
    */
   maxHistoryBytes?: number;
-}
-
-/**
- * About how many bytes of memory a record holds: its strings (two bytes a character), its bytes,
- * and a fixed cost per object. An estimate (engines differ), but one that grows exactly with what
- * the record holds; it is at least the record's encoded size.
- */
-export function recordHeldBytes(record: CommitRecord): number {
-  // Every field of the record is read before the loops: V8 optimizes a long loop while the
-  // function runs, and code after it that never ran has no type feedback, so the optimized code
-  // was thrown away at the loop's end, on every call (a tenth of a batch of 1,000 SQL inserts).
-  const { kv, sql, session } = record;
-  let n = session === undefined ? 64 : 64 + 96;
-  for (const w of kv) n += 48 + w.key.length * 2 + (w.value === null ? 0 : w.value.byteLength);
-  for (const op of sql) n += sqlWriteHeldBytes(op);
-  return n;
-}
-
-/** {@link recordHeldBytes} of one SQL write. */
-function sqlWriteHeldBytes(op: CommitRecord["sql"][number]): number {
-  let n = 64 + op.sql.length * 2 + (op.inputs === undefined ? 0 : 16 * op.inputs.length) + (op.settings ? 64 : 0);
-  const bindings = op.bindings;
-  for (let i = 0; i < bindings.length; i++) {
-    const b = bindings[i];
-    n += typeof b === "string" ? 16 + b.length * 2 : b instanceof Uint8Array ? 64 + b.byteLength : 8;
-  }
-  return n;
 }
 
 function formatBytes(n: number): string {
@@ -105,7 +81,7 @@ function formatBytes(n: number): string {
 export class MemoryPersistence implements PersistenceAdapter {
   /** Records after the prune point, in seq order. */
   #records: CommitRecord[] = [];
-  /** {@link recordHeldBytes} of each record in `#records`. */
+  /** `recordHeldBytes` (held-bytes.ts) of each record in `#records`. */
   #recordBytes: number[] = [];
   /** Bytes held: every record's {@link recordHeldBytes} and every snapshot image. */
   #held = 0;
@@ -153,7 +129,7 @@ export class MemoryPersistence implements PersistenceAdapter {
     this.#checkOpen("append");
     this.#lastSeq = checkAppendOrder(records, this.#lastSeq);
     for (const record of records) {
-      const bytes = recordHeldBytes(record);
+      const bytes = heldBytesOf(record);
       this.#records.push(record);
       this.#recordBytes.push(bytes);
       this.#held += bytes;

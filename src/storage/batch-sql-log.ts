@@ -7,6 +7,7 @@
  * (`SqlHost.beforeWrite`), and the core (storage-core.ts) takes its entries into the commit record.
  */
 import type { CommitRecord, SqlWrite } from "../durability/commit-record";
+import { sqlWriteHeldBytes } from "../durability/held-bytes";
 import type { SqlEngine } from "../engine/engine";
 import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults } from "./connection-defaults";
@@ -20,6 +21,11 @@ export class BatchSqlLog {
   #entries: SqlWrite[] = [];
   /** {@link loggedBytes} of the entries, counted as each is logged (while it is still in cache). */
   #bytes = 0;
+  /**
+   * `sqlWriteHeldBytes` (held-bytes.ts) of the entries, counted as each is logged, without what
+   * the session log added to them since (`SessionLog.takeHeldBytes`).
+   */
+  #held = 0;
   /** Connection state for the log: session starts, settings, connection inputs. */
   readonly #session: SessionLog;
   readonly #prng = new SplitMix64();
@@ -64,6 +70,7 @@ export class BatchSqlLog {
     const index = this.#entries.length;
     this.#entries.push(entry);
     this.#bytes += sqlWriteBytes(entry);
+    this.#held += sqlWriteHeldBytes(entry);
     this.#session.logged(engine, entry, description?.mayChangeSettings ?? mayChangeSettings(entry.sql));
     this.#prng.reseed(seq, index);
   }
@@ -72,6 +79,7 @@ export class BatchSqlLog {
   internal(engine: SqlEngine, entry: SqlWrite): void {
     this.#entries.push(entry);
     this.#bytes += sqlWriteBytes(entry);
+    this.#held += sqlWriteHeldBytes(entry);
     this.#session.logged(engine, entry);
   }
 
@@ -83,10 +91,14 @@ export class BatchSqlLog {
     const removed = this.#entries.slice(mark);
     const settings = this.#session.rolledBack(engine, removed, nowMs);
     this.#entries.length = mark;
-    for (const entry of removed) this.#bytes -= sqlWriteBytes(entry);
+    for (const entry of removed) {
+      this.#bytes -= sqlWriteBytes(entry);
+      this.#held -= sqlWriteHeldBytes(entry);
+    }
     if (settings !== undefined) {
       this.#entries.push(settings);
       this.#bytes += sqlWriteBytes(settings);
+      this.#held += sqlWriteHeldBytes(settings);
     }
   }
 
@@ -95,11 +107,22 @@ export class BatchSqlLog {
     this.#session.settle(engine);
   }
 
+  /**
+   * `sqlWriteHeldBytes` (held-bytes.ts) of the batch's entries as they stand, counted as they were
+   * logged. Ask after {@link BatchSqlLog.settle}, before {@link BatchSqlLog.take}.
+   */
+  get heldBytes(): number {
+    this.#held += this.#session.takeHeldBytes();
+    return this.#held;
+  }
+
   /** The batch's entries, for its commit record; the log starts the next batch. */
   take(): SqlWrite[] {
     const entries = this.#entries;
     this.#entries = [];
     this.#bytes = 0;
+    this.#held = 0;
+    this.#session.takeHeldBytes();
     return entries;
   }
 
@@ -112,6 +135,8 @@ export class BatchSqlLog {
   clear(): void {
     this.#entries = [];
     this.#bytes = 0;
+    this.#held = 0;
+    this.#session.takeHeldBytes();
   }
 
   /** A snapshot of the last committed state was taken: the next record says what the settings are. */

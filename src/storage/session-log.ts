@@ -15,6 +15,7 @@
  *   statements replay runs instead.
  */
 import type { CommitRecord, ConnectionSettings, SessionMark, SqlWrite } from "../durability/commit-record";
+import { INPUT_HELD_BYTES, SETTINGS_HELD_BYTES } from "../durability/held-bytes";
 import type { ConnectionInput, ConnectionInputSource, SqlEngine } from "../engine/engine";
 import { DEFAULT_CONNECTION_SETTINGS, readConnectionSettings } from "./connection-defaults";
 import { analyzedSince, readStatistics, type Statistics } from "./optimize-effect";
@@ -47,6 +48,8 @@ export class SessionLog implements ConnectionInputSource {
   /** A logged `PRAGMA optimize` and the statistics before it ran. */
   #optimize: { entry: SqlWrite; before: Statistics } | undefined;
   readonly #perCall: PerCallChanges | undefined;
+  /** What this log added to logged entries since {@link SessionLog.takeHeldBytes} (held-bytes.ts). */
+  #addedHeldBytes = 0;
 
   /** `perCall` says how far the engine's `total_changes()` is behind the platform's. */
   constructor(perCall?: PerCallChanges) {
@@ -57,8 +60,21 @@ export class SessionLog implements ConnectionInputSource {
   value(name: ConnectionInput, live: () => bigint): bigint {
     const ahead = name === "total_changes" ? (this.#perCall?.ahead ?? 0) : 0;
     const v = ahead === 0 ? live() : live() + BigInt(ahead);
-    if (this.#current !== undefined) (this.#current.inputs ??= []).push(v);
+    if (this.#current !== undefined) {
+      (this.#current.inputs ??= []).push(v);
+      this.#addedHeldBytes += INPUT_HELD_BYTES;
+    }
     return v;
+  }
+
+  /**
+   * The bytes (as held-bytes.ts counts them) that the inputs and settings this log wrote into
+   * logged entries added since the last call.
+   */
+  takeHeldBytes(): number {
+    const added = this.#addedHeldBytes;
+    this.#addedHeldBytes = 0;
+    return added;
   }
 
   /**
@@ -86,6 +102,7 @@ export class SessionLog implements ConnectionInputSource {
       entry.replay = analyzedSince(engine, before, entry.sql);
     }
     if (this.#unsettled === undefined) return;
+    if (this.#unsettled.settings === undefined) this.#addedHeldBytes += SETTINGS_HELD_BYTES;
     this.#unsettled.settings = readConnectionSettings(engine);
     this.#unsettled = undefined;
   }

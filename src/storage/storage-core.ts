@@ -8,6 +8,7 @@
  */
 import type { CommitRecord, KvWrite } from "../durability/commit-record";
 import type { CommitTimeline } from "../durability/commit-timeline";
+import { kvWriteHeldBytes, noteHeldBytes, recordOverheadHeldBytes } from "../durability/held-bytes";
 import type { SnapshotInfo } from "../durability/persistence";
 import type { SqlEngine } from "../engine/engine";
 import { ActorStoreError } from "../errors";
@@ -476,6 +477,8 @@ export class StorageCore {
     }
     const kv: KvWrite[] = [];
     let changedBytes = 0;
+    // What the record holds in memory (held-bytes.ts), counted while its parts are at hand.
+    let heldBytes = 0;
     const changesBefore = this.#engine.totalChanges();
     try {
       this.#begin();
@@ -484,6 +487,7 @@ export class StorageCore {
         if (!isApplied(base, key, value)) this.#kv.write(key, value);
         kv.push({ key, value });
         changedBytes += key.length + (value?.byteLength ?? 0);
+        heldBytes += kvWriteHeldBytes(key, value);
       });
       if (base.alarm !== undefined && base.appliedAlarm !== base.alarm) this.#kv.setAlarm(base.alarm);
       this.#log.settle(this.#engine);
@@ -497,8 +501,10 @@ export class StorageCore {
     const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
     this.#lastCommitTimeMs = timeMs;
     changedBytes += this.#log.bytes;
+    heldBytes += this.#log.heldBytes;
     const record: CommitRecord = { seq, timeMs, reset: batch.reset, sql: this.#log.take(), kv };
     this.#log.committed(this.#engine, record);
+    noteHeldBytes(record, heldBytes + recordOverheadHeldBytes(record.session !== undefined));
     if (base.alarm !== undefined) record.alarm = base.alarm;
     this.timeline.append(seq, timeMs);
     // The batch is now clean: its entries move to the read cache.
