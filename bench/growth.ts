@@ -85,14 +85,18 @@ export async function runGrowthBench(options: {
     /** The seq of the newest snapshot written (0: the first, of the empty database). */
     let newestWritten = 0;
     let snapshotMax = 0;
-    const write = adapter.writeSnapshot.bind(adapter);
-    adapter.writeSnapshot = async (info, image) => {
+    const timed = async (info: { seq: number }, write: () => Promise<void>) => {
       const t = performance.now();
-      await write(info, image);
+      await write();
       snapshotCount++;
       newestWritten = Math.max(newestWritten, info.seq);
       snapshotMax = Math.max(snapshotMax, performance.now() - t);
     };
+    const write = adapter.writeSnapshot.bind(adapter);
+    adapter.writeSnapshot = (info, image) => timed(info, () => write(info, image));
+    const writeParts = adapter.writeSnapshotParts?.bind(adapter);
+    if (writeParts !== undefined)
+      adapter.writeSnapshotParts = (info, parts) => timed(info, () => writeParts(info, parts));
     // Each step of a snapshot's image copy runs synchronously in one turn: time the longest.
     let copyStepMax = 0;
     const probe = options.breakdown ? await BatchPhaseProbe.install(adapter, dir) : undefined;

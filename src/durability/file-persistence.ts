@@ -290,25 +290,35 @@ class FileAdapter implements FilePersistence {
   // -- snapshots ---------------------------------------------------------------------------------
 
   writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void> {
+    return this.#writeSnapshot(info, [image]);
+  }
+
+  writeSnapshotParts(info: { seq: number; timeMs: number }, parts: readonly Uint8Array[]): Promise<void> {
+    return this.#writeSnapshot(info, parts);
+  }
+
+  #writeSnapshot(info: { seq: number; timeMs: number }, parts: readonly Uint8Array[]): Promise<void> {
     const queued = this.#log.acceptedSeq;
+    let length = 0;
+    for (const part of parts) length += part.length;
     return this.#maintain("writeSnapshot", async () => {
       await this.#log.settledThrough(queued);
       checkSnapshotSeq(info.seq, this.#log.durableSeq);
-      const crc = await crc32InTurns(image);
+      const crc = await crc32InTurns(parts);
       const timeMs = snapshotTimeMs(info.timeMs);
       const name = snapshotName(info.seq, timeMs, crc);
       // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
       // partial image under a real snapshot name. The directory fsync makes the rename durable.
-      await this.#io.writeFileAtomic(name, image);
+      await this.#io.writeFileAtomic(name, parts.length === 1 ? (parts[0] as Uint8Array) : parts);
       // Read back before older snapshots may go: until a newer image is known good, prune keeps
       // the previous one and the log after it (see prune), so a damaged image is never the only one.
       const back = await this.#io.crcOfFile(name);
-      if (back.bytes !== image.length || back.crc !== crc)
+      if (back.bytes !== length || back.crc !== crc)
         throw corruptError(this.directory, `snapshot ${name} read back differently than it was written`);
       const replaced = this.#snapshots.filter((s) => s.seq === info.seq && s.name !== name);
       for (const s of replaced) await this.#io.fs.rm(this.#io.file(s.name), { force: true });
       this.#snapshots = this.#snapshots.filter((s) => s.seq !== info.seq);
-      this.#snapshots.push({ name, seq: info.seq, timeMs, bytes: image.length, crc });
+      this.#snapshots.push({ name, seq: info.seq, timeMs, bytes: length, crc });
       this.#snapshots.sort((a, b) => a.seq - b.seq);
     });
   }

@@ -101,6 +101,16 @@ export interface PersistenceAdapter {
    * the old set of snapshots or the new one. Replaces an existing snapshot of the same seq.
    */
   writeSnapshot(info: { seq: number; timeMs: number }, image: Uint8Array): Promise<void>;
+  /**
+   * Optional: {@link PersistenceAdapter.writeSnapshot} of the image that is the concatenation of
+   * `parts`, with the same guarantees. The caller keeps the parts unchanged until the returned
+   * promise settles, and the adapter keeps no reference to them after that. The storage core uses
+   * it to write the engine's own storage of the database without first copying it into one
+   * buffer (docs/durability.md, *Snapshots written in place*). A wrapper adapter
+   * (`DelegatingPersistence`) does not pass it on, so that a wrapper's `writeSnapshot` sees every
+   * snapshot.
+   */
+  writeSnapshotParts?(info: { seq: number; timeMs: number }, parts: readonly Uint8Array[]): Promise<void>;
   /** Reads a snapshot's image; rejects with `ERR_CORRUPT` when it is missing or fails its checksum. */
   readSnapshot(seq: number): Promise<Uint8Array>;
   /**

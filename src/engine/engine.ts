@@ -125,6 +125,19 @@ import type { ImageCopy } from "./sqljs-image-copy";
 
 export type { ImageCopy };
 
+/**
+ * A database image held in place (see {@link SqlEngine.freezeImage}): the concatenation of
+ * `parts` is a standard SQLite database file, unchanged until `release()` is called.
+ */
+export interface FrozenImage {
+  /** The image's bytes in order (views of the engine's storage: never write into them). */
+  readonly parts: readonly Uint8Array[];
+  /** The sum of the parts' lengths. */
+  readonly byteLength: number;
+  /** The parts are no longer read: later writes may land in that storage again. Idempotent. */
+  release(): void;
+}
+
 /** An open database. */
 export interface SqlEngine {
   /** Compiles one statement (text after the first statement is ignored). */
@@ -153,6 +166,14 @@ export interface SqlEngine {
    * Optional: an engine without it is snapshotted with {@link SqlEngine.exportBytes}.
    */
   beginImageCopy?(): ImageCopy;
+  /**
+   * The committed state's image now, without copying it: the database file's own storage, held
+   * unchanged (later writes copy what they change first) until {@link FrozenImage.release}. Call
+   * it only between transactions (inside one it answers `undefined`). `undefined` also when the
+   * file's storage is not the engine's own (then use {@link SqlEngine.exportBytes} or
+   * {@link SqlEngine.beginImageCopy}). Optional.
+   */
+  freezeImage?(): FrozenImage | undefined;
   /** Registers (or replaces, including built-ins) a scalar function of fixed arity. */
   createFunction(name: string, arity: number, fn: EngineFunction): void;
   /**

@@ -17,6 +17,7 @@ import {
   type EngineFunction,
   type EngineStatement,
   type EngineValue,
+  type FrozenImage,
   type ImageUse,
   type PreparedHead,
   type RandomSource,
@@ -270,6 +271,15 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     // sql.js 1.16 exports through the backup API into a scratch database: the live connection,
     // its prepared statements and its functions stay intact.
     return this.#db.export();
+  }
+
+  freezeImage(): FrozenImage | undefined {
+    this.#assertOpen();
+    const file = this.#file;
+    // As exportBytes: the chunks hold the committed state only while a header rewrite reaches them.
+    if (file === undefined || !writesReach(this.#db, file)) return undefined;
+    const size = this.#pragma("page_count") * this.#pragma("page_size");
+    return size <= file.size ? file.freeze(size) : undefined;
   }
 
   #pragma(name: string): number {

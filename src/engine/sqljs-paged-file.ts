@@ -25,7 +25,7 @@
  *
  * @packageDocumentation
  */
-import type { ImageUse } from "./engine";
+import type { FrozenImage, ImageUse } from "./engine";
 
 /** Bytes per chunk of a database file: a multiple of every SQLite page size (at most 64 KiB). */
 export const FILE_CHUNK_BYTES = 256 * 1024;
@@ -35,6 +35,11 @@ const FIRST_CHUNK_MIN = 8192;
 
 /** At most this many chunks are prepared ahead of the file's end (4 MiB with the default chunk). */
 const PREPARE_AHEAD_MAX_CHUNKS = 16;
+
+/** A chunk is a view of an image the caller of `adopt` keeps. */
+const SHARED = 1;
+/** A chunk is held by a freeze that was not released. */
+const FROZEN = 2;
 
 /** Runs a task on a later turn of the event loop. */
 export type TurnScheduler = (task: () => void) => void;
@@ -50,10 +55,13 @@ export class PagedFile {
   readonly length: number;
   readonly #chunks: (Uint8Array | undefined)[] = [];
   /**
-   * Per chunk, 1 while the chunk is a view of an image its caller keeps (see {@link PagedFile.adopt}):
-   * it is copied before its first write. `undefined` when no chunk is.
+   * Per chunk, why it must be copied before its next write (0: it need not): {@link SHARED} while
+   * it is a view of an image its caller keeps (see {@link PagedFile.adopt}), {@link FROZEN} while
+   * a {@link PagedFile.freeze} may still hold it. `undefined` when no chunk is either.
    */
   #shared: Uint8Array | undefined;
+  /** Freezes not yet released. */
+  #freezes = 0;
   #size = 0;
   #writes = 0;
   readonly #watchers = new Set<(first: number, last: number) => void>();
@@ -99,8 +107,65 @@ export class PagedFile {
   get sharedChunks(): number {
     let n = 0;
     const shared = this.#shared;
-    if (shared !== undefined) for (let i = 0; i < shared.length; i++) n += shared[i] as number;
+    if (shared !== undefined) for (let i = 0; i < shared.length; i++) n += (shared[i] as number) & SHARED;
     return n;
+  }
+
+  /** How many chunks a freeze still holds (each is copied before its next write). */
+  get frozenChunks(): number {
+    let n = 0;
+    const shared = this.#shared;
+    if (shared !== undefined) for (let i = 0; i < shared.length; i++) if ((shared[i] as number) & FROZEN) n++;
+    return n;
+  }
+
+  /**
+   * The first `byteLength` bytes as they are now, without copying them: the parts are the chunks
+   * themselves (views), and every chunk a part views is copied before its next write (copy on
+   * write), so the parts keep these bytes until {@link FrozenImage.release}. What a freeze costs is
+   * one array of views, and later one chunk copy per chunk written while it is held. A range never
+   * written reads as zeros, in a part of its own.
+   */
+  freeze(byteLength: number): FrozenImage {
+    if (!(Number.isSafeInteger(byteLength) && byteLength >= 0 && byteLength <= this.#size))
+      throw new RangeError(`a freeze covers at most the ${this.#size} bytes written; got ${byteLength}`);
+    const size = this.chunkBytes;
+    const count = Math.ceil(byteLength / size);
+    let flags = this.#shared;
+    if (flags === undefined || flags.length < count) {
+      const grown = new Uint8Array(Math.max(count, this.#chunks.length));
+      if (flags !== undefined) grown.set(flags);
+      this.#shared = flags = grown;
+    }
+    const parts: Uint8Array[] = [];
+    for (let index = 0; index < count; index++) {
+      const need = Math.min(size, byteLength - index * size);
+      const chunk = this.#chunks[index];
+      if (chunk !== undefined && chunk.length >= need) {
+        parts.push(chunk.subarray(0, need));
+        flags[index] = (flags[index] as number) | FROZEN;
+      } else {
+        // Never written (or written only at its start): zeros past what the chunk holds, in a copy.
+        const part = new Uint8Array(need);
+        if (chunk !== undefined) part.set(chunk);
+        parts.push(part);
+      }
+    }
+    this.#freezes++;
+    let held = true;
+    return {
+      parts,
+      byteLength,
+      release: () => {
+        if (!held) return;
+        held = false;
+        // No freeze left: nothing views a chunk still flagged, so later writes may land in place.
+        if (--this.#freezes === 0 && this.#shared !== undefined) {
+          const shared = this.#shared;
+          for (let i = 0; i < shared.length; i++) shared[i] = (shared[i] as number) & ~FROZEN;
+        }
+      },
+    };
   }
 
   /** Replaces the contents with a copy of `image` (before MEMFS uses the file). */
@@ -135,7 +200,7 @@ export class PagedFile {
     const size = this.chunkBytes;
     const count = Math.ceil(image.length / size);
     for (let i = 0; i < count; i++) this.#chunks.push(image.subarray(i * size, Math.min(image.length, (i + 1) * size)));
-    this.#shared = shared && count > 0 ? new Uint8Array(count).fill(1) : undefined;
+    this.#shared = shared && count > 0 ? new Uint8Array(count).fill(SHARED) : undefined;
   }
 
   /**
@@ -143,7 +208,9 @@ export class PagedFile {
    * viewing it are this file's own from now on (later writes land in them in place).
    */
   own(): void {
-    this.#shared = undefined;
+    const shared = this.#shared;
+    if (shared === undefined) return;
+    for (let i = 0; i < shared.length; i++) shared[i] = (shared[i] as number) & ~SHARED;
   }
 
   /** Writes `source` at `offset`, as `Uint8Array.prototype.set` (same errors). */
@@ -278,7 +345,7 @@ export class PagedFile {
   #chunkFor(index: number, needed: number): Uint8Array {
     while (this.#chunks.length <= index) this.#chunks.push(undefined);
     const chunk = this.#chunks[index];
-    const shared = this.#shared !== undefined && this.#shared[index] === 1;
+    const shared = this.#shared !== undefined && (this.#shared[index] ?? 0) !== 0;
     if (chunk !== undefined && chunk.length >= needed && !shared) return chunk;
     // A file of one chunk (a small database) grows that chunk by doubling, as MEMFS would; any
     // other chunk is allocated whole, so no copy is ever larger than one chunk. A view of a

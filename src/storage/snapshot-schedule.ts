@@ -90,6 +90,7 @@ export class SnapshotSchedule {
     if (this.#inFlight) return;
     if (!snapshotDue(this.#settings, this.#recordsSince, this.#bytesSince, this.#lastImageBytes)) return;
     const engine = this.#source.engine();
+    if (this.#takeInPlace(engine, seq, timeMs)) return;
     if (engine.beginImageCopy === undefined || imageBytesNow(engine, this.#lastImageBytes) < COPY_IN_TURNS_FROM_BYTES) {
       void this.take([seq, timeMs]);
       return;
@@ -98,6 +99,35 @@ export class SnapshotSchedule {
     const between = () => this.#source.between() && this.#source.engine() === engine;
     const taken = () => [...this.#source.taken(), this.#logBytes] as const;
     this.#track(snapshotInTurns(engine, between, taken, (at, image) => this.#write(at[0], at[1], image, at[2])));
+  }
+
+  /**
+   * A snapshot written in place (docs/durability.md, *Snapshots written in place*): where the
+   * adapter writes an image given in parts and the engine can hold its own storage unchanged, the
+   * committed state of this turn is frozen (no copy: later writes copy the chunks they change
+   * first) and written from there; the hold ends when the write settles. Whatever the database's
+   * size, nothing is copied in turns and no second image is allocated. Returns false when either
+   * side cannot (then the image is exported or copied).
+   */
+  #takeInPlace(engine: SqlEngine, seq: number, timeMs: number): boolean {
+    const persistence = this.#settings.persistence;
+    if (persistence.writeSnapshotParts === undefined || engine.freezeImage === undefined) return false;
+    if (!this.#source.between()) return false;
+    const frozen = engine.freezeImage();
+    if (frozen === undefined) return false;
+    this.#source.taken();
+    const logBytesAt = this.#logBytes;
+    this.#before(frozen.byteLength, logBytesAt);
+    const write = async (): Promise<void> => {
+      try {
+        await persistence.writeSnapshotParts?.({ seq, timeMs }, frozen.parts);
+      } finally {
+        frozen.release();
+      }
+      this.#after(seq, timeMs, frozen.byteLength, logBytesAt);
+    };
+    this.#track(write());
+    return true;
   }
 
   /**
@@ -143,16 +173,26 @@ export class SnapshotSchedule {
   }
 
   async #write(seq: number, timeMs: number, image: Uint8Array, logBytesAt: number): Promise<void> {
-    this.#lastImageBytes = image.byteLength;
-    // What was logged after the image's state (while the copy finished) still counts.
-    this.#bytesSince = this.#logBytes - logBytesAt;
-    this.#recordsSince = 0;
+    this.#before(image.byteLength, logBytesAt);
     // Every image here is fresh (an export, or a finished copy) and only its size is read after
     // this: the adapter may keep it without a copy.
     const persistence = this.#settings.persistence;
     await persistence.writeSnapshot({ seq, timeMs }, handOverWrittenImage(persistence, image));
+    this.#after(seq, timeMs, image.byteLength, logBytesAt);
+  }
+
+  /** Where the log since the snapshot restarts, as its write begins. */
+  #before(imageBytes: number, logBytesAt: number): void {
+    this.#lastImageBytes = imageBytes;
+    // What was logged after the image's state (while the copy finished) still counts.
+    this.#bytesSince = this.#logBytes - logBytesAt;
+    this.#recordsSince = 0;
+  }
+
+  /** The snapshot is durable: known from now on, and retention may act. */
+  #after(seq: number, timeMs: number, imageBytes: number, logBytesAt: number): void {
     this.snapshots = this.snapshots.filter((x) => x.seq !== seq);
-    this.snapshots.push({ seq, timeMs, bytes: image.byteLength });
+    this.snapshots.push({ seq, timeMs, bytes: imageBytes });
     this.#logBytesAt.set(seq, logBytesAt);
     this.onSnapshot?.(seq);
   }

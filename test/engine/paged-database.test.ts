@@ -127,6 +127,50 @@ describe("the database file on chunks", () => {
     reopened.close();
     engine.close();
   });
+  test("freezeImage holds the committed image in place while the database keeps changing; none inside a transaction", () => {
+    const engine = factory.open();
+    const file = paged(engine);
+    if (file === undefined) throw new Error("expected a paged file");
+    engine.exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT); PRAGMA user_version = 7");
+    fill(engine, 0, 2000, "f");
+    const expected = dump(engine);
+    const frozen = (engine as SqlJsEngine).freezeImage();
+    if (frozen === undefined) throw new Error("expected a frozen image");
+    // The file's bytes at the freeze (each freeze or export rewrites a header field first, which
+    // moves the file change counter: the same moment's bytes are the file's, not another export's).
+    const exported = file.slice(0, file.size);
+    const image = () => new Uint8Array(Buffer.concat(frozen.parts.map((p) => Buffer.from(p))));
+    expect(frozen.byteLength).toBe(exported.length);
+    expect(Buffer.from(image()).equals(exported)).toBe(true);
+    expect(file.frozenChunks).toBe(Math.ceil(exported.length / file.chunkBytes));
+    // Rewrites all over the file, growth past the frozen end, then a VACUUM (the file system takes
+    // the file back): the frozen image never changes.
+    fill(engine, 0, 500, "rewritten");
+    fill(engine, 5000, 2000, "grown");
+    engine.exec("DELETE FROM t WHERE k % 3 = 0; PRAGMA user_version = 8");
+    const after = dump(engine);
+    engine.exec("VACUUM");
+    expect(Buffer.from(image()).equals(exported)).toBe(true);
+    const reopened = factory.open(image());
+    expect(dump(reopened)).toEqual(expected);
+    reopened.close();
+    frozen.release();
+    expect(dump(engine)).toEqual(after);
+    // After the VACUUM the chunks are no longer the file: nothing to freeze in place.
+    expect((engine as SqlJsEngine).freezeImage()).toBeUndefined();
+    engine.close();
+
+    const busy = factory.open();
+    busy.exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)");
+    busy.exec("BEGIN");
+    busy.exec("INSERT INTO t VALUES (1, 'inside')");
+    // Inside a transaction the header rewrite waits for the commit: the file is not the committed state.
+    expect((busy as SqlJsEngine).freezeImage()).toBeUndefined();
+    busy.exec("ROLLBACK");
+    expect(busy.query("SELECT count(*) FROM t")).toEqual([[0]]);
+    busy.close();
+  });
+
   test("an image opened with 'share' is read in place and never changed; with 'take' it becomes the file", () => {
     const engine = factory.open();
     engine.exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT); PRAGMA user_version = 5");

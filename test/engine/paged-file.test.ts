@@ -277,6 +277,99 @@ describe("PagedFile adopting an image", () => {
   });
 });
 
+describe("PagedFile frozen in place", () => {
+  const join = (parts: readonly Uint8Array[]) => Buffer.concat(parts.map((p) => Buffer.from(p)));
+
+  test("a freeze holds the bytes of its moment while writes land; once released, writes land in place again", () => {
+    const file = new PagedFile(200, 16);
+    file.set(bytes(70), 0);
+    const frozen = file.freeze(70);
+    expect(frozen.byteLength).toBe(70);
+    expect(frozen.parts.map((p) => p.length)).toEqual([16, 16, 16, 16, 6]);
+    expect(join(frozen.parts).equals(Buffer.from(bytes(70)))).toBe(true);
+    expect(file.frozenChunks).toBe(5);
+    file.set([9, 9, 9], 30); // chunk 1 (bytes 16–31) and chunk 2
+    file.set([8], 69); // the last, short part's chunk
+    file.set(bytes(40, 50), 70); // growth: chunk 4 again, then new chunks
+    expect(join(frozen.parts).equals(Buffer.from(bytes(70)))).toBe(true);
+    expect(file.frozenChunks).toBe(2); // chunks 0 and 3 were not written
+    const model = new Uint8Array(200);
+    model.set(bytes(70));
+    model.set([9, 9, 9], 30);
+    model.set([8], 69);
+    model.set(bytes(40, 50), 70);
+    expect(file.slice()).toEqual(model);
+    frozen.release();
+    frozen.release(); // idempotent
+    expect(file.frozenChunks).toBe(0);
+    // Released: chunk 0 is the file's own again, so a write lands in it (the old part sees it).
+    file.set([1], 0);
+    expect(frozen.parts[0]?.[0]).toBe(1);
+  });
+
+  test("two freezes: a chunk stays held until the last is released; ranges never written are zeros", () => {
+    const file = new PagedFile(100, 8);
+    file.set([5, 5], 30); // chunks 0–2 never written
+    const first = file.freeze(32);
+    const second = file.freeze(20);
+    expect(join(first.parts).equals(Buffer.from(new Uint8Array(32).fill(5, 30)))).toBe(true);
+    expect(join(second.parts).equals(Buffer.alloc(20))).toBe(true);
+    first.release();
+    file.set([7], 31);
+    expect(join(first.parts)[31]).toBe(5);
+    second.release();
+    expect(() => file.freeze(33)).toThrow(RangeError);
+  });
+
+  test("a freeze of a shared image: the image never changes, and neither does the freeze", () => {
+    const image = bytes(40);
+    const file = new PagedFile(100, 16);
+    file.adopt(image, true);
+    const frozen = file.freeze(40);
+    file.own(); // the image's owner lets go; the freeze still holds its chunks
+    file.set([0, 0, 0], 14);
+    expect(join(frozen.parts).equals(Buffer.from(bytes(40)))).toBe(true);
+    expect(image).toEqual(bytes(40));
+    frozen.release();
+  });
+
+  test("property: every freeze holds the bytes of its moment until released, whatever is written meanwhile", () => {
+    const op = fc.oneof(
+      ...writesAndViews(300, 60),
+      fc.record({ kind: fc.constant("freeze" as const), n: fc.nat() }),
+      fc.record({ kind: fc.constant("release" as const), which: fc.nat() }),
+      fc.record({ kind: fc.constant("turn" as const) }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 50 }), fc.array(op, { maxLength: 40 }), (chunk, ops) => {
+        const turns: (() => void)[] = [];
+        const file = new PagedFile(300, chunk, (task) => turns.push(task));
+        const model = new Uint8Array(300);
+        const held: { frozen: ReturnType<PagedFile["freeze"]>; bytes: Uint8Array }[] = [];
+        const check = () => {
+          for (const h of held) expect(join(h.frozen.parts).equals(Buffer.from(h.bytes))).toBe(true);
+        };
+        for (const o of ops) {
+          if (o.kind === "set")
+            expect(attempt(() => file.set(o.data, o.at))).toEqual(attempt(() => model.set(o.data, o.at)));
+          else if (o.kind === "freeze") {
+            const n = o.n % (file.size + 1);
+            held.push({ frozen: file.freeze(n), bytes: model.slice(0, n) });
+          } else if (o.kind === "release") {
+            const [h] = held.splice(o.which % Math.max(1, held.length), 1);
+            h?.frozen.release();
+          } else if (o.kind === "turn") turns.shift()?.();
+          else expect(file[o.kind](o.a, o.b)).toEqual(model[o.kind](o.a, o.b));
+          check();
+        }
+        expect(file.slice()).toEqual(model);
+        for (const h of held) h.frozen.release();
+        expect(file.frozenChunks).toBe(0);
+      }),
+    );
+  });
+});
+
 /**
  * Operations on a file of `length` bytes: a write of up to `maxData` bytes at any offset (also past
  * the end, which must fail as a `Uint8Array` fails), and `subarray`/`slice` with any bounds,
