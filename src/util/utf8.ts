@@ -69,3 +69,62 @@ export function asciiString(bytes: Uint8Array, start: number, length: number): s
   }
   return fromCharCode.apply(null, args);
 }
+
+/** The UTF-8 decoder of {@link decodeUtf8}'s fallback: a leading byte-order mark is kept (it is text). */
+const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** What {@link decodeUtf8} uses of Node's `Buffer`: a view over a range of an `ArrayBuffer`, and its UTF-8 slice. */
+interface NodeBufferView {
+  readonly length: number;
+  utf8Slice(start: number, end: number): string;
+}
+interface NodeBufferClass {
+  from(buffer: ArrayBufferLike, byteOffset: number, length: number): NodeBufferView;
+}
+
+/**
+ * Node's `Buffer`, when this runtime has one whose `utf8Slice` decodes exactly as the fallback
+ * decoder does (checked once, on a byte-order mark, an invalid byte and an encoded surrogate).
+ */
+const nodeBuffer: NodeBufferClass | undefined = (() => {
+  const candidate = (globalThis as unknown as { Buffer?: Partial<NodeBufferClass> & { prototype?: unknown } }).Buffer;
+  if (typeof candidate?.from !== "function") return undefined;
+  if (typeof (candidate.prototype as Partial<NodeBufferView> | undefined)?.utf8Slice !== "function") return undefined;
+  const probe = new Uint8Array([0xef, 0xbb, 0xbf, 0x61, 0xff, 0xed, 0xa0, 0x80, 0xe2, 0x82]);
+  try {
+    const view = (candidate as NodeBufferClass).from(probe.buffer, 0, probe.length);
+    return view.utf8Slice(0, probe.length) === utf8Decoder.decode(probe) ? (candidate as NodeBufferClass) : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+/**
+ * The array {@link decodeUtf8} last decoded from, and a `Buffer` over the same bytes: a listing
+ * decodes every row from the same engine heap, and making the `Buffer` (or even reading an array's
+ * `buffer`) costs more than the decoding saves. Held weakly (the array may be a closed engine's
+ * whole heap): after a garbage collection the next call makes the pair again.
+ */
+let last: WeakRef<{ readonly array: Uint8Array; readonly view: NodeBufferView }> | undefined;
+
+/**
+ * `bytes[start, end)` decoded as UTF-8 exactly as `new TextDecoder("utf-8", { ignoreBOM: true })`
+ * decodes it: invalid sequences become U+FFFD, and a leading byte-order mark is kept as U+FEFF
+ * (it is a character of the string that was encoded). Where Node's `Buffer` is available this is its
+ * `utf8Slice` over the same memory (the same decoder as Node's `TextDecoder`, without a view per
+ * call nor the decoder's own argument handling); elsewhere a `TextDecoder` call on a view of the range.
+ */
+export function decodeUtf8(bytes: Uint8Array, start: number, end: number): string {
+  if (nodeBuffer !== undefined && start <= end) {
+    let pair = last?.deref();
+    if (pair === undefined || pair.array !== bytes) {
+      pair = { array: bytes, view: nodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+      last = new WeakRef(pair);
+    }
+    const view = pair.view;
+    // An array whose ArrayBuffer was detached, or grew (resizable), since its view was made: the
+    // view's length no longer covers the range, and the decoder below answers as before.
+    if (end <= view.length) return view.utf8Slice(start, end);
+  }
+  return utf8Decoder.decode(bytes.subarray(start, end));
+}

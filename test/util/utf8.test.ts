@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { ASCII_STRING_MAX, asciiString } from "../../src/util/utf8";
+import { ASCII_STRING_MAX, asciiString, decodeUtf8 } from "../../src/util/utf8";
 
 const decoder = new TextDecoder();
 
@@ -63,5 +63,70 @@ describe("asciiString", () => {
     // A byte-order mark is the decoder's to drop (it would, at the start).
     expect(asciiString(new Uint8Array([0xef, 0xbb, 0xbf, 0x41]), 0, 4)).toBeUndefined();
     expect(decoder.decode(new Uint8Array([0xef, 0xbb, 0xbf, 0x41]))).toBe("A");
+  });
+});
+
+describe("decodeUtf8", () => {
+  /** What decodeUtf8 must equal: a decoder that keeps a leading byte-order mark. */
+  const bomKeeping = new TextDecoder("utf-8", { ignoreBOM: true });
+  /** The error `f` throws (class and message), or its result. */
+  const outcome = (f: () => string): string => {
+    try {
+      return `ok ${JSON.stringify(f())}`;
+    } catch (e) {
+      return `${(e as Error).constructor.name} ${(e as Error).message}`;
+    }
+  };
+
+  test("property: equals TextDecoder with ignoreBOM, for bytes at any offset of a view into a larger buffer", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(bytesArb, asciiArb),
+        fc.uint8Array({ maxLength: 9 }),
+        fc.uint8Array({ maxLength: 9 }),
+        fc.nat(5),
+        (bytes, before, after, skip) => {
+          const whole = new Uint8Array([...new Uint8Array(skip), ...before, ...bytes, ...after]);
+          // A view that starts inside its buffer: offsets are the view's, not the buffer's.
+          const view = whole.subarray(skip);
+          const got = decodeUtf8(view, before.length, before.length + bytes.length);
+          expect(got).toBe(bomKeeping.decode(bytes));
+          // Decoding from another array in between must not mix up the two.
+          expect(decodeUtf8(bytes, 0, bytes.length)).toBe(got);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  test("keeps a leading byte-order mark, where the default TextDecoder drops it", () => {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, 0x41, 0xef, 0xbb, 0xbf]);
+    expect(decodeUtf8(bytes, 0, bytes.length)).toBe("\uFEFFA\uFEFF");
+    expect(decodeUtf8(bytes, 3, bytes.length)).toBe("A\uFEFF");
+    expect(decoder.decode(bytes)).toBe("A\uFEFF");
+  });
+
+  test("reads the bytes as they are now, after writes to the same array", () => {
+    const bytes = new TextEncoder().encode("abcdef");
+    expect(decodeUtf8(bytes, 0, 6)).toBe("abcdef");
+    bytes.set(new TextEncoder().encode("xyz"), 2);
+    expect(decodeUtf8(bytes, 0, 6)).toBe("abxyzf");
+  });
+
+  test("an array whose buffer was detached or has grown since it was last read answers as TextDecoder does", () => {
+    const moved = new TextEncoder().encode("moved");
+    expect(decodeUtf8(moved, 0, 5)).toBe("moved");
+    structuredClone(moved.buffer, { transfer: [moved.buffer] });
+    expect(outcome(() => decodeUtf8(moved, 0, 5))).toBe(outcome(() => bomKeeping.decode(moved.subarray(0, 5))));
+
+    const buffer = new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer)(4, {
+      maxByteLength: 16,
+    });
+    const growing = new Uint8Array(buffer);
+    growing.set([0x61, 0x62, 0x63, 0x64]);
+    expect(decodeUtf8(growing, 0, 4)).toBe("abcd");
+    (buffer as unknown as { resize(n: number): void }).resize(8);
+    growing.set([0x65, 0x66, 0xc3, 0xa9], 4);
+    expect(decodeUtf8(growing, 2, 8)).toBe("cdef\u00e9");
   });
 });

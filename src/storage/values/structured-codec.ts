@@ -37,7 +37,7 @@
  */
 import { ActorStoreError } from "../../errors";
 import type { ValueCodec } from "./codec";
-import { Decoder } from "./structured-decoder";
+import { Decoder, plainString } from "./structured-decoder";
 import { Encoder } from "./structured-encoder";
 import { STRUCTURED_CODEC_TAG } from "./tags";
 
@@ -82,6 +82,8 @@ export const structuredCodec: ValueCodec = {
  * no memory with `bytes`.
  */
 export function decodeStructuredRange(bytes: Uint8Array, start: number, end: number): unknown {
+  const text = plainString(bytes, start, end);
+  if (text !== undefined) return text;
   try {
     return new Decoder(bytes, start, end).decode();
   } catch (error) {

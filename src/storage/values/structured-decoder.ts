@@ -1,14 +1,43 @@
 /** Reading a value back from the structured codec's format. */
 import { ActorStoreError } from "../../errors";
-import {
-  ERROR_CONSTRUCTORS,
-  ERROR_NAMES,
-  SHORT_STRING,
-  setOwn,
-  Tag,
-  utf8Decoder,
-  VIEW_BY_KIND,
-} from "./structured-format";
+import { decodeUtf8 } from "../../util/utf8";
+import { ERROR_CONSTRUCTORS, ERROR_NAMES, SHORT_STRING, setOwn, Tag, VIEW_BY_KIND } from "./structured-format";
+
+/**
+ * The value at `bytes[start, end)` when it is one string in UTF-8 form, the most common stored
+ * value, read without a decoder object; `undefined` for anything else, including corrupt bytes,
+ * which the {@link Decoder} then reads (and reports) as always.
+ */
+export function plainString(bytes: Uint8Array, start: number, end: number): string | undefined {
+  if (bytes[start + 1] !== Tag.STRING_UTF8) return undefined;
+  let pos = start + 2;
+  let length = 0;
+  let scale = 1;
+  // The length's varint (the encoder pads it to the width of 3 bytes per character).
+  for (let i = 0; i < 5 && pos < end; i++) {
+    const b = bytes[pos++] as number;
+    length += (b & 0x7f) * scale;
+    if (b < 0x80) return pos + length === end ? utf8Text(bytes, pos, end) : undefined;
+    scale *= 0x80;
+  }
+  return undefined;
+}
+
+/** The string whose UTF-8 is `bytes[start, end)`. */
+function utf8Text(bytes: Uint8Array, start: number, end: number): string {
+  if (end - start < SHORT_STRING) {
+    // ASCII is by far the common case for keys: build it in place, without a subarray or a
+    // TextDecoder call, which cost more than the whole loop for short strings.
+    let s = "";
+    for (let i = start; i < end; i++) {
+      const b = bytes[i] as number;
+      if (b >= 0x80) return decodeUtf8(bytes, start, end);
+      s += String.fromCharCode(b);
+    }
+    return s;
+  }
+  return decodeUtf8(bytes, start, end);
+}
 
 /**
  * Decodes one stored value: `bytes[start, end)` (by default all of `bytes`). Every read is checked
@@ -85,19 +114,7 @@ export class Decoder {
     const end = start + length;
     if (end > this.#end) this.#fail("unexpected end of data");
     this.#pos = end;
-    if (length < SHORT_STRING) {
-      // ASCII is by far the common case for keys: build it in place, without a subarray or a
-      // TextDecoder call, which cost more than the whole loop for short strings.
-      const bytes = this.#bytes;
-      let s = "";
-      for (let i = start; i < end; i++) {
-        const b = bytes[i] as number;
-        if (b >= 0x80) return utf8Decoder.decode(bytes.subarray(start, end));
-        s += String.fromCharCode(b);
-      }
-      return s;
-    }
-    return utf8Decoder.decode(this.#bytes.subarray(start, end));
+    return utf8Text(this.#bytes, start, end);
   }
 
   #utf16(): string {

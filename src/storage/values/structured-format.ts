@@ -110,7 +110,6 @@ export const hasOwn = Object.prototype.hasOwnProperty;
 export { isWellFormed } from "../../util/utf8";
 
 export const utf8Encoder = new TextEncoder();
-export const utf8Decoder = new TextDecoder();
 
 /** Below this many UTF-16 units a hand-written UTF-8 loop beats TextEncoder/TextDecoder calls. */
 export const SHORT_STRING = 64;

@@ -140,6 +140,10 @@ const cases: Case[] = [
     () => ({ x: 1, y: 2 }),
   ],
   [
+    "strings that start with a byte-order mark (U+FEFF is a character, not a marker to drop), short and long",
+    () => ["\uFEFF", "\uFEFFé", `\uFEFF${"x".repeat(70)}`, `\uFEFF${"é".repeat(70)}`, "\uFEFF\uFEFF"],
+  ],
+  [
     "shared references",
     () => {
       const shared = { s: 1 };

@@ -87,12 +87,27 @@ describe.each([
   });
 
   it("fails every truncated value as decoding the truncated copy does, though valid bytes follow it", () => {
-    const bytes = codec.encode(sample());
-    const big = embed(bytes, 5, 0, new Uint8Array([0]));
-    for (let k = 0; k < bytes.length; k++) {
-      const expected = thrown(() => decodeStoredValue(bytes.slice(0, k), codecs));
-      expect(expected).not.toBe("no error");
-      expect(thrown(() => decodeStoredRange(big, 5, 5 + k, codecs))).toBe(expected);
+    // The sample, and values that are one string (which the structured codec reads on a short path).
+    for (const value of [sample(), "v".repeat(100), "short", "é😀".repeat(30), "\uFEFF", ""]) {
+      const bytes = codec.encode(value);
+      const big = embed(bytes, 5, 0, new Uint8Array([0]));
+      for (let k = 0; k < bytes.length; k++) {
+        const expected = thrown(() => decodeStoredValue(bytes.slice(0, k), codecs));
+        expect(expected).not.toBe("no error");
+        expect(thrown(() => decodeStoredRange(big, 5, 5 + k, codecs))).toBe(expected);
+      }
+    }
+  });
+
+  it("fails a value followed by extra bytes inside its range as decoding that copy does", () => {
+    for (const value of [sample(), "v".repeat(100), "short", "\uFEFFé"]) {
+      const bytes = codec.encode(value);
+      for (const extra of [[0], [0x41], [0x41, 0x42, 0x43]]) {
+        const longer = new Uint8Array([...bytes, ...extra]);
+        const big = embed(longer, 3, 4, new Uint8Array([0x41]));
+        const expected = thrown(() => decodeStoredValue(longer, codecs));
+        expect(thrown(() => decodeStoredRange(big, 3, 3 + longer.length, codecs))).toBe(expected);
+      }
     }
   });
 
