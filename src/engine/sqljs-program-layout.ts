@@ -53,6 +53,8 @@ const OPCODES_NEEDED = [
   "VNext",
   "NotExists",
   "SeekEnd",
+  "Prev",
+  "Next",
   "Insert",
   "IdxInsert",
   "VUpdate",

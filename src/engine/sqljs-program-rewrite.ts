@@ -22,7 +22,9 @@
  *   (an equality seek that found its key, a `SeekRowid` that found its row);
  * - a rowid seek or rowid range seek on a key computed at run time goes through a trampoline that
  *   counts it when the key, under numeric affinity, has a type the seek goes on with (tested on a
- *   copy in a scratch register, so that the key keeps its type).
+ *   copy in a scratch register, so that the key keeps its type);
+ * - `SeekEnd` (index builds) counts when the index's cursor lost its position, told by a `Prev` and
+ *   a `Next` back ahead of it.
  *
  * This module only reads, rewrites and writes ops; where the copy lives and how a run is counted
  * is sqljs-row-counters.ts, and how the layout is found is sqljs-program-layout.ts.
@@ -70,6 +72,11 @@ export type BoundValue = EngineValue | undefined;
 const SQLITE_INTEGER_TYPE = 0x01;
 const SQLITE_FLOAT_TYPE = 0x02;
 const ALL_TYPES = 0x1f;
+/**
+ * The `Vdbe.aCounter` slot the copies' own `Prev`/`Next` steps land in (`SQLITE_STMTSTATUS_FILTER_HIT`,
+ * which the read count leaves out: it sums slots 0–3).
+ */
+const UNCOUNTED_STEPS = 8;
 /** `OPFLAG_NCHANGE` (P2 of `OP_Delete`): the delete counts as a change. */
 const OPFLAG_NCHANGE = 0x01;
 
@@ -88,7 +95,7 @@ const JUMPS = new Set(
 export interface Site {
   /** Address of the counting `Trace` in the copy. */
   readonly at: number;
-  readonly kind: "read" | "write" | "seekEnd" | "clear" | "count" | "rowidSeek" | "rowidRange";
+  readonly kind: "read" | "write" | "clear" | "count" | "rowidSeek" | "rowidRange";
   /** For `rowidSeek`: the `Trace` that counts found rows; for `count`: the root page. */
   readonly extra: number;
   /** For `rowidSeek`/`rowidRange`: where the key comes from, when the program shows it. */
@@ -259,8 +266,18 @@ export function rewrite(
     }
     if (o.opcode === REWIND) (out[a] as Op).opcode = SORT;
     else if (is(o, "Last", "VNext", "NotExists")) countRuns(a, "read");
-    else if (is(o, "SeekEnd")) countRuns(a, "seekEnd");
-    else if (is(o, "Insert", "IdxInsert", "VUpdate")) {
+    else if (is(o, "SeekEnd")) {
+      // SeekEnd repositions (and the platform counts) only when the cursor lost its position: the
+      // first run, and after each insert that rebalanced the B-tree. A valid cursor sits on the last
+      // entry (every insert of an index build appends): a Prev that moves there, and a Next back,
+      // tell it; one that does not leaves the cursor unpositioned, as SeekEnd then finds it. Their
+      // own steps go to an aCounter slot the read count leaves out.
+      const t = out.length;
+      const step = (name: string, to: number): Op => ({ ...op(code(name), to), p1: o.p1, p5: UNCOUNTED_STEPS });
+      out.push(step("Prev", t + 2), op(TRACE, t + 3), step("Next", t + 3), { ...o }, op(GOTO, a + 1));
+      out[a] = op(GOTO, t);
+      sites.push({ at: t + 1, kind: "read", extra: 0, key: undefined });
+    } else if (is(o, "Insert", "IdxInsert", "VUpdate")) {
       // VUpdate's P1 is a flag, not a cursor: a virtual table is never ephemeral.
       if (is(o, "VUpdate") || !ephemeral.has(o.p1)) countRuns(a, "write");
     } else if (is(o, "Delete")) {

@@ -11,9 +11,8 @@
  * A rowid seek whose key is not an integer (a range seek: not a number) gives up before the
  * platform counts it; that is decided from the bound value when the key is a parameter or constant,
  * and in the copy as the seek runs otherwise (through a scratch register: see
- * {@link ProgramCounters.instrument}). What stays approximate (docs/semantics.md, "Row counters"):
- * `SeekEnd` (index builds) counts on the platform only when the B-tree cursor lost its position,
- * taken as its first two runs.
+ * {@link ProgramCounters.instrument}). `SeekEnd` (index builds) counts when the index's cursor lost its
+ * position, as the copy tells it (sqljs-program-rewrite.ts).
  */
 
 import type { RowCounts } from "./engine";
@@ -58,7 +57,7 @@ interface Rewritten {
  * its runs, `found` (for `rowidSeek`) the runs that found their row.
  */
 interface SpecialSite {
-  readonly kind: "seekEnd" | "clear" | "count" | "rowidSeek" | "rowidRange";
+  readonly kind: "clear" | "count" | "rowidSeek" | "rowidRange";
   readonly word: number;
   readonly found: number;
   /** For `count`: the table's root page. */
@@ -279,9 +278,6 @@ export class ProgramCounters {
       const site = special[i] as SpecialSite;
       const runs = words[site.word] as number;
       switch (site.kind) {
-        case "seekEnd":
-          read += Math.min(runs, 2);
-          break;
         case "clear":
           clears += runs;
           break;

@@ -16,6 +16,9 @@ export const COUNTER_SCHEMA: readonly string[] = [
   "CREATE TABLE log (id INTEGER PRIMARY KEY, what TEXT)",
   "CREATE TRIGGER p_log AFTER INSERT ON p BEGIN INSERT INTO log (what) VALUES ('p ' || new.id); END",
   "CREATE TABLE q (a, b)",
+  // Wide rows, so that an index on q(b) spans several pages (its build splits them).
+  "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 120) " +
+    "INSERT INTO q SELECT i % 13, printf('%090d', i * 7) FROM c",
   // A rowid seek in a sub-program on a key of any type (q.a holds every type: KEY_LITERALS).
   "CREATE TRIGGER q_seek AFTER INSERT ON q BEGIN UPDATE p SET n = n WHERE id = new.a; END",
 ];
@@ -125,6 +128,16 @@ export const counterStatementArb: fc.Arbitrary<CounterStatement> = fc.oneof(
   fc.constant(s("CREATE INDEX IF NOT EXISTS p_n ON p(n)")),
   fc.constant(s("DROP INDEX IF EXISTS p_n")),
   fc.constant(s("CREATE INDEX IF NOT EXISTS q_a ON q(a)")),
+  // Index builds over several pages (each repositions its cursor after every page split).
+  fc.constant(
+    s(
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 150) " +
+        "INSERT INTO q SELECT i % 13, printf('%090d', i) FROM c",
+    ),
+  ),
+  fc.constant(s("CREATE INDEX IF NOT EXISTS q_b ON q(b)")),
+  fc.constant(s("DROP INDEX IF EXISTS q_b")),
+  fc.constant(s("REINDEX q")),
   fc.constant(s("CREATE TABLE IF NOT EXISTS x (a INTEGER PRIMARY KEY, b UNIQUE)")),
   fc.constant(s("DROP TABLE IF EXISTS x")),
   fc.constant(s("ALTER TABLE q ADD COLUMN c DEFAULT 0")),
