@@ -135,12 +135,7 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     // Per connection, not stored in the file: every engine (also one opened from a snapshot) sets it.
     const pageSize = Number(db.exec("PRAGMA page_size")[0]?.values[0]?.[0] ?? 4096);
     db.exec(`PRAGMA max_page_count = ${Math.max(2, Math.floor(maxDatabaseSize / pageSize))}`);
-    // Durability comes from actorstore's own commit log, not from SQLite's journal, and no other
-    // connection ever opens this in-memory file. With the default modes, every read asks
-    // Emscripten's file system about a hot journal and every write transaction creates and
-    // deletes one: measured 30-40 % of a point read. An exclusive lock and a journal in memory
-    // keep rollback and savepoints working without any of that.
-    db.exec("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY;");
+    // The connection is already in exclusive locking mode with its journal in memory (sqljs.ts).
   }
 
   get closed(): boolean {
