@@ -55,6 +55,25 @@ const { crc32 } = require("zlib");
 parentPort.postMessage(crc32(new Uint8Array(workerData.buffer, 0, workerData.length), 0));
 `;
 
+let threadsLoaded: Promise<WorkerThreads | undefined> | undefined;
+
+/**
+ * Node's worker threads when its zlib has a native `crc32`, else `undefined`; loaded once per
+ * process (a dynamic import on every open cost a round trip through the module loader each).
+ */
+function loadThreads(): Promise<WorkerThreads | undefined> {
+  threadsLoaded ??= (async () => {
+    try {
+      const zlib = await import("node:zlib");
+      if (typeof (zlib as { crc32?: unknown }).crc32 !== "function") return undefined;
+      return await import("node:worker_threads");
+    } catch {
+      return undefined;
+    }
+  })();
+  return threadsLoaded;
+}
+
 /** Reads files and checks their CRC on another thread. @internal */
 export interface OffThreadCrc {
   /**
@@ -76,14 +95,8 @@ export interface OffThreadCrc {
  */
 export async function createOffThreadCrc(fs: Fs): Promise<OffThreadCrc | undefined> {
   if (typeof SharedArrayBuffer !== "function") return undefined;
-  let threads: WorkerThreads;
-  try {
-    const zlib = await import("node:zlib");
-    if (typeof (zlib as { crc32?: unknown }).crc32 !== "function") return undefined;
-    threads = await import("node:worker_threads");
-  } catch {
-    return undefined;
-  }
+  const threads = await loadThreads();
+  if (threads === undefined) return undefined;
   return {
     async readAndCheck(file, size, crc) {
       if (size < fromBytes || size === 0) return undefined;

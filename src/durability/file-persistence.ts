@@ -597,6 +597,36 @@ function closedError(directory: string): ActorStoreError {
   );
 }
 
+/** Node's modules the adapter uses, once loaded (see {@link loadNodeModules}). */
+let nodeModules:
+  | Promise<
+      [
+        typeof import("node:fs/promises"),
+        typeof import("node:path"),
+        typeof import("node:os"),
+        typeof import("node:fs"),
+        typeof import("node:zlib"),
+      ]
+    >
+  | undefined;
+
+/**
+ * Node's modules the adapter uses, loaded here, not at the top of the module, so browser bundles
+ * never see node: imports; and once per process, not per open: each dynamic import is a round trip
+ * through the module loader (under a loader hook, such as tsx's, a message to its thread), which
+ * cost more CPU than the rest of opening a small directory.
+ */
+function loadNodeModules(): NonNullable<typeof nodeModules> {
+  nodeModules ??= Promise.all([
+    import("node:fs/promises"),
+    import("node:path"),
+    import("node:os"),
+    import("node:fs"),
+    import("node:zlib"),
+  ]);
+  return nodeModules;
+}
+
 /**
  * Opens (without loading) the file persistence of one object in `directory`, created on first
  * load. Call `load()` before anything else. `load()` takes the directory's lock: while one adapter
@@ -615,14 +645,7 @@ export async function openFilePersistence(
   options: OpenFilePersistenceOptions = {},
 ): Promise<FilePersistence> {
   checkPersistenceArguments("openFilePersistence()", "directory", directory, options, FILE_PERSISTENCE_OPTIONS);
-  // Loaded here, not at the top of the module, so browser bundles never see node: imports.
-  const [fs, path, os, fsSync, zlib] = await Promise.all([
-    import("node:fs/promises"),
-    import("node:path"),
-    import("node:os"),
-    import("node:fs"),
-    import("node:zlib"),
-  ]);
+  const [fs, path, os, fsSync, zlib] = await loadNodeModules();
   // Snapshot images and large frames are checksummed natively where Node has it (20.15+).
   const nativeCrc = (zlib as { crc32?: unknown }).crc32;
   if (!nativeCrcTried && typeof nativeCrc === "function") useNativeCrc32(nativeCrc as NativeCrc32);

@@ -17,13 +17,28 @@ interface AsyncLocalStorageLike<T> {
 
 /** Loads Node's AsyncLocalStorage; `undefined` where the runtime has none (browsers). */
 export async function loadAsyncScope<T>(): Promise<AsyncScope<T> | undefined> {
-  try {
-    const hooks = (await import(/* @vite-ignore */ "node:async_hooks")) as {
-      AsyncLocalStorage: new () => AsyncLocalStorageLike<T>;
-    };
-    const als = new hooks.AsyncLocalStorage();
-    return { run: (value, fn) => als.run(value, fn), get: () => als.getStore() };
-  } catch {
-    return undefined;
-  }
+  const AsyncLocalStorage = (await loadAsyncLocalStorage()) as (new () => AsyncLocalStorageLike<T>) | undefined;
+  if (AsyncLocalStorage === undefined) return undefined;
+  const als = new AsyncLocalStorage();
+  return { run: (value, fn) => als.run(value, fn), get: () => als.getStore() };
+}
+
+let asyncLocalStorage: Promise<(new () => AsyncLocalStorageLike<unknown>) | undefined> | undefined;
+
+/**
+ * Node's AsyncLocalStorage class, or `undefined`; imported once per process (each storage opens a
+ * scope of its own, and a dynamic import is a round trip through the module loader).
+ */
+function loadAsyncLocalStorage(): Promise<(new () => AsyncLocalStorageLike<unknown>) | undefined> {
+  asyncLocalStorage ??= (async () => {
+    try {
+      const hooks = (await import(/* @vite-ignore */ "node:async_hooks")) as {
+        AsyncLocalStorage: new () => AsyncLocalStorageLike<unknown>;
+      };
+      return hooks.AsyncLocalStorage;
+    } catch {
+      return undefined;
+    }
+  })();
+  return asyncLocalStorage;
 }
