@@ -6,7 +6,7 @@
  * copies blobs one byte at a time, and loses the result code of a failed step; these calls go
  * straight to the C functions sql.js exports instead (`_sqlite3_bind_double`, `_sqlite3_step`…).
  */
-import { asciiString, isWellFormed } from "../util/utf8";
+import { asciiString, decodeUtf8, isWellFormed } from "../util/utf8";
 import { EngineError, type EngineStatement, type EngineValue, type NumberBinding, type RowCounts } from "./engine";
 import type { WasmHeap } from "./sqljs";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
@@ -366,15 +366,18 @@ export class SqlJsStatement implements EngineStatement {
   }
 
   /**
-   * A TEXT column as a string, exactly as sql.js reads it (UTF8ToString: a TextDecoder over the
-   * bytes, NULs included); short ASCII text, such as most keys, is built without the decoder call.
+   * A TEXT column as a string: its UTF-8 bytes, NULs included, decoded as a TextDecoder does but
+   * keeping a leading U+FEFF (sql.js's UTF8ToString drops it as a byte-order mark; the platform
+   * returns the text as stored, and list() must answer a key that starts with it as it was put).
+   * Short ASCII text, such as most keys, is built without a decoder call.
    */
   #text(index: number): string {
     const raw = this.#raw;
     // The pointer first, then the size (SQLite's advice); the heap view after both.
     const text = raw._sqlite3_column_text(this.#ptr, index);
     const length = raw._sqlite3_column_bytes(this.#ptr, index);
-    return asciiString(this.#heap.bytes, text, length) ?? raw.UTF8ToString(text, length, true);
+    const heap = this.#heap.bytes;
+    return asciiString(heap, text, length) ?? decodeUtf8(heap, text, text + length);
   }
 
   readColumn<T>(index: number, read: (value: EngineValue, start: number, end: number) => T): T {

@@ -133,6 +133,18 @@ describe.each(BACKENDS)("list (%s backend)", (backend) => {
     expect(keysOf(await storage.list({ reverse: true, limit: 3 }))).toEqual(["😀", "\uFFFF", "é"]);
   });
 
+  it("list: returns a key that starts with U+FEFF (a byte-order mark) as it was put, read from SQLite or not", async () => {
+    storage = await openStorage({ backend });
+    const keys = ["\uFEFF", "\uFEFFa", `\uFEFF${"k".repeat(40)}`, "\uFEFFé"];
+    await storage.put(Object.fromEntries(keys.map((k, i) => [k, i])));
+    await storage.sync();
+    const sorted = [...keys].sort();
+    expect(keysOf(await storage.list())).toEqual(sorted);
+    expect(keysOf(await storage.list({ noCache: true }))).toEqual(sorted);
+    expect(keysOf(await storage.list({ prefix: "\uFEFF", reverse: true }))).toEqual([...sorted].reverse());
+    for (const [i, k] of keys.entries()) expect(await storage.get(k, { noCache: true })).toBe(i);
+  });
+
   it("list: prefix with multi-byte and NUL characters", async () => {
     storage = await openStorage({ backend });
     await storage.put({ é: 1, éa: 2, ê: 3, "e\u0301": 4, "e\u0301x": 5, e: 6, "a\u0000": 7, "a\u0000\u0000": 8, a: 9 });
