@@ -13,7 +13,8 @@
  *   `sqlite3_stmt_status` counters ({@link locateStepCounters}), its program, its expired flag, the
  *   opcode numbers and a connection's query-only flag ({@link probeProgramLayout},
  *   sqljs-program-layout.ts), a connection's `sqlite3_limit`
- *   values ({@link locateLimits}), its change counters and last rowid
+ *   values ({@link locateLimits}) and significant digits of a REAL as text ({@link locateFpDigits}),
+ *   its change counters and last rowid
  *   ({@link connectionCounterOffsets}), and a function call's user data ({@link locateUserData});
  * - **functions without a WASM module each**: sql.js's `create_function` compiles a new WASM module
  *   per registration; {@link SqlJsModule.registerFunction} registers every function of every
@@ -184,6 +185,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
   const counterOffset = locateStepCounters(sql, keys, heap);
   const programLayout = probeProgramLayout(sql, keys, heap, counterOffset);
   const limitsOffset = locateLimits(sql, keys, heap);
+  const fpDigitsOffset = locateFpDigits(sql, keys, heap);
   const counters = connectionCounterOffsets(sql, keys, heap);
   const functions = new SharedFunctions(raw, heap, ENGINE_LIMITS.length);
   functions.userDataAt = locateUserData(sql, keys, heap, functions);
@@ -198,6 +200,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
       const ptr = dbPtr(db);
       heap.setU32(ptr + limitsOffset + 4 * SQLITE_LIMIT_LENGTH, ENGINE_LIMITS.length);
       heap.setU32(ptr + limitsOffset + 4 * SQLITE_LIMIT_TRIGGER_DEPTH, ENGINE_LIMITS.triggerDepth);
+      heap.bytes[ptr + fpDigitsOffset] = PLATFORM_FP_DIGITS;
       db.exec(AS_THE_PLATFORM_OPENS);
       return { db, ptr };
     },
@@ -520,6 +523,34 @@ function locateLimits(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): numb
       heap.setU32(a, 1e9);
     }
     throw unsupportedBuild("SQLite's limits");
+  } finally {
+    db.close();
+  }
+}
+
+/** The significant digits the platform's SQLite writes a REAL with as text (`%!.15g`; sql.js's: 17). */
+const PLATFORM_FP_DIGITS = 15;
+
+/**
+ * Where `sqlite3.nFpDigit` sits, as a byte offset from the connection pointer: how many significant
+ * digits SQLite writes a REAL with when it turns it into text (a TEXT column's affinity, CAST,
+ * `||`, `printf('%s')`). sql.js's SQLite writes 17 and the shortest form that reads back
+ * (`0.30000000000000004`); the platform's older SQLite writes 15 (`0.3`). Found as the byte that
+ * holds 17 and, set to 15, turns `CAST(0.1 + 0.2 AS TEXT)` into `'0.3'`.
+ */
+function locateFpDigits(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): number {
+  const db = new sql.Database();
+  try {
+    const ptr = (db as unknown as Record<string, number>)[keys.database] as number;
+    const text = () => db.exec("SELECT CAST(0.1 + 0.2 AS TEXT)")[0]?.values[0]?.[0];
+    if (text() !== "0.30000000000000004") throw unsupportedBuild("SQLite's REAL formatting");
+    for (let at = 0; at < 1024; at++) {
+      if (heap.bytes[ptr + at] !== 17) continue;
+      heap.bytes[ptr + at] = PLATFORM_FP_DIGITS;
+      if (text() === "0.3") return at;
+      heap.bytes[ptr + at] = 17;
+    }
+    throw unsupportedBuild("SQLite's REAL formatting");
   } finally {
     db.close();
   }

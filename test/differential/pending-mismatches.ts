@@ -71,13 +71,16 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
   {
     id: "real-to-text-formatting",
     description:
-      "A REAL stored into a TEXT column (numbers bind as REAL) is rendered by workerd's SQLite with 15 " +
-      "significant digits (`9.00719925474099e+15`); sql.js's newer SQLite writes the shortest round-trip form " +
-      "(`9007199254740992.0`).",
+      "A REAL turned into text has 15 significant digits on both (the engine sets sql.js's SQLite to the " +
+      "platform's 15, engine/sqljs.ts), but the platform's older SQLite rounds the last digit differently in " +
+      "about 1 value of 200 (`4.5107810592983251e+268` → `4.51078105929832e+268`, exact rounding …833), and " +
+      "quote() and the JSON functions keep their own formats: the platform's quote() writes 15 digits or, " +
+      "when they do not read back, 20 in exponent form (`3.000000000000000445e-01`), sql.js's the shortest " +
+      "form that reads back (`0.30000000000000004`).",
     ops: [
       { op: "sql", query: "CREATE TABLE t (c TEXT)" },
-      { op: "sql", query: "INSERT INTO t VALUES (?), (?)", bindings: [2 ** 53, 0.1 + 0.2] },
-      { op: "sql", query: "SELECT c FROM t", read: "raw" },
+      { op: "sql", query: "INSERT INTO t VALUES (?)", bindings: [4.5107810592983251e268] },
+      { op: "sql", query: "SELECT c, quote(?), json_quote(?) FROM t", bindings: [0.1 + 0.2, 0.1 + 0.2], read: "raw" },
     ],
     normalize: (_op, _side, text) => withCoarseReals(text),
   },

@@ -147,6 +147,18 @@ describe("sql differential", () => {
     ]);
   });
 
+  it("a REAL turned into text has the platform's 15 significant digits (TEXT affinity, CAST, ||, printf)", async () => {
+    const reals = [2 ** 53, 0.1 + 0.2, 1 / 3, 100, 1e15, 1e16, -0, 5e-324, Number.MAX_VALUE, 123.456, -2.5e-7, 2 ** 63];
+    await expectSameAsWorkerd(
+      [
+        { op: "sql", query: "CREATE TABLE t (c TEXT, r REAL)" },
+        ...reals.map((r): Op => ({ op: "sql", query: "INSERT INTO t VALUES (?, ?)", bindings: [r, r] })),
+        { op: "sql", query: "SELECT c, CAST(r AS TEXT), r || '', printf('%s', r) FROM t ORDER BY rowid", read: "raw" },
+      ],
+      true,
+    );
+  });
+
   for (const mismatch of PENDING_MISMATCHES.filter((m) => m.ops.some((op) => op.op === "sql"))) {
     it.fails(`pending mismatch ${mismatch.id} (turns red when fixed: then delete the entry)`, async () => {
       await expectSameAsWorkerd(mismatch.ops, true);
