@@ -76,6 +76,8 @@ function loadThreads(): Promise<WorkerThreads | undefined> {
 
 /** Reads files and checks their CRC on another thread. @internal */
 export interface OffThreadCrc {
+  /** Whether an image of `size` bytes is read and checked here ({@link OffThreadCrc.readAndCheck} answers `undefined` otherwise). */
+  accepts(size: number): boolean;
   /**
    * Reads `file` (`size` bytes by its stat) and starts checking it against `crc`: `undefined` when
    * the image is too small to be worth a thread (check it in line), else the bytes (a view of a
@@ -97,9 +99,11 @@ export async function createOffThreadCrc(fs: Fs): Promise<OffThreadCrc | undefin
   if (typeof SharedArrayBuffer !== "function") return undefined;
   const threads = await loadThreads();
   if (threads === undefined) return undefined;
+  const accepts = (size: number) => size >= fromBytes && size > 0;
   return {
+    accepts,
     async readAndCheck(file, size, crc) {
-      if (size < fromBytes || size === 0) return undefined;
+      if (!accepts(size)) return undefined;
       const image = new Uint8Array(new SharedArrayBuffer(size));
       const handle = await fs.open(file, "r");
       let read: number;

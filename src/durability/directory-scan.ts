@@ -158,17 +158,21 @@ async function scanOnce(
   // fail are skipped (kept on disk for a person to look at), and the log must reach back to the base.
   const damagedSnapshots: StoredSnapshot[] = [];
   let verified: DirectoryScan["verified"];
-  for (let i = all.length - 1; i >= 0; i--) {
+  const newest = all[all.length - 1];
+  /**
+   * The newest image, read while the segments below are read and checked (the two reads overlap
+   * on the I/O threads), and checksummed off the thread once read. It is trusted only
+   * provisionally: scanDirectory waits for the sum before anyone sees the scan, and a read that
+   * fails or a sum that differs makes it scan again with every check in line.
+   */
+  let reading: Promise<{ image: Uint8Array } | undefined> | undefined;
+  if (deferred !== undefined && newest !== undefined && deferred.offThread.accepts(newest.bytes)) {
+    const read = deferred.offThread.readAndCheck(file(newest.name), newest.bytes, newest.crc);
+    reading = read.catch(() => undefined);
+    deferred.started(read.then((r) => (r === undefined ? false : r.matches)).catch(() => false));
+  }
+  for (let i = all.length - 1; i >= 0 && reading === undefined; i--) {
     const s = all[i] as StoredSnapshot;
-    if (deferred !== undefined && i === all.length - 1) {
-      // Trusted only provisionally: scanDirectory waits for the sum before anyone sees the scan.
-      const reading = await deferred.offThread.readAndCheck(file(s.name), s.bytes, s.crc).catch(() => undefined);
-      if (reading !== undefined) {
-        deferred.started(reading.matches);
-        verified = { seq: s.seq, image: reading.image };
-        break;
-      }
-    }
     const image = await readVerified(fs, file(s.name), s.crc);
     if (image !== undefined) {
       verified = { seq: s.seq, image };
@@ -239,11 +243,20 @@ async function scanOnce(
     segment.lastSeq = expected - 1;
     segment.bytes = decoded.validBytes;
     times.set(segment.name, Float64Array.from(decoded.times));
-    if (segment.lastSeq > (verified?.seq ?? 0) && verifiedLogBytes + segment.bytes <= VERIFIED_LOG_BYTES) {
+    if (
+      segment.lastSeq > (reading !== undefined ? (newest?.seq ?? 0) : (verified?.seq ?? 0)) &&
+      verifiedLogBytes + segment.bytes <= VERIFIED_LOG_BYTES
+    ) {
       verifiedLog.set(segment.name, bytes.subarray(0, segment.bytes));
       verifiedLogBytes += segment.bytes;
     }
     previous = segment;
+  }
+
+  if (reading !== undefined && newest !== undefined) {
+    const read = await reading;
+    // Unread: the sum check has already failed, so the directory is scanned again in line.
+    if (read !== undefined) verified = { seq: newest.seq, image: read.image };
   }
 
   const last = segments[segments.length - 1];
