@@ -90,7 +90,7 @@ export class SnapshotSchedule {
     if (this.#inFlight) return;
     if (!snapshotDue(this.#settings, this.#recordsSince, this.#bytesSince, this.#lastImageBytes)) return;
     const engine = this.#source.engine();
-    if (this.#takeInPlace(engine, seq, timeMs)) return;
+    if (this.#takeInPlace(engine, [seq, timeMs])) return;
     if (engine.beginImageCopy === undefined || imageBytesNow(engine, this.#lastImageBytes) < COPY_IN_TURNS_FROM_BYTES) {
       void this.take([seq, timeMs]);
       return;
@@ -109,13 +109,14 @@ export class SnapshotSchedule {
    * size, nothing is copied in turns and no second image is allocated. Returns false when either
    * side cannot (then the image is exported or copied).
    */
-  #takeInPlace(engine: SqlEngine, seq: number, timeMs: number): boolean {
+  #takeInPlace(engine: SqlEngine, at?: readonly [seq: number, timeMs: number]): boolean {
     const persistence = this.#settings.persistence;
     if (persistence.writeSnapshotParts === undefined || engine.freezeImage === undefined) return false;
     if (!this.#source.between()) return false;
     const frozen = engine.freezeImage();
     if (frozen === undefined) return false;
-    this.#source.taken();
+    const [newestSeq, newestTimeMs] = this.#source.taken();
+    const [seq, timeMs] = at ?? [newestSeq, newestTimeMs];
     const logBytesAt = this.#logBytes;
     this.#before(frozen.byteLength, logBytesAt);
     const write = async (): Promise<void> => {
@@ -154,6 +155,19 @@ export class SnapshotSchedule {
     });
     if (doomed.length === 0) return;
     this.forget(await persistence.thinSnapshots(doomed));
+  }
+
+  /**
+   * The storage is closing (its last batch is committed and no snapshot is in flight): where
+   * snapshots are written in place, one of the final state is written when the log since the
+   * newest snapshot holds at least `snapshotEveryBytes` (the least a snapshot is ever due for), so
+   * that the next open reads that image instead of replaying up to the log cap. It costs the
+   * close the image's write (no copy); elsewhere nothing changes. Resolves when it is settled.
+   */
+  async closing(): Promise<void> {
+    await this.settled();
+    if (this.#bytesSince < this.#settings.snapshotEveryBytes) return;
+    if (this.#takeInPlace(this.#source.engine())) await this.settled();
   }
 
   /** Resolves when no snapshot is in flight (success or not). */

@@ -628,7 +628,9 @@ export class StorageCore {
     if (!this.#broken) {
       this.commitNow();
       await this.#lastConfirmation.catch(() => {});
-      await this.#schedule.settled();
+      // A final snapshot where it is written in place and the log since the newest is long.
+      if (!this.#broken) await this.#schedule.closing();
+      else await this.#schedule.settled();
     }
     this.#shutdown();
     // Release the adapter's resources (file handles); its data stays, and load() reopens it.
