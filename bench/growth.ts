@@ -10,6 +10,9 @@
  * bench/results/growth.{json,md,svg}. `--log-cap=<MiB>` sets `snapshotLogCapBytes` for the growth
  * (default: the storage's). `--crash` ends the growth with `abort()` instead of `close()`, so that
  * the recovery measured is an open after a crash (a snapshot being copied is dropped, not finished).
+ * `--copied` wraps the adapter in a `DelegatingPersistence`, which does not pass
+ * `writeSnapshotParts` on: snapshots are exported or copied across turns as before snapshots were
+ * written in place (an A/B of that change in one build).
  * `--breakdown` adds, per step, where the
  * median batch's and each tail batch's time went (bench/lib/batch-phases.ts); it hooks the log's
  * file handle and the commit, so its batch times are not the ones to publish.
@@ -20,6 +23,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import initSqlJs from "sql.js";
+import { DelegatingPersistence } from "../src/durability/delegating-persistence";
 import { openFilePersistence } from "../src/durability/file-persistence";
 import type { ImageCopy } from "../src/engine/engine";
 import { SqlJsEngine } from "../src/engine/sqljs-engine";
@@ -76,6 +80,8 @@ export async function runGrowthBench(options: {
   logCapBytes?: number;
   /** End with `abort()` instead of `close()`, so the recovery measured is a crash's. */
   crash?: boolean;
+  /** Snapshots through a wrapper: copied, not written in place (see the module comment). */
+  copied?: boolean;
 }): Promise<GrowthResult> {
   const steps = options.quick ? [10, 25, 50, 100, 150] : [10, 25, 50, 100, 250, 500, 750, 1000];
   const dir = await mkdtemp(join(tmpdir(), "actorstore-growth-"));
@@ -118,7 +124,7 @@ export async function runGrowthBench(options: {
       return copy;
     };
     const storage = await ObjectStorage.open({
-      persistence: adapter,
+      persistence: options.copied ? new DelegatingPersistence(adapter) : adapter,
       ...(options.logCapBytes === undefined ? {} : { snapshotLogCapBytes: options.logCapBytes }),
     });
     const size = () => storage.sql.databaseSize;
@@ -292,11 +298,13 @@ export async function runAndWriteGrowth(
   breakdown = false,
   logCapBytes?: number,
   crash = false,
+  copied = false,
 ): Promise<GrowthResult> {
   const result = await runGrowthBench({
     quick,
     breakdown,
     crash,
+    copied,
     ...(logCapBytes === undefined ? {} : { logCapBytes }),
   });
   const directory = fileURLToPath(new URL("./results/", import.meta.url));
@@ -319,5 +327,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.argv.includes("--breakdown"),
     logCapBytes,
     process.argv.includes("--crash"),
+    process.argv.includes("--copied"),
   );
 }
