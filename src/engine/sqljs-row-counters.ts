@@ -82,8 +82,11 @@ interface SpecialSite {
 export class ProgramCounters {
   readonly #module: CounterModule;
   readonly #programs: Rewritten[];
-  /** The main program's scratch register's memory (see {@link ProgramCounters.instrument}), or 0. */
-  readonly #scratch: number;
+  /**
+   * The main program's scratch register's memory (see {@link ProgramCounters.instrument}), or 0:
+   * never SQLite's, so freed here once the copies are gone (released, or freed by SQLite).
+   */
+  #scratch: number;
   /** Heap word of `Vdbe.aOp`, and the copy it must still hold (see {@link ProgramCounters.live}). */
   readonly #programWord: number;
   readonly #mainOps: number;
@@ -107,7 +110,6 @@ export class ProgramCounters {
   /** The heap as words, until the memory grows (which detaches it: its length is 0 then). */
   #words: Uint32Array;
   #lost = false;
-  #released = false;
 
   private constructor(
     module: CounterModule,
@@ -235,6 +237,7 @@ export class ProgramCounters {
     if (!this.#lost && words[this.#programWord] !== this.#mainOps) {
       // SQLite swapped in a new program and freed this copy (and its sub-programs') itself.
       this.#lost = true;
+      this.#freeScratch();
     }
     return !this.#lost;
   }
@@ -313,11 +316,14 @@ export class ProgramCounters {
     return counts;
   }
 
+  #freeScratch(): void {
+    if (this.#scratch !== 0) this.#module._free(this.#scratch);
+    this.#scratch = 0;
+  }
+
   /** Puts the original programs back and frees the copies (call before the statement is finalized). */
   release(): void {
-    // The scratch register is never SQLite's: freed here even when SQLite freed the copies.
-    if (this.#scratch !== 0 && !this.#released) this.#module._free(this.#scratch);
-    this.#released = true;
+    this.#freeScratch();
     if (!this.live) return;
     const heap = this.#module.heap;
     for (const program of this.#programs) {
