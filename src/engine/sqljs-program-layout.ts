@@ -98,8 +98,12 @@ const OPCODES_NEEDED = [
  *   (found before any probe statement is compiled: the pragma expires every statement), checked by
  *   a write that fails with it set by hand and works without; `Vdbe.db` is a statement's first word;
  * - `Vdbe.expired`: the one bit of a statement that binding its LIKE pattern sets;
+ * - `Vdbe.aMem` and `sizeof(Mem)`: where two bound values stepped into registers sit
+ *   ({@link locateRegisters}), for the main program's scratch register;
  * - counting: a point lookup reads 1 row, a scan of 7 rows reads 7, an insert that fires a trigger
- *   reads nothing and writes 3 rows (table, index, the trigger's insert), and a delete whose plan
+ *   reads nothing and writes 3 rows (table, index, the trigger's insert), a join onto a rowid
+ *   through 7 run-time text keys that read as integers and find no row reads 14 (7 rows, 7 seeks,
+ *   told through the scratch register), and a delete whose plan
  *   its bound LIKE pattern changes, recompiled before it runs (`recompileUnrun`), reads 4 and
  *   writes 2 (as on the platform).
  */

@@ -10,7 +10,7 @@
  * - **heap capture**: sql.js exports no view of its WASM heap; {@link WasmHeap} captures it through
  *   one `TextDecoder.decode` call of the module's own `UTF8ToString`;
  * - **offsets into SQLite's structs**, read and written through the heap: a statement's
- *   `sqlite3_stmt_status` counters ({@link locateStepCounters}), its program, its expired flag, the
+ *   `sqlite3_stmt_status` counters ({@link locateStepCounters}), its program, its registers, its expired flag, the
  *   opcode numbers and a connection's query-only flag ({@link probeProgramLayout},
  *   sqljs-program-layout.ts), a connection's `sqlite3_limit`
  *   values ({@link locateLimits}) and significant digits of a REAL as text ({@link locateFpDigits}),
