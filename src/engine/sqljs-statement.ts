@@ -278,6 +278,15 @@ export class SqlJsStatement implements EngineStatement {
   step(nowMs?: number): boolean {
     this.#assertLive();
     this.#clean = false;
+    // Only a counted run's first step has more to do; every later one (each row of a scan) is plain.
+    const rc = this.#countedRunStart === undefined ? this.#stepRaw(nowMs) : this.#firstCountedStep(nowMs);
+    if (rc === SQLITE_ROW) return true;
+    if (rc === SQLITE_DONE) return false;
+    throw this.#engine.lastError(rc);
+  }
+
+  /** The first step of a counted run (see {@link SqlJsStatement.startCounting}): its result code. */
+  #firstCountedStep(nowMs: number | undefined): number {
     const start = this.#countedRunStart;
     let first: number | "recompiled" | undefined;
     if (start === "once" && programExpired(this.#heap, this.#engine.programLayout, this.#ptr)) {
@@ -295,21 +304,17 @@ export class SqlJsStatement implements EngineStatement {
       }
     }
     let rc = typeof first === "number" ? first : this.#stepRaw(nowMs);
-    if (start !== undefined) {
-      this.#countedRunStart = undefined;
-      // SQLite recompiled the statement inside this first step (its plan depends on a bound value,
-      // such as a LIKE pattern, or the schema changed), so the new program ran without counting. A
-      // read runs again from the start, counted: nothing of its first run was handed out.
-      if (start === "rerunnable" && (rc === SQLITE_ROW || rc === SQLITE_DONE) && this.#counters?.live === false) {
-        this.#raw._sqlite3_reset(this.#ptr); // keeps the bindings
-        this.#instrument();
-        this.#counters?.begin();
-        rc = this.#stepRaw(nowMs);
-      }
+    this.#countedRunStart = undefined;
+    // SQLite recompiled the statement inside this first step (its plan depends on a bound value,
+    // such as a LIKE pattern, or the schema changed), so the new program ran without counting. A
+    // read runs again from the start, counted: nothing of its first run was handed out.
+    if (start === "rerunnable" && (rc === SQLITE_ROW || rc === SQLITE_DONE) && this.#counters?.live === false) {
+      this.#raw._sqlite3_reset(this.#ptr); // keeps the bindings
+      this.#instrument();
+      this.#counters?.begin();
+      rc = this.#stepRaw(nowMs);
     }
-    if (rc === SQLITE_ROW) return true;
-    if (rc === SQLITE_DONE) return false;
-    throw this.#engine.lastError(rc);
+    return rc;
   }
 
   #stepRaw(nowMs: number | undefined): number {
