@@ -63,6 +63,13 @@ export interface SessionMark {
   start: boolean;
   /** The settings in force before the record's SQL ran. */
   settings: ConnectionSettings;
+  /**
+   * How many significant digits a REAL turned into text had in the session (the platform's 15).
+   * Absent in records written before the engine set the platform's number: those sessions ran with
+   * sql.js's SQLite's 17 (`0.30000000000000004`), and replay runs them so, since what they stored
+   * was confirmed.
+   */
+  realTextDigits?: number;
 }
 
 /** A key-value write: a value (encoded bytes) or a deletion (`null`). */

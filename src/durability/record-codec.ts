@@ -50,7 +50,14 @@ const EXT_ALARM_CLEAR = 0x02;
 const EXT_SESSION = 0x04;
 /** Every SQL entry is followed by varint(extras): bit 0 inputs, bit 1 settings. */
 const EXT_ENTRY_EXTRAS = 0x08;
-const EXT_KNOWN = EXT_ALARM_SET | EXT_ALARM_CLEAR | EXT_SESSION | EXT_ENTRY_EXTRAS;
+/**
+ * The session mark is followed by varint(realTextDigits) (only with {@link EXT_SESSION}); a mark
+ * without it is of a session that ran with sql.js's SQLite's 17 digits.
+ */
+const EXT_REAL_DIGITS = 0x10;
+const EXT_KNOWN = EXT_ALARM_SET | EXT_ALARM_CLEAR | EXT_SESSION | EXT_ENTRY_EXTRAS | EXT_REAL_DIGITS;
+/** The digits SQLite accepts for `nFpDigit`. */
+const MAX_REAL_DIGITS = 23;
 const ENTRY_INPUTS = 0x01;
 const ENTRY_SETTINGS = 0x02;
 const ENTRY_REPLAY = 0x04;
@@ -263,7 +270,17 @@ function writePayload(record: CommitRecord): void {
   if (sql.length > 0) flags |= FLAG_SQL;
   if (kv.length > 0) flags |= FLAG_KV;
   let ext = 0;
-  if (record.session !== undefined) ext |= EXT_SESSION;
+  const session = record.session;
+  if (session !== undefined) {
+    ext |= EXT_SESSION;
+    const digits = session.realTextDigits;
+    if (digits !== undefined) {
+      if (!(Number.isInteger(digits) && digits >= 1 && digits <= MAX_REAL_DIGITS)) {
+        throw new RangeError(`SessionMark.realTextDigits must be an integer from 1 to 23; got ${String(digits)}.`);
+      }
+      ext |= EXT_REAL_DIGITS;
+    }
+  }
   for (let i = 0; i < sql.length && (ext & EXT_ENTRY_EXTRAS) === 0; i++) {
     const w = sql[i] as SqlWrite;
     if ((w.inputs !== undefined && w.inputs.length > 0) || w.settings !== undefined || w.replay !== undefined) {
@@ -300,8 +317,10 @@ function writePayload(record: CommitRecord): void {
     if (flags & FLAG_ALARM_FLOAT) writeFloat64(alarm);
     else writeZigzag(alarm);
   }
-  if (record.session !== undefined)
-    writeVarint(settingsMask(record.session.settings) * 2 + (record.session.start ? 1 : 0));
+  if (session !== undefined) {
+    writeVarint(settingsMask(session.settings) * 2 + (session.start ? 1 : 0));
+    if (session.realTextDigits !== undefined) writeVarint(session.realTextDigits);
+  }
   if (sql.length > 0) {
     writeVarint(sql.length);
     // A batch often repeats one statement (an INSERT per row): later repeats are written as a
@@ -585,6 +604,7 @@ function readPayload(r: Reader): CommitRecord {
     ext = r.u8();
     if (ext === 0 || (ext & ~EXT_KNOWN) !== 0) throw new Malformed();
     if ((ext & (EXT_SESSION | EXT_ENTRY_EXTRAS)) === 0) throw new Malformed();
+    if (ext & EXT_REAL_DIGITS && !(ext & EXT_SESSION)) throw new Malformed();
     flags &= ~FLAG_EXTENDED;
     if (ext & EXT_ALARM_SET) flags |= FLAG_ALARM_SET;
     if (ext & EXT_ALARM_CLEAR) flags |= FLAG_ALARM_CLEAR;
@@ -602,6 +622,11 @@ function readPayload(r: Reader): CommitRecord {
   if (ext & EXT_SESSION) {
     const mark = r.varint();
     record.session = { start: mark % 2 === 1, settings: settingsOf(Math.floor(mark / 2)) };
+    if (ext & EXT_REAL_DIGITS) {
+      const digits = r.varint();
+      if (digits < 1 || digits > MAX_REAL_DIGITS) throw new Malformed();
+      record.session.realTextDigits = digits;
+    }
   }
   if (flags & FLAG_SQL) {
     const count = r.varint();

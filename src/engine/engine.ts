@@ -139,6 +139,15 @@ export interface FrozenImage {
 }
 
 /** An open database. */
+/** The significant digits the platform's SQLite writes a REAL with as text (`0.1 + 0.2` → `'0.3'`). */
+export const PLATFORM_REAL_TEXT_DIGITS = 15;
+
+/**
+ * The significant digits sql.js's SQLite writes a REAL with as text by default
+ * (`0.30000000000000004`): what every session logged before the engine set the platform's ran with.
+ */
+export const SQLJS_REAL_TEXT_DIGITS = 17;
+
 export interface SqlEngine {
   /** Compiles one statement (text after the first statement is ignored). */
   prepare(sql: string): EngineStatement;
@@ -157,6 +166,13 @@ export interface SqlEngine {
    * opened (a new session of an object starts on one on the platform, whatever this connection ran).
    */
   resetConnectionCounters(): void;
+  /**
+   * Sets how many significant digits SQLite writes a REAL with when it turns it into text (a TEXT
+   * column's affinity, `CAST`, `||`, `printf('%s')`). Every connection opens with the platform's
+   * {@link PLATFORM_REAL_TEXT_DIGITS}; replay sets what the log says a session ran with
+   * (`SessionMark.realTextDigits`). An integer from 1 to 23.
+   */
+  setRealTextDigits(digits: number): void;
   /** A standard SQLite database file of the current committed state; keeps this connection open. */
   exportBytes(): Uint8Array;
   /**

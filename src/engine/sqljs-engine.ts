@@ -254,6 +254,14 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     this.#counters.reset();
   }
 
+  setRealTextDigits(digits: number): void {
+    this.#assertOpen();
+    if (!(Number.isInteger(digits) && digits >= 1 && digits <= 23)) {
+      throw new RangeError(`REAL-as-text digits must be an integer from 1 to 23; got ${String(digits)}.`);
+    }
+    this.#module.setRealTextDigits(this.#dbPtr, digits);
+  }
+
   exportBytes(): Uint8Array {
     this.#assertOpen();
     const file = this.#file;

@@ -31,7 +31,7 @@
 import type { Database, SqlJsStatic, Statement } from "sql.js";
 import initSqlJs from "sql.js";
 import { copyPooled } from "../util/byte-pool";
-import type { ImageUse, SqlEngineFactory } from "./engine";
+import { type ImageUse, PLATFORM_REAL_TEXT_DIGITS, SQLJS_REAL_TEXT_DIGITS, type SqlEngineFactory } from "./engine";
 import { DEFAULT_MAX_DATABASE_SIZE, SqlJsEngine, type SqlJsLoadOptions } from "./sqljs-engine";
 import { type RawFunction, SharedFunctions } from "./sqljs-functions";
 import { openOnPagedFile, type PagedFile, probePagedFiles } from "./sqljs-paged-file";
@@ -139,6 +139,8 @@ export interface SqlJsModule {
     reset(): void;
     setChanges(value: bigint): void;
   };
+  /** Sets `sqlite3.nFpDigit` of connection `dbPtr` (see {@link locateFpDigits}). */
+  setRealTextDigits(dbPtr: number, digits: number): void;
   /** `sqlite3_step` with SQLite's 'now' pinned to `nowMs`. */
   stepAt(ptr: number, nowMs: number): number;
   /** Runs `fn` with SQLite's 'now' pinned to `nowMs`. */
@@ -200,7 +202,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
       const ptr = dbPtr(db);
       heap.setU32(ptr + limitsOffset + 4 * SQLITE_LIMIT_LENGTH, ENGINE_LIMITS.length);
       heap.setU32(ptr + limitsOffset + 4 * SQLITE_LIMIT_TRIGGER_DEPTH, ENGINE_LIMITS.triggerDepth);
-      heap.bytes[ptr + fpDigitsOffset] = PLATFORM_FP_DIGITS;
+      heap.bytes[ptr + fpDigitsOffset] = PLATFORM_REAL_TEXT_DIGITS;
       db.exec(AS_THE_PLATFORM_OPENS);
       return { db, ptr };
     },
@@ -208,6 +210,9 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
     statementPointer: (stmt) => (stmt as unknown as Record<string, number>)[keys.statement] as number,
     registerFunction: (db, name, arity, impl) => functions.register(db, name, arity, impl),
     forgetFunctions: (db) => functions.forget(db),
+    setRealTextDigits: (db, digits) => {
+      heap.bytes[db + fpDigitsOffset] = digits;
+    },
     connectionCounters: (db) => ({
       changes: () => heap.i64(db + counters.changes),
       total_changes: () => heap.i64(db + counters.totalChanges),
@@ -528,9 +533,6 @@ function locateLimits(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): numb
   }
 }
 
-/** The significant digits the platform's SQLite writes a REAL with as text (`%!.15g`; sql.js's: 17). */
-const PLATFORM_FP_DIGITS = 15;
-
 /**
  * Where `sqlite3.nFpDigit` sits, as a byte offset from the connection pointer: how many significant
  * digits SQLite writes a REAL with when it turns it into text (a TEXT column's affinity, CAST,
@@ -545,10 +547,10 @@ function locateFpDigits(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): nu
     const text = () => db.exec("SELECT CAST(0.1 + 0.2 AS TEXT)")[0]?.values[0]?.[0];
     if (text() !== "0.30000000000000004") throw unsupportedBuild("SQLite's REAL formatting");
     for (let at = 0; at < 1024; at++) {
-      if (heap.bytes[ptr + at] !== 17) continue;
-      heap.bytes[ptr + at] = PLATFORM_FP_DIGITS;
+      if (heap.bytes[ptr + at] !== SQLJS_REAL_TEXT_DIGITS) continue;
+      heap.bytes[ptr + at] = PLATFORM_REAL_TEXT_DIGITS;
       if (text() === "0.3") return at;
-      heap.bytes[ptr + at] = 17;
+      heap.bytes[ptr + at] = SQLJS_REAL_TEXT_DIGITS;
     }
     throw unsupportedBuild("SQLite's REAL formatting");
   } finally {

@@ -10,7 +10,7 @@
  * setting (which a rollback does not undo) is followed by an entry that sets them.
  */
 import { CONNECTION_SETTING_NAMES, type ConnectionSetting, type ConnectionSettings } from "../durability/commit-record";
-import type { SqlEngine } from "../engine/engine";
+import { PLATFORM_REAL_TEXT_DIGITS, type SqlEngine } from "../engine/engine";
 import { registerPragmaArgumentGuard } from "./sql/pragma-arguments";
 
 /** The settings of a new connection (the platform's defaults). */
@@ -26,10 +26,12 @@ export const DEFAULT_CONNECTION_SETTINGS: Readonly<ConnectionSettings> = Object.
 
 /**
  * Puts `engine`'s connection into the default state, with the functions logged SQL may call (the
- * run-time check of pragma arguments, so that replay checks as the live run did).
+ * run-time check of pragma arguments, so that replay checks as the live run did), and the
+ * platform's digits for a REAL turned into text.
  */
 export function applyConnectionDefaults(engine: SqlEngine): void {
   registerPragmaArgumentGuard(engine);
+  engine.setRealTextDigits(PLATFORM_REAL_TEXT_DIGITS);
   applyConnectionSettings(engine, DEFAULT_CONNECTION_SETTINGS);
 }
 

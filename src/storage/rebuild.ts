@@ -8,7 +8,7 @@ import type { CommitRecord } from "../durability/commit-record";
 import { CommitTimeline } from "../durability/commit-timeline";
 import { readSnapshotToOpen } from "../durability/image-handover";
 import { type LoadResult, type SnapshotInfo, streamHistory } from "../durability/persistence";
-import type { SqlEngine } from "../engine/engine";
+import { SQLJS_REAL_TEXT_DIGITS, type SqlEngine } from "../engine/engine";
 import { ActorStoreError } from "../errors";
 import { SplitMix64 } from "../util/prng";
 import { applyConnectionDefaults } from "./connection-defaults";
@@ -119,6 +119,12 @@ class Replayer {
   readonly #prng = new SplitMix64();
   #engine: SqlEngine;
   #replay: ReturnType<typeof startReplay>;
+  /**
+   * The digits of a REAL turned into text in the session being replayed, as its last session mark
+   * says (`SessionMark.realTextDigits`); sql.js's 17 until a mark says otherwise, since only
+   * sessions logged before the engine set the platform's 15 have marks without them (or none).
+   */
+  #realTextDigits = SQLJS_REAL_TEXT_DIGITS;
   lastSeq: number;
   lastTimeMs: number;
 
@@ -132,6 +138,7 @@ class Replayer {
     this.#snapshots = snapshots;
     this.#engine = engine;
     this.#replay = startReplay(engine, this.#prng);
+    engine.setRealTextDigits(this.#realTextDigits);
     this.lastSeq = base?.seq ?? 0;
     this.lastTimeMs = base?.timeMs ?? 0;
   }
@@ -164,6 +171,10 @@ class Replayer {
         "ERR_CORRUPT",
         `The stored history is incomplete: commit ${record.seq} follows commit ${this.lastSeq}, and no snapshot holds the state in between. Restore the data from a backup.`,
       );
+    if (record.session !== undefined) {
+      this.#realTextDigits = record.session.realTextDigits ?? SQLJS_REAL_TEXT_DIGITS;
+      this.#engine.setRealTextDigits(this.#realTextDigits);
+    }
     if (record.restoreToSeq !== undefined || record.reset) return this.#replace(record);
     const r = this.#replay;
     r.transaction.apply(r.kv, this.#prng, r.statements, record, r.inputs);
@@ -190,6 +201,8 @@ class Replayer {
         ? (await buildState(this.#settings, this.#snapshots, record.restoreToSeq)).engine
         : this.#settings.engineFactory.open();
     this.#replay = startReplay(this.#engine, this.#prng);
+    // A new connection, in the same session: it runs with the session's digits.
+    this.#engine.setRealTextDigits(this.#realTextDigits);
     if (record.restoreToSeq === undefined) {
       const r = this.#replay;
       r.transaction.apply(r.kv, this.#prng, r.statements, record, r.inputs);

@@ -3,7 +3,9 @@
  * ran (see connection-defaults.ts for the settings, replay.ts for the other side):
  *
  * - a {@link SessionMark} on the first record of a session (a new connection: the defaults) and on
- *   the first record after a snapshot (the settings in force when it was taken);
+ *   the first record after a snapshot (the settings in force when it was taken), with the digits
+ *   of a REAL turned into text (the platform's 15; marks written before the engine set them have
+ *   none, and replay runs those sessions with sql.js's 17, as they ran);
  * - the settings right after every statement that may change them (SQLite applies a pragma when it
  *   compiles it, which may be before the batch's transaction begins, so only reading them back
  *   tells what it did), and after a rolled-back savepoint that ran one (a rollback does not undo a
@@ -16,7 +18,12 @@
  */
 import type { CommitRecord, ConnectionSettings, SessionMark, SqlWrite } from "../durability/commit-record";
 import { INPUT_HELD_BYTES, SETTINGS_HELD_BYTES } from "../durability/held-bytes";
-import type { ConnectionInput, ConnectionInputSource, SqlEngine } from "../engine/engine";
+import {
+  type ConnectionInput,
+  type ConnectionInputSource,
+  PLATFORM_REAL_TEXT_DIGITS,
+  type SqlEngine,
+} from "../engine/engine";
 import { DEFAULT_CONNECTION_SETTINGS, readConnectionSettings } from "./connection-defaults";
 import { analyzedSince, readStatistics, type Statistics } from "./optimize-effect";
 import type { PerCallChanges } from "./per-call-changes";
@@ -36,7 +43,11 @@ const OPTIMIZE = /optimize/i;
 /** The live side of connection-state logging for one storage core. */
 export class SessionLog implements ConnectionInputSource {
   /** The mark the next record carries; set at a session start and after each snapshot. */
-  #mark: SessionMark | undefined = { start: true, settings: { ...DEFAULT_CONNECTION_SETTINGS } };
+  #mark: SessionMark | undefined = {
+    start: true,
+    settings: { ...DEFAULT_CONNECTION_SETTINGS },
+    realTextDigits: PLATFORM_REAL_TEXT_DIGITS,
+  };
   /** The settings as of the last commit. */
   #committed: ConnectionSettings = { ...DEFAULT_CONNECTION_SETTINGS };
   /** A statement of the open batch may have changed a setting. */
@@ -137,7 +148,11 @@ export class SessionLog implements ConnectionInputSource {
 
   /** A snapshot of the last committed state was taken: the next record says what the settings are. */
   snapshotTaken(): void {
-    this.#mark = { start: this.#mark?.start ?? false, settings: { ...this.#committed } };
+    this.#mark = {
+      start: this.#mark?.start ?? false,
+      settings: { ...this.#committed },
+      realTextDigits: PLATFORM_REAL_TEXT_DIGITS,
+    };
   }
 
   /** The database was replaced by a fresh one (deleteAll): a new connection, with the defaults. */
@@ -148,6 +163,10 @@ export class SessionLog implements ConnectionInputSource {
     this.#dirty = false;
     this.#committed = { ...DEFAULT_CONNECTION_SETTINGS };
     if (this.#mark !== undefined)
-      this.#mark = { start: this.#mark.start, settings: { ...DEFAULT_CONNECTION_SETTINGS } };
+      this.#mark = {
+        start: this.#mark.start,
+        settings: { ...DEFAULT_CONNECTION_SETTINGS },
+        realTextDigits: PLATFORM_REAL_TEXT_DIGITS,
+      };
   }
 }

@@ -80,7 +80,13 @@ export function commitRecord(seq?: number): fc.Arbitrary<CommitRecord> {
       reset: fc.boolean(),
       restoreToSeq: fc.option(fc.nat(), { nil: undefined }),
       alarm: fc.option(fc.option(fc.oneof(timeMs, fc.double()), { nil: null }), { nil: undefined }),
-      session: fc.option(fc.record({ start: fc.boolean(), settings: connectionSettings }), { nil: undefined, freq: 3 }),
+      session: fc.option(
+        fc.record(
+          { start: fc.boolean(), settings: connectionSettings, realTextDigits: fc.integer({ min: 1, max: 23 }) },
+          { requiredKeys: ["start", "settings"] },
+        ),
+        { nil: undefined, freq: 3 },
+      ),
     })
     .chain((head) =>
       fc

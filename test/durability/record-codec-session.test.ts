@@ -59,12 +59,36 @@ describe("record codec: connection state", () => {
 
   it("an extension byte with an unknown bit, or with nothing new, is malformed", () => {
     // flags = both alarm bits (extended), then ext, seq 1, time 0
-    for (const ext of [0x10, 0x80, 0x00, 0x01, 0x03 | 0x04]) {
+    for (const ext of [0x20, 0x80, 0x00, 0x01, 0x03 | 0x04]) {
       const decoded = decodeRecords(frame([0x0c, ext, 1, 0, ...(ext & 0x04 ? [0] : [])]));
       expect(decoded.reason, `ext ${ext}`).toBe("malformed");
       expect(decoded.records).toEqual([]);
     }
     expect(decodeRecords(frame([0x0c, 0x04, 1, 0, 0])).records).toHaveLength(1);
+  });
+
+  it("a session mark's REAL-as-text digits round-trip; a mark without them (older frames) has none", () => {
+    const withDigits: CommitRecord = { ...record, session: { start: false, settings, realTextDigits: 15 } };
+    expect(decodeRecords(encodeRecord(withDigits)).records).toEqual([withDigits]);
+    // flags = extended, ext = session + digits, seq 1, time 0, mark 0 (not a start, every setting off), 15
+    const [decoded] = decodeRecords(frame([0x0c, 0x14, 1, 0, 0, 15])).records;
+    expect(decoded?.session).toEqual({ start: false, settings: expect.any(Object), realTextDigits: 15 });
+    const [older] = decodeRecords(frame([0x0c, 0x04, 1, 0, 1])).records;
+    expect(older?.session?.start).toBe(true);
+    expect(older?.session && "realTextDigits" in older.session).toBe(false);
+  });
+
+  it("REAL-as-text digits out of SQLite's range, or without a session mark, are malformed or refused", () => {
+    for (const digits of [0, 24, 127]) {
+      expect(decodeRecords(frame([0x0c, 0x14, 1, 0, 0, digits])).reason, `digits ${digits}`).toBe("malformed");
+    }
+    // the digits bit with per-entry extras but no session mark
+    expect(decodeRecords(frame([0x0c, 0x18, 1, 0])).reason).toBe("malformed");
+    for (const digits of [0, 24, 1.5, Number.NaN]) {
+      expect(() => encodeRecord({ ...record, session: { start: true, settings, realTextDigits: digits } })).toThrow(
+        RangeError,
+      );
+    }
   });
 
   it("a settings mask beyond the known settings is malformed", () => {

@@ -155,6 +155,10 @@ export class RecordingEngine implements SqlEngine {
     this.#inner.resetConnectionCounters();
   }
 
+  setRealTextDigits(digits: number): void {
+    this.#inner.setRealTextDigits(digits);
+  }
+
   changes(): number {
     return this.#inner.changes();
   }
