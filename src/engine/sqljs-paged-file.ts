@@ -225,7 +225,10 @@ export class PagedFile {
       const index = Math.floor(at / size);
       const within = at - index * size;
       const n = Math.min(size - within, end - at);
-      this.#chunkFor(index, within + n).set(bytes.subarray(at - start, at - start + n), within);
+      // A write within one chunk (SQLite writes whole pages, and a chunk holds whole pages) lands
+      // as it came: a view of the part would be one more object per page written.
+      const part = n === bytes.length ? bytes : bytes.subarray(at - start, at - start + n);
+      this.#chunkFor(index, within + n).set(part, within);
       at += n;
     }
     if (end > this.#size) {
