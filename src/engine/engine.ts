@@ -167,6 +167,11 @@ export interface SqlEngine {
    */
   resetConnectionCounters(): void;
   /**
+   * Runs `fn` (statements of the caller's own, which the object must not see the effects of), then
+   * puts `changes()`, `total_changes()` and `last_insert_rowid()` back to what they read before it.
+   */
+  keepConnectionCounters<T>(fn: () => T): T;
+  /**
    * Sets how many significant digits SQLite writes a REAL with when it turns it into text (a TEXT
    * column's affinity, `CAST`, `||`, `printf('%s')`). Every connection opens with the platform's
    * {@link PLATFORM_REAL_TEXT_DIGITS}; replay sets what the log says a session ran with

@@ -254,6 +254,17 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     this.#counters.reset();
   }
 
+  keepConnectionCounters<T>(fn: () => T): T {
+    this.#assertOpen();
+    const counters = (this.#counters ??= this.#module.connectionCounters(this.#dbPtr));
+    const [changes, total, last] = [counters.changes(), counters.total_changes(), counters.last_insert_rowid()];
+    try {
+      return fn();
+    } finally {
+      counters.set(changes, total, last);
+    }
+  }
+
   setRealTextDigits(digits: number): void {
     this.#assertOpen();
     if (!(Number.isInteger(digits) && digits >= 1 && digits <= 23)) {

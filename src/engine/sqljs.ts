@@ -129,8 +129,8 @@ export interface SqlJsModule {
   forgetFunctions(dbPtr: number): void;
   /**
    * `changes()`, `total_changes()` and `last_insert_rowid()` of connection `dbPtr`, read live,
-   * `reset()`, which sets all three to 0 (as on a connection just opened), and `setChanges()`, which
-   * puts back what `changes()` answered.
+   * `reset()`, which sets all three to 0 (as on a connection just opened), `setChanges()`, which
+   * puts back what `changes()` answered, and `set()`, which puts back all three.
    */
   connectionCounters(dbPtr: number): {
     changes(): bigint;
@@ -138,6 +138,8 @@ export interface SqlJsModule {
     last_insert_rowid(): bigint;
     reset(): void;
     setChanges(value: bigint): void;
+    /** Sets all three (`keepConnectionCounters`). */
+    set(changes: bigint, totalChanges: bigint, lastInsertRowid: bigint): void;
   };
   /** Sets `sqlite3.nFpDigit` of connection `dbPtr` (see {@link locateFpDigits}). */
   setRealTextDigits(dbPtr: number, digits: number): void;
@@ -222,6 +224,11 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
           heap.setI64(db + offset, 0n);
       },
       setChanges: (value) => heap.setI64(db + counters.changes, value),
+      set: (changes, totalChanges, lastInsertRowid) => {
+        heap.setI64(db + counters.changes, changes);
+        heap.setI64(db + counters.totalChanges, totalChanges);
+        heap.setI64(db + counters.lastRowid, lastInsertRowid);
+      },
     }),
     stepAt(ptr, nowMs) {
       const outer = pinNow(nowMs);

@@ -57,7 +57,6 @@ describe("pragmas that report on the database (differential)", () => {
       { op: "sql", query: "SELECT data_version FROM pragma_data_version" },
     ];
     const expected = await workerd.run(ops);
-    // Counters of PRAGMA optimize and a sorted pragma function are pending (COUNTER_GAPS).
     expect(maskPendingMismatches(ops, expected, await runOnSubject(ops))).toEqual(expected);
   });
 
@@ -90,7 +89,6 @@ describe("pragmas that report on the database (differential)", () => {
     ];
     const expected = await workerd.run(ops);
     expect(expected.filter((r) => !r.ok)).toHaveLength(7);
-    // Counters of PRAGMA optimize are pending (COUNTER_GAPS).
     expect(maskPendingMismatches(ops, expected, await runOnSubject(ops))).toEqual(expected);
   });
 
@@ -120,7 +118,6 @@ describe("pragmas that report on the database (differential)", () => {
     ];
     const expected = await workerd.run(ops);
     expect(expected.slice(0, 5).every((r) => r.ok)).toBe(true);
-    // Counters of PRAGMA optimize are pending (COUNTER_GAPS).
     expect(maskPendingMismatches(ops, expected, await runOnSubject(ops))).toEqual(expected);
   });
 

@@ -36,24 +36,11 @@ const json = (value: unknown): string => JSON.stringify(value);
 /**
  * Statement shapes whose row counters still differ from workerd's (docs/semantics.md, "Row
  * counters"), each with what the platform counts there that the model does not. Only these have
- * their counters left out of the comparison; every other statement's counters are compared.
+ * their counters left out of the comparison; every other statement's counters are compared. None
+ * is left: the last, `PRAGMA optimize` after SQLite reloaded its statistics, counts as on the
+ * platform since the key-value table's statistics are kept for it (storage/sql/internal-statistics.ts).
  */
-export const COUNTER_GAPS: readonly { readonly what: string; readonly matches: (op: Op) => boolean }[] = [
-  {
-    what:
-      "PRAGMA optimize, once SQLite has reloaded its statistics from sqlite_stat1 (at the end of any ANALYZE, " +
-      "also one optimize runs for a user table, and when it loads the schema): ObjectStorage deletes the " +
-      "internal tables' rows from sqlite_stat1 (an intended difference, docs/semantics.md), so SQLite then " +
-      "finds _cf_KV's key unanalyzed and optimize analyzes it (1 row read: its scan of _cf_KV), where the " +
-      "platform keeps that row and analyzes nothing. The other statements count as on workerd.",
-    matches: (op) => op.op === "sql" && /^PRAGMA optimize\b/i.test(op.query),
-  },
-];
-
-/** Removes the counters from the JSON of an encoded SQL result. */
-function withoutCounters(text: string): string {
-  return text.replace(/,?\["rows(Read|Written)(AfterExec)?",-?\d+\]/g, "");
-}
+export const COUNTER_GAPS: readonly { readonly what: string; readonly matches: (op: Op) => boolean }[] = [];
 
 /**
  * Rewrites float-looking TEXT values to 12 significant digits. Not 15: workerd's SQLite prints with
@@ -83,33 +70,6 @@ export const PENDING_MISMATCHES: readonly PendingMismatch[] = [
       { op: "sql", query: "SELECT c, quote(?), json_quote(?) FROM t", bindings: [0.1 + 0.2, 0.1 + 0.2], read: "raw" },
     ],
     normalize: (_op, _side, text) => withCoarseReals(text),
-  },
-  {
-    id: "row-counters",
-    description:
-      "rowsRead/rowsWritten differ for the statement shapes in COUNTER_GAPS. Both sides count inside SQLite's " +
-      "opcodes as they run (workerd with its counter patch, ObjectStorage in a rewritten copy of each program, " +
-      "engine/sqljs-row-counters.ts), so the counts differ only where the two run different programs: " +
-      "PRAGMA optimize's choice of what to analyze, which follows from sqlite_stat1 without the internal " +
-      "tables' rows here (EXPLAIN PRAGMA optimize: a SqlExec of ANALYZE _cf_KV here only). Every other statement's counters are compared " +
-      "(row-counters.property.test.ts over random mixed workloads, row-counters.differential.test.ts by shape).",
-    ops: [
-      { op: "put", key: "k1", value: 1 },
-      { op: "put", key: "k2", value: 2 },
-      { op: "put", key: "k3", value: 3 },
-      { op: "sql", query: "CREATE TABLE a (x)" },
-      { op: "sql", query: "INSERT INTO a VALUES (1), (2), (3)" },
-      { op: "sql", query: "ANALYZE" },
-      { op: "kvPut", key: "k4", value: 4 },
-      { op: "sql", query: "ANALYZE" },
-      { op: "sql", query: "PRAGMA optimize=0x10002" },
-      ...[10, 100, 1000, 10000, 100000].map((n): Op => ({ op: "sql", query: `INSERT INTO a SELECT x + ${n} FROM a` })),
-      { op: "sql", query: "PRAGMA optimize=0x10002" },
-      // workerd reads no row, ObjectStorage 1 (neither writes): the optimize before analyzed `a`, and
-      // SQLite reloaded its statistics then, without _cf_KV's row here.
-      { op: "sql", query: "PRAGMA optimize", read: "toArray" },
-    ],
-    normalize: (op, _side, text) => (COUNTER_GAPS.some((gap) => gap.matches(op)) ? withoutCounters(text) : text),
   },
 ];
 

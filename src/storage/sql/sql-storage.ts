@@ -11,6 +11,7 @@
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { type CursorSource, SqlStorageCursor, type SqlStorageRow, type SqlStorageValue } from "./cursor";
+import { hideInternalStatistics, showInternalStatistics } from "./internal-statistics";
 import { guardPragmaArguments } from "./pragma-arguments";
 import { countingVerdict, NO_COUNTING } from "./row-counting";
 import { type RowBuilder, rowBuilderFor } from "./row-objects";
@@ -57,12 +58,6 @@ interface EngineState {
   epoch: number;
   cookieStatement: EngineStatement | undefined;
 }
-
-/**
- * Removes the statistics of internal tables and their indexes. `lower()` folds ASCII only, as
- * SQLite's name resolution does, and does not depend on `PRAGMA case_sensitive_like`.
- */
-const HIDE_INTERNAL_STATISTICS = "DELETE FROM sqlite_stat1 WHERE lower(substr(tbl, 1, 4)) = '_cf_'";
 
 const MULTI_PARAMETERS_MESSAGE =
   "When executing multiple SQL statements in a single call, only the last statement can have parameters.";
@@ -299,34 +294,71 @@ export class SqlStorage {
   /** Runs a statement that is not the last of its query: one step, rows discarded (as workerd). */
   #runPrelude(state: EngineState, entry: CachedStatement): void {
     const verdict = this.#ensureVerdict(state, entry);
+    const shown = verdict.writesStatistics && this.#showInternalStatistics(state, verdict, entry);
     const { statement } = entry;
     const nowMs = verdict.mayWrite
       ? this.#host.beforeWrite(statement.sql, [], this.#describeWrite(entry))
       : verdict.usesTime
         ? this.#host.now()
         : undefined;
+    let ran = false;
     try {
       statement.bind([], "real");
       statement.step(nowMs);
+      ran = true;
     } catch (e) {
       throw translateFailure(this.#host, e, errorContextFor(state, statement.sql));
     } finally {
       statement.reset();
       if (verdict.changesSchema) this.#schemaChanged(state);
+      if (verdict.writesStatistics) this.#afterStatistics(state, shown, ran);
     }
-    if (verdict.writesStatistics) this.#hideInternalStatistics(state);
   }
 
   /**
    * ANALYZE (and `PRAGMA optimize`) count the rows of every table, internal ones included, into
-   * `sqlite_stat1`, which user SQL may read. Their rows are deleted right after, as a write of its
-   * own that the host logs like any other, so replay and restore see the same statistics.
+   * `sqlite_stat1`, which user SQL may read. Before one runs, the internal row SQLite's choices
+   * depend on is put back (internal-statistics.ts); after it, the internal rows are taken out
+   * again. Each is a write of its own that the host logs like any other, so replay and restore see
+   * the same statistics; none counts toward the statement's rows, or shows in `changes()`,
+   * `total_changes()` or `last_insert_rowid()`.
    */
-  #hideInternalStatistics(state: EngineState): void {
-    // Not the catalog: the statement that just created sqlite_stat1 has not invalidated it yet.
-    if (state.engine.query("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat1'").length === 0) return;
-    const nowMs = this.#host.beforeWrite(HIDE_INTERNAL_STATISTICS, []);
-    state.engine.withNow(nowMs, () => state.engine.exec(HIDE_INTERNAL_STATISTICS));
+  #showInternalStatistics(state: EngineState, verdict: AccessVerdict, entry: CachedStatement): boolean {
+    const reload = verdict.kind === "pragma";
+    const write = this.#internalWrite(state);
+    const shown = state.engine.keepConnectionCounters(() => showInternalStatistics(state.engine, write, reload));
+    // The reload expires the compiled `PRAGMA optimize` (it decides what to analyze as it compiles):
+    // compiled again before it runs (a busy entry runs a copy compiled after this anyway).
+    if (shown && reload && !entry.busy) this.#recompile(state, entry);
+    return shown;
+  }
+
+  /**
+   * Takes the internal rows out after a statement that writes statistics ran (`ran`), or failed
+   * (SQLite undid its writes then, not the row put back before it).
+   */
+  #afterStatistics(state: EngineState, shown: boolean, ran: boolean): void {
+    const { engine } = state;
+    const hide = () =>
+      engine.keepConnectionCounters(() => hideInternalStatistics(engine, this.#internalWrite(state), shown));
+    if (ran) {
+      hide();
+      return;
+    }
+    if (!shown) return;
+    try {
+      hide();
+    } catch {
+      // The statement's own error is the one to report; an object it broke keeps no write.
+    }
+  }
+
+  /** Logs and runs a statement of the storage's own. */
+  #internalWrite(state: EngineState): (sql: string) => void {
+    return (sql) => {
+      const nowMs = this.#host.beforeWrite(sql, []);
+      state.engine.withNow(nowMs, () => state.engine.exec(sql));
+    };
   }
 
   /** Binds and starts the last statement of a query; the cursor takes the first step. */
@@ -336,6 +368,25 @@ export class SqlStorage {
     values: EngineValue[],
   ): SqlStorageCursor<T> {
     const verdict = this.#ensureVerdict(state, entry);
+    if (!verdict.writesStatistics) return this.#openStatement(state, entry, verdict, values);
+    const shown = this.#showInternalStatistics(state, verdict, entry);
+    let opened = false;
+    try {
+      const cursor = this.#openStatement<T>(state, entry, verdict, values);
+      opened = true;
+      return cursor;
+    } finally {
+      this.#afterStatistics(state, shown, opened);
+    }
+  }
+
+  /** {@link SqlStorage.#open} once the internal statistics are in place. */
+  #openStatement<T extends Record<string, SqlStorageValue>>(
+    state: EngineState,
+    entry: CachedStatement,
+    verdict: AccessVerdict,
+    values: EngineValue[],
+  ): SqlStorageCursor<T> {
     let source: CursorSource;
     let owner: CachedStatement | undefined;
     if (entry.busy) {
@@ -380,9 +431,7 @@ export class SqlStorage {
         throw source.translate(e);
       }
       if (owner !== undefined) owner.busy = true;
-      const cursor = new SqlStorageCursor<T>(source, verdict, entry.counting, nowMs);
-      if (verdict.writesStatistics) this.#hideInternalStatistics(state);
-      return cursor;
+      return new SqlStorageCursor<T>(source, verdict, entry.counting, nowMs);
     } finally {
       if (verdict.changesSchema) this.#schemaChanged(state);
     }

@@ -155,6 +155,10 @@ export class RecordingEngine implements SqlEngine {
     this.#inner.resetConnectionCounters();
   }
 
+  keepConnectionCounters<T>(fn: () => T): T {
+    return this.#inner.keepConnectionCounters(fn);
+  }
+
   setRealTextDigits(digits: number): void {
     this.#inner.setRealTextDigits(digits);
   }
