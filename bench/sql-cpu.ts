@@ -16,6 +16,10 @@
  *       loads every repo into one process and alternates their rounds (A B C, A B C, …): a quick
  *       check at high load, where neighbouring rounds see the same machine (the repos share the
  *       sql.js glue code, so confirm with `compare`).
+ *   npx tsx bench/sql-cpu.ts split <rounds> <repo> <repo> …
+ *       as `interleave` for the insert alone, with each round's CPU time split into its phases: the
+ *       5,000 `exec` calls, and the 5 commits (from the last `exec` of a batch until its `sync()`
+ *       resolved); prints each phase's median and the median of its per-round ratios to the first repo.
  *
  * The table is the benchmark's `bench_rows` (id INTEGER PRIMARY KEY, v TEXT) with 10,000 rows of a
  * 100-character value, in the default in-memory persistence. CPU time is `process.cpuUsage()`
@@ -66,6 +70,25 @@ async function measure(repo: string, workload: Workload, rounds: number): Promis
   }
   await storage.close();
   return median(measured);
+}
+
+/** CPU ms of an insert round's `exec` calls and of its commits (see `split`). */
+async function insertPhases(storage: Storage): Promise<[exec: number, commit: number]> {
+  let exec = 0;
+  let commit = 0;
+  for (let b = 0; b < 5; b++) {
+    const start = cpuMs();
+    for (let j = 0; j < 1_000; j++) {
+      storage.sql.exec("INSERT INTO bench_rows (id, v) VALUES (?, ?)", 1_000_000_000 + b * 1_000 + j, VALUE);
+    }
+    const issued = cpuMs();
+    await storage.sync();
+    exec += issued - start;
+    commit += cpuMs() - issued;
+  }
+  storage.sql.exec("DELETE FROM bench_rows WHERE id >= ?", 1_000_000_000);
+  await storage.sync();
+  return [exec, commit];
 }
 
 /** CPU ms of round `r` of `workload`. */
@@ -159,5 +182,30 @@ if (mode === "run") {
     });
     console.log(`${workload}: ${line.join(" | ")}`);
   }
+  for (const storage of storages) await storage.close();
+} else if (mode === "split") {
+  const rounds = Number(args[0]);
+  const repos = args.slice(1);
+  if (!(rounds > 0) || repos.length < 2) throw new Error("usage: see the module comment");
+  const storages: Storage[] = [];
+  for (const repo of repos) storages.push(await openFilled(repo));
+  const phases = repos.map(() => ({ exec: [] as number[], commit: [] as number[] }));
+  for (let r = 0; r < rounds + 2; r++) {
+    for (const [i, storage] of storages.entries()) {
+      const [exec, commit] = await insertPhases(storage);
+      if (r >= 2) {
+        phases[i]?.exec.push(exec);
+        phases[i]?.commit.push(commit);
+      }
+    }
+  }
+  const base = phases[0] as { exec: number[]; commit: number[] };
+  const line = repos.map((repo, i) => {
+    const own = phases[i] as { exec: number[]; commit: number[] };
+    const ratio = (mine: number[], theirs: number[]) =>
+      median(mine.map((t, p) => t / (theirs[p] as number))).toFixed(3);
+    return `${repo}: exec ${median(own.exec).toFixed(2)} ms (x${ratio(own.exec, base.exec)}), commits ${median(own.commit).toFixed(2)} ms (x${ratio(own.commit, base.commit)})`;
+  });
+  console.log(`insert: ${line.join(" | ")}`);
   for (const storage of storages) await storage.close();
 } else throw new Error("usage: see the module comment");
