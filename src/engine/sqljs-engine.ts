@@ -393,6 +393,8 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     for (const s of this.#statements) s.free();
     this.#statements.clear();
     this.#db.close();
+    // sql.js removed the file: its chunks are garbage (V8 is told about shared ones, sqljs-paged-file.ts).
+    this.#file?.dispose();
     this.#module.forgetFunctions(this.#dbPtr);
     this.#closed = true;
   }

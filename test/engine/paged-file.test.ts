@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import initSqlJs from "sql.js";
 import { describe, expect, test } from "vitest";
-import { openOnPagedFile, PagedFile, probePagedFiles } from "../../src/engine/sqljs-paged-file";
+import { droppedChunkTells, openOnPagedFile, PagedFile, probePagedFiles } from "../../src/engine/sqljs-paged-file";
 
 const bytes = (n: number, from = 1) => Uint8Array.from({ length: n }, (_, i) => (from + i * 7) & 0xff);
 
@@ -121,6 +121,45 @@ describe("PagedFile", () => {
         expect(file.slice()).toEqual(model);
       }),
     );
+  });
+});
+
+describe("PagedFile: chunks in shared memory", () => {
+  test("chunks live in SharedArrayBuffers (not counted by V8); a disposed file is empty, and its garbage is reported every 32 MiB", () => {
+    const chunk = 256 * 1024;
+    const file = new PagedFile(64 << 20, chunk);
+    const data = bytes(chunk + 100, 3);
+    // 33 MiB of chunks, each written across a boundary.
+    for (let at = 0; at < 33 << 20; at += chunk) file.set(data.subarray(0, chunk), at);
+    file.set(data.subarray(chunk), 5 * chunk - 50);
+    const model = new Uint8Array(33 << 20);
+    for (let at = 0; at < 33 << 20; at += chunk) model.set(data.subarray(0, chunk), at);
+    model.set(data.subarray(chunk), 5 * chunk - 50);
+    expect(file.subarray(chunk, 2 * chunk).buffer).toBeInstanceOf(SharedArrayBuffer);
+    // Reads of shared chunks (views and copies) answer as a plain array's.
+    expect(file.slice(5 * chunk - 60, 5 * chunk + 60)).toEqual(model.slice(5 * chunk - 60, 5 * chunk + 60));
+    expect(file.slice(5 * chunk - 60, 5 * chunk + 60).buffer).toBeInstanceOf(ArrayBuffer);
+    // A freeze holds its chunks past a dispose; writes afterwards never reach it.
+    const frozen = file.freeze(file.size);
+    const before = droppedChunkTells();
+    file.dispose();
+    expect(droppedChunkTells()).toBe(before + 1);
+    expect(file.allocatedChunks).toBe(0);
+    expect(file.size).toBe(0);
+    let at = 0;
+    let differing = 0;
+    for (const part of frozen.parts) {
+      for (let i = 0; i < part.length; i++) if (part[i] !== model[at + i]) differing++;
+      at += part.length;
+    }
+    expect(differing).toBe(0);
+    expect(at).toBe(33 << 20);
+    frozen.release();
+    // A small file's garbage is not reported on its own.
+    const small = new PagedFile(1 << 20, chunk);
+    small.set(data, 0);
+    small.dispose();
+    expect(droppedChunkTells()).toBe(before + 1);
   });
 });
 
