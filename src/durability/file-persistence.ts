@@ -135,6 +135,8 @@ class FileAdapter implements FilePersistence {
     written: (batch) => {
       this.#appends += batch.appends;
     },
+    // #writeBatch's writes have completed when it resolves, and nothing keeps `data`.
+    reuseFrames: true,
   });
   /** Serializes snapshot, prune and meta writes so they never race over the same files. */
   #maintenance: Promise<unknown> = Promise.resolve();

@@ -11,7 +11,42 @@ import { toError } from "../errors";
 import type { CommitRecord } from "./commit-record";
 import { concat } from "./file-layout";
 import { checkAppendOrder } from "./persistence";
-import { encodeRecords } from "./record-codec";
+import { encodeRecords, encodeRecordsView } from "./record-codec";
+
+/**
+ * Buffers of written frames, kept for the next appends of any queue that reuses them
+ * ({@link GroupCommitHooks.reuseFrames}). A new `ArrayBuffer` per append (~100 KB for 100 puts of
+ * 1 KB) counted towards V8's external memory allocated since its last full GC, which starts one
+ * after a few MiB when the JavaScript heap is small (docs/benchmarks.md, *Fewer full GCs*). At most
+ * {@link FRAME_POOL_BUFFERS} are kept, none over {@link FRAME_BUFFER_MAX_BYTES}; a buffer is here
+ * only while no queue holds it.
+ */
+const framePool: ArrayBuffer[] = [];
+const FRAME_POOL_BUFFERS = 4;
+const FRAME_BUFFER_MAX_BYTES = 1024 * 1024;
+const FRAME_BUFFER_MIN_BYTES = 16 * 1024;
+
+/** `length` bytes at the start of a pooled buffer (or a new one: a power of two, so it is reused). */
+function pooledFrames(length: number): Uint8Array {
+  for (let i = framePool.length - 1; i >= 0; i--) {
+    const buffer = framePool[i] as ArrayBuffer;
+    if (buffer.byteLength >= length) {
+      framePool.splice(i, 1);
+      return new Uint8Array(buffer, 0, length);
+    }
+  }
+  let size = FRAME_BUFFER_MIN_BYTES;
+  while (size < length) size *= 2;
+  return new Uint8Array(new ArrayBuffer(length > FRAME_BUFFER_MAX_BYTES ? length : size), 0, length);
+}
+
+/** Hands a written write's buffer back to the pool; nothing may read `frames` afterwards. */
+function recycleFrames(frames: Uint8Array): void {
+  const buffer = frames.buffer;
+  if (!(buffer instanceof ArrayBuffer) || buffer.byteLength > FRAME_BUFFER_MAX_BYTES) return;
+  if (framePool.length >= FRAME_POOL_BUFFERS || framePool.includes(buffer)) return;
+  framePool.push(buffer);
+}
 
 /** One write of the loop: the frames of every append queued since the last write. @internal */
 export interface GroupWrite {
@@ -32,6 +67,12 @@ export interface GroupCommitHooks {
   failed(cause: Error): Error;
   /** Runs after every successful write (stats, compaction). */
   written?(batch: GroupWrite): void;
+  /**
+   * Whether a write's `data` may be reused once `write` resolved and `written` returned: the
+   * adapter keeps no reference to it (the file adapter, which writes it with positional writes that
+   * have completed by then). A failed write's buffer is never reused.
+   */
+  reuseFrames?: boolean;
 }
 
 interface PendingAppend {
@@ -103,7 +144,12 @@ export class GroupCommitQueue {
       const firstSeq = this.#acceptedSeq + 1;
       const lastSeq = checkAppendOrder(records, this.#acceptedSeq);
       // Encode now, synchronously: the caller may reuse its objects once append returns.
-      const frames = encodeRecords(records);
+      let frames: Uint8Array;
+      if (this.#hooks.reuseFrames === true) {
+        const view = encodeRecordsView(records);
+        frames = pooledFrames(view.length);
+        frames.set(view);
+      } else frames = encodeRecords(records);
       this.#acceptedSeq = lastSeq;
       return new Promise<void>((resolve, reject) => {
         this.#queue.push({ frames, firstSeq, lastSeq, resolve, reject });
@@ -121,8 +167,21 @@ export class GroupCommitQueue {
         const pending = this.#queue.splice(0);
         const first = pending[0] as PendingAppend;
         const last = pending[pending.length - 1] as PendingAppend;
+        const reuse = this.#hooks.reuseFrames === true;
+        let data = first.frames;
+        if (pending.length > 1 && reuse) {
+          let length = 0;
+          for (const p of pending) length += p.frames.length;
+          data = pooledFrames(length);
+          let at = 0;
+          for (const p of pending) {
+            data.set(p.frames, at);
+            at += p.frames.length;
+            recycleFrames(p.frames);
+          }
+        } else if (pending.length > 1) data = concat(pending.map((p) => p.frames));
         const batch: GroupWrite = {
-          data: pending.length === 1 ? first.frames : concat(pending.map((p) => p.frames)),
+          data,
           firstSeq: first.firstSeq,
           lastSeq: last.lastSeq,
           appends: pending.length,
@@ -138,6 +197,7 @@ export class GroupCommitQueue {
         }
         this.#durableSeq = batch.lastSeq;
         this.#hooks.written?.(batch);
+        if (reuse) recycleFrames(data);
         for (const p of pending) p.resolve();
         this.#wakeRoundWaiters();
       }

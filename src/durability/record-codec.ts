@@ -449,6 +449,24 @@ export function encodeRecords(records: readonly CommitRecord[]): Uint8Array {
 }
 
 /**
+ * As {@link encodeRecords}, but the answer is a view of the encoder's own buffer, valid only until
+ * the next encode call of this module (any of them): the caller copies it where it needs it. Saves
+ * the new array per call where the caller keeps the bytes in a buffer of its own (the log's write
+ * queue reuses its buffers: `group-commit.ts`). @internal
+ *
+ * @example
+ * ```ts
+ * const frames = encodeRecordsView(batch);
+ * target.set(frames); // before anything else encodes
+ * ```
+ */
+export function encodeRecordsView(records: readonly CommitRecord[]): Uint8Array {
+  pos = 0;
+  for (let i = 0; i < records.length; i++) writeFrame(records[i] as CommitRecord, true);
+  return scratch.subarray(0, pos);
+}
+
+/**
  * The exact number of bytes {@link encodeRecord} produces for `record`, without allocating or
  * checksumming. Lets the in-memory adapter count log bytes honestly while storing records as objects.
  *
