@@ -346,6 +346,49 @@ describe("PagedFile frozen in place", () => {
     expect(frozen.parts[0]?.[0]).toBe(1);
   });
 
+  test("with a scheduler, chunk 0, the last two and the recently written frozen chunks are copied on later turns, one per turn; the freeze keeps its bytes", () => {
+    const turns: (() => void)[] = [];
+    const file = new PagedFile(400, 16, (task) => turns.push(task));
+    file.set(bytes(100), 0); // chunks 0-6, the last one short
+    // The latest 32 chunk writes are all in chunk 2 (as page writes of the last commits would be).
+    for (let i = 0; i < 32; i++) file.set(bytes(4, i), 36);
+    while (turns.length > 0) turns.shift()?.(); // the growth's prepared chunks
+    const frozen = file.freeze(100);
+    expect(file.frozenChunks).toBe(7);
+    const views = frozen.parts.map((p) => p);
+    const at = frozen.parts.map((p) => Buffer.from(p));
+    let copied = 0;
+    while (turns.length > 0) {
+      turns.shift()?.();
+      copied++;
+      expect(file.frozenChunks).toBe(7 - Math.min(copied, 4));
+    }
+    expect(copied).toBe(4);
+    // Chunks 1, 3 and 4 are still held; 0, 2, 5 and 6 are the file's own copies: writes land
+    // there, not in the parts.
+    file.set([1, 2, 3], 0);
+    file.set([4], 95);
+    file.set([5], 85);
+    file.set([6], 40);
+    expect(file.frozenChunks).toBe(3);
+    expect(frozen.parts.every((p, i) => Buffer.from(p).equals(at[i] as Buffer))).toBe(true);
+    expect(frozen.parts.every((p, i) => p === views[i])).toBe(true);
+    const model = bytes(100);
+    model.set(bytes(4, 31), 36);
+    model.set([1, 2, 3], 0);
+    model.set([4], 95);
+    model.set([5], 85);
+    model.set([6], 40);
+    expect(file.slice(0, 100)).toEqual(model);
+    frozen.release();
+    // Released before its turns ran: nothing is copied.
+    const again = file.freeze(100);
+    again.release();
+    while (turns.length > 0) turns.shift()?.();
+    file.set([7], 1);
+    expect(again.parts[0]?.[1]).toBe(7);
+  });
+
   test("two freezes: a chunk stays held until the last is released; ranges never written are zeros", () => {
     const file = new PagedFile(100, 8);
     file.set([5, 5], 30); // chunks 0–2 never written
