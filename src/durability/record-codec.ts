@@ -443,22 +443,12 @@ export function encodeRecord(record: CommitRecord): Uint8Array {
  * ```
  */
 export function encodeRecords(records: readonly CommitRecord[]): Uint8Array {
-  pos = 0;
-  for (let i = 0; i < records.length; i++) writeFrame(records[i] as CommitRecord, true);
-  return scratch.slice(0, pos);
+  return encodeRecordsView(records).slice();
 }
 
 /**
- * As {@link encodeRecords}, but the answer is a view of the encoder's own buffer, valid only until
- * the next encode call of this module (any of them): the caller copies it where it needs it. Saves
- * the new array per call where the caller keeps the bytes in a buffer of its own (the log's write
- * queue reuses its buffers: `group-commit.ts`). @internal
- *
- * @example
- * ```ts
- * const frames = encodeRecordsView(batch);
- * target.set(frames); // before anything else encodes
- * ```
+ * As {@link encodeRecords}, but a view of the encoder's own buffer, valid only until this module's
+ * next encode call: for a caller that copies it into a buffer of its own (`group-commit.ts`). @internal
  */
 export function encodeRecordsView(records: readonly CommitRecord[]): Uint8Array {
   pos = 0;
