@@ -40,14 +40,15 @@ export function mayChangeSettings(sql: string): boolean {
 }
 const OPTIMIZE = /optimize/i;
 
+/** A mark saying whether a session starts and which settings (copied) are in force. */
+function sessionMark(start: boolean, settings: ConnectionSettings): SessionMark {
+  return { start, settings: { ...settings }, realTextDigits: PLATFORM_REAL_TEXT_DIGITS };
+}
+
 /** The live side of connection-state logging for one storage core. */
 export class SessionLog implements ConnectionInputSource {
   /** The mark the next record carries; set at a session start and after each snapshot. */
-  #mark: SessionMark | undefined = {
-    start: true,
-    settings: { ...DEFAULT_CONNECTION_SETTINGS },
-    realTextDigits: PLATFORM_REAL_TEXT_DIGITS,
-  };
+  #mark: SessionMark | undefined = sessionMark(true, DEFAULT_CONNECTION_SETTINGS);
   /** The settings as of the last commit. */
   #committed: ConnectionSettings = { ...DEFAULT_CONNECTION_SETTINGS };
   /** A statement of the open batch may have changed a setting. */
@@ -148,11 +149,7 @@ export class SessionLog implements ConnectionInputSource {
 
   /** A snapshot of the last committed state was taken: the next record says what the settings are. */
   snapshotTaken(): void {
-    this.#mark = {
-      start: this.#mark?.start ?? false,
-      settings: { ...this.#committed },
-      realTextDigits: PLATFORM_REAL_TEXT_DIGITS,
-    };
+    this.#mark = sessionMark(this.#mark?.start ?? false, this.#committed);
   }
 
   /** The database was replaced by a fresh one (deleteAll): a new connection, with the defaults. */
@@ -162,11 +159,6 @@ export class SessionLog implements ConnectionInputSource {
     this.#optimize = undefined;
     this.#dirty = false;
     this.#committed = { ...DEFAULT_CONNECTION_SETTINGS };
-    if (this.#mark !== undefined)
-      this.#mark = {
-        start: this.#mark.start,
-        settings: { ...DEFAULT_CONNECTION_SETTINGS },
-        realTextDigits: PLATFORM_REAL_TEXT_DIGITS,
-      };
+    if (this.#mark !== undefined) this.#mark = sessionMark(this.#mark.start, DEFAULT_CONNECTION_SETTINGS);
   }
 }
