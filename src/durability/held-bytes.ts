@@ -24,9 +24,18 @@ export function kvWriteHeldBytes(key: string, value: Uint8Array | null): number 
   return 48 + key.length * 2 + (value === null ? 0 : value.byteLength);
 }
 
+/** What a connection input (`changes()` and the like) adds to its entry. */
+export const INPUT_HELD_BYTES = 16;
+/** What the settings read after a statement add to its entry. */
+export const SETTINGS_HELD_BYTES = 64;
+
 /** What one logged SQL write holds, as it stands (its connection inputs and settings included). */
 export function sqlWriteHeldBytes(op: SqlWrite): number {
-  let n = 64 + op.sql.length * 2 + (op.inputs === undefined ? 0 : 16 * op.inputs.length) + (op.settings ? 64 : 0);
+  let n =
+    64 +
+    op.sql.length * 2 +
+    (op.inputs === undefined ? 0 : INPUT_HELD_BYTES * op.inputs.length) +
+    (op.settings ? SETTINGS_HELD_BYTES : 0);
   const bindings = op.bindings;
   for (let i = 0; i < bindings.length; i++) {
     const b = bindings[i];
@@ -34,11 +43,6 @@ export function sqlWriteHeldBytes(op: SqlWrite): number {
   }
   return n;
 }
-
-/** What a connection input (`changes()` and the like) adds to its entry. */
-export const INPUT_HELD_BYTES = 16;
-/** What the settings read after a statement add to its entry. */
-export const SETTINGS_HELD_BYTES = 64;
 
 /**
  * About how many bytes of memory a record holds: its strings (two bytes a character), its bytes,
