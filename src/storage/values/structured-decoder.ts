@@ -1,7 +1,7 @@
 /** Reading a value back from the structured codec's format. */
 import { ActorStoreError } from "../../errors";
-import { decodeUtf8 } from "../../util/utf8";
-import { ERROR_CONSTRUCTORS, ERROR_NAMES, SHORT_STRING, setOwn, Tag, VIEW_BY_KIND } from "./structured-format";
+import { asciiString, decodeUtf8 } from "../../util/utf8";
+import { ERROR_CONSTRUCTORS, ERROR_NAMES, setOwn, Tag, VIEW_BY_KIND } from "./structured-format";
 
 /**
  * The value at `bytes[start, end)` when it is one string in UTF-8 form, the most common stored
@@ -23,20 +23,12 @@ export function plainString(bytes: Uint8Array, start: number, end: number): stri
   return undefined;
 }
 
-/** The string whose UTF-8 is `bytes[start, end)`. */
+/**
+ * The string whose UTF-8 is `bytes[start, end)`: short ASCII (most keys) built in place, without a
+ * decoder call, as the engine reads text (util/utf8.ts).
+ */
 function utf8Text(bytes: Uint8Array, start: number, end: number): string {
-  if (end - start < SHORT_STRING) {
-    // ASCII is by far the common case for keys: build it in place, without a subarray or a
-    // TextDecoder call, which cost more than the whole loop for short strings.
-    let s = "";
-    for (let i = start; i < end; i++) {
-      const b = bytes[i] as number;
-      if (b >= 0x80) return decodeUtf8(bytes, start, end);
-      s += String.fromCharCode(b);
-    }
-    return s;
-  }
-  return decodeUtf8(bytes, start, end);
+  return asciiString(bytes, start, end - start) ?? decodeUtf8(bytes, start, end);
 }
 
 /**
