@@ -119,10 +119,7 @@ export class BatchSqlLog {
   /** The batch's entries, for its commit record; the log starts the next batch. */
   take(): SqlWrite[] {
     const entries = this.#entries;
-    this.#entries = [];
-    this.#bytes = 0;
-    this.#held = 0;
-    this.#session.takeHeldBytes();
+    this.clear();
     return entries;
   }
 
@@ -131,7 +128,10 @@ export class BatchSqlLog {
     this.#session.committed(engine, record);
   }
 
-  /** deleteAll() dropped the batch's writes: nothing of it is logged. */
+  /**
+   * deleteAll() dropped the batch's writes: nothing of it is logged. Also how
+   * {@link BatchSqlLog.take} starts the next batch.
+   */
   clear(): void {
     this.#entries = [];
     this.#bytes = 0;
