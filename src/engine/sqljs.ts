@@ -193,7 +193,6 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
   const counters = connectionCounterOffsets(sql, keys, heap);
   const functions = new SharedFunctions(raw, heap, ENGINE_LIMITS.length);
   functions.userDataAt = locateUserData(sql, keys, heap, functions);
-  const dbPtr = (db: Database) => (db as unknown as Record<string, number>)[keys.database] as number;
   const module: SqlJsModule = {
     raw,
     heap,
@@ -201,7 +200,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
     programLayout,
     openDatabase(bytes) {
       const db = new sql.Database(bytes);
-      const ptr = dbPtr(db);
+      const ptr = handlePointer(db, keys.database);
       heap.setU32(ptr + limitsOffset + 4 * SQLITE_LIMIT_LENGTH, ENGINE_LIMITS.length);
       heap.setU32(ptr + limitsOffset + 4 * SQLITE_LIMIT_TRIGGER_DEPTH, ENGINE_LIMITS.triggerDepth);
       heap.bytes[ptr + fpDigitsOffset] = PLATFORM_REAL_TEXT_DIGITS;
@@ -209,7 +208,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
       return { db, ptr };
     },
     openPagedDatabase: (bytes) => ({ ...module.openDatabase(bytes), paged: false }),
-    statementPointer: (stmt) => (stmt as unknown as Record<string, number>)[keys.statement] as number,
+    statementPointer: (stmt) => handlePointer(stmt, keys.statement),
     registerFunction: (db, name, arity, impl) => functions.register(db, name, arity, impl),
     forgetFunctions: (db) => functions.forget(db),
     setRealTextDigits: (db, digits) => {
@@ -267,6 +266,11 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
 interface PointerKeys {
   database: string;
   statement: string;
+}
+
+/** The pointer a sql.js handle keeps under `key` (a minified property name, {@link PointerKeys}). */
+function handlePointer(handle: Database | Statement | undefined, key: string): number {
+  return (handle as unknown as Record<string, number>)[key] as number;
 }
 
 /**
@@ -460,7 +464,7 @@ function locateStepCounters(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap)
     db.exec("CREATE TABLE probe (x); INSERT INTO probe VALUES (1), (2), (3), (4), (5), (6), (7);");
     const stmt = db.prepare("SELECT x FROM probe");
     try {
-      const ptr = (stmt as unknown as Record<string, number>)[keys.statement] as number;
+      const ptr = handlePointer(stmt, keys.statement);
       const zSql = raw._sqlite3_sql(ptr);
       let offset = -1;
       for (let at = 36; at < 1024 && offset < 0; at += 4) if (heap.u32(ptr + at) === zSql) offset = at - 36;
@@ -489,11 +493,11 @@ function probeProgramLayout(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap,
     const layout = locateProgramLayout(sql as unknown as RawSqlite, heap, counterOffset, {
       compile: (text) => {
         statements.push(db.prepare(text));
-        return (statements.at(-1) as unknown as Record<string, number>)[keys.statement] as number;
+        return handlePointer(statements.at(-1), keys.statement);
       },
       explain: (text) => (db.exec(`EXPLAIN ${text}`)[0]?.values ?? []) as (string | number | null)[][],
       exec: (text) => void db.exec(text),
-      database: (db as unknown as Record<string, number>)[keys.database] as number,
+      database: handlePointer(db, keys.database),
     });
     if (layout === undefined) throw unsupportedBuild("SQLite's compiled programs");
     return layout;
@@ -512,7 +516,7 @@ function probeProgramLayout(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap,
 function locateLimits(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): number {
   const db = new sql.Database();
   try {
-    const ptr = (db as unknown as Record<string, number>)[keys.database] as number;
+    const ptr = handlePointer(db, keys.database);
     const fails = (q: string) => {
       try {
         db.exec(q);
@@ -550,7 +554,7 @@ function locateLimits(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): numb
 function locateFpDigits(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): number {
   const db = new sql.Database();
   try {
-    const ptr = (db as unknown as Record<string, number>)[keys.database] as number;
+    const ptr = handlePointer(db, keys.database);
     const text = () => db.exec("SELECT CAST(0.1 + 0.2 AS TEXT)")[0]?.values[0]?.[0];
     if (text() !== "0.30000000000000004") throw unsupportedBuild("SQLite's REAL formatting");
     for (let at = 0; at < 1024; at++) {
@@ -582,7 +586,7 @@ interface ConnectionCounterOffsets {
 function connectionCounterOffsets(sql: SqlJsStatic, keys: PointerKeys, heap: WasmHeap): ConnectionCounterOffsets {
   const db = new sql.Database();
   try {
-    const ptr = (db as unknown as Record<string, number>)[keys.database] as number;
+    const ptr = handlePointer(db, keys.database);
     const scan = (value: bigint, after = 0): number => {
       for (let at = after; at < 512; at += 8) if (heap.i64(ptr + at) === value) return at;
       return -1;
@@ -626,7 +630,7 @@ function locateUserData(
   const MAGIC = [0x5a17_c0de, 0x0ac7_0125];
   const db = new sql.Database();
   try {
-    const ptr = (db as unknown as Record<string, number>)[keys.database] as number;
+    const ptr = handlePointer(db, keys.database);
     const seen: number[][] = [];
     functions.onProbe = (context) => {
       const candidates: number[] = [];
