@@ -138,7 +138,6 @@ export interface FrozenImage {
   release(): void;
 }
 
-/** An open database. */
 /** The significant digits the platform's SQLite writes a REAL with as text (`0.1 + 0.2` → `'0.3'`). */
 export const PLATFORM_REAL_TEXT_DIGITS = 15;
 
@@ -148,6 +147,7 @@ export const PLATFORM_REAL_TEXT_DIGITS = 15;
  */
 export const SQLJS_REAL_TEXT_DIGITS = 17;
 
+/** An open database. */
 export interface SqlEngine {
   /** Compiles one statement (text after the first statement is ignored). */
   prepare(sql: string): EngineStatement;
