@@ -228,13 +228,18 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
 
   /** @internal Runs `fn` and puts back what `changes()` answered before it (StatementOwner). */
   keepingChanges<T>(fn: () => T): T {
-    const counters = (this.#counters ??= this.#module.connectionCounters(this.#dbPtr));
+    const counters = this.#connectionCounters();
     const changes = counters.changes();
     try {
       return fn();
     } finally {
       counters.setChanges(changes);
     }
+  }
+
+  /** This connection's counters, looked up on first use. */
+  #connectionCounters(): ReturnType<SqlJsModule["connectionCounters"]> {
+    return (this.#counters ??= this.#module.connectionCounters(this.#dbPtr));
   }
 
   changes(): number {
@@ -244,19 +249,17 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
 
   totalChanges(): number {
     this.#assertOpen();
-    this.#counters ??= this.#module.connectionCounters(this.#dbPtr);
-    return Number(this.#counters.total_changes());
+    return Number(this.#connectionCounters().total_changes());
   }
 
   resetConnectionCounters(): void {
     this.#assertOpen();
-    this.#counters ??= this.#module.connectionCounters(this.#dbPtr);
-    this.#counters.reset();
+    this.#connectionCounters().reset();
   }
 
   keepConnectionCounters<T>(fn: () => T): T {
     this.#assertOpen();
-    const counters = (this.#counters ??= this.#module.connectionCounters(this.#dbPtr));
+    const counters = this.#connectionCounters();
     const [changes, total, last] = [counters.changes(), counters.total_changes(), counters.last_insert_rowid()];
     try {
       return fn();
