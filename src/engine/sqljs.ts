@@ -215,21 +215,21 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
     setRealTextDigits: (db, digits) => {
       heap.bytes[db + fpDigitsOffset] = digits;
     },
-    connectionCounters: (db) => ({
-      changes: () => heap.i64(db + counters.changes),
-      total_changes: () => heap.i64(db + counters.totalChanges),
-      last_insert_rowid: () => heap.i64(db + counters.lastRowid),
-      reset: () => {
-        for (const offset of [counters.changes, counters.totalChanges, counters.lastRowid])
-          heap.setI64(db + offset, 0n);
-      },
-      setChanges: (value) => heap.setI64(db + counters.changes, value),
-      set: (changes, totalChanges, lastInsertRowid) => {
+    connectionCounters: (db) => {
+      const set = (changes: bigint, totalChanges: bigint, lastInsertRowid: bigint): void => {
         heap.setI64(db + counters.changes, changes);
         heap.setI64(db + counters.totalChanges, totalChanges);
         heap.setI64(db + counters.lastRowid, lastInsertRowid);
-      },
-    }),
+      };
+      return {
+        changes: () => heap.i64(db + counters.changes),
+        total_changes: () => heap.i64(db + counters.totalChanges),
+        last_insert_rowid: () => heap.i64(db + counters.lastRowid),
+        reset: () => set(0n, 0n, 0n),
+        setChanges: (value) => heap.setI64(db + counters.changes, value),
+        set,
+      };
+    },
     stepAt(ptr, nowMs) {
       const outer = pinNow(nowMs);
       try {
