@@ -169,17 +169,19 @@ export class PagedFile {
 
   /** How many chunks are still views of a shared image (see {@link PagedFile.adopt}). */
   get sharedChunks(): number {
-    let n = 0;
-    const shared = this.#shared;
-    if (shared !== undefined) for (let i = 0; i < shared.length; i++) n += (shared[i] as number) & SHARED;
-    return n;
+    return this.#flagged(SHARED);
   }
 
   /** How many chunks a freeze still holds (each is copied before its next write). */
   get frozenChunks(): number {
+    return this.#flagged(FROZEN);
+  }
+
+  /** How many chunks have `flag` set. */
+  #flagged(flag: number): number {
     let n = 0;
     const shared = this.#shared;
-    if (shared !== undefined) for (let i = 0; i < shared.length; i++) if ((shared[i] as number) & FROZEN) n++;
+    if (shared !== undefined) for (let i = 0; i < shared.length; i++) if ((shared[i] as number) & flag) n++;
     return n;
   }
 
