@@ -52,12 +52,13 @@ let droppedUntold = 0;
 let tells = 0;
 const TELL_DROPPED_BYTES = 32 * 1024 * 1024;
 
+/** Over V8's external-memory soft limit (64 MiB above the total at its last full GC). */
+const TELL_ALLOCATION_BYTES = 80 * 1024 * 1024;
+
 /** How many times V8 was told about dropped shared chunks in this process (tests). @internal */
 export function droppedChunkTells(): number {
   return tells;
 }
-/** Over V8's external-memory soft limit (64 MiB above the total at its last full GC). */
-const TELL_ALLOCATION_BYTES = 80 * 1024 * 1024;
 
 /**
  * A chunk's storage of `length` zero bytes. Where `SharedArrayBuffer` exists (Node; a browser
