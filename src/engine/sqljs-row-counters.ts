@@ -1,7 +1,8 @@
 /**
  * Exact row counters for the sql.js adapter: SQLite counts the platform's reads and writes itself,
  * in a rewritten copy of each statement's compiled program (the rewrite and what it counts:
- * sqljs-program-rewrite.ts). This module installs the copies and counts each run.
+ * sqljs-program-rewrite.ts). This module installs the copies and counts each run; a program whose
+ * every completed run counts the same (sqljs-program-paths.ts) gets no copy ({@link FixedCounts}).
  *
  * The copy lives in memory this module allocates, with the 8-byte size header SQLite's system
  * allocator keeps in front of each block, so that SQLite can free it as its own if it ever
@@ -17,6 +18,7 @@
 
 import type { RowCounts } from "./engine";
 import type { WasmHeap } from "./sqljs";
+import { type CountsPerRun, countsPerRun } from "./sqljs-program-paths";
 import {
   type BoundValue,
   cString,
@@ -37,6 +39,116 @@ export interface CounterModule {
 
 /** No `count(*)` ran (shared: never modified). */
 const NO_COUNT_SCANS: ReadonlyMap<number, number> = new Map();
+
+/**
+ * How a statement's runs are counted: by a rewritten copy of its program ({@link ProgramCounters}),
+ * or from the run having completed, for a program whose every completed run counts the same
+ * ({@link FixedCounts}). Both answer the same for every run that completes.
+ */
+export interface RunCounters {
+  /** Whether the counters still watch the statement's program (false once SQLite recompiled it). */
+  readonly live: boolean;
+  /** Starts a run: every count from zero. False (and nothing started) when no longer {@link RunCounters.live}. */
+  begin(): boolean;
+  /** A step of the run returned `SQLITE_DONE`: the run completed. */
+  completed(): void;
+  /** The counts since {@link RunCounters.begin} (an object the next call refills). */
+  counts(bound: readonly BoundValue[]): RowCounts;
+  /** Puts the original program back (call before the statement is finalized). */
+  release(): void;
+}
+
+/** Reads `Vdbe.aCounter` slots 0–3 (loop steps and sorts: reads, see {@link ProgramCounters.begin}). */
+function steps(words: Uint32Array, c: number): number {
+  return (words[c] as number) + (words[c + 1] as number) + (words[c + 2] as number) + (words[c + 3] as number);
+}
+
+/**
+ * The counts of a statement whose every completed run counts the same reads and writes (decided
+ * on its control flow: sqljs-program-paths.ts), such as a plain `INSERT … VALUES (…)`: its program
+ * runs as SQLite compiled it, and a run counts those once it completed (no earlier moment of such
+ * a run is observable: its program returns no rows). Counted this way, a run adds no ops to the
+ * program and no heap reads but the check that SQLite did not swap in a new program.
+ *
+ * When SQLite did (it recompiled the statement during a step), the run is counted as a rewritten
+ * copy counts it then: the steps SQLite counted, nothing written.
+ */
+export class FixedCounts implements RunCounters {
+  readonly #module: CounterModule;
+  readonly #perRun: CountsPerRun;
+  /** Heap word of `Vdbe.aOp`, and the program it must still hold. */
+  readonly #programWord: number;
+  readonly #program: number;
+  readonly #counterWord: number;
+  #startSteps = 0;
+  #runs = 0;
+  readonly #counts: { read: number; written: number; countScans: ReadonlyMap<number, number>; clears: number } = {
+    read: 0,
+    written: 0,
+    countScans: NO_COUNT_SCANS,
+    clears: 0,
+  };
+
+  private constructor(module: CounterModule, layout: ProgramLayout, stmt: number, perRun: CountsPerRun) {
+    this.#module = module;
+    this.#perRun = perRun;
+    this.#programWord = (stmt + layout.opsOffset) >>> 2;
+    this.#program = module.heap.u32(stmt + layout.opsOffset);
+    this.#counterWord = (stmt + layout.counterOffset) >>> 2;
+  }
+
+  /** Counts for the (not yet stepped) statement `stmt` whose main program is `ops`, if they are fixed. */
+  static of(module: CounterModule, layout: ProgramLayout, stmt: number, ops: readonly Op[]): FixedCounts | undefined {
+    const perRun = countsPerRun(ops, layout, () => {
+      let scratch = false;
+      const { sites } = rewrite(
+        ops,
+        layout,
+        true,
+        (ptr) => cString(module.heap, ptr),
+        () => {
+          scratch = true;
+          return 0;
+        },
+      );
+      return scratch ? undefined : sites;
+    });
+    return perRun === undefined ? undefined : new FixedCounts(module, layout, stmt, perRun);
+  }
+
+  get live(): boolean {
+    return this.#module.heap.u32(this.#programWord << 2) === this.#program;
+  }
+
+  begin(): boolean {
+    const words = this.#module.heap.words;
+    if (words[this.#programWord] !== this.#program) return false;
+    this.#runs = 0;
+    this.#startSteps = steps(words, this.#counterWord);
+    return true;
+  }
+
+  completed(): void {
+    this.#runs++;
+  }
+
+  counts(): RowCounts {
+    const words = this.#module.heap.words;
+    const counts = this.#counts;
+    if (words[this.#programWord] !== this.#program) {
+      counts.read = (steps(words, this.#counterWord) - this.#startSteps) >>> 0;
+      counts.written = 0;
+    } else {
+      counts.read = this.#runs * this.#perRun.read;
+      counts.written = this.#runs * this.#perRun.written;
+    }
+    return counts;
+  }
+
+  release(): void {
+    // The program is SQLite's own, untouched.
+  }
+}
 /** One rewritten program (main or sub-program). */
 interface Rewritten {
   /** Where the pointer to the program and its length live (`Vdbe.aOp` or `SubProgram.aOp`). */
@@ -79,7 +191,7 @@ interface SpecialSite {
  * by how a run's counts read it, so that starting and reading a run are straight loops over word
  * indexes (a point select's whole counting is a few heap reads and writes).
  */
-export class ProgramCounters {
+export class ProgramCounters implements RunCounters {
   readonly #module: CounterModule;
   readonly #programs: Rewritten[];
   /**
@@ -165,7 +277,12 @@ export class ProgramCounters {
    * one of its own, so it neither releases it nor lends it to a cursor, and a shallow copy and an
    * affinity leave nothing in it to free.
    */
-  static instrument(module: CounterModule, layout: ProgramLayout, stmt: number): ProgramCounters {
+  static instrument(
+    module: CounterModule,
+    layout: ProgramLayout,
+    stmt: number,
+    mainOps: readonly Op[] = mainProgram(module, layout, stmt),
+  ): ProgramCounters {
     const programs: Rewritten[] = [];
     const seen = new Set<number>();
     let scratch = 0;
@@ -183,7 +300,7 @@ export class ProgramCounters {
       const heap = module.heap;
       const originalOps = heap.u32(slot);
       const originalCount = heap.u32(slot + 4) | 0;
-      const ops = readOps(heap, layout, originalOps, originalCount);
+      const ops = main ? mainOps : readOps(heap, layout, originalOps, originalCount);
       for (const op of ops) {
         if (op.opcode === layout.opcodes.get("Program") && op.p4type === layout.p4SubProgram && !seen.has(op.p4)) {
           seen.add(op.p4);
@@ -251,11 +368,13 @@ export class ProgramCounters {
     if (!this.#watching(words)) return false;
     const resets = this.#resets;
     for (let i = 0; i < resets.length; i++) words[resets[i] as number] = 0;
-    const c = this.#counterWord;
     // Slots 0, 1 and 3 collect loop steps, 2 sorts (see the module comment): all reads.
-    this.#startSteps =
-      (words[c] as number) + (words[c + 1] as number) + (words[c + 2] as number) + (words[c + 3] as number);
+    this.#startSteps = steps(words, this.#counterWord);
     return true;
+  }
+
+  completed(): void {
+    // The copy counted the run as it went.
   }
 
   /**
@@ -264,10 +383,8 @@ export class ProgramCounters {
    */
   counts(bound: readonly BoundValue[]): RowCounts {
     const words = this.#view();
-    const c = this.#counterWord;
-    const steps = (words[c] as number) + (words[c + 1] as number) + (words[c + 2] as number) + (words[c + 3] as number);
     // SQLite's counters are 32-bit and wrap: the difference modulo 2^32 is the run's.
-    let read = (steps - this.#startSteps) >>> 0;
+    let read = (steps(words, this.#counterWord) - this.#startSteps) >>> 0;
     if (!this.#watching(words)) return this.#filled(read, 0, NO_COUNT_SCANS, 0);
     const reads = this.#reads;
     for (let i = 0; i < reads.length; i++) read += words[reads[i] as number] as number;
@@ -334,6 +451,30 @@ export class ProgramCounters {
     }
     this.#lost = true;
   }
+}
+
+/**
+ * The counters of the (not yet stepped) statement `stmt`: {@link FixedCounts} when every completed
+ * run of its program counts the same (and `fixed` allows them), else a rewritten copy
+ * ({@link ProgramCounters.instrument}).
+ */
+export function statementCounters(
+  module: CounterModule,
+  layout: ProgramLayout,
+  stmt: number,
+  fixed: boolean,
+): RunCounters {
+  const ops = mainProgram(module, layout, stmt);
+  return (
+    (fixed ? FixedCounts.of(module, layout, stmt, ops) : undefined) ??
+    ProgramCounters.instrument(module, layout, stmt, ops)
+  );
+}
+
+/** The ops of `stmt`'s main program. */
+function mainProgram(module: CounterModule, layout: ProgramLayout, stmt: number): Op[] {
+  const heap = module.heap;
+  return readOps(heap, layout, heap.u32(stmt + layout.opsOffset), heap.u32(stmt + layout.opsOffset + 4) | 0);
 }
 
 /** `SQLITE_READONLY`: what a write's step returns while its connection is query-only. */

@@ -10,7 +10,7 @@ import { asciiString, decodeUtf8, isWellFormed } from "../util/utf8";
 import { EngineError, type EngineStatement, type EngineValue, type NumberBinding, type RowCounts } from "./engine";
 import type { WasmHeap } from "./sqljs";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
-import { ProgramCounters, programExpired, recompileUnrun } from "./sqljs-row-counters";
+import { FixedCounts, programExpired, type RunCounters, recompileUnrun, statementCounters } from "./sqljs-row-counters";
 
 /** The raw C exports of the sql.js module that we call directly. */
 export interface RawSqlite {
@@ -125,6 +125,18 @@ export const STMTSTATUS_FULLSCAN_STEP = 1;
 const EXPLAIN_COLUMNS = new Set(["addr,opcode,p1,p2,p3,p4,p5,comment", "id,parent,notused,detail"]);
 const NOTHING_COUNTED: RowCounts = Object.freeze({ read: 0, written: 0, countScans: new Map(), clears: 0 });
 
+/** Statements counted by a rewritten copy even when their counts are fixed (see {@link countedByRewrite}). */
+const ALWAYS_REWRITTEN = new WeakSet<EngineStatement>();
+
+/**
+ * @internal For tests that compare the two ways of counting (sqljs-row-counters.ts): from now on
+ * `statement` (not yet counted) is counted by a rewritten copy of its program even when every
+ * completed run counts the same ({@link SqlJsStatement.countedBy} tells how a statement is counted).
+ */
+export function countedByRewrite(statement: EngineStatement): void {
+  ALWAYS_REWRITTEN.add(statement);
+}
+
 /** A compiled statement (see the module comment). */
 export class SqlJsStatement implements EngineStatement {
   readonly sql: string;
@@ -144,7 +156,7 @@ export class SqlJsStatement implements EngineStatement {
   /** Rewound with no bindings and not stepped since: binding needs no reset first. */
   #clean = true;
   /** The row counters (sqljs-row-counters.ts), once {@link SqlJsStatement.startCounting} asked; `null`: nothing to count. */
-  #counters: ProgramCounters | null | undefined;
+  #counters: RunCounters | null | undefined;
   /** The values last bound (the row counters look at a seek's key). */
   #bound: readonly EngineValue[] = [];
   /**
@@ -281,7 +293,10 @@ export class SqlJsStatement implements EngineStatement {
     // Only a counted run's first step has more to do; every later one (each row of a scan) is plain.
     const rc = this.#countedRunStart === undefined ? this.#stepRaw(nowMs) : this.#firstCountedStep(nowMs);
     if (rc === SQLITE_ROW) return true;
-    if (rc === SQLITE_DONE) return false;
+    if (rc === SQLITE_DONE) {
+      this.#counters?.completed();
+      return false;
+    }
     throw this.#engine.lastError(rc);
   }
 
@@ -416,16 +431,27 @@ export class SqlJsStatement implements EngineStatement {
     this.#countedRunStart = rerunnable ? "rerunnable" : "once";
   }
 
-  /** Rewrites the statement's current program for counting (sqljs-row-counters.ts); EXPLAIN's not. */
+  /**
+   * Prepares the statement's current program for counting (sqljs-row-counters.ts): fixed counts
+   * when every completed run counts the same, else a rewritten copy; EXPLAIN's not at all.
+   */
   #instrument(): void {
     const explain = EXPLAIN_COLUMNS.has(this.#stmt.getColumnNames().join());
     this.#counters = explain
       ? null
-      : ProgramCounters.instrument(
+      : statementCounters(
           { heap: this.#heap, _malloc: (n) => this.#raw._malloc(n), _free: (p) => this.#raw._free(p) },
           this.#engine.programLayout,
           this.#ptr,
+          !ALWAYS_REWRITTEN.has(this),
         );
+  }
+
+  /** @internal How the current program is counted (see {@link countedByRewrite}). */
+  get countedBy(): "fixed counts" | "rewrite" | "nothing" | undefined {
+    const counters = this.#counters;
+    if (counters === undefined) return undefined;
+    return counters === null ? "nothing" : counters instanceof FixedCounts ? "fixed counts" : "rewrite";
   }
 
   rowCounts(): RowCounts {
