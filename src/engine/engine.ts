@@ -60,6 +60,15 @@ export interface EngineStatement {
    * their byte length when they are bytes, else 0.
    */
   readColumn<T>(index: number, read: (value: EngineValue, start: number, end: number) => T): T;
+  /**
+   * Steps through the remaining rows of a statement of two or more columns, as
+   * {@link EngineStatement.step} does, and hands `visit` each row: its first column as
+   * {@link EngineStatement.column} reads it, its second as {@link EngineStatement.readColumn} hands
+   * it over (a blob in place, valid only while `visit` runs, under the same rules). One call for a
+   * whole scan instead of a step and two column reads per row (a listing of 1,000 rows). Stops after
+   * the row for which `visit` returns `false`; `visit` must not call into this engine.
+   */
+  eachPair(visit: (first: EngineValue, second: EngineValue, start: number, end: number) => boolean | undefined): void;
   /** The result column names, also for statements that return no rows. */
   columnNames(): string[];
   /**

@@ -367,7 +367,11 @@ export class SqlJsStatement implements EngineStatement {
 
   column(index: number): EngineValue {
     this.#assertLive();
-    // One column as row() reads it (row() keeps its own loop: it is the SQL cursor's hot path).
+    return this.#column(index);
+  }
+
+  /** One column as row() reads it (row() keeps its own loop: it is the SQL cursor's hot path). */
+  #column(index: number): EngineValue {
     const raw = this.#raw;
     const ptr = this.#ptr;
     switch (raw._sqlite3_column_type(ptr, index)) {
@@ -413,6 +417,31 @@ export class SqlJsStatement implements EngineStatement {
     const length = raw._sqlite3_column_bytes(ptr, index);
     if (length === 0) return read(new Uint8Array(0), 0, 0);
     return read(this.#heap.bytes, blob, blob + length);
+  }
+
+  eachPair(visit: (first: EngineValue, second: EngineValue, start: number, end: number) => boolean | undefined): void {
+    this.#assertLive();
+    this.#clean = false;
+    const raw = this.#raw;
+    const ptr = this.#ptr;
+    // The first step as step() takes it (a counted run's first step has more to do), the rest plain.
+    let rc = this.#countedRunStart === undefined ? raw._sqlite3_step(ptr) : this.#firstCountedStep(undefined);
+    while (rc === SQLITE_ROW) {
+      const first = this.#column(0);
+      let keep: boolean | undefined;
+      if (raw._sqlite3_column_type(ptr, 1) === SQLITE_BLOB) {
+        // As readColumn: the pointer first, then the size; the heap itself, valid while visit runs.
+        const blob = raw._sqlite3_column_blob(ptr, 1);
+        const length = raw._sqlite3_column_bytes(ptr, 1);
+        keep =
+          length === 0 ? visit(first, new Uint8Array(0), 0, 0) : visit(first, this.#heap.bytes, blob, blob + length);
+      } else {
+        keep = visit(first, this.#column(1), 0, 0);
+      }
+      if (keep === false) return;
+      rc = raw._sqlite3_step(ptr);
+    }
+    if (rc !== SQLITE_DONE) throw this.#engine.lastError(rc);
   }
 
   columnNames(): string[] {

@@ -11,7 +11,7 @@
 
 import type { KeyRange } from "./keys";
 import type { CacheEntry, KvCache } from "./kv-cache";
-import type { KvTable, StoredValue } from "./kv-table";
+import { copyStored, type KvTable } from "./kv-table";
 import { isPrimitive } from "./value-io";
 import { mergeListing, overlayInRange, type WriteLayer } from "./write-layers";
 
@@ -42,8 +42,8 @@ export function listEntries(source: ListingSource, range: KeyRange, noCache: boo
   const overlay = overlayInRange(source.layers, range);
   if (overlay.size > 0) return mergedEntries(source, range, overlay);
   const out: Array<[string, Uint8Array]> = [];
-  scanCommitted(source, range, noCache, (key, entry, value) => {
-    out.push([key, entry === undefined ? value.bytes() : (entry.bytes as Uint8Array)]);
+  scanCommitted(source, range, noCache, (key, entry, bytes, start, end) => {
+    out.push([key, entry === undefined ? copyStored(bytes, start, end) : (entry.bytes as Uint8Array)]);
   });
   return out;
 }
@@ -70,9 +70,9 @@ export function listValues(
     for (const [key, bytes] of mergedEntries(source, range, overlay)) out.set(key, decode(bytes, 0, bytes.byteLength));
     return out;
   }
-  scanCommitted(source, range, noCache, (key, entry, value) => {
+  scanCommitted(source, range, noCache, (key, entry, bytes, start, end) => {
     if (entry === undefined) {
-      out.set(key, value.decode(decode));
+      out.set(key, decode(bytes, start, end));
       return;
     }
     const known = entry.primitive;
@@ -80,8 +80,8 @@ export function listValues(
       out.set(key, known.value);
       return;
     }
-    const bytes = entry.bytes as Uint8Array;
-    const decoded = decode(bytes, 0, bytes.byteLength);
+    const cached = entry.bytes as Uint8Array;
+    const decoded = decode(cached, 0, cached.byteLength);
     if (isPrimitive(decoded)) entry.primitive = { value: decoded };
     out.set(key, decoded);
   });
@@ -91,13 +91,14 @@ export function listValues(
 /**
  * The committed rows of `range` (nothing buffered overlaps it), each handed to `emit` with, when the
  * read cache holds the key (or it went into the cache now), its cache entry, whose `bytes` are the
- * row's; otherwise `emit` reads the row's value from `value` before it returns.
+ * row's; otherwise `emit` reads the row's value from `bytes[start, end)` before it returns (the
+ * engine's memory, see `RowVisit` in kv-table.ts).
  */
 function scanCommitted(
   source: ListingSource,
   range: KeyRange,
   noCache: boolean,
-  emit: (key: string, entry: CacheEntry | undefined, value: StoredValue) => void,
+  emit: (key: string, entry: CacheEntry | undefined, bytes: Uint8Array, start: number, end: number) => void,
 ): void {
   const cache = source.cache;
   // Listed rows go into the read cache only while it has room: a large listing would otherwise
@@ -110,27 +111,26 @@ function scanCommitted(
   // then read from the engine only.
   let misses = 0;
   let hits = 0;
-  source.table.scanKeys(range.start, range.end, range.reverse, range.limit, (key, value) => {
+  source.table.scanRows(range.start, range.end, range.reverse, range.limit, (key, bytes, start, end) => {
     count++;
     last = key;
     if (misses < GIVE_UP_AFTER_MISSES + 2 * hits) {
       const cached = cache.peek(key);
       if (cached !== undefined && cached.bytes !== null) {
         hits++;
-        emit(key, cached, value);
+        emit(key, cached, bytes, start, end);
         return true;
       }
       misses++;
     }
     if (caching) {
-      const bytes = value.bytes();
-      if (cache.hasRoomFor(key.length * 2 + bytes.byteLength + 256)) {
-        emit(key, cache.set(key, bytes), value);
+      if (cache.hasRoomFor(key.length * 2 + (end - start) + 256)) {
+        emit(key, cache.set(key, copyStored(bytes, start, end)), bytes, start, end);
         return true;
       }
       caching = false;
     }
-    emit(key, undefined, value);
+    emit(key, undefined, bytes, start, end);
     return true;
   });
   // Every stored key of the part of the range we read is now cached: later gets of absent keys in

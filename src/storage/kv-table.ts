@@ -4,6 +4,7 @@
  * platform, so SQL's BINARY collation gives the UTF-8 key order; the alarm lives in `_cf_METADATA`.
  */
 import type { EngineStatement, EngineValue, SqlEngine } from "../engine/engine";
+import { copyPooled } from "../util/byte-pool";
 
 /** The platform's key-value table, made on the first write. `WITHOUT ROWID` keeps it a clustered B-tree on the key. */
 export const KV_SCHEMA = `
@@ -18,16 +19,16 @@ export const METADATA_ALARM = 1;
 
 const NS_PER_MS = 1_000_000;
 
-/** The value of the row {@link KvTable.scanKeys} is at; read it only before the visit returns. */
-export interface StoredValue {
-  /** A copy of the stored bytes, owned by the caller. */
-  bytes(): Uint8Array;
-  /**
-   * `decode` applied to the stored bytes read in place, `bytes[start, end)` of the engine's memory,
-   * without a copy (see {@link EngineStatement.readColumn}): it must read nothing outside the range,
-   * and its result must not keep the bytes or share their memory.
-   */
-  decode<T>(decode: (bytes: Uint8Array, start: number, end: number) => T): T;
+/**
+ * A row of a scan: its key and its stored value, `bytes[start, end)`. The bytes may be the engine's
+ * memory itself, valid only until the visit returns: keep a copy ({@link copyStored}), or decode them
+ * into values that share no memory with them, before returning. Returns `false` to stop the scan.
+ */
+export type RowVisit = (key: string, bytes: Uint8Array, start: number, end: number) => boolean | undefined;
+
+/** A copy of the stored bytes `bytes[start, end)` that the caller owns (small ones share a pooled slab). */
+export function copyStored(bytes: Uint8Array, start: number, end: number): Uint8Array {
+  return start === end ? new Uint8Array(0) : copyPooled(bytes.subarray(start, end), end - start);
 }
 
 /** Named statements over the hidden tables of one engine. */
@@ -129,40 +130,29 @@ export class KvTable {
     limit: number | undefined,
     visit: (key: string, value: Uint8Array) => boolean | undefined,
   ): void {
-    this.scanKeys(start, end, reverse, limit, (key, value) => visit(key, value.bytes()));
+    this.scanRows(start, end, reverse, limit, (key, bytes, from, to) => visit(key, copyStored(bytes, from, to)));
   }
 
   /**
-   * As {@link KvTable.scan}, but a row's value is read only when `visit` asks `value` for it, which
-   * it may do only before it returns: a key whose bytes the caller already holds costs no copy, and
-   * a value the caller only decodes is decoded straight from the engine's memory.
+   * As {@link KvTable.scan}, with each value handed over where it is stored (see {@link RowVisit}):
+   * a key whose bytes the caller already holds costs no copy, and a value the caller only decodes is
+   * decoded straight from the engine's memory. The whole scan is one engine call
+   * ({@link EngineStatement.eachPair}).
    */
-  scanKeys(
-    start: string,
-    end: string | undefined,
-    reverse: boolean,
-    limit: number | undefined,
-    visit: (key: string, value: StoredValue) => boolean | undefined,
-  ): void {
+  scanRows(start: string, end: string | undefined, reverse: boolean, limit: number | undefined, visit: RowVisit): void {
     if (!this.exists()) return;
     const order = reverse ? "DESC" : "ASC";
     const name = `scan:${end === undefined ? "open" : "closed"}:${order}`;
     const sql = `SELECT key, value FROM _cf_KV WHERE key >= ?${end === undefined ? "" : " AND key < ?"} ORDER BY key ${order} LIMIT ?`;
     const s = this.#stmt(name, sql);
     s.bind(end === undefined ? [start, limit ?? -1] : [start, end, limit ?? -1], "integer");
-    const value: StoredValue = {
-      bytes: () => toBytes(s.column(1)),
-      decode: (decode) =>
-        s.readColumn(1, (v, start, end) => {
-          if (v instanceof Uint8Array) return decode(v, start, end);
-          const bytes = toBytes(v);
-          return decode(bytes, 0, bytes.byteLength);
-        }),
-    };
     try {
-      while (s.step()) {
-        if (visit(s.column(0) as string, value) === false) break;
-      }
+      s.eachPair((key, value, from, to) => {
+        if (value instanceof Uint8Array) return visit(key as string, value, from, to);
+        // Not a blob (written by other tools): its bytes, as toBytes reads them.
+        const bytes = toBytes(value);
+        return visit(key as string, bytes, 0, bytes.byteLength);
+      });
     } finally {
       s.reset();
     }

@@ -110,6 +110,75 @@ describe("sql.js engine", () => {
     expect(seen).toEqual([[...blob], [], "téxt\u0000", 2.5, null]);
   });
 
+  test("eachPair hands every row as step(), column(0) and readColumn(1) read it, and stops where the visit says", () => {
+    engine.exec("CREATE TABLE p (i INTEGER PRIMARY KEY, a, b)");
+    const insert = engine.prepare("INSERT INTO p VALUES (?, ?, ?)");
+    const text = fc.string({ unit: "binary", maxLength: 40 });
+    const bytes = fc.oneof(
+      fc.uint8Array({ maxLength: 64 }),
+      fc.integer({ min: 0, max: 9000 }).map((n) => Uint8Array.from({ length: n }, (_, j) => (j * 13 + n) & 0xff)),
+    );
+    const cell = fc.oneof(text, bytes, fc.double({ noNaN: true }), fc.constant(null));
+    const heap = (engine as unknown as { heap: WasmHeap }).heap;
+    const s = engine.prepare("SELECT a, b FROM p ORDER BY i");
+    fc.assert(
+      fc.property(fc.array(fc.tuple(cell, cell), { maxLength: 30 }), fc.nat(40), (rows, stopAt) => {
+        engine.exec("DELETE FROM p");
+        for (const [i, [a, b]] of rows.entries()) {
+          insert.bind([i, a, b], "real");
+          insert.step();
+        }
+        // What the per-row calls read: the first column, the second as a fresh copy of its bytes.
+        const expected: unknown[] = [];
+        s.bind([], "real");
+        while (s.step()) {
+          expected.push([
+            s.column(0),
+            s.readColumn(1, (v, start, end) => (v instanceof Uint8Array ? [...v.subarray(start, end)] : v)),
+          ]);
+        }
+        const seen: unknown[] = [];
+        s.bind([], "real");
+        s.eachPair((first, second, start, end) => {
+          if (second instanceof Uint8Array) {
+            if (end > start) expect(second).toBe(heap.bytes);
+            else expect([second.byteLength, start, end]).toEqual([0, 0, 0]);
+            seen.push([first, [...second.subarray(start, end)]]);
+          } else {
+            expect([start, end]).toEqual([0, 0]);
+            seen.push([first, second]);
+          }
+          return seen.length <= stopAt;
+        });
+        expect(seen).toEqual(expected.slice(0, Math.min(expected.length, stopAt + 1)));
+        // After a stop the statement is where step() would be: the next step reads the next row.
+        if (stopAt + 1 < expected.length) {
+          expect(s.step()).toBe(true);
+          expect(s.column(0)).toEqual((expected[stopAt + 1] as unknown[])[0]);
+        }
+        s.reset();
+      }),
+      { numRuns: 60 },
+    );
+    s.free();
+    insert.free();
+  });
+
+  test("eachPair: a step that fails mid-scan throws the engine's error after the rows before it", () => {
+    engine.exec("CREATE TABLE f (i INTEGER PRIMARY KEY, v)");
+    engine.exec("INSERT INTO f VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+    const s = engine.prepare("SELECT i, CASE WHEN i = 3 THEN abs(-9223372036854775808) ELSE v END FROM f ORDER BY i");
+    s.bind([], "real");
+    const seen: unknown[] = [];
+    expect(() => s.eachPair((first, second) => void seen.push([first, second]))).toThrow(EngineError);
+    expect(seen).toEqual([
+      [1, "a"],
+      [2, "b"],
+    ]);
+    s.free();
+    expect(() => s.eachPair(() => true)).toThrow(/closed/);
+  });
+
   test("step(nowMs) pins SQLite's 'now' for that step only and restores Date.now", () => {
     const original = Date.now;
     const s = engine.prepare(NOW_SQL);
