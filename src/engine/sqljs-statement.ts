@@ -225,6 +225,8 @@ export class SqlJsStatement implements EngineStatement {
     }
     const maxBytes = text.length * 3;
     if (text.length >= SHORT_TEXT && maxBytes <= SCRATCH_MAX_BYTES && isWellFormed(text)) {
+      const bound = this.#bindEncodedInBlock(index, text);
+      if (bound !== -1) return bound;
       if (scratch.length < maxBytes) scratch = new Uint8Array(Math.max(maxBytes, scratch.length * 2));
       const { written } = encoder.encodeInto(text, scratch);
       const copy = raw._malloc(written + 1);
@@ -254,6 +256,23 @@ export class SqlJsStatement implements EngineStatement {
     for (let i = 0; i < length; i++) heap[at + i] = text.charCodeAt(i);
     heap[at + length] = 0;
     return this.#raw._sqlite3_bind_text(this.#ptr, index, at, length, SQLITE_STATIC);
+  }
+
+  /**
+   * Binds well-formed text from its UTF-8 encoded straight into the binding block (no `malloc`,
+   * no copy through the scratch buffer): the same bytes as the scratch path, with their length.
+   * -1 (nothing bound) when the block has no room for them.
+   */
+  #bindEncodedInBlock(index: number, text: string): number {
+    const used = this.#blockUsed;
+    // Every UTF-16 unit is at least one byte; the block keeps at least that room or is not tried.
+    if (used + text.length > BIND_BLOCK_BYTES) return -1;
+    if (this.#blockRoom(0) === 0) return -1;
+    const at = this.#block + used;
+    const { read, written } = encoder.encodeInto(text, this.#heap.bytes.subarray(at, this.#block + BIND_BLOCK_BYTES));
+    if (read !== text.length) return -1;
+    this.#blockUsed = used + ((written + 7) & ~7);
+    return this.#raw._sqlite3_bind_text(this.#ptr, index, at, written, SQLITE_STATIC);
   }
 
   /**

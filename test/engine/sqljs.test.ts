@@ -383,8 +383,10 @@ describe("reading TEXT columns", () => {
 });
 
 describe("binding from the statement's block", () => {
-  test("property: short ASCII text and small blobs, mixed with values that do not fit, come back exactly on every row and after every rebind", () => {
-    // ASCII with NULs (the block's path), other well-formed text, blobs that fit and that do not.
+  test("property: text and small blobs in the binding block, mixed with values that do not fit, come back exactly on every row and after every rebind", () => {
+    // ASCII with NULs (the block's path), other well-formed text (encoded into the block while it
+    // has room, else into a copy of its own: up to 200 graphemes of up to 4 bytes each, and long
+    // ASCII), blobs that fit and that do not.
     const ascii = fc.string({
       unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)),
       maxLength: 40,
@@ -392,6 +394,12 @@ describe("binding from the statement's block", () => {
     const value = fc.oneof(
       ascii,
       fc.string({ unit: "grapheme", maxLength: 40 }),
+      fc.string({ unit: "grapheme", minLength: 20, maxLength: 200 }),
+      fc.string({
+        unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)),
+        minLength: 32,
+        maxLength: 400,
+      }),
       fc.uint8Array({ maxLength: 300 }),
       fc.uint8Array({ minLength: 300, maxLength: 700 }),
     );
