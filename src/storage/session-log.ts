@@ -60,7 +60,7 @@ export class SessionLog implements ConnectionInputSource {
   /** A logged `PRAGMA optimize` and the statistics before it ran. */
   #optimize: { entry: SqlWrite; before: Statistics } | undefined;
   readonly #perCall: PerCallChanges | undefined;
-  /** What this log added to logged entries since {@link SessionLog.takeHeldBytes} (held-bytes.ts). */
+  /** What this log added to logged entries since {@link SessionLog.resetHeldBytes} (held-bytes.ts). */
   #addedHeldBytes = 0;
 
   /** `perCall` says how far the engine's `total_changes()` is behind the platform's. */
@@ -81,12 +81,15 @@ export class SessionLog implements ConnectionInputSource {
 
   /**
    * The bytes (as held-bytes.ts counts them) that the inputs and settings this log wrote into
-   * logged entries added since the last call.
+   * logged entries added since {@link SessionLog.resetHeldBytes}.
    */
-  takeHeldBytes(): number {
-    const added = this.#addedHeldBytes;
+  get addedHeldBytes(): number {
+    return this.#addedHeldBytes;
+  }
+
+  /** The batch's entries were taken or dropped: {@link SessionLog.addedHeldBytes} counts from 0 again. */
+  resetHeldBytes(): void {
     this.#addedHeldBytes = 0;
-    return added;
   }
 
   /**

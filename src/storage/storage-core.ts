@@ -479,24 +479,33 @@ export class StorageCore {
     let changedBytes = 0;
     // What the record holds in memory (held-bytes.ts), counted while its parts are at hand.
     let heldBytes = 0;
-    const changesBefore = this.#engine.totalChanges();
+    // The rows the commit's own writes change (the engine's total_changes() before and after them):
+    // read only when it writes any, which a batch of SQL alone does not (everything it did ran at
+    // the calls).
+    let changesBefore: number | undefined;
     try {
       this.#begin();
       // forEach, not for-of: destructuring each entry made a pair array per write.
       base.kv.forEach((value, key) => {
-        if (!isApplied(base, key, value)) this.#kv.write(key, value);
+        if (!isApplied(base, key, value)) {
+          changesBefore ??= this.#engine.totalChanges();
+          this.#kv.write(key, value);
+        }
         kv.push({ key, value });
         changedBytes += key.length + (value?.byteLength ?? 0);
         heldBytes += kvWriteHeldBytes(key, value);
       });
-      if (base.alarm !== undefined && base.appliedAlarm !== base.alarm) this.#kv.setAlarm(base.alarm);
+      if (base.alarm !== undefined && base.appliedAlarm !== base.alarm) {
+        changesBefore ??= this.#engine.totalChanges();
+        this.#kv.setAlarm(base.alarm);
+      }
       this.#log.settle(this.#engine);
       this.#engine.exec("COMMIT");
     } catch (e) {
       this.#failCommit(e);
       return;
     }
-    this.#pending.committed(this.#engine.totalChanges() - changesBefore);
+    this.#pending.committed(changesBefore === undefined ? 0 : this.#engine.totalChanges() - changesBefore);
     const seq = ++this.#lastSeq;
     const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
     this.#lastCommitTimeMs = timeMs;

@@ -1,10 +1,12 @@
 /**
  * The batch's SQL log counts the bytes of its entries as they are logged (for the snapshot
- * schedule): whatever is logged, rolled back and taken, the count is what `sqlWriteBytes` sums over
- * the entries the commit record gets.
+ * schedule), and what they hold in memory (for the in-memory persistence's history bound), both in
+ * one pass: whatever is logged, rolled back and taken, the counts are what `sqlWriteBytes` and
+ * `sqlWriteHeldBytes` sum over the entries the commit record gets, and reading them changes nothing.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { SqlWrite } from "../../src/durability/commit-record";
+import { sqlWriteHeldBytes } from "../../src/durability/held-bytes";
 import type { EngineValue, SqlEngineFactory } from "../../src/engine/engine";
 import { loadSqlJsEngine } from "../../src/engine/sqljs";
 import { BatchSqlLog } from "../../src/storage/batch-sql-log";
@@ -17,6 +19,7 @@ beforeAll(async () => {
 });
 
 const sum = (entries: readonly SqlWrite[]): number => entries.reduce((n, e) => n + sqlWriteBytes(e), 0);
+const held = (entries: readonly SqlWrite[]): number => entries.reduce((n, e) => n + sqlWriteHeldBytes(e), 0);
 const write = (sql: string, ...bindings: EngineValue[]): SqlWrite => ({ sql, bindings, nowMs: 0 });
 
 describe("BatchSqlLog.bytes", () => {
@@ -45,11 +48,44 @@ describe("BatchSqlLog.bytes", () => {
     log.rollBackTo(engine, mark, 0);
     expect(log.length).toBe(mark + 1);
     log.statement(engine, write(insert, 3, null), 1, { mayChangeSettings: false });
+    log.settle(engine);
     const bytes = log.bytes;
+    const heldBytes = log.heldBytes;
+    expect(log.heldBytes).toBe(heldBytes);
     const taken = log.take();
     expect(taken).toHaveLength(mark + 2);
     expect(bytes).toBe(sum(taken));
+    expect(heldBytes).toBe(held(taken));
     expect(log.bytes).toBe(0);
+    expect(log.heldBytes).toBe(0);
+    engine.exec("COMMIT");
+    engine.close();
+  });
+
+  it("counts the connection inputs a statement read while it ran, also of entries a rollback removed", () => {
+    const engine = factory.open();
+    const log = new BatchSqlLog(new PerCallChanges());
+    log.prepare(engine);
+    engine.exec("BEGIN");
+    engine.exec("CREATE TABLE t (a, b, c)");
+    log.internal(engine, write("CREATE TABLE t (a, b, c)"));
+    const reads = "INSERT INTO t VALUES (changes(), total_changes(), ?)";
+    log.statement(engine, write(reads, "kept"), 1, undefined);
+    engine.exec(reads.replace("?", "'kept'"));
+    const mark = log.length;
+    engine.exec("SAVEPOINT s");
+    log.statement(engine, write(reads, "gone"), 1, undefined);
+    engine.exec(reads.replace("?", "'gone'"));
+    engine.exec("ROLLBACK TO s; RELEASE s");
+    log.rollBackTo(engine, mark, 0);
+    log.statement(engine, write(reads, "last"), 1, undefined);
+    engine.exec(reads.replace("?", "'last'"));
+    log.settle(engine);
+    const heldBytes = log.heldBytes;
+    const taken = log.take();
+    // The inputs were written into the entries while they ran, after they were logged.
+    expect(taken.map((e) => e.inputs?.length ?? 0)).toEqual([0, 2, 2]);
+    expect(heldBytes).toBe(held(taken));
     engine.exec("COMMIT");
     engine.close();
   });
@@ -60,8 +96,10 @@ describe("BatchSqlLog.bytes", () => {
     log.prepare(engine);
     log.statement(engine, write("INSERT INTO nowhere VALUES (?)", "abc"), 1, undefined);
     expect(log.bytes).toBeGreaterThan(0);
+    expect(log.heldBytes).toBeGreaterThan(0);
     log.clear();
     expect(log.bytes).toBe(0);
+    expect(log.heldBytes).toBe(0);
     expect(log.take()).toEqual([]);
     engine.close();
   });
