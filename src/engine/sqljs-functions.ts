@@ -4,7 +4,7 @@
  * registration; every function of every connection runs through one shared trampoline instead.
  */
 import type { EngineFunction, EngineValue } from "./engine";
-import type { WasmHeap } from "./sqljs";
+import type { WasmHeap } from "./sqljs-heap";
 import { type RawSqlite, SQLITE_STATIC, SQLITE_TRANSIENT } from "./sqljs-statement";
 
 /** How a function registered through `SqlJsModule.registerFunction` (sqljs.ts) computes its result. */

@@ -4,7 +4,6 @@
  * `TextDecoder.decode` call of the module's own `UTF8ToString`, reached through {@link HeapProbe}.
  */
 import { copyPooled } from "../util/byte-pool";
-import { unsupportedBuild } from "./sqljs";
 
 /** The module functions the heap capture needs. */
 export interface HeapProbe {
@@ -29,6 +28,8 @@ const PATTERN = new Uint8Array([0x61, 0x63, 0x74, 0x6f, 0x72, 0x73, 0x74, 0x6f, 
  */
 export class WasmHeap {
   readonly #probe: HeapProbe;
+  /** The error for a module whose heap this capture does not find (sqljs.ts's `unsupportedBuild`). */
+  readonly #unsupported: (what: string) => Error;
   /**
    * Detached (length 0) once the memory grew. Checked with `length`, never `byteLength`: V8 reads a
    * typed array's `length` inline, but calls out for the `byteLength` of one over WASM memory
@@ -37,10 +38,14 @@ export class WasmHeap {
   #view: Uint8Array;
   #words: Uint32Array;
 
-  /** Captures the heap of the module behind `probe`; throws when that does not work. */
-  constructor(probe: HeapProbe) {
+  /**
+   * Captures the heap of the module behind `probe`; throws when that does not work, with
+   * `unsupported("the WASM heap")` when the module does not decode from its heap.
+   */
+  constructor(probe: HeapProbe, unsupported: (what: string) => Error) {
     this.#probe = probe;
-    this.#view = capture(probe);
+    this.#unsupported = unsupported;
+    this.#view = capture(probe, unsupported);
     this.#words = new Uint32Array(this.#view.buffer);
   }
 
@@ -54,7 +59,7 @@ export class WasmHeap {
   }
 
   #recapture(): void {
-    this.#view = capture(this.#probe);
+    this.#view = capture(this.#probe, this.#unsupported);
     this.#words = new Uint32Array(this.#view.buffer);
   }
 
@@ -101,14 +106,14 @@ export class WasmHeap {
   }
 }
 
-function capture(probe: HeapProbe): Uint8Array {
+function capture(probe: HeapProbe, unsupported: (what: string) => Error): Uint8Array {
   const ptr = probe._malloc(PATTERN.length);
   if (ptr === 0) throw new Error("actorstore could not allocate in sql.js's heap.");
   try {
     probe.writeArrayToMemory(PATTERN, ptr);
     const seen = decodedBuffer(() => probe.UTF8ToString(ptr, PATTERN.length, true));
     const view = seen === undefined ? undefined : new Uint8Array(seen);
-    if (view === undefined || !PATTERN.every((b, i) => view[ptr + i] === b)) throw unsupportedBuild("the WASM heap");
+    if (view === undefined || !PATTERN.every((b, i) => view[ptr + i] === b)) throw unsupported("the WASM heap");
     return view;
   } finally {
     probe._free(ptr);

@@ -4,7 +4,7 @@
  * connection `sqljs.ts` opens; the counting is checked end to end before the layout is used.
  */
 
-import type { WasmHeap } from "./sqljs";
+import type { WasmHeap } from "./sqljs-heap";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
 import { type CounterModule, ProgramCounters, recompileUnrun } from "./sqljs-row-counters";
 

@@ -31,7 +31,7 @@
  */
 
 import type { EngineValue } from "./engine";
-import type { WasmHeap } from "./sqljs";
+import type { WasmHeap } from "./sqljs-heap";
 
 /** Where a statement keeps its program, and SQLite's opcode numbers (located once per build). */
 export interface ProgramLayout {

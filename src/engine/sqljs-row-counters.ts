@@ -17,7 +17,7 @@
  */
 
 import type { RowCounts } from "./engine";
-import type { WasmHeap } from "./sqljs";
+import type { WasmHeap } from "./sqljs-heap";
 import { type CountsPerRun, countsPerRun } from "./sqljs-program-paths";
 import {
   type BoundValue,

@@ -8,7 +8,7 @@
  */
 import { asciiString, decodeUtf8, isWellFormed } from "../util/utf8";
 import { EngineError, type EngineStatement, type EngineValue, type NumberBinding, type RowCounts } from "./engine";
-import type { WasmHeap } from "./sqljs";
+import type { WasmHeap } from "./sqljs-heap";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
 import { FixedCounts, programExpired, type RunCounters, recompileUnrun, statementCounters } from "./sqljs-row-counters";
 

@@ -186,7 +186,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
   if (known !== undefined) return known;
   const raw = sql as unknown as RawSqlite;
   const keys = locatePointerKeys(sql);
-  const heap = new WasmHeap(raw);
+  const heap = new WasmHeap(raw, unsupportedBuild);
   const counterOffset = locateStepCounters(sql, keys, heap);
   const programLayout = probeProgramLayout(sql, keys, heap, counterOffset);
   const limitsOffset = locateLimits(sql, keys, heap);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { type HeapProbe, WasmHeap } from "../../src/engine/sqljs";
+import { type HeapProbe, unsupportedBuild, WasmHeap } from "../../src/engine/sqljs";
 
 /** A fake module whose heap is a plain buffer and whose UTF8ToString decodes from it (as Emscripten's). */
 function fakeModule(options: { decodes?: boolean; throws?: boolean } = {}): HeapProbe & { memory: Uint8Array } {
@@ -25,7 +25,7 @@ function fakeModule(options: { decodes?: boolean; throws?: boolean } = {}): Heap
 describe("WasmHeap", () => {
   test("finds the heap through one decode, reads words and copies bytes", () => {
     const module = fakeModule();
-    const heap = new WasmHeap(module);
+    const heap = new WasmHeap(module, unsupportedBuild);
     expect(heap.bytes.buffer).toBe(module.memory.buffer);
     new DataView(module.memory.buffer).setUint32(1024, 0xdeadbeef, true);
     expect(heap.u32(1024)).toBe(0xdeadbeef);
@@ -37,13 +37,13 @@ describe("WasmHeap", () => {
 
   test("leaves TextDecoder.prototype.decode as it was, also when the module throws", () => {
     const before = Object.getOwnPropertyDescriptor(TextDecoder.prototype, "decode");
-    new WasmHeap(fakeModule());
-    expect(() => new WasmHeap(fakeModule({ throws: true }))).toThrow("boom");
+    new WasmHeap(fakeModule(), unsupportedBuild);
+    expect(() => new WasmHeap(fakeModule({ throws: true }), unsupportedBuild)).toThrow("boom");
     expect(Object.getOwnPropertyDescriptor(TextDecoder.prototype, "decode")).toEqual(before);
   });
 
   test("a module that does not decode from its heap is refused with an actionable message", () => {
-    expect(() => new WasmHeap(fakeModule({ decodes: false }))).toThrow(
+    expect(() => new WasmHeap(fakeModule({ decodes: false }), unsupportedBuild)).toThrow(
       /could not locate the WASM heap in sql\.js; this build of sql\.js is not supported\. Install sql\.js 1\.16\.0, the version actorstore pins\./,
     );
   });
