@@ -156,6 +156,9 @@ export const PLATFORM_REAL_TEXT_DIGITS = 15;
  */
 export const SQLJS_REAL_TEXT_DIGITS = 17;
 
+/** The most significant digits SQLite writes a REAL with as text (its `nFpDigit` takes 1 to 23). */
+export const MAX_REAL_TEXT_DIGITS = 23;
+
 /** An open database. */
 export interface SqlEngine {
   /** Compiles one statement (text after the first statement is ignored). */
@@ -184,7 +187,7 @@ export interface SqlEngine {
    * Sets how many significant digits SQLite writes a REAL with when it turns it into text (a TEXT
    * column's affinity, `CAST`, `||`, `printf('%s')`). Every connection opens with the platform's
    * {@link PLATFORM_REAL_TEXT_DIGITS}; replay sets what the log says a session ran with
-   * (`SessionMark.realTextDigits`). An integer from 1 to 23.
+   * (`SessionMark.realTextDigits`). An integer from 1 to {@link MAX_REAL_TEXT_DIGITS}.
    */
   setRealTextDigits(digits: number): void;
   /** A standard SQLite database file of the current committed state; keeps this connection open. */

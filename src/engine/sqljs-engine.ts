@@ -19,6 +19,7 @@ import {
   type EngineValue,
   type FrozenImage,
   type ImageUse,
+  MAX_REAL_TEXT_DIGITS,
   type PreparedHead,
   type RandomSource,
   type SqlEngine,
@@ -270,8 +271,10 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
 
   setRealTextDigits(digits: number): void {
     this.#assertOpen();
-    if (!(Number.isInteger(digits) && digits >= 1 && digits <= 23)) {
-      throw new RangeError(`REAL-as-text digits must be an integer from 1 to 23; got ${String(digits)}.`);
+    if (!(Number.isInteger(digits) && digits >= 1 && digits <= MAX_REAL_TEXT_DIGITS)) {
+      throw new RangeError(
+        `REAL-as-text digits must be an integer from 1 to ${MAX_REAL_TEXT_DIGITS}; got ${String(digits)}.`,
+      );
     }
     this.#module.setRealTextDigits(this.#dbPtr, digits);
   }

@@ -89,6 +89,9 @@ describe("record codec: connection state", () => {
         RangeError,
       );
     }
+    expect(() => encodeRecord({ ...record, session: { start: true, settings, realTextDigits: 24 } })).toThrow(
+      "SessionMark.realTextDigits must be an integer from 1 to 23; got 24.",
+    );
   });
 
   it("a settings mask beyond the known settings is malformed", () => {
