@@ -229,12 +229,23 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
 
   /** @internal Runs `fn` and puts back what `changes()` answered before it (StatementOwner). */
   keepingChanges<T>(fn: () => T): T {
+    return this.#keeping(false, fn);
+  }
+
+  /**
+   * Runs `fn` and puts back what `changes()` answered before it, and with `all` also
+   * `total_changes()` and `last_insert_rowid()` (see {@link SqlJsEngine.keepConnectionCounters}).
+   */
+  #keeping<T>(all: boolean, fn: () => T): T {
     const counters = this.#connectionCounters();
     const changes = counters.changes();
+    const total = all ? counters.total_changes() : 0n;
+    const last = all ? counters.last_insert_rowid() : 0n;
     try {
       return fn();
     } finally {
-      counters.setChanges(changes);
+      if (all) counters.set(changes, total, last);
+      else counters.setChanges(changes);
     }
   }
 
@@ -260,13 +271,7 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
 
   keepConnectionCounters<T>(fn: () => T): T {
     this.#assertOpen();
-    const counters = this.#connectionCounters();
-    const [changes, total, last] = [counters.changes(), counters.total_changes(), counters.last_insert_rowid()];
-    try {
-      return fn();
-    } finally {
-      counters.set(changes, total, last);
-    }
+    return this.#keeping(true, fn);
   }
 
   setRealTextDigits(digits: number): void {
