@@ -169,17 +169,12 @@ export class GroupCommitQueue {
         const last = pending[pending.length - 1] as PendingAppend;
         const reuse = this.#hooks.reuseFrames === true;
         let data = first.frames;
-        if (pending.length > 1 && reuse) {
-          let length = 0;
-          for (const p of pending) length += p.frames.length;
-          data = pooledFrames(length);
-          let at = 0;
-          for (const p of pending) {
-            data.set(p.frames, at);
-            at += p.frames.length;
-            recycleFrames(p.frames);
-          }
-        } else if (pending.length > 1) data = concat(pending.map((p) => p.frames));
+        if (pending.length > 1) {
+          // Reusing buffers, the joined frames go into a pooled one and the parts back to the pool.
+          const parts = pending.map((p) => p.frames);
+          data = concat(parts, reuse ? pooledFrames : undefined);
+          if (reuse) for (const part of parts) recycleFrames(part);
+        }
         const batch: GroupWrite = {
           data,
           firstSeq: first.firstSeq,
