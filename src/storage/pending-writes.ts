@@ -51,7 +51,9 @@ export class PendingWrites {
 
   /** The commit wrote everything buffered, changing `engineChanges` rows. */
   committed(engineChanges: number): void {
-    this.keys.clear();
+    // Only when needed: clearing a Set allocates its table anew, even an empty one's (a batch of
+    // SQL alone leaves it empty).
+    if (this.keys.size > 0) this.keys.clear();
     this.alarm = false;
     this.counts.engineChanged(engineChanges);
   }

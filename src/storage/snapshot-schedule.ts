@@ -14,7 +14,7 @@ import {
   COPY_IN_TURNS_FROM_BYTES,
   imageBytesNow,
   restoreSpacingBytes,
-  snapshotDue,
+  snapshotDueBytes,
   snapshotInTurns,
 } from "./snapshots";
 
@@ -43,6 +43,12 @@ export class SnapshotSchedule {
   readonly #logBytesAt = new Map<number, number>();
   #inFlight: Promise<void> | null = null;
   #lastImageBytes = 0;
+  /**
+   * When the next snapshot is due (`snapshotDueBytes`, snapshots.ts), worked out when the last image's
+   * size changes rather than on every commit: after this many log bytes, or this many records.
+   */
+  #dueBytes: number;
+  readonly #dueRecords: number;
   /** The snapshots the adapter holds (as far as this core knows), oldest first. */
   snapshots: SnapshotInfo[] = [];
   /** Called after each snapshot is durable (retention pruning hooks in here). */
@@ -51,6 +57,14 @@ export class SnapshotSchedule {
   constructor(settings: CoreSettings, source: SnapshotSource) {
     this.#settings = settings;
     this.#source = source;
+    this.#dueBytes = snapshotDueBytes(settings, 0);
+    this.#dueRecords = settings.snapshotEveryRecords;
+  }
+
+  /** The last image (loaded or taken) is `bytes` long: when the next snapshot is due follows from it. */
+  #imageBytes(bytes: number): void {
+    this.#lastImageBytes = bytes;
+    this.#dueBytes = snapshotDueBytes(this.#settings, bytes);
   }
 
   /** Starts from what the adapter loaded: its snapshots and the records replayed after the newest. */
@@ -61,7 +75,7 @@ export class SnapshotSchedule {
     this.#logBytesAt.clear();
     const newest = snapshots[snapshots.length - 1];
     if (newest !== undefined) this.#logBytesAt.set(newest.seq, 0);
-    this.#lastImageBytes = newest?.bytes ?? 0;
+    this.#imageBytes(newest?.bytes ?? 0);
   }
 
   /**
@@ -88,7 +102,7 @@ export class SnapshotSchedule {
     this.#bytesSince += changedBytes;
     this.#logBytes += changedBytes;
     if (this.#inFlight) return;
-    if (!snapshotDue(this.#settings, this.#recordsSince, this.#bytesSince, this.#lastImageBytes)) return;
+    if (this.#bytesSince < this.#dueBytes && this.#recordsSince < this.#dueRecords) return;
     const engine = this.#source.engine();
     if (this.#takeInPlace(engine, [seq, timeMs])) return;
     if (engine.beginImageCopy === undefined || imageBytesNow(engine, this.#lastImageBytes) < COPY_IN_TURNS_FROM_BYTES) {
@@ -197,7 +211,7 @@ export class SnapshotSchedule {
 
   /** Where the log since the snapshot restarts, as its write begins. */
   #before(imageBytes: number, logBytesAt: number): void {
-    this.#lastImageBytes = imageBytes;
+    this.#imageBytes(imageBytes);
     // What was logged after the image's state (while the copy finished) still counts.
     this.#bytesSince = this.#logBytes - logBytesAt;
     this.#recordsSince = 0;

@@ -106,23 +106,21 @@ export const DEFAULT_SNAPSHOT_LOG_CAP_BYTES = 64 * 1024 * 1024;
 /**
  * The log a snapshot saves replaying when restores and opens start from it: half the database
  * (at least `snapshotEveryBytes`). Snapshots were due at this distance before the log cap, and
- * retention thins the ones taken closer than this (see {@link snapshotDue}).
+ * retention thins the ones taken closer than this (see {@link snapshotDueBytes}).
  */
 export function restoreSpacingBytes(settings: CoreSettings, imageBytes: number): number {
   return Math.max(settings.snapshotEveryBytes, imageBytes / 2);
 }
 
 /**
- * Snapshots bound recovery time: one is due once the log since the last one reaches half the
- * database (at least `snapshotEveryBytes`, so a snapshot never costs much more than the log it
- * saves replaying) or the fixed `snapshotLogCapBytes`, whichever is smaller, or after
- * `snapshotEveryRecords` commits. The cap is what bounds an open's replay of a large database.
+ * Snapshots bound recovery time: one is due once the log since the last one reaches this many
+ * bytes — half the database (at least `snapshotEveryBytes`, so a snapshot never costs much more
+ * than the log it saves replaying) or the fixed `snapshotLogCapBytes`, whichever is smaller — or
+ * after `snapshotEveryRecords` commits (snapshot-schedule.ts works both out once per image, not per
+ * commit). The cap is what bounds an open's replay of a large database.
  */
-export function snapshotDue(settings: CoreSettings, records: number, bytes: number, lastImageBytes: number): boolean {
-  return (
-    bytes >= Math.min(settings.snapshotLogCapBytes, restoreSpacingBytes(settings, lastImageBytes)) ||
-    records >= settings.snapshotEveryRecords
-  );
+export function snapshotDueBytes(settings: CoreSettings, lastImageBytes: number): number {
+  return Math.min(settings.snapshotLogCapBytes, restoreSpacingBytes(settings, lastImageBytes));
 }
 
 /** What one SQL write counts toward the log since a snapshot: its text and its bindings. */
