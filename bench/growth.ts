@@ -12,7 +12,9 @@
  * the recovery measured is an open after a crash (a snapshot being copied is dropped, not finished).
  * `--copied` wraps the adapter in a `DelegatingPersistence`, which does not pass
  * `writeSnapshotParts` on: snapshots are exported or copied across turns as before snapshots were
- * written in place (an A/B of that change in one build).
+ * written in place (an A/B of that change in one build). `--full-snapshots` writes every snapshot as
+ * a full image (no deltas: the limits of snapshot-delta.ts closed), an A/B of incremental
+ * snapshots in one build.
  * `--breakdown` adds, per step, where the
  * median batch's and each tail batch's time went (bench/lib/batch-phases.ts); it hooks the log's
  * file handle and the commit, so its batch times are not the ones to publish.
@@ -25,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import initSqlJs from "sql.js";
 import { DelegatingPersistence } from "../src/durability/delegating-persistence";
 import { openFilePersistence } from "../src/durability/file-persistence";
+import { setDeltaLimits } from "../src/durability/snapshot-delta";
 import type { ImageCopy } from "../src/engine/engine";
 import { SqlJsEngine } from "../src/engine/sqljs-engine";
 import { ObjectStorage } from "../src/storage/object-storage";
@@ -46,6 +49,8 @@ export interface GrowthRow {
   /** Longest event-loop delay seen during the step. */
   stallMs: number;
   snapshots: number;
+  /** Of those, how many were written as deltas (incremental snapshots). */
+  deltas: number;
   /** Longest `writeSnapshot` (checksum, write, fsync, read-back) of the step. */
   snapshotMs: number;
   /** Longest single step of a snapshot's image copy (one turn's share of the copy). */
@@ -82,12 +87,16 @@ export async function runGrowthBench(options: {
   crash?: boolean;
   /** Snapshots through a wrapper: copied, not written in place (see the module comment). */
   copied?: boolean;
+  /** Every snapshot a full image (no deltas; see the module comment). */
+  fullSnapshots?: boolean;
 }): Promise<GrowthResult> {
+  const limits = options.fullSnapshots ? setDeltaLimits({ chain: 0, fraction: 0 }) : undefined;
   const steps = options.quick ? [10, 25, 50, 100, 150] : [10, 25, 50, 100, 250, 500, 750, 1000];
   const dir = await mkdtemp(join(tmpdir(), "actorstore-growth-"));
   try {
     const adapter = await openFilePersistence(dir);
     let snapshotCount = 0;
+    let deltaCount = 0;
     /** The seq of the newest snapshot written (0: the first, of the empty database). */
     let newestWritten = 0;
     let snapshotMax = 0;
@@ -103,6 +112,20 @@ export async function runGrowthBench(options: {
     const writeParts = adapter.writeSnapshotParts?.bind(adapter);
     if (writeParts !== undefined)
       adapter.writeSnapshotParts = (info, parts) => timed(info, () => writeParts(info, parts));
+    // A delta the adapter declined (false) is followed by a full write, timed above.
+    const writeDelta = adapter.writeSnapshotDelta.bind(adapter);
+    adapter.writeSnapshotDelta = async (info, delta) => {
+      let wrote = false;
+      const t = performance.now();
+      wrote = await writeDelta(info, delta);
+      if (wrote) {
+        snapshotCount++;
+        deltaCount++;
+        newestWritten = Math.max(newestWritten, info.seq);
+        snapshotMax = Math.max(snapshotMax, performance.now() - t);
+      }
+      return wrote;
+    };
     // Each step of a snapshot's image copy runs synchronously in one turn: time the longest.
     let copyStepMax = 0;
     const probe = options.breakdown ? await BatchPhaseProbe.install(adapter, dir) : undefined;
@@ -134,6 +157,7 @@ export async function runGrowthBench(options: {
       const latencies: number[] = [];
       const phases: BatchPhases[] = [];
       snapshotCount = 0;
+      deltaCount = 0;
       snapshotMax = 0;
       copyStepMax = 0;
       const delay = monitorEventLoopDelay({ resolution: 5 });
@@ -158,6 +182,7 @@ export async function runGrowthBench(options: {
         maxMs: latencies[latencies.length - 1] ?? 0,
         stallMs: delay.max / 1e6,
         snapshots: snapshotCount,
+        deltas: deltaCount,
         snapshotMs: snapshotMax,
         copyStepMs: copyStepMax,
         rssBytes: process.memoryUsage().rss,
@@ -165,7 +190,7 @@ export async function runGrowthBench(options: {
       rows.push(row);
       if (probe !== undefined) phaseTable.push(...phaseRows(`${stepMb} MB`, phases, row.p99Ms));
       console.log(
-        `growth ${(row.databaseBytes / MB).toFixed(0)} MB: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, max ${row.maxMs.toFixed(1)} ms, stall ${row.stallMs.toFixed(1)} ms, ${row.snapshots} snapshot(s) ≤ ${row.snapshotMs.toFixed(0)} ms, copy step ≤ ${row.copyStepMs.toFixed(1)} ms, RSS ${(row.rssBytes / MB).toFixed(0)} MB`,
+        `growth ${(row.databaseBytes / MB).toFixed(0)} MB: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, max ${row.maxMs.toFixed(1)} ms, stall ${row.stallMs.toFixed(1)} ms, ${row.snapshots} snapshot(s) (${row.deltas} deltas) ≤ ${row.snapshotMs.toFixed(0)} ms, copy step ≤ ${row.copyStepMs.toFixed(1)} ms, RSS ${(row.rssBytes / MB).toFixed(0)} MB`,
       );
     }
     const crashReplayCommits = rows.reduce((n, r) => n + r.batches, 0) - newestWritten;
@@ -189,7 +214,9 @@ export async function runGrowthBench(options: {
       const again = await ObjectStorage.open({ persistence: await openFilePersistence(dir) });
       recovery.push(performance.now() - t);
       await again.close();
-      const names = (await readdir(dir)).filter((n) => n.startsWith("snap-") && n.endsWith(".sqlite")).sort();
+      // The newest full image: a delta is no SQLite file (the open applies it to its full image).
+      const all = (await readdir(dir)).filter((n) => n.startsWith("snap-")).sort();
+      const names = all.filter((n) => n.endsWith(".sqlite"));
       t = performance.now();
       const bytes = await readFile(join(dir, names[names.length - 1] as string));
       const db = new SQL.Database(bytes);
@@ -197,7 +224,7 @@ export async function runGrowthBench(options: {
       snapshotBytes = bytes.length;
       // One commit per batch; the snapshot's name starts with its seq.
       const batches = rows.reduce((n, r) => n + r.batches, 0);
-      replayedCommits = batches - Number((names[names.length - 1] as string).split("-")[1]);
+      replayedCommits = batches - Number((all[all.length - 1] as string).split("-")[1]);
       db.close();
     }
     recovery.sort((a, b) => a - b);
@@ -217,6 +244,7 @@ export async function runGrowthBench(options: {
       ...(phases === undefined ? {} : { phases }),
     };
   } finally {
+    if (limits !== undefined) setDeltaLimits(limits);
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -230,14 +258,14 @@ function growthMarkdown(
   crashReplayCommits: number,
 ): string {
   const lines = [
-    "| database | batches | p50 batch | p99 batch | max batch | longest stall | snapshots | longest snapshot write | longest copy step | RSS |",
+    "| database | batches | p50 batch | p99 batch | max batch | longest stall | snapshots (deltas) | longest snapshot write | longest copy step | RSS |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rows.map(
       (r) =>
-        `| ${(r.databaseBytes / MB).toFixed(0)} MB | ${r.batches} | ${r.p50Ms.toFixed(2)} ms | ${r.p99Ms.toFixed(2)} ms | ${r.maxMs.toFixed(1)} ms | ${r.stallMs.toFixed(1)} ms | ${r.snapshots} | ${r.snapshotMs.toFixed(0)} ms | ${r.copyStepMs.toFixed(1)} ms | ${(r.rssBytes / MB).toFixed(0)} MB |`,
+        `| ${(r.databaseBytes / MB).toFixed(0)} MB | ${r.batches} | ${r.p50Ms.toFixed(2)} ms | ${r.p99Ms.toFixed(2)} ms | ${r.maxMs.toFixed(1)} ms | ${r.stallMs.toFixed(1)} ms | ${r.snapshots} (${r.deltas}) | ${r.snapshotMs.toFixed(0)} ms | ${r.copyStepMs.toFixed(1)} ms | ${(r.rssBytes / MB).toFixed(0)} MB |`,
     ),
     "",
-    `Recovery of the final database: \`ObjectStorage.open()\` ${recoveryMs.toFixed(0)} ms; raw sql.js opening its newest snapshot (${(snapshotBytes / MB).toFixed(0)} MB) read from disk: ${rawOpenMs.toFixed(0)} ms (${(recoveryMs / rawOpenMs).toFixed(2)}×; target ≤ 1.5×); the open replayed ${replayedCommits} commits after that snapshot (after a crash at the last batch: ${crashReplayCommits}, the newest snapshot finished before it).`,
+    `Recovery of the final database: \`ObjectStorage.open()\` ${recoveryMs.toFixed(0)} ms; raw sql.js opening its newest full snapshot image (${(snapshotBytes / MB).toFixed(0)} MB) read from disk: ${rawOpenMs.toFixed(0)} ms (${(recoveryMs / rawOpenMs).toFixed(2)}×; target ≤ 1.5×); the open replayed ${replayedCommits} commits after that snapshot (after a crash at the last batch: ${crashReplayCommits}, the newest snapshot finished before it).`,
   ];
   return lines.join("\n");
 }
@@ -299,12 +327,14 @@ export async function runAndWriteGrowth(
   logCapBytes?: number,
   crash = false,
   copied = false,
+  fullSnapshots = false,
 ): Promise<GrowthResult> {
   const result = await runGrowthBench({
     quick,
     breakdown,
     crash,
     copied,
+    fullSnapshots,
     ...(logCapBytes === undefined ? {} : { logCapBytes }),
   });
   const directory = fileURLToPath(new URL("./results/", import.meta.url));
@@ -328,5 +358,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     logCapBytes,
     process.argv.includes("--crash"),
     process.argv.includes("--copied"),
+    process.argv.includes("--full-snapshots"),
   );
 }

@@ -255,7 +255,8 @@ async function bookmarks(target: InspectTarget, args: readonly string[], io: Ins
     if (earlier > 0) io.out(`…\t\t\t${earlier} earlier commits (--all shows them)`);
     for (const line of tail) io.out(line);
     for (const s of loaded.snapshots) {
-      io.err(`snapshot at seq ${s.seq} (${iso(s.timeMs)}), ${s.bytes} bytes`);
+      const delta = s.baseSeq === undefined ? "" : `, a delta on seq ${s.baseSeq}`;
+      io.err(`snapshot at seq ${s.seq} (${iso(s.timeMs)}), ${s.bytes} bytes${delta}`);
     }
     const meta = persistence.pendingRestoreMeta;
     if (meta !== null) {

@@ -83,11 +83,14 @@ export interface OffThreadCrc {
    * the image is too small to be worth a thread (check it in line), else the bytes (a view of a
    * `SharedArrayBuffer`, read once) and the check, which resolves `true` when the CRC matches and
    * `false` when it differs or the file did not read whole. Rejects when the file cannot be read.
+   * With `capacity` (larger than `size`), the bytes have that length, zeros after the file's (room
+   * for the deltas applied to a full image, snapshot-delta.ts).
    */
   readAndCheck(
     file: string,
     size: number,
     crc: number,
+    capacity?: number,
   ): Promise<{ image: Uint8Array; matches: Promise<boolean> } | undefined>;
 }
 
@@ -102,19 +105,19 @@ export async function createOffThreadCrc(fs: Fs): Promise<OffThreadCrc | undefin
   const accepts = (size: number) => size >= fromBytes && size > 0;
   return {
     accepts,
-    async readAndCheck(file, size, crc) {
+    async readAndCheck(file, size, crc, capacity = size) {
       if (!accepts(size)) return undefined;
-      const image = new Uint8Array(new SharedArrayBuffer(size));
+      const image = new Uint8Array(new SharedArrayBuffer(Math.max(size, capacity)));
       const handle = await fs.open(file, "r");
       let read: number;
       try {
-        read = await readInto(handle, image);
+        read = await readInto(handle, image.subarray(0, size));
       } finally {
         await handle.close();
       }
       if (read !== size) return { image, matches: Promise.resolve(false) };
       checks++;
-      return { image, matches: checkOnWorker(threads, image, crc) };
+      return { image, matches: checkOnWorker(threads, image.subarray(0, size), crc) };
     },
   };
 }

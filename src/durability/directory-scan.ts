@@ -12,7 +12,9 @@
  *   filled) is torn too.
  * - Anything else that fails to decode is corruption: `ERR_CORRUPT` naming the file and byte offset.
  * - A damaged newest snapshot is skipped for an older one plus the log; if nothing older reaches
- *   the log, that is corruption with a sentence saying so.
+ *   the log, that is corruption with a sentence saying so. A delta is damaged when it, or any
+ *   snapshot of its chain (the full image and the deltas it is built on), fails its checksum or
+ *   does not match the checksum its successor names; the fallback is then an older complete chain.
  *
  * @packageDocumentation
  */
@@ -20,8 +22,10 @@ import { ActorStoreError } from "../errors";
 import type { OffThreadCrc } from "./crc-off-thread";
 import { crc32 } from "./crc32";
 import { isLockFile } from "./directory-lock";
-import { asPlainBytes, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
+import { asPlainBytes, DELTA_RE, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
 import { decodeRecords, peekPayloadSeq, scanFrames } from "./record-codec";
+import { ChainReader, readDeltaHeader } from "./snapshot-chain-read";
+import { basesNeeded, chainOf } from "./snapshot-delta";
 
 type Fs = typeof import("node:fs/promises");
 type Path = typeof import("node:path");
@@ -36,13 +40,18 @@ export interface Segment {
   bytes: number;
 }
 
-/** A snapshot file. @internal */
+/** A snapshot file: a full image, or a delta on `baseSeq` (snapshot-delta.ts). @internal */
 export interface StoredSnapshot {
   name: string;
   seq: number;
   timeMs: number;
+  /** The file's size. */
   bytes: number;
   crc: number;
+  /** A delta's base seq; `undefined` for a full image. */
+  baseSeq?: number | undefined;
+  /** The size of the image this snapshot holds (a full image's is `bytes`; NaN: unreadable header). */
+  imageBytes: number;
 }
 
 /** What a directory holds, and what loading it for writing would change. @internal */
@@ -148,15 +157,34 @@ async function scanOnce(
         timeMs: Number(snap[2]),
         crc: Number.parseInt(snap[3] ?? "", 16),
         bytes: size,
+        imageBytes: size,
+      });
+      continue;
+    }
+    const delta = DELTA_RE.exec(name);
+    if (delta !== null) {
+      const { size } = await fs.stat(file(name));
+      const header = await readDeltaHeader(fs, file(name), size).catch(() => "unreadable");
+      all.push({
+        name,
+        seq: Number(delta[1]),
+        timeMs: Number(delta[2]),
+        crc: Number.parseInt(delta[3] ?? "", 16),
+        bytes: size,
+        baseSeq: Number(delta[4]),
+        imageBytes: typeof header === "string" ? Number.NaN : header.byteLength,
       });
     }
   }
   segments.sort((a, b) => a.firstSeq - b.firstSeq);
   all.sort((a, b) => a.seq - b.seq);
 
-  // The newest snapshot that passes its checksum is the base of the newest state; newer ones that
-  // fail are skipped (kept on disk for a person to look at), and the log must reach back to the base.
+  // The newest snapshot whose chain (its full image and each delta on the way, snapshot-delta.ts)
+  // passes its checksums is the base of the newest state; newer ones that fail are skipped (kept on
+  // disk for a person to look at), and the log must reach back to the base.
   const damagedSnapshots: StoredSnapshot[] = [];
+  const damageNotes: string[] = [];
+  const chains = new ChainReader(fs, file);
   let verified: DirectoryScan["verified"];
   const newest = all[all.length - 1];
   /**
@@ -166,21 +194,48 @@ async function scanOnce(
    * fails or a sum that differs makes it scan again with every check in line.
    */
   let reading: Promise<{ image: Uint8Array } | undefined> | undefined;
-  if (deferred !== undefined && newest !== undefined && deferred.offThread.accepts(newest.bytes)) {
-    const read = deferred.offThread.readAndCheck(file(newest.name), newest.bytes, newest.crc);
-    reading = read.catch(() => undefined);
-    deferred.started(read.then((r) => (r === undefined ? false : r.matches)).catch(() => false));
+  const newestChain = newest === undefined ? undefined : chainOf(all, newest.seq);
+  const newestRoot = newestChain?.[0];
+  if (deferred !== undefined && newestChain !== undefined && newestRoot !== undefined) {
+    // A delta's own files are small: checked here, in line; only its full image goes off thread.
+    const checked = await chains.checkDeltas(newestChain);
+    if (!("why" in checked) && deferred.offThread.accepts(newestRoot.bytes)) {
+      const read = deferred.offThread.readAndCheck(
+        file(newestRoot.name),
+        newestRoot.bytes,
+        newestRoot.crc,
+        checked.capacity,
+      );
+      reading = read.catch(() => undefined);
+      deferred.started(read.then((r) => (r === undefined ? false : r.matches)).catch(() => false));
+    }
   }
   for (let i = all.length - 1; i >= 0 && reading === undefined; i--) {
     const s = all[i] as StoredSnapshot;
-    const image = await readVerified(fs, file(s.name), s.crc);
-    if (image !== undefined) {
+    const chain = chainOf(all, s.seq);
+    const image =
+      chain === undefined
+        ? { file: s, why: `the snapshot of seq ${String(s.baseSeq)} it applies to is missing` }
+        : chain.length === 1
+          ? ((await readVerified(fs, file(s.name), s.crc)) ?? { file: s, why: "it fails its checksum" })
+          : await chains.image(chain);
+    if (image instanceof Uint8Array) {
       verified = { seq: s.seq, image };
       break;
     }
     damagedSnapshots.push(s);
+    damageNotes.push(
+      image.file === s
+        ? `${s.name}: ${image.why}`
+        : `${s.name}: ${image.file.name}, which it is built on, ${image.why}`,
+    );
   }
-  const snapshots = all.filter((s) => !damagedSnapshots.includes(s));
+  // Usable: not damaged, and (for a delta) every snapshot it is built on usable too.
+  const snapshots: StoredSnapshot[] = [];
+  for (const s of all) {
+    if (damagedSnapshots.includes(s) || Number.isNaN(s.imageBytes)) continue;
+    if (s.baseSeq === undefined || snapshots.some((b) => b.seq === s.baseSeq)) snapshots.push(s);
+  }
   const oldestSnapshotSeq = snapshots[0]?.seq ?? 0;
   const snapshotSeqs = new Set(snapshots.map((s) => s.seq));
 
@@ -253,10 +308,13 @@ async function scanOnce(
     previous = segment;
   }
 
-  if (reading !== undefined && newest !== undefined) {
+  if (reading !== undefined && newest !== undefined && newestChain !== undefined) {
     const read = await reading;
     // Unread: the sum check has already failed, so the directory is scanned again in line.
-    if (read !== undefined) verified = { seq: newest.seq, image: read.image };
+    if (read !== undefined) {
+      const image = newestChain.length === 1 ? read.image : await chains.image(newestChain, read.image);
+      if (image instanceof Uint8Array) verified = { seq: newest.seq, image };
+    }
   }
 
   const last = segments[segments.length - 1];
@@ -269,7 +327,14 @@ async function scanOnce(
   const logEnd = liveSegments[liveSegments.length - 1]?.lastSeq ?? 0;
   const lastSeq = Math.max(logEnd, snapshots[snapshots.length - 1]?.seq ?? 0, ...damagedSnapshots.map((s) => s.seq));
   const floor = (firstLogSeq ?? lastSeq + 1) - 1;
-  const orphans = snapshots.filter((s, i) => s.seq < floor && i < snapshots.length - 1);
+  const older = snapshots.filter((s, i) => s.seq < floor && i < snapshots.length - 1);
+  // A base that a kept delta is built on is never an orphan. Deleted newest first (a delta before
+  // its base), so an interrupted deletion never leaves a delta without its base.
+  const needed = basesNeeded(
+    snapshots,
+    snapshots.filter((s) => !older.includes(s)).map((s) => s.seq),
+  );
+  const orphans = older.filter((s) => !needed.has(s.seq)).reverse();
   const kept = snapshots.filter((s) => !orphans.includes(s));
 
   // The newest state must be reachable: a usable snapshot the log continues from, or the log from
@@ -277,10 +342,10 @@ async function scanOnce(
   const base = kept[kept.length - 1];
   const reachable = base !== undefined ? base.seq >= floor : floor === 0;
   if (!reachable || lastSeq > Math.max(logEnd, base?.seq ?? 0)) {
-    const damaged = damagedSnapshots.map((s) => s.name).join(", ");
+    const damaged = damageNotes.join("; ");
     throw corrupt(
       damaged !== ""
-        ? `the newest snapshot (${damaged}) fails its checksum, and no older snapshot with the log after it reaches the newest commit (seq ${lastSeq}), so that state cannot be rebuilt`
+        ? `the newest snapshot cannot be read (${damaged}), and no older snapshot with the log after it reaches the newest commit (seq ${lastSeq}), so that state cannot be rebuilt`
         : `the log starts at commit ${firstLogSeq ?? lastSeq + 1}, but no snapshot holds the state before it (the snapshot files are missing), so no commit can be rebuilt`,
       { kind: "unreachable" },
     );

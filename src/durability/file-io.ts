@@ -186,3 +186,33 @@ async function writeParts(handle: FileHandle, parts: readonly Uint8Array[]): Pro
     position += length;
   }
 }
+
+/** Node's modules the adapter uses, once loaded (see {@link loadNodeModules}). */
+let nodeModules:
+  | Promise<
+      [
+        typeof import("node:fs/promises"),
+        typeof import("node:path"),
+        typeof import("node:os"),
+        typeof import("node:fs"),
+        typeof import("node:zlib"),
+      ]
+    >
+  | undefined;
+
+/**
+ * Node's modules the adapter uses, loaded here, not at the top of the module, so browser bundles
+ * never see node: imports; and once per process, not per open: each dynamic import is a round trip
+ * through the module loader (under a loader hook, such as tsx's, a message to its thread), which
+ * cost more CPU than the rest of opening a small directory. @internal
+ */
+export function loadNodeModules(): NonNullable<typeof nodeModules> {
+  nodeModules ??= Promise.all([
+    import("node:fs/promises"),
+    import("node:path"),
+    import("node:os"),
+    import("node:fs"),
+    import("node:zlib"),
+  ]);
+  return nodeModules;
+}

@@ -6,18 +6,28 @@ import type { FileHandle } from "node:fs/promises";
 
 export const SEGMENT_RE = /^log-(\d{16})\.seg$/;
 export const SNAPSHOT_RE = /^snap-(\d{16})-(\d{16})-([0-9a-f]{8})\.sqlite$/;
+/** A delta snapshot (snapshot-delta.ts): its seq, time, the file's CRC-32 and its base's seq. */
+export const DELTA_RE = /^snap-(\d{16})-(\d{16})-([0-9a-f]{8})-(\d{16})\.delta$/;
 export const META_NAME = "meta";
 export const TMP_SUFFIX = ".tmp";
 
 /** Whether `name` is one of an object directory's files (a segment, a snapshot, the meta or a lock generation). */
 export function isObjectFile(name: string): boolean {
-  return SEGMENT_RE.test(name) || SNAPSHOT_RE.test(name) || name === META_NAME || /^lock-\d{16}$/.test(name);
+  return (
+    SEGMENT_RE.test(name) ||
+    SNAPSHOT_RE.test(name) ||
+    DELTA_RE.test(name) ||
+    name === META_NAME ||
+    /^lock-\d{16}$/.test(name)
+  );
 }
 
 export const pad16 = (n: number): string => String(n).padStart(16, "0");
 export const segmentName = (firstSeq: number): string => `log-${pad16(firstSeq)}.seg`;
 export const snapshotName = (seq: number, timeMs: number, crc: number): string =>
   `snap-${pad16(seq)}-${pad16(timeMs)}-${crc.toString(16).padStart(8, "0")}.sqlite`;
+export const deltaName = (seq: number, timeMs: number, crc: number, baseSeq: number): string =>
+  `snap-${pad16(seq)}-${pad16(timeMs)}-${crc.toString(16).padStart(8, "0")}-${pad16(baseSeq)}.delta`;
 
 /** Whether `error` is a Node system error with this `code` (ENOENT, EEXIST, …). */
 export function isErrno(error: unknown, code: string): boolean {

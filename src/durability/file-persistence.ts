@@ -4,6 +4,8 @@
  * ```
  * <dir>/log-<firstSeq:16>.seg                      commit log segments (frames, see record-codec.ts)
  * <dir>/snap-<seq:16>-<timeMs:16>-<crc32:8>.sqlite database images (plain SQLite files)
+ * <dir>/snap-<seq:16>-<timeMs:16>-<crc32:8>-<baseSeq:16>.delta
+ *                                                  incremental snapshots (snapshot-delta.ts)
  * <dir>/meta                                       small metadata: crc32le + bytes
  * <dir>/lock-<generation:16>                       the directory lock (directory-lock.ts)
  * <dir>/*.tmp                                      unfinished writes; ignored, deleted by a writer's load
@@ -30,9 +32,10 @@ import { createOffThreadCrc, type OffThreadCrc } from "./crc-off-thread";
 import { crc32, type NativeCrc32, useNativeCrc32 } from "./crc32";
 import { DirectoryLock, type LockEnv, syncLockFs } from "./directory-lock";
 import { corruptError, type DirectoryScan, type Segment, type StoredSnapshot, scanDirectory } from "./directory-scan";
-import { crc32InTurns, DirectoryIo } from "./file-io";
-import { asPlainBytes, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
+import { crc32InTurns, DirectoryIo, loadNodeModules } from "./file-io";
+import { asPlainBytes, deltaName, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
 import { SegmentReader } from "./file-log-reader";
+import { decodeMeta, encodeMeta } from "./file-meta";
 import { GroupCommitQueue, type GroupWrite } from "./group-commit";
 import { handOverImage } from "./image-handover";
 import {
@@ -50,6 +53,8 @@ import {
 } from "./persistence";
 import { checkPersistenceArguments, FILE_PERSISTENCE_OPTIONS } from "./persistence-options";
 import { planPrune, thinnableSeqs } from "./retention";
+import { ChainReader } from "./snapshot-chain-read";
+import { chainOf, deletableInChains, deltaFits, encodeDelta, fallbackSeq, type SnapshotDelta } from "./snapshot-delta";
 
 /** Options of {@link openFilePersistence}. */
 export interface OpenFilePersistenceOptions {
@@ -90,6 +95,10 @@ export interface FilePersistence extends PersistenceAdapter {
   readonly directory: string;
   /** What the directory holds and how many flushes the log took. */
   stats(): FilePersistenceStats;
+  /** Always present here (see {@link PersistenceAdapter.writeSnapshotDelta}). */
+  writeSnapshotDelta(info: { seq: number; timeMs: number }, delta: SnapshotDelta): Promise<boolean>;
+  /** Always present here (see {@link PersistenceAdapter.thinSnapshots}). */
+  thinSnapshots(seqs: readonly number[]): Promise<number[]>;
   /**
    * Whether this adapter still holds the directory's lock (loaded and not closed, and no other
    * process took the lock over). A writer can check this as its fence before a write that must
@@ -101,9 +110,6 @@ export interface FilePersistence extends PersistenceAdapter {
 const DEFAULT_SEGMENT_BYTES = 8 * 1024 * 1024;
 /** Whether Node's native CRC-32 was looked for (once per process). */
 let nativeCrcTried = false;
-/** Marks a meta file that carries a version (see readMetaVersion). */
-const META_MAGIC = [0x41, 0x53, 0x4d, 0x56];
-const META_HEADER = META_MAGIC.length + 8 + 1;
 
 class FileAdapter implements FilePersistence {
   readonly directory: string;
@@ -217,7 +223,12 @@ class FileAdapter implements FilePersistence {
     this.#log.reset(scan.lastSeq);
     this.#loaded = true;
     return {
-      snapshots: scan.snapshots.map((s) => ({ seq: s.seq, timeMs: s.timeMs, bytes: s.bytes })),
+      snapshots: scan.snapshots.map((s) => ({
+        seq: s.seq,
+        timeMs: s.timeMs,
+        bytes: s.imageBytes,
+        ...(s.baseSeq === undefined ? {} : { baseSeq: s.baseSeq }),
+      })),
       truncatedBytes: scan.torn === undefined || this.#readOnly ? 0 : scan.torn.fileBytes - scan.torn.validBytes,
       lastSeq: scan.lastSeq,
       ...(this.#epoch === undefined ? {} : { epoch: this.#epoch }),
@@ -299,30 +310,74 @@ class FileAdapter implements FilePersistence {
     return this.#writeSnapshot(info, parts);
   }
 
+  /**
+   * A delta is written only on a base this adapter holds, while its chain stays within
+   * `deltaFits` (snapshot-delta.ts); else nothing is written and the caller writes a full image.
+   */
+  writeSnapshotDelta(info: { seq: number; timeMs: number }, delta: SnapshotDelta): Promise<boolean> {
+    const queued = this.#log.acceptedSeq;
+    return this.#maintain("writeSnapshotDelta", async () => {
+      await this.#log.settledThrough(queued);
+      checkSnapshotSeq(info.seq, this.#log.durableSeq);
+      const chain = delta.baseSeq < info.seq ? chainOf(this.#snapshots, delta.baseSeq) : undefined;
+      const base = chain?.[chain.length - 1];
+      let changed = 0;
+      for (const c of delta.chunks) changed += c.bytes.length;
+      if (chain === undefined || base === undefined || !deltaFits(chain, changed)) return false;
+      const parts = encodeDelta(info.seq, base.crc, delta);
+      const written = await this.#writeSnapshotFile(info, parts, (timeMs, crc) =>
+        deltaName(info.seq, timeMs, crc, base.seq),
+      );
+      if (written === undefined) return true;
+      await this.#held(info.seq, { ...written, baseSeq: base.seq, imageBytes: delta.byteLength });
+      return true;
+    });
+  }
+
   #writeSnapshot(info: { seq: number; timeMs: number }, parts: readonly Uint8Array[]): Promise<void> {
     const queued = this.#log.acceptedSeq;
-    let length = 0;
-    for (const part of parts) length += part.length;
     return this.#maintain("writeSnapshot", async () => {
       await this.#log.settledThrough(queued);
       checkSnapshotSeq(info.seq, this.#log.durableSeq);
-      const crc = await crc32InTurns(parts);
-      const timeMs = snapshotTimeMs(info.timeMs);
-      const name = snapshotName(info.seq, timeMs, crc);
-      // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
-      // partial image under a real snapshot name. The directory fsync makes the rename durable.
-      await this.#io.writeFileAtomic(name, parts.length === 1 ? (parts[0] as Uint8Array) : parts);
-      // Read back before older snapshots may go: until a newer image is known good, prune keeps
-      // the previous one and the log after it (see prune), so a damaged image is never the only one.
-      const back = await this.#io.crcOfFile(name);
-      if (back.bytes !== length || back.crc !== crc)
-        throw corruptError(this.directory, `snapshot ${name} read back differently than it was written`);
-      const replaced = this.#snapshots.filter((s) => s.seq === info.seq && s.name !== name);
-      for (const s of replaced) await this.#io.fs.rm(this.#io.file(s.name), { force: true });
-      this.#snapshots = this.#snapshots.filter((s) => s.seq !== info.seq);
-      this.#snapshots.push({ name, seq: info.seq, timeMs, bytes: length, crc });
-      this.#snapshots.sort((a, b) => a.seq - b.seq);
+      const written = await this.#writeSnapshotFile(info, parts, (timeMs, crc) => snapshotName(info.seq, timeMs, crc));
+      if (written !== undefined) await this.#held(info.seq, { ...written, imageBytes: written.bytes });
     });
+  }
+
+  /**
+   * Writes a snapshot file (full or delta) durably and reads it back. `undefined` (nothing
+   * written) when a snapshot of that seq is held already and a delta is built on it: its state is
+   * stored, and replacing it would break that delta's chain.
+   */
+  async #writeSnapshotFile(
+    info: { seq: number; timeMs: number },
+    parts: readonly Uint8Array[],
+    nameOf: (timeMs: number, crc: number) => string,
+  ): Promise<{ name: string; seq: number; timeMs: number; bytes: number; crc: number } | undefined> {
+    if (this.#snapshots.some((s) => s.baseSeq === info.seq)) return undefined;
+    let length = 0;
+    for (const part of parts) length += part.length;
+    const crc = await crc32InTurns(parts);
+    const timeMs = snapshotTimeMs(info.timeMs);
+    const name = nameOf(timeMs, crc);
+    // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
+    // partial image under a real snapshot name. The directory fsync makes the rename durable.
+    await this.#io.writeFileAtomic(name, parts.length === 1 ? (parts[0] as Uint8Array) : parts);
+    // Read back before older snapshots may go: until a newer image is known good, prune keeps
+    // the previous one and the log after it (see prune), so a damaged image is never the only one.
+    const back = await this.#io.crcOfFile(name);
+    if (back.bytes !== length || back.crc !== crc)
+      throw corruptError(this.directory, `snapshot ${name} read back differently than it was written`);
+    return { name, seq: info.seq, timeMs, bytes: length, crc };
+  }
+
+  /** A snapshot file was written: it replaces any other of its seq. */
+  async #held(seq: number, snapshot: StoredSnapshot): Promise<void> {
+    const replaced = this.#snapshots.filter((s) => s.seq === seq && s.name !== snapshot.name);
+    for (const s of replaced) await this.#io.fs.rm(this.#io.file(s.name), { force: true });
+    this.#snapshots = this.#snapshots.filter((s) => s.seq !== seq);
+    this.#snapshots.push(snapshot);
+    this.#snapshots.sort((a, b) => a.seq - b.seq);
   }
 
   async readSnapshot(seq: number): Promise<Uint8Array> {
@@ -332,6 +387,18 @@ class FileAdapter implements FilePersistence {
     if (verified !== undefined && verified.seq === seq) {
       this.#verified = undefined; // handed out once: opening reads the image load() verified
       return handOverImage(this, verified.image);
+    }
+    if (found.baseSeq !== undefined) {
+      // A delta: its chain's full image with each delta applied, every file checked on the way.
+      const chain = chainOf(this.#snapshots, seq);
+      if (chain === undefined) throw missingSnapshot(found.baseSeq);
+      const image = await new ChainReader(this.#io.fs, (name) => this.#io.file(name)).image(chain);
+      if (!(image instanceof Uint8Array))
+        throw corruptError(
+          this.directory,
+          `snapshot ${image.file.name}${image.file === found ? "" : `, which ${found.name} is built on,`} cannot be used: ${image.why}; an older snapshot and the log may still reach this state`,
+        );
+      return handOverImage(this, image);
     }
     let bytes: Uint8Array;
     try {
@@ -390,15 +457,21 @@ class FileAdapter implements FilePersistence {
     return this.#maintain("prune", async () => {
       // Keep the snapshot before the newest one and the log after it: if the newest image is
       // damaged later, load() falls back to that one (writeSnapshot verified the newest on write).
-      const fallback = this.#snapshots[this.#snapshots.length - 2];
-      const keep = fallback === undefined ? keepFromSeq : Math.min(keepFromSeq, fallback.seq);
+      // With deltas, also the snapshot before the newest chain's full image (a damaged full image
+      // takes its deltas along): see fallbackSeq in snapshot-delta.ts.
+      const fallback = fallbackSeq(this.#snapshots);
+      const keep = fallback === undefined ? keepFromSeq : Math.min(keepFromSeq, fallback);
       const plan = planPrune(this.#snapshots, keep);
       if (plan.baseSeq === null) return;
-      const doomed = new Set(plan.deleteSnapshots);
+      // Never a base that a kept delta is built on; deltas go before their bases.
+      const order = deletableInChains(this.#snapshots, plan.deleteSnapshots);
+      const doomed = new Set(order);
       // Snapshots first, made durable, then segments: a crash in between leaves extra old segments
       // (harmless), never a snapshot whose following records are gone.
-      for (const s of this.#snapshots)
-        if (doomed.has(s.seq)) await this.#io.fs.rm(this.#io.file(s.name), { force: true });
+      for (const seq of order) {
+        const s = this.#snapshots.find((x) => x.seq === seq) as StoredSnapshot;
+        await this.#io.fs.rm(this.#io.file(s.name), { force: true });
+      }
       this.#snapshots = this.#snapshots.filter((s) => !doomed.has(s.seq));
       if (doomed.size > 0) await this.#io.syncDir(this.directory);
       // Whole segments only, oldest first, never the newest (appends go there).
@@ -418,14 +491,20 @@ class FileAdapter implements FilePersistence {
 
   thinSnapshots(seqs: readonly number[]): Promise<number[]> {
     return this.#maintain("thinSnapshots", async () => {
-      const doomed = thinnableSeqs(
-        this.#snapshots.map((s) => s.seq),
-        seqs,
+      // Never a base that a kept delta is built on; deltas go before their bases.
+      const doomed = deletableInChains(
+        this.#snapshots,
+        thinnableSeqs(
+          this.#snapshots.map((s) => s.seq),
+          seqs,
+        ),
       );
       if (doomed.length === 0) return doomed;
       // Every record stays, so a crash halfway leaves extra snapshots, never a state out of reach.
-      for (const s of this.#snapshots)
-        if (doomed.includes(s.seq)) await this.#io.fs.rm(this.#io.file(s.name), { force: true });
+      for (const seq of doomed) {
+        const s = this.#snapshots.find((x) => x.seq === seq) as StoredSnapshot;
+        await this.#io.fs.rm(this.#io.file(s.name), { force: true });
+      }
       this.#snapshots = this.#snapshots.filter((s) => !doomed.includes(s.seq));
       await this.#io.syncDir(this.directory);
       return doomed;
@@ -438,7 +517,7 @@ class FileAdapter implements FilePersistence {
     return (await this.readMetaVersion()).bytes;
   }
 
-  /** The meta file: crc32le, then `ASMV`, the version (float64le), 1 byte present/deleted, the bytes. */
+  /** The meta file's format is in file-meta.ts. */
   async readMetaVersion(): Promise<VersionedMeta> {
     let bytes: Uint8Array;
     try {
@@ -447,16 +526,7 @@ class FileAdapter implements FilePersistence {
       if (isErrno(error, "ENOENT")) return { bytes: null, version: 0 };
       throw error;
     }
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (bytes.length < 4 || view.getUint32(0, true) !== crc32(bytes, 4))
-      throw corruptError(this.directory, "the meta file fails its checksum");
-    const payload = bytes.subarray(4);
-    // A meta file written before versions were kept holds only the bytes: version 1.
-    if (payload.length < META_HEADER || !META_MAGIC.every((b, i) => payload[i] === b))
-      return { bytes: payload.slice(), version: 1 };
-    const version = view.getFloat64(4 + META_MAGIC.length, true);
-    const present = payload[META_MAGIC.length + 8] === 1;
-    return { bytes: present ? payload.slice(META_HEADER) : null, version };
+    return decodeMeta(bytes, this.directory);
   }
 
   writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
@@ -466,17 +536,9 @@ class FileAdapter implements FilePersistence {
       // comparing with what the file says now is the compare-and-swap.
       const { version } = await this.readMetaVersion();
       if (version !== expectedVersion) return false;
-      const payload = new Uint8Array(META_HEADER + (copy?.length ?? 0));
-      payload.set(META_MAGIC, 0);
-      new DataView(payload.buffer).setFloat64(META_MAGIC.length, version + 1, true);
-      payload[META_MAGIC.length + 8] = copy === null ? 0 : 1;
-      if (copy !== null) payload.set(copy, META_HEADER);
-      const framed = new Uint8Array(payload.length + 4);
-      framed.set(payload, 4);
-      new DataView(framed.buffer).setUint32(0, crc32(payload), true);
       // A deletion is a tombstone with the next version, not a removed file: a version never
       // goes back, so a stale expected version can never match again.
-      await this.#io.writeFileAtomic(META_NAME, framed);
+      await this.#io.writeFileAtomic(META_NAME, encodeMeta(version + 1, copy));
       return true;
     });
   }
@@ -597,36 +659,6 @@ function closedError(directory: string): ActorStoreError {
     "ERR_CLOSED",
     `This persistence adapter of ${directory} was closed and no longer holds the directory; call load() to reopen.`,
   );
-}
-
-/** Node's modules the adapter uses, once loaded (see {@link loadNodeModules}). */
-let nodeModules:
-  | Promise<
-      [
-        typeof import("node:fs/promises"),
-        typeof import("node:path"),
-        typeof import("node:os"),
-        typeof import("node:fs"),
-        typeof import("node:zlib"),
-      ]
-    >
-  | undefined;
-
-/**
- * Node's modules the adapter uses, loaded here, not at the top of the module, so browser bundles
- * never see node: imports; and once per process, not per open: each dynamic import is a round trip
- * through the module loader (under a loader hook, such as tsx's, a message to its thread), which
- * cost more CPU than the rest of opening a small directory.
- */
-function loadNodeModules(): NonNullable<typeof nodeModules> {
-  nodeModules ??= Promise.all([
-    import("node:fs/promises"),
-    import("node:path"),
-    import("node:os"),
-    import("node:fs"),
-    import("node:zlib"),
-  ]);
-  return nodeModules;
 }
 
 /**

@@ -12,6 +12,7 @@
  */
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
+import type { SnapshotDelta } from "./snapshot-delta";
 
 /**
  * The most records one chunk of {@link PersistenceAdapter.streamRecords} holds: opening an object
@@ -30,6 +31,11 @@ export interface SnapshotInfo {
   timeMs: number;
   /** Size of the image in bytes. */
   bytes: number;
+  /**
+   * Set when the snapshot is stored as a delta (see {@link PersistenceAdapter.writeSnapshotDelta}):
+   * the seq of the snapshot it applies to. Reading it still gives the whole image.
+   */
+  baseSeq?: number;
 }
 
 /** What {@link PersistenceAdapter.load} found. */
@@ -111,7 +117,22 @@ export interface PersistenceAdapter {
    * snapshot.
    */
   writeSnapshotParts?(info: { seq: number; timeMs: number }, parts: readonly Uint8Array[]): Promise<void>;
-  /** Reads a snapshot's image; rejects with `ERR_CORRUPT` when it is missing or fails its checksum. */
+  /**
+   * Optional: stores the image of the state right after commit `info.seq` as a delta, the chunks
+   * that changed since the stored snapshot `delta.baseSeq` (docs/durability.md, *Incremental
+   * snapshots*), with the guarantees of {@link PersistenceAdapter.writeSnapshot}. Resolves `true`
+   * once it is durable, or `false` having written nothing when the adapter wants a full image
+   * instead (the base is not held, or its chain is long enough): the caller then writes one. The
+   * caller keeps the chunks unchanged until the promise settles. {@link PersistenceAdapter.readSnapshot}
+   * of a delta's seq gives the whole image. A wrapper adapter (`DelegatingPersistence`) does not
+   * pass it on.
+   */
+  writeSnapshotDelta?(info: { seq: number; timeMs: number }, delta: SnapshotDelta): Promise<boolean>;
+  /**
+   * Reads a snapshot's image (a delta's is its chain's full image with every delta applied);
+   * rejects with `ERR_CORRUPT` when it, or a snapshot it is built on, is missing or fails its
+   * checksum.
+   */
   readSnapshot(seq: number): Promise<Uint8Array>;
   /**
    * Reads records with `fromSeq < seq <= toSeq` into memory (a short range, such as a restore's).

@@ -145,6 +145,20 @@ export interface FrozenImage {
   readonly byteLength: number;
   /** The parts are no longer read: later writes may land in that storage again. Idempotent. */
   release(): void;
+  /**
+   * This freeze's change mark: pass it to a later {@link SqlEngine.freezeImage} of the same engine
+   * to learn which parts changed since this one. Absent when the engine does not track changes.
+   */
+  readonly mark?: number;
+  /**
+   * The indexes into `parts` whose bytes may differ from the image of the freeze whose mark was
+   * asked for (every part is `chunkBytes` long but the last); absent when that is not known (no
+   * mark asked for, or the mark is of contents the database no longer descends from). A part
+   * not listed holds the same bytes as in that image (bytes past that image's end read as zeros).
+   */
+  readonly changed?: readonly number[];
+  /** The length of every part but the last (present with `mark`). */
+  readonly chunkBytes?: number;
 }
 
 /** The significant digits the platform's SQLite writes a REAL with as text (`0.1 + 0.2` → `'0.3'`). */
@@ -204,9 +218,11 @@ export interface SqlEngine {
    * unchanged (later writes copy what they change first) until {@link FrozenImage.release}. Call
    * it only between transactions (inside one it answers `undefined`). `undefined` also when the
    * file's storage is not the engine's own (then use {@link SqlEngine.exportBytes} or
-   * {@link SqlEngine.beginImageCopy}). Optional.
+   * {@link SqlEngine.beginImageCopy}). With `changedSince` (the {@link FrozenImage.mark} of an
+   * earlier freeze of this engine), the image also lists the parts changed since that freeze
+   * ({@link FrozenImage.changed}), which is what an incremental snapshot writes. Optional.
    */
-  freezeImage?(): FrozenImage | undefined;
+  freezeImage?(changedSince?: number): FrozenImage | undefined;
   /** Registers (or replaces, including built-ins) a scalar function of fixed arity. */
   createFunction(name: string, arity: number, fn: EngineFunction): void;
   /**

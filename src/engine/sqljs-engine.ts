@@ -28,7 +28,8 @@ import {
 import type { SqlJsDatabase, SqlJsModule, SqlJsStatementHandle, WasmHeap } from "./sqljs";
 import { beginImageCopy, type ImageCopy, type ImageCopyDatabase, type ImageCopyModule } from "./sqljs-image-copy";
 import { beginPagedImageCopy } from "./sqljs-paged-copy";
-import { FILE_CHUNK_BYTES, PagedFile, writesReach } from "./sqljs-paged-file";
+import { FILE_CHUNK_BYTES, PagedFile } from "./sqljs-paged-file";
+import { writesReach } from "./sqljs-paged-probe";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
 import { SqlJsStatement, type StatementOwner } from "./sqljs-statement";
 
@@ -298,13 +299,13 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     return this.#db.export();
   }
 
-  freezeImage(): FrozenImage | undefined {
+  freezeImage(changedSince?: number): FrozenImage | undefined {
     this.#assertOpen();
     const file = this.#file;
     // As exportBytes: the chunks hold the committed state only while a header rewrite reaches them.
     if (file === undefined || !writesReach(this.#db, file)) return undefined;
     const size = this.#pragma("page_count") * this.#pragma("page_size");
-    return size <= file.size ? file.freeze(size) : undefined;
+    return size <= file.size ? file.freeze(size, changedSince) : undefined;
   }
 
   #pragma(name: string): number {

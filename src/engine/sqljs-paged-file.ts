@@ -129,6 +129,15 @@ export class PagedFile {
   #recentAt = 0;
   #size = 0;
   #writes = 0;
+  /**
+   * Change marks: per chunk, the {@link PagedFile.#epoch} of its last write (0: not written since
+   * the contents were loaded). A freeze takes the current epoch as its mark and starts the next, so
+   * the chunks changed since a freeze are those stamped after its mark (see {@link PagedFile.freeze}).
+   */
+  #stamps = new Uint32Array(0);
+  #epoch = 1;
+  /** Marks older than this are of contents replaced since (a load, an adopt, a dispose). */
+  #marksFrom = 1;
   readonly #watchers = new Set<(first: number, last: number) => void>();
   readonly #later: TurnScheduler | undefined;
   #prepareScheduled = false;
@@ -191,9 +200,11 @@ export class PagedFile {
    * themselves (views), and every chunk a part views is copied before its next write (copy on
    * write), so the parts keep these bytes until {@link FrozenImage.release}. What a freeze costs is
    * one array of views, and later one chunk copy per chunk written while it is held. A range never
-   * written reads as zeros, in a part of its own.
+   * written reads as zeros, in a part of its own. Each part is one chunk. The freeze carries a
+   * change mark; with `changedSince` (an earlier freeze's mark) it also lists the chunks written
+   * since that freeze (an incremental snapshot writes only those).
    */
-  freeze(byteLength: number): FrozenImage {
+  freeze(byteLength: number, changedSince?: number): FrozenImage {
     if (!(Number.isSafeInteger(byteLength) && byteLength >= 0 && byteLength <= this.#size))
       throw new RangeError(`a freeze covers at most the ${this.#size} bytes written; got ${byteLength}`);
     const size = this.chunkBytes;
@@ -219,6 +230,8 @@ export class PagedFile {
       }
     }
     this.#freezes++;
+    const mark = this.#epoch++;
+    const changed = this.#changedSince(changedSince, count);
     if (this.#later !== undefined && count > 1) {
       const ahead = new Set([0, count - 1, count - 2]);
       for (const index of this.#recent) if (index >= 0 && index < count) ahead.add(index);
@@ -228,6 +241,9 @@ export class PagedFile {
     return {
       parts,
       byteLength,
+      mark,
+      chunkBytes: size,
+      ...(changed === undefined ? {} : { changed }),
       release: () => {
         if (!held) return;
         held = false;
@@ -240,9 +256,40 @@ export class PagedFile {
     };
   }
 
+  /**
+   * The chunks below `count` written after the freeze whose mark is `mark`; `undefined` without a
+   * mark, or for a mark of contents replaced since.
+   */
+  #changedSince(mark: number | undefined, count: number): number[] | undefined {
+    if (mark === undefined || !Number.isSafeInteger(mark) || mark < this.#marksFrom || mark >= this.#epoch)
+      return undefined;
+    const changed: number[] = [];
+    const stamps = this.#stamps;
+    for (let index = 0; index < count && index < stamps.length; index++)
+      if ((stamps[index] as number) > mark) changed.push(index);
+    return changed;
+  }
+
+  /** Chunk `index` was written: stamped with the current epoch. */
+  #stamp(index: number): void {
+    if (index >= this.#stamps.length) {
+      const grown = new Uint32Array(Math.max(index + 1, 2 * this.#stamps.length, 64));
+      grown.set(this.#stamps);
+      this.#stamps = grown;
+    }
+    this.#stamps[index] = this.#epoch;
+  }
+
+  /** The contents were replaced: no earlier mark describes them any more. */
+  #forgetMarks(): void {
+    this.#stamps.fill(0);
+    this.#marksFrom = ++this.#epoch;
+  }
+
   /** Replaces the contents with a copy of `image` (before MEMFS uses the file). */
   load(image: Uint8Array): void {
     this.#drop();
+    this.#forgetMarks();
     this.#shared = undefined;
     this.#size = image.length;
     if (image.length <= this.chunkBytes) {
@@ -268,6 +315,7 @@ export class PagedFile {
    */
   adopt(image: Uint8Array, shared: boolean): void {
     this.#drop();
+    this.#forgetMarks();
     this.#size = image.length;
     const size = this.chunkBytes;
     const count = Math.ceil(image.length / size);
@@ -281,6 +329,7 @@ export class PagedFile {
    */
   dispose(): void {
     this.#drop();
+    this.#forgetMarks();
     this.#size = 0;
     this.#shared = undefined;
   }
@@ -316,6 +365,7 @@ export class PagedFile {
       // as it came: a view of the part would be one more object per page written.
       const part = n === bytes.length ? bytes : bytes.subarray(at - start, at - start + n);
       this.#chunkFor(index, within + n).set(part, within);
+      this.#stamp(index);
       this.#recent[this.#recentAt] = index;
       this.#recentAt = (this.#recentAt + 1) % RECENT_WRITES;
       at += n;
@@ -550,91 +600,4 @@ export function openOnPagedFile<T>(
   Object.defineProperty(seed, "subarray", { value: give });
   const opened = open(seed);
   return { opened, paged };
-}
-
-/** A sql.js `Database` as far as the probe uses it. */
-export interface ProbeDatabase {
-  exec(sql: string): { values: unknown[][] }[];
-  export(): Uint8Array;
-  close(): void;
-}
-
-/**
- * Checks once, for a loaded module, that a database opened on a paged file keeps its file there,
- * and returns the image new databases are opened from; `undefined` when anything does not hold
- * (then every database uses MEMFS's own storage). `openPlain(bytes?)` opens a database as the
- * engine does without a paged file.
- *
- * The image is the file of a new database as the engine opens it, read back with `export()`,
- * whose backup sets the copy's schema cookie one past its own: the cookie is set back, so that
- * `PRAGMA schema_version` and everything else SQL can see of the header answers as for a new
- * database (checked). Then a database is opened from it on a paged file with chunks smaller than
- * its pages and grown over many of them: every write must reach the paged file, its bytes must
- * open as the same database, and a header write must show in its first chunk.
- */
-export function probePagedFiles(openPlain: (bytes?: Uint8Array) => ProbeDatabase): Uint8Array | undefined {
-  const HEADER = [
-    "schema_version",
-    "user_version",
-    "application_id",
-    "page_count",
-    "page_size",
-    "freelist_count",
-    "auto_vacuum",
-    "encoding",
-    "data_version",
-    "journal_mode",
-  ];
-  const header = (db: ProbeDatabase) => HEADER.map((p) => db.exec(`PRAGMA ${p}`)[0]?.values[0]?.[0]);
-  const fresh = openPlain();
-  let image: Uint8Array;
-  let expected: unknown[];
-  try {
-    expected = header(fresh);
-    image = fresh.export().slice();
-  } finally {
-    fresh.close();
-  }
-  if (image.length < 100) return undefined;
-  new DataView(image.buffer, image.byteOffset, image.byteLength).setUint32(40, Number(expected[0]));
-  const file = new PagedFile(64 * 1024 * 1024, 1536);
-  const { opened: db, paged } = openOnPagedFile(image, file, openPlain);
-  try {
-    if (!paged || JSON.stringify(header(db)) !== JSON.stringify(expected)) return undefined;
-    const script =
-      "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 60) INSERT INTO t SELECT i, randomblob(900 + i) FROM c; UPDATE t SET v = zeroblob(10) WHERE k % 3 = 0";
-    const writes = file.writes;
-    db.exec(script);
-    const pages = Number(db.exec("PRAGMA page_count")[0]?.values[0]?.[0]);
-    const pageSize = Number(db.exec("PRAGMA page_size")[0]?.values[0]?.[0]);
-    if (file.writes === writes || file.size !== pages * pageSize || file.allocatedChunks < 40) return undefined;
-    const summary = "SELECT count(*), sum(length(v)), hex(sum(k * unicode(hex(v)))) FROM t";
-    const copy = openPlain(file.slice(0, file.size));
-    try {
-      const same = JSON.stringify(copy.exec(summary)) === JSON.stringify(db.exec(summary));
-      if (!same || copy.exec("PRAGMA integrity_check")[0]?.values[0]?.[0] !== "ok") return undefined;
-    } finally {
-      copy.close();
-    }
-    db.exec("PRAGMA user_version = 4660");
-    const first = file.subarray(60, 64);
-    if (first[0] !== 0 || first[1] !== 0 || first[2] !== 0x12 || first[3] !== 0x34) return undefined;
-  } finally {
-    db.close();
-  }
-  return image;
-}
-
-/**
- * Whether writes of `db` still reach `file`: rewrites the user-version header field with its own
- * value (nothing SQL can read changes; SQLite writes page 1) and looks for the write in `file`.
- * Call it only between transactions.
- */
-export function writesReach(db: ProbeDatabase, file: PagedFile): boolean {
-  const version = Number(db.exec("PRAGMA user_version")[0]?.values[0]?.[0]);
-  const writes = file.writes;
-  db.exec(`PRAGMA user_version = ${version}`);
-  if (file.writes === writes) return false;
-  const field = file.subarray(60, 64);
-  return new DataView(field.buffer, field.byteOffset, 4).getInt32(0) === version;
 }

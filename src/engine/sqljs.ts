@@ -34,7 +34,8 @@ import { type ImageUse, PLATFORM_REAL_TEXT_DIGITS, SQLJS_REAL_TEXT_DIGITS, type 
 import { DEFAULT_MAX_DATABASE_SIZE, SqlJsEngine, type SqlJsLoadOptions } from "./sqljs-engine";
 import { type RawFunction, SharedFunctions } from "./sqljs-functions";
 import { WasmHeap } from "./sqljs-heap";
-import { openOnPagedFile, type PagedFile, probePagedFiles } from "./sqljs-paged-file";
+import { openOnPagedFile, type PagedFile } from "./sqljs-paged-file";
+import { probePagedFiles } from "./sqljs-paged-probe";
 import { LAYOUT_PROBE_SCHEMA, locateProgramLayout } from "./sqljs-program-layout";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
 import { type RawSqlite, STMTSTATUS_FULLSCAN_STEP } from "./sqljs-statement";

@@ -49,6 +49,12 @@ export class SnapshotSchedule {
    */
   #dueBytes: number;
   readonly #dueRecords: number;
+  /**
+   * The last snapshot written in place by this schedule, with the engine's change mark of its
+   * freeze: the next one may be written as a delta on it (the chunks changed since). Any other
+   * snapshot (an export, a copy, another engine) ends it.
+   */
+  #deltaBase: { engine: SqlEngine; mark: number; seq: number; byteLength: number } | undefined;
   /** The snapshots the adapter holds (as far as this core knows), oldest first. */
   snapshots: SnapshotInfo[] = [];
   /** Called after each snapshot is durable (retention pruning hooks in here). */
@@ -76,6 +82,7 @@ export class SnapshotSchedule {
     const newest = snapshots[snapshots.length - 1];
     if (newest !== undefined) this.#logBytesAt.set(newest.seq, 0);
     this.#imageBytes(newest?.bytes ?? 0);
+    this.#deltaBase = undefined;
   }
 
   /**
@@ -120,14 +127,17 @@ export class SnapshotSchedule {
    * adapter writes an image given in parts and the engine can hold its own storage unchanged, the
    * committed state of this turn is frozen (no copy: later writes copy the chunks they change
    * first) and written from there; the hold ends when the write settles. Whatever the database's
-   * size, nothing is copied in turns and no second image is allocated. Returns false when either
-   * side cannot (then the image is exported or copied).
+   * size, nothing is copied in turns and no second image is allocated. Where the adapter also
+   * writes deltas and the previous snapshot was frozen from this engine, only the chunks changed
+   * since are written (docs/durability.md, *Incremental snapshots*), unless the adapter asks for a
+   * full image. Returns false when either side cannot (then the image is exported or copied).
    */
   #takeInPlace(engine: SqlEngine, at?: readonly [seq: number, timeMs: number]): boolean {
     const persistence = this.#settings.persistence;
     if (persistence.writeSnapshotParts === undefined || engine.freezeImage === undefined) return false;
     if (!this.#source.between()) return false;
-    const frozen = engine.freezeImage();
+    const base = this.#deltaBase?.engine === engine ? this.#deltaBase : undefined;
+    const frozen = engine.freezeImage(base?.mark);
     if (frozen === undefined) return false;
     const [newestSeq, newestTimeMs] = this.#source.taken();
     const [seq, timeMs] = at ?? [newestSeq, newestTimeMs];
@@ -135,10 +145,20 @@ export class SnapshotSchedule {
     this.#before(frozen.byteLength, logBytesAt);
     const write = async (): Promise<void> => {
       try {
-        await persistence.writeSnapshotParts?.({ seq, timeMs }, frozen.parts);
+        const { changed, chunkBytes } = frozen;
+        let wrote = false;
+        if (persistence.writeSnapshotDelta !== undefined && base !== undefined && base.seq < seq)
+          if (changed !== undefined && chunkBytes !== undefined) {
+            const chunks = deltaChunks(changed, frozen.parts, chunkBytes, base.byteLength);
+            const delta = { baseSeq: base.seq, byteLength: frozen.byteLength, chunkBytes, chunks };
+            wrote = await persistence.writeSnapshotDelta({ seq, timeMs }, delta);
+          }
+        if (!wrote) await persistence.writeSnapshotParts?.({ seq, timeMs }, frozen.parts);
       } finally {
         frozen.release();
       }
+      const { mark, byteLength } = frozen;
+      this.#deltaBase = mark === undefined ? undefined : { engine, mark, seq, byteLength };
       this.#after(seq, timeMs, frozen.byteLength, logBytesAt);
     };
     this.#track(write());
@@ -147,9 +167,12 @@ export class SnapshotSchedule {
 
   /**
    * Writes a snapshot of the committed state now (right after a commit, before new writes begin),
-   * as of `at` when given (else the newest commit).
+   * as of `at` when given (else the newest commit): in place where it can be (see
+   * {@link SnapshotSchedule.#takeInPlace}), else exported.
    */
   take(at?: readonly [seq: number, timeMs: number]): Promise<void> {
+    // Written in place where both sides can (no export; a delta where one fits).
+    if (this.#takeInPlace(this.#source.engine(), at)) return this.settled();
     const image = this.#source.engine().exportBytes();
     const [seq, timeMs] = this.#source.taken();
     return this.#track(this.#write(at?.[0] ?? seq, at?.[1] ?? timeMs, image, this.#logBytes));
@@ -202,6 +225,8 @@ export class SnapshotSchedule {
 
   async #write(seq: number, timeMs: number, image: Uint8Array, logBytesAt: number): Promise<void> {
     this.#before(image.byteLength, logBytesAt);
+    // Not frozen from the engine: no change mark describes this image.
+    this.#deltaBase = undefined;
     // Every image here is fresh (an export, or a finished copy) and only its size is read after
     // this: the adapter may keep it without a copy.
     const persistence = this.#settings.persistence;
@@ -224,4 +249,23 @@ export class SnapshotSchedule {
     this.#logBytesAt.set(seq, logBytesAt);
     this.onSnapshot?.(seq);
   }
+}
+
+/**
+ * The chunks a delta writes: those the engine reports changed since the base's freeze, and every
+ * chunk from the one holding the base's end onward (bytes the base image did not hold; growth
+ * writes them anyway, so this costs nothing, and it never relies on the engine for them).
+ */
+function deltaChunks(
+  changed: readonly number[],
+  parts: readonly Uint8Array[],
+  chunkBytes: number,
+  baseBytes: number,
+): { index: number; bytes: Uint8Array }[] {
+  const indexes = new Set(changed);
+  for (let index = Math.floor(baseBytes / chunkBytes); index < parts.length; index++) indexes.add(index);
+  return [...indexes]
+    .filter((index) => index < parts.length)
+    .sort((a, b) => a - b)
+    .map((index) => ({ index, bytes: parts[index] as Uint8Array }));
 }

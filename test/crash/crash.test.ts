@@ -5,7 +5,9 @@
  * present and no batch is half-applied. Kills also land while the directory lock is taken (startup)
  * and released (the worker closes and reopens now and then). It also truncates the newest log
  * segment at random offsets (a torn write: recovery cuts exactly the torn tail off) and flips bytes
- * in its last frame (corruption: opening refuses with ERR_CORRUPT and changes nothing).
+ * in its last frame (corruption: opening refuses with ERR_CORRUPT and changes nothing). The second
+ * lane writes most snapshots as deltas (incremental snapshots), so kills land in delta writes and
+ * recovery goes through chains.
  *
  * One directory per lane is reused across kills: each child continues the previous one's history.
  * The worker is bundled once with esbuild (a plain `node bundle.mjs` starts several times faster
@@ -87,8 +89,10 @@ async function life(
   mode: string,
   snapshotEvery: number,
   kill: { afterOpenMs?: number; atMs?: number },
+  deltas: boolean,
 ): Promise<Life> {
-  const child: ChildProcess = spawn(process.execPath, [bundle, dir, String(seed), mode, String(snapshotEvery)], {
+  const args = [bundle, dir, String(seed), mode, String(snapshotEvery), ...(deltas ? ["deltas"] : [])];
+  const child: ChildProcess = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const result: Life = { confirmed: -1, signal: null, code: null, stderr: "" };
@@ -140,7 +144,7 @@ async function newestSegment(dir: string): Promise<string | undefined> {
 
 async function newestSnapshotSeq(dir: string): Promise<number> {
   const seqs = (await readdir(dir))
-    .map((n) => /^snap-(\d{16})-\d{16}-[0-9a-f]{8}\.sqlite$/.exec(n)?.[1])
+    .map((n) => /^snap-(\d{16})-\d{16}-[0-9a-f]{8}(?:\.sqlite|-\d{16}\.delta)$/.exec(n)?.[1])
     .filter((x): x is string => x !== undefined)
     .map(Number);
   return Math.max(0, ...seqs);
@@ -207,13 +211,15 @@ async function lane(index: number, kills: number): Promise<{ kills: number; dama
   dirs.push(dir);
   let confirmed = -1;
   let damages = 0;
+  let sawDelta = false;
   const where = (i: number) => `lane ${index} (seed ${seed}), life ${i}, dir ${dir}`;
   for (let i = 0; i < kills; i++) {
     const mode = i % 2 === 0 ? "storage" : "context";
     const snapshotEvery = [25, 200, 10_000][next(3)] as number;
     // Mostly while the workload runs; sometimes during startup and recovery.
     const kill = next(6) === 0 ? { atMs: next(400) } : { afterOpenMs: next(120) };
-    const result = await life(dir, seed * 100_000 + i, mode, snapshotEvery, kill);
+    // Lane 1 writes most snapshots as deltas (incremental), so kills land in delta writes too.
+    const result = await life(dir, seed * 100_000 + i, mode, snapshotEvery, kill, index === 1);
     expect(result.signal, `${where(i)}: the child died on its own: ${result.stderr}`).toBe("SIGKILL");
     const recovered = result.recovered;
     if (recovered !== undefined) {
@@ -221,6 +227,7 @@ async function lane(index: number, kills: number): Promise<{ kills: number; dama
       expect(recovered.m, `${where(i)}: lost confirmed batches: ${recovered.detail}`).toBeGreaterThanOrEqual(confirmed);
     }
     confirmed = Math.max(confirmed, result.confirmed);
+    sawDelta ||= (await readdir(dir)).some((n) => n.endsWith(".delta"));
 
     if (i % DAMAGE_EVERY === DAMAGE_EVERY - 1) {
       const damage = await damageTail(dir, next);
@@ -244,6 +251,8 @@ async function lane(index: number, kills: number): Promise<{ kills: number; dama
   await storage.close();
   expect(final.consistent, `${where(kills)}: ${final.detail}`).toBe(true);
   expect(final.m).toBeGreaterThanOrEqual(confirmed);
+  // The delta lane did write deltas (a kill may land before any).
+  if (index === 1 && kills >= 20) expect(sawDelta, where(kills)).toBe(true);
   return { kills, damages, batches: final.m };
 }
 

@@ -1,10 +1,12 @@
 /**
  * The crash-test child:
- * `node --import tsx test/crash/worker.ts <dir> <seed> <storage|context> <snapshotEveryRecords>`
+ * `node --import tsx test/crash/worker.ts <dir> <seed> <storage|context> <snapshotEveryRecords> [deltas]`
  * (crash.test.ts runs a bundle of this file, which starts faster).
  *
  * Opens the object in `<dir>` (file persistence with small segments), reports what it recovered,
  * then runs batches (workload.ts) until it is killed, continuing after the last recovered batch.
+ * With `deltas`, nearly every snapshot after the first is written as a delta (snapshot-delta.ts's
+ * limits opened wide; the database is small), so kills land in delta writes too.
  *
  * Output, one line each (stdout is a pipe, which Node writes synchronously on Linux, so a line is
  * in the parent's pipe before the next statement runs and survives SIGKILL):
@@ -15,6 +17,7 @@
 import { ObjectContext } from "../../src/context/object-context";
 import type { ObjectState } from "../../src/context/object-state";
 import { openFilePersistence } from "../../src/durability/file-persistence";
+import { setDeltaLimits } from "../../src/durability/snapshot-delta";
 import { ObjectStorage } from "../../src/storage/object-storage";
 import { nextTurn } from "../../src/util/clock";
 import { SplitMix64 } from "../../src/util/prng";
@@ -37,7 +40,8 @@ class Batches {
 }
 
 async function main(): Promise<void> {
-  const [directory, seedText, mode, snapshotText] = process.argv.slice(2);
+  const [directory, seedText, mode, snapshotText, deltas] = process.argv.slice(2);
+  if (deltas === "deltas") setDeltaLimits({ chain: 6, fraction: 8 });
   if (directory === undefined || seedText === undefined) throw new Error("usage: worker.ts <dir> <seed> [mode]");
   const random = new SplitMix64();
   random.reseed(Number(seedText), 0);

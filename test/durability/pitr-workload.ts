@@ -39,7 +39,8 @@ type Step =
   | { k: "txnSync"; ops: KvOp[]; rollback: boolean }
   | { k: "advance"; ms: number }
   | { k: "sync" }
-  | { k: "bookmark" };
+  | { k: "bookmark" }
+  | { k: "snapshot" };
 
 // The schema the workload plays with: AUTOINCREMENT, WITHOUT ROWID, and a plain rowid table.
 const CREATE = [
@@ -90,6 +91,21 @@ const sqlOps: Array<fc.Arbitrary<SqlOp>> = [
 ];
 
 /**
+ * Rows of 20–300 KB (random bytes, replayed exactly): the database spans many of the engine's
+ * 256 KiB chunks, so an incremental snapshot holds some chunks and not others.
+ */
+const BIG_ROWS: Array<fc.Arbitrary<SqlOp>> = [
+  fc.integer({ min: 20_000, max: 300_000 }).map((n) => ({
+    sql: "INSERT INTO plain VALUES (randomblob(?), 'big')",
+    bindings: [n],
+  })),
+  fc.integer({ min: 1, max: 50_000 }).map((n) => ({
+    sql: "UPDATE plain SET x = randomblob(?) WHERE rowid = (SELECT min(rowid) FROM plain WHERE y = 'big')",
+    bindings: [n],
+  })),
+];
+
+/**
  * Takes the largest rowid, after which SQLite picks new rowids at random (`sqlite3_randomness`, not
  * the `random()` function): part of the workload only with `rowidOverflow` (a known replay bug,
  * see pending-bugs.test.ts).
@@ -107,7 +123,7 @@ const value: fc.Arbitrary<unknown> = fc.oneof(
   fc.constant(null),
 );
 
-function workloadArbitraries(sqlOp: fc.Arbitrary<SqlOp>) {
+function workloadArbitraries(sqlOp: fc.Arbitrary<SqlOp>, snapshotSteps: boolean) {
   const kvOp: fc.Arbitrary<KvOp> = fc.oneof(
     { weight: 3, arbitrary: fc.record({ k: fc.constant("put" as const), key, value }) },
     { weight: 1, arbitrary: fc.record({ k: fc.constant("delete" as const), key }) },
@@ -144,6 +160,7 @@ function workloadArbitraries(sqlOp: fc.Arbitrary<SqlOp>) {
     },
     { weight: 3, arbitrary: fc.constant({ k: "sync" as const }) },
     { weight: 3, arbitrary: fc.constant({ k: "bookmark" as const }) },
+    ...(snapshotSteps ? [{ weight: 3, arbitrary: fc.constant({ k: "snapshot" as const }) }] : []),
   );
   return fc.array(step, { minLength: 1, maxLength: 40 });
 }
@@ -264,6 +281,14 @@ async function runStep(world: World, s: Step, bookmarks: Map<string, StorageDump
     case "sync":
       await storage.sync();
       return;
+    case "snapshot":
+      // A snapshot of the committed state now, between any two steps (after a commit).
+      await storage.sync();
+      // A batch that only opened a transaction ends on a timer: end it now (as
+      // pitr-connection.property.test.ts does), a snapshot needs no open one.
+      coreOf(storage).commitNow();
+      await coreOf(storage).snapshot();
+      return;
     case "bookmark": {
       const bookmark = await storage.getCurrentBookmark();
       bookmarks.set(bookmark, await dumpStorage(storage));
@@ -285,6 +310,12 @@ export interface PitrPropertyOptions {
   strict: boolean;
   /** Also take the largest rowid (see {@link MAX_ROWID}). */
   rowidOverflow: boolean;
+  /** The persistence of each run (default: a new in-memory one). */
+  persistence?: () => Promise<PersistenceAdapter>;
+  /** Also write rows of 20–300 KB (see {@link BIG_ROWS}). */
+  bigRows?: boolean;
+  /** Also take snapshots at random points between steps. */
+  snapshotSteps?: boolean;
 }
 
 /** The property (see the module comment). */
@@ -304,15 +335,17 @@ export function pitrProperty(options: PitrPropertyOptions) {
     }
   }
 
-  const sqlOp = options.rowidOverflow ? fc.oneof(fc.oneof(...sqlOps), fc.constant(MAX_ROWID)) : fc.oneof(...sqlOps);
+  const ops = options.bigRows === true ? [...sqlOps, ...BIG_ROWS] : sqlOps;
+  const sqlOp = options.rowidOverflow ? fc.oneof(fc.oneof(...ops), fc.constant(MAX_ROWID)) : fc.oneof(...ops);
   return fc.asyncProperty(
-    workloadArbitraries(sqlOp),
+    workloadArbitraries(sqlOp, options.snapshotSteps === true),
     restorePlan,
     fc.constantFrom(1, 3, 1_000_000_000),
     fc.constantFrom(undefined, 256),
     async (steps, plan, snapshotEveryRecords, snapshotLogCapBytes) => {
       const clock = new FakeClock();
-      const base = { persistence: createMemoryPersistence(), clock, snapshotEveryRecords, snapshotLogCapBytes };
+      const persistence = options.persistence === undefined ? createMemoryPersistence() : await options.persistence();
+      const base = { persistence, clock, snapshotEveryRecords, snapshotLogCapBytes };
       const world: World = { ...base, storage: await open(base) };
       try {
         const bookmarks = new Map<string, StorageDump>();
