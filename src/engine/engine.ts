@@ -66,9 +66,14 @@ export interface EngineStatement {
    * {@link EngineStatement.column} reads it, its second as {@link EngineStatement.readColumn} hands
    * it over (a blob in place, valid only while `visit` runs, under the same rules). One call for a
    * whole scan instead of a step and two column reads per row (a listing of 1,000 rows). Stops after
-   * the row for which `visit` returns `false`; `visit` must not call into this engine.
+   * the row for which `visit` returns `false`; `visit` must not call into this engine. With
+   * `wantsSecond`, asked for each row first, a row it answers `false` for is handed over without
+   * reading its second column: an empty array as `second`, `start` and `end` 0.
    */
-  eachPair(visit: (first: EngineValue, second: EngineValue, start: number, end: number) => boolean | undefined): void;
+  eachPair(
+    visit: (first: EngineValue, second: EngineValue, start: number, end: number) => boolean | undefined,
+    wantsSecond?: (first: EngineValue) => boolean,
+  ): void;
   /** The result column names, also for statements that return no rows. */
   columnNames(): string[];
   /**

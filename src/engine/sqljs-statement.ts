@@ -71,6 +71,8 @@ const SQLITE_INTEGER = 1;
 const SQLITE_FLOAT = 2;
 const SQLITE_TEXT = 3;
 const SQLITE_BLOB = 4;
+/** The second column {@link SqlJsStatement.eachPair} hands over for a row whose second column is not wanted. */
+const NO_BYTES = new Uint8Array(0);
 /** `sqlite3_bind_text`'s destructor argument: the memory stays valid until the binding is cleared. */
 export const SQLITE_STATIC = 0;
 /** A destructor argument that makes SQLite copy the bytes before the call returns. */
@@ -438,7 +440,10 @@ export class SqlJsStatement implements EngineStatement {
     return read(this.#heap.bytes, blob, blob + length);
   }
 
-  eachPair(visit: (first: EngineValue, second: EngineValue, start: number, end: number) => boolean | undefined): void {
+  eachPair(
+    visit: (first: EngineValue, second: EngineValue, start: number, end: number) => boolean | undefined,
+    wantsSecond?: (first: EngineValue) => boolean,
+  ): void {
     this.#assertLive();
     this.#clean = false;
     const raw = this.#raw;
@@ -448,7 +453,9 @@ export class SqlJsStatement implements EngineStatement {
     while (rc === SQLITE_ROW) {
       const first = this.#column(0);
       let keep: boolean | undefined;
-      if (raw._sqlite3_column_type(ptr, 1) === SQLITE_BLOB) {
+      if (wantsSecond !== undefined && !wantsSecond(first)) {
+        keep = visit(first, NO_BYTES, 0, 0);
+      } else if (raw._sqlite3_column_type(ptr, 1) === SQLITE_BLOB) {
         // As readColumn: the pointer first, then the size; the heap itself, valid while visit runs.
         const blob = raw._sqlite3_column_blob(ptr, 1);
         const length = raw._sqlite3_column_bytes(ptr, 1);

@@ -111,28 +111,46 @@ function scanCommitted(
   // then read from the engine only.
   let misses = 0;
   let hits = 0;
-  source.table.scanRows(range.start, range.end, range.reverse, range.limit, (key, bytes, start, end) => {
-    count++;
-    last = key;
+  // The entry of the row the scan is at when the cache holds its bytes: found before the row's
+  // value is read, so that a cached row costs no read of its value from the engine.
+  let entry: CacheEntry | undefined;
+  const wantsValue = (key: string): boolean => {
+    entry = undefined;
     if (misses < GIVE_UP_AFTER_MISSES + 2 * hits) {
       const cached = cache.peek(key);
       if (cached !== undefined && cached.bytes !== null) {
         hits++;
-        emit(key, cached, bytes, start, end);
-        return true;
+        entry = cached;
+        return false;
       }
       misses++;
     }
-    if (caching) {
-      if (cache.hasRoomFor(key.length * 2 + (end - start) + 256)) {
-        emit(key, cache.set(key, copyStored(bytes, start, end)), bytes, start, end);
+    return true;
+  };
+  source.table.scanRows(
+    range.start,
+    range.end,
+    range.reverse,
+    range.limit,
+    (key, bytes, start, end) => {
+      count++;
+      last = key;
+      if (entry !== undefined) {
+        emit(key, entry, bytes, start, end);
         return true;
       }
-      caching = false;
-    }
-    emit(key, undefined, bytes, start, end);
-    return true;
-  });
+      if (caching) {
+        if (cache.hasRoomFor(key.length * 2 + (end - start) + 256)) {
+          emit(key, cache.set(key, copyStored(bytes, start, end)), bytes, start, end);
+          return true;
+        }
+        caching = false;
+      }
+      emit(key, undefined, bytes, start, end);
+      return true;
+    },
+    wantsValue,
+  );
   // Every stored key of the part of the range we read is now cached: later gets of absent keys in
   // it need no SQLite lookup.
   if (caching) markListed(cache, range, count, last);

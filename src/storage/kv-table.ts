@@ -137,9 +137,17 @@ export class KvTable {
    * As {@link KvTable.scan}, with each value handed over where it is stored (see {@link RowVisit}):
    * a key whose bytes the caller already holds costs no copy, and a value the caller only decodes is
    * decoded straight from the engine's memory. The whole scan is one engine call
-   * ({@link EngineStatement.eachPair}).
+   * ({@link EngineStatement.eachPair}). With `wantsValue`, asked for each key first, a row it
+   * answers `false` for is visited without its value being read (empty bytes).
    */
-  scanRows(start: string, end: string | undefined, reverse: boolean, limit: number | undefined, visit: RowVisit): void {
+  scanRows(
+    start: string,
+    end: string | undefined,
+    reverse: boolean,
+    limit: number | undefined,
+    visit: RowVisit,
+    wantsValue?: (key: string) => boolean,
+  ): void {
     if (!this.exists()) return;
     const order = reverse ? "DESC" : "ASC";
     const name = `scan:${end === undefined ? "open" : "closed"}:${order}`;
@@ -147,12 +155,16 @@ export class KvTable {
     const s = this.#stmt(name, sql);
     s.bind(end === undefined ? [start, limit ?? -1] : [start, end, limit ?? -1], "integer");
     try {
-      s.eachPair((key, value, from, to) => {
-        if (value instanceof Uint8Array) return visit(key as string, value, from, to);
-        // Not a blob (written by other tools): its bytes, as toBytes reads them.
-        const bytes = toBytes(value);
-        return visit(key as string, bytes, 0, bytes.byteLength);
-      });
+      s.eachPair(
+        (key, value, from, to) => {
+          if (value instanceof Uint8Array) return visit(key as string, value, from, to);
+          // Not a blob (written by other tools): its bytes, as toBytes reads them.
+          const bytes = toBytes(value);
+          return visit(key as string, bytes, 0, bytes.byteLength);
+        },
+        // The key column is TEXT: what the engine reads there is the string `wantsValue` takes.
+        wantsValue as ((first: EngineValue) => boolean) | undefined,
+      );
     } finally {
       s.reset();
     }
