@@ -16,7 +16,8 @@
  * a full image (no deltas: the limits of snapshot-delta.ts closed), an A/B of incremental
  * snapshots in one build.
  * `--breakdown` adds, per step, where the
- * median batch's and each tail batch's time went (bench/lib/batch-phases.ts); it hooks the log's
+ * median batch's and each tail batch's time went, and the slowest 2% of all batches by cause
+ * (bench/lib/batch-phases.ts); it hooks the log's
  * file handle and the commit, so its batch times are not the ones to publish.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -31,7 +32,7 @@ import { setDeltaLimits } from "../src/durability/snapshot-delta";
 import type { ImageCopy } from "../src/engine/engine";
 import { SqlJsEngine } from "../src/engine/sqljs-engine";
 import { ObjectStorage } from "../src/storage/object-storage";
-import { BatchPhaseProbe, type BatchPhases, PHASE_HEADER, phaseRows } from "./lib/batch-phases";
+import { BatchPhaseProbe, type BatchPhases, PHASE_HEADER, phaseRows, tailCauses } from "./lib/batch-phases";
 
 const MB = 1_000_000;
 const PER_BATCH = 100;
@@ -153,6 +154,7 @@ export async function runGrowthBench(options: {
     const size = () => storage.sql.databaseSize;
     const rows: GrowthRow[] = [];
     let key = 0;
+    const allPhases: BatchPhases[] = [];
     for (const stepMb of steps) {
       const latencies: number[] = [];
       const phases: BatchPhases[] = [];
@@ -189,6 +191,7 @@ export async function runGrowthBench(options: {
       };
       rows.push(row);
       if (probe !== undefined) phaseTable.push(...phaseRows(`${stepMb} MB`, phases, row.p99Ms));
+      allPhases.push(...phases);
       console.log(
         `growth ${(row.databaseBytes / MB).toFixed(0)} MB: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, max ${row.maxMs.toFixed(1)} ms, stall ${row.stallMs.toFixed(1)} ms, ${row.snapshots} snapshot(s) (${row.deltas} deltas) ≤ ${row.snapshotMs.toFixed(0)} ms, copy step ≤ ${row.copyStepMs.toFixed(1)} ms, RSS ${(row.rssBytes / MB).toFixed(0)} MB`,
       );
@@ -201,6 +204,7 @@ export async function runGrowthBench(options: {
     } else await storage.close();
     SqlJsEngine.prototype.beginImageCopy = begin;
     probe?.uninstall();
+    if (probe !== undefined) phaseTable.push("", tailCauses(allPhases, 0.02));
     if (probe !== undefined) console.log(`\nBatch phases (ms):\n${phaseTable.join("\n")}\n`);
 
     // Recovery against raw sql.js opening the newest snapshot read from disk (paired, alternating).

@@ -52,8 +52,10 @@ export interface BatchPhases {
   gcMajorMs: number;
   /** Wall time of the log's `write()` calls (thread pool). */
   writeMs: number;
-  /** Wall time of `fdatasync` (thread pool). */
+  /** Wall time of the log's `fdatasync` (thread pool). */
   datasyncMs: number;
+  /** Wall time of a snapshot's slice flushes during the batch (handles written with `writev`). */
+  snapshotSyncMs: number;
 }
 
 const PHASES: (keyof BatchPhases)[] = [
@@ -73,6 +75,7 @@ const PHASES: (keyof BatchPhases)[] = [
   "gcMajorMs",
   "writeMs",
   "datasyncMs",
+  "snapshotSyncMs",
 ];
 
 /** Hooks that measure batches; {@link uninstall} removes them. */
@@ -122,7 +125,27 @@ export class BatchPhaseProbe {
             add(phase, performance.now() - t);
           }
         } as F;
-    patch(fileHandle, "datasync", timedAsync("datasyncMs"));
+    // Snapshots are written with writev (their slices too); the log with write.
+    const snapshotHandles = new WeakSet<object>();
+    patch(
+      fileHandle,
+      "writev",
+      (orig) =>
+        function (this: FileHandle, ...args: Parameters<FileHandle["writev"]>) {
+          snapshotHandles.add(this);
+          return orig.apply(this, args);
+        } as FileHandle["writev"],
+    );
+    const timedLogSync = timedAsync("datasyncMs")(fileHandle.datasync);
+    const timedSnapshotSync = timedAsync("snapshotSyncMs")(fileHandle.datasync);
+    patch(
+      fileHandle,
+      "datasync",
+      () =>
+        function (this: FileHandle) {
+          return (snapshotHandles.has(this) ? timedSnapshotSync : timedLogSync).call(this);
+        },
+    );
     patch(fileHandle, "write", timedAsync("writeMs") as never);
     patch(StorageCore.prototype, "commitNow", timedSync("commitMs"));
     patch(
@@ -190,7 +213,7 @@ export class BatchPhaseProbe {
 }
 
 const fmt = (p: BatchPhases) =>
-  `${p.totalMs.toFixed(1)} | ${p.busyMs.toFixed(1)} | ${p.cpuMs.toFixed(1)} | ${(p.totalMs - p.busyMs).toFixed(1)} | ${p.putMs.toFixed(1)} | ${p.commitMs.toFixed(1)} | ${p.sqliteCommitMs.toFixed(1)} | ${p.encodeMs.toFixed(1)} | ${p.insertMs.toFixed(1)} | ${p.cacheMs.toFixed(1)} | ${p.fileMs.toFixed(1)} | ${p.newChunks} | ${p.copyMs.toFixed(1)} | ${p.gcMs.toFixed(1)} | ${p.gcMajorMs.toFixed(1)} | ${p.writeMs.toFixed(1)} | ${p.datasyncMs.toFixed(1)}`;
+  `${p.totalMs.toFixed(1)} | ${p.busyMs.toFixed(1)} | ${p.cpuMs.toFixed(1)} | ${(p.totalMs - p.busyMs).toFixed(1)} | ${p.putMs.toFixed(1)} | ${p.commitMs.toFixed(1)} | ${p.sqliteCommitMs.toFixed(1)} | ${p.encodeMs.toFixed(1)} | ${p.insertMs.toFixed(1)} | ${p.cacheMs.toFixed(1)} | ${p.fileMs.toFixed(1)} | ${p.newChunks} | ${p.copyMs.toFixed(1)} | ${p.gcMs.toFixed(1)} | ${p.gcMajorMs.toFixed(1)} | ${p.writeMs.toFixed(1)} | ${p.datasyncMs.toFixed(1)} | ${p.snapshotSyncMs.toFixed(1)}`;
 
 /** The median batch's phases (each phase's median) and every batch at or over the p99, as Markdown rows. */
 export function phaseRows(label: string, batches: BatchPhases[], p99Ms: number): string[] {
@@ -206,6 +229,55 @@ export function phaseRows(label: string, batches: BatchPhases[], p99Ms: number):
 
 /** The header of {@link phaseRows}' table. */
 export const PHASE_HEADER = [
-  "| batch | total | busy | CPU | idle | put() | commit | of which COMMIT | of which encode | of which inserts | of which cache | file writes | new chunks | copy steps | GC | of which full | log write | fdatasync |",
-  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  "| batch | total | busy | CPU | idle | put() | commit | of which COMMIT | of which encode | of which inserts | of which cache | file writes | new chunks | copy steps | GC | of which full | log write | fdatasync | snapshot slice flushes |",
+  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
 ];
+
+/** What a tail batch's time is charged to, in order of precedence for its largest share. */
+const CAUSES = ["log fdatasync", "log write", "GC", "commit (CPU)", "put() calls", "copy steps", "other"] as const;
+
+/**
+ * The slowest `fraction` of all batches (every step together): how many there were, their time
+ * summed per cause, and how many had each cause as their largest share. "other" is the batch's time
+ * outside every timed phase: turns of other work between its phases (chunks prepared, a snapshot's
+ * checksum or slices), promise turns, and the process waiting for a core. GC overlaps the phase it
+ * ran in and is charged to GC only (taken out of commit and put). Markdown.
+ */
+export function tailCauses(batches: BatchPhases[], fraction: number): string {
+  const sorted = [...batches].sort((a, b) => b.totalMs - a.totalMs);
+  const tail = sorted.slice(0, Math.max(1, Math.ceil(sorted.length * fraction)));
+  const sums = new Map<string, number>(CAUSES.map((c) => [c, 0]));
+  const largest = new Map<string, number>(CAUSES.map((c) => [c, 0]));
+  let chunks = 0;
+  let snapshotSync = 0;
+  for (const b of tail) {
+    const gc = Math.min(b.gcMs, b.putMs + b.commitMs);
+    const shares: [string, number][] = [
+      ["log fdatasync", b.datasyncMs],
+      ["log write", b.writeMs],
+      ["GC", gc],
+      ["commit (CPU)", Math.max(0, b.commitMs - Math.max(0, gc - b.putMs))],
+      ["put() calls", Math.max(0, b.putMs - Math.min(gc, b.putMs))],
+      ["copy steps", b.copyMs],
+    ];
+    const timed = shares.reduce((n, [, ms]) => n + ms, 0);
+    shares.push(["other", Math.max(0, b.totalMs - timed)]);
+    for (const [cause, ms] of shares) sums.set(cause, (sums.get(cause) ?? 0) + ms);
+    const top = shares.reduce((a, c) => (c[1] > a[1] ? c : a));
+    largest.set(top[0], (largest.get(top[0]) ?? 0) + 1);
+    chunks += b.newChunks;
+    if (b.snapshotSyncMs > 0) snapshotSync++;
+  }
+  const total = tail.reduce((n, b) => n + b.totalMs, 0);
+  const rows = CAUSES.map(
+    (c) =>
+      `| ${c} | ${(sums.get(c) ?? 0).toFixed(1)} ms | ${((100 * (sums.get(c) ?? 0)) / total).toFixed(0)}% | ${largest.get(c) ?? 0} |`,
+  );
+  return [
+    `The slowest ${(fraction * 100).toFixed(0)}% of batches: ${tail.length} of ${batches.length}, ${(tail[tail.length - 1]?.totalMs ?? 0).toFixed(1)}–${(tail[0]?.totalMs ?? 0).toFixed(1)} ms, ${total.toFixed(0)} ms in all; new chunks inside them: ${chunks}; ${snapshotSync} overlapped a snapshot slice's flush.`,
+    "",
+    "| cause | time | share | batches where it is the largest |",
+    "|---|---:|---:|---:|",
+    ...rows,
+  ].join("\n");
+}
