@@ -83,14 +83,18 @@ export class DirectoryIo {
 
   /**
    * Replaces `name` with `data` (bytes, or parts written one after another) atomically: temp file,
-   * flush, rename, directory flush.
+   * flush, rename, directory flush. With `pacing` (and flushes on), the temp file is written in
+   * slices, each flushed before the next and each write and flush started only after
+   * `pacing.turn()` resolved (see {@link WritePacing}); the result on disk is the same.
    */
-  async writeFileAtomic(name: string, data: Uint8Array | readonly Uint8Array[]): Promise<void> {
+  async writeFileAtomic(name: string, data: Uint8Array | readonly Uint8Array[], pacing?: WritePacing): Promise<void> {
     const tmp = this.file(name + TMP_SUFFIX);
     const handle = await this.fs.open(tmp, "w");
     try {
-      if (data instanceof Uint8Array) await writeAll(handle, data, 0);
-      else await writeParts(handle, data);
+      const parts = data instanceof Uint8Array ? [data] : data;
+      if (pacing !== undefined && this.sync) await writeSlices(handle, parts, pacing);
+      else if (data instanceof Uint8Array) await writeAll(handle, data, 0);
+      else await writeParts(handle, parts);
       // Full fsync: the file is new, so its size and allocation must be durable before the rename
       // can point at it.
       if (this.sync) await handle.sync();
@@ -159,6 +163,68 @@ export async function crc32InTurns(bytes: Uint8Array | readonly Uint8Array[]): P
 /** Parts written per `writev` (a snapshot's chunks are 256 KiB: 16 MiB a call). */
 const PARTS_PER_WRITE = 64;
 
+/**
+ * How a large file (a snapshot) shares the disk with the log's flushes. Written whole, a snapshot's
+ * hundreds of MB sit dirty in the page cache until its final `fsync`, and every log `fdatasync`
+ * issued meanwhile queues behind their write-back (100–260 ms at 300 MB on the development VM,
+ * docs/benchmarks.md, *Snapshot writes paced*). Paced, at most one slice is ever dirty: the slice
+ * is written and flushed before the next, and both start only when {@link turn} lets them (the
+ * file adapter's resolves once no log write + flush is in flight), so a log flush waits behind at
+ * most one slice's write-back. @internal
+ */
+export interface WritePacing {
+  /** Bytes per slice (the last may be shorter); at least 1. */
+  readonly sliceBytes: number;
+  /** Resolves when the next slice's write, or its flush, may start. */
+  turn(): Promise<void>;
+}
+
+const SNAPSHOT_SLICE_MIN_BYTES = 1024 * 1024;
+const SNAPSHOT_SLICE_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Bytes of a snapshot of `imageBytes` written and flushed at a time ({@link WritePacing}): what a
+ * log flush may have to wait behind. 1 MiB, larger for images over 256 MiB so that a snapshot takes
+ * at most ~256 flushes (each costs a journal commit and a device flush, which is what makes a paced
+ * write slower than a whole one), at most 8 MiB. Measured in docs/benchmarks.md, *Snapshot writes
+ * paced*. @internal
+ */
+export function snapshotSliceBytes(imageBytes: number): number {
+  return Math.min(SNAPSHOT_SLICE_MAX_BYTES, Math.max(SNAPSHOT_SLICE_MIN_BYTES, Math.ceil(imageBytes / 256)));
+}
+
+/**
+ * Writes `parts` one after another from the start of the file in slices of `pacing.sliceBytes`,
+ * each `fdatasync`ed before the next; the caller flushes the whole file after the last.
+ */
+async function writeSlices(handle: FileHandle, parts: readonly Uint8Array[], pacing: WritePacing): Promise<void> {
+  const sliceBytes = Math.max(1, Math.floor(pacing.sliceBytes));
+  let position = 0;
+  let slice: Uint8Array[] = [];
+  let sliceLength = 0;
+  const flushSlice = async (last: boolean) => {
+    if (sliceLength === 0) return;
+    await pacing.turn();
+    await writeGroup(handle, slice, position, sliceLength);
+    position += sliceLength;
+    slice = [];
+    sliceLength = 0;
+    if (last) return; // the caller's fsync flushes it with the file's size
+    await pacing.turn();
+    await handle.datasync();
+  };
+  for (const part of parts) {
+    for (let at = 0; at < part.length; ) {
+      const end = Math.min(part.length, at + sliceBytes - sliceLength);
+      slice.push(part.subarray(at, end));
+      sliceLength += end - at;
+      at = end;
+      if (sliceLength >= sliceBytes) await flushSlice(false);
+    }
+  }
+  await flushSlice(true);
+}
+
 /** Writes `parts` one after another from the start of the file, a few per call. */
 async function writeParts(handle: FileHandle, parts: readonly Uint8Array[]): Promise<void> {
   let position = 0;
@@ -167,23 +233,32 @@ async function writeParts(handle: FileHandle, parts: readonly Uint8Array[]): Pro
     let length = 0;
     for (const p of group) length += p.length;
     if (length === 0) continue;
-    const { bytesWritten } = await handle.writev(group, position);
-    if (bytesWritten < length) {
-      // A short write (rare; some file systems): the rest of the group part by part.
-      let skip = bytesWritten;
-      let at = position;
-      for (const p of group) {
-        if (skip >= p.length) {
-          skip -= p.length;
-          at += p.length;
-          continue;
-        }
-        await writeAll(handle, p.subarray(skip), at + skip);
-        at += p.length;
-        skip = 0;
-      }
-    }
+    await writeGroup(handle, group, position, length);
     position += length;
+  }
+}
+
+/** Writes `group` (`length` bytes in all) at `position` with `writev`, finishing a short write part by part. */
+async function writeGroup(
+  handle: FileHandle,
+  group: readonly Uint8Array[],
+  position: number,
+  length: number,
+): Promise<void> {
+  const { bytesWritten } = await handle.writev(group as Uint8Array[], position);
+  if (bytesWritten >= length) return;
+  // A short write (rare; some file systems): the rest of the group part by part.
+  let skip = bytesWritten;
+  let at = position;
+  for (const p of group) {
+    if (skip >= p.length) {
+      skip -= p.length;
+      at += p.length;
+      continue;
+    }
+    await writeAll(handle, p.subarray(skip), at + skip);
+    at += p.length;
+    skip = 0;
   }
 }
 

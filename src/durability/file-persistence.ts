@@ -32,7 +32,7 @@ import { createOffThreadCrc, type OffThreadCrc } from "./crc-off-thread";
 import { crc32, type NativeCrc32, useNativeCrc32 } from "./crc32";
 import { DirectoryLock, type LockEnv, syncLockFs } from "./directory-lock";
 import { corruptError, type DirectoryScan, type Segment, type StoredSnapshot, scanDirectory } from "./directory-scan";
-import { crc32InTurns, DirectoryIo, loadNodeModules } from "./file-io";
+import { crc32InTurns, DirectoryIo, loadNodeModules, snapshotSliceBytes, type WritePacing } from "./file-io";
 import { asPlainBytes, deltaName, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
 import { SegmentReader } from "./file-log-reader";
 import { decodeMeta, encodeMeta } from "./file-meta";
@@ -362,7 +362,10 @@ class FileAdapter implements FilePersistence {
     const name = nameOf(timeMs, crc);
     // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
     // partial image under a real snapshot name. The directory fsync makes the rename durable.
-    await this.#io.writeFileAtomic(name, parts.length === 1 ? (parts[0] as Uint8Array) : parts);
+    // In slices flushed one at a time, each started once the log's write + flush in flight (if
+    // any) is done, so that a log flush never queues behind a whole image's write-back.
+    const pacing: WritePacing = { sliceBytes: snapshotSliceBytes(length), turn: () => this.#log.writeSettled() };
+    await this.#io.writeFileAtomic(name, parts.length === 1 ? (parts[0] as Uint8Array) : parts, pacing);
     // Read back before older snapshots may go: until a newer image is known good, prune keeps
     // the previous one and the log after it (see prune), so a damaged image is never the only one.
     const back = await this.#io.crcOfFile(name);

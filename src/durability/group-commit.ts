@@ -106,6 +106,8 @@ export class GroupCommitQueue {
   #durableSeq = 0;
   /** Set when a write failed: every later append rejects until {@link reset}. */
   #failure: Error | null = null;
+  /** The write in flight (settled, never rejecting), if any. */
+  #writing: Promise<void> | null = null;
 
   constructor(hooks: GroupCommitHooks) {
     this.#hooks = hooks;
@@ -181,8 +183,13 @@ export class GroupCommitQueue {
           lastSeq: last.lastSeq,
           appends: pending.length,
         };
+        const writing = this.#hooks.write(batch);
+        this.#writing = writing.then(
+          () => undefined,
+          () => undefined,
+        );
         try {
-          await this.#hooks.write(batch);
+          await writing;
         } catch (error) {
           this.#failure = toError(error);
           const failed = this.#hooks.failed(this.#failure);
@@ -190,6 +197,7 @@ export class GroupCommitQueue {
           for (const p of pending.concat(this.#queue.splice(0))) p.reject(failed);
           return;
         }
+        this.#writing = null;
         this.#durableSeq = batch.lastSeq;
         this.#hooks.written?.(batch);
         if (reuse) recycleFrames(data);
@@ -197,6 +205,7 @@ export class GroupCommitQueue {
         this.#wakeRoundWaiters();
       }
     } finally {
+      this.#writing = null;
       this.#draining = null;
       this.#wakeRoundWaiters();
     }
@@ -205,6 +214,16 @@ export class GroupCommitQueue {
   /** Resolves once every queued append has settled (whatever the outcome). */
   async idle(): Promise<void> {
     while (this.#draining !== null) await this.#draining;
+  }
+
+  /**
+   * Resolves at once when no write is in flight, else once the one in flight has settled (not the
+   * loop: the next write may start right after). A snapshot's paced write waits here before each
+   * slice, so that its disk writes start between the log's flushes (file-io.ts, `WritePacing`).
+   */
+  async writeSettled(): Promise<void> {
+    const writing = this.#writing;
+    if (writing !== null) await writing;
   }
 
   /**
