@@ -351,6 +351,7 @@ export class PagedFile {
 
   /** Writes `source` at `offset`, as `Uint8Array.prototype.set` (same errors). */
   set(source: ArrayLike<number>, offset = 0): void {
+    if (source instanceof Uint8Array && this.#setInPlace(source, offset)) return;
     const bytes = asBytes(source);
     const start = Math.trunc(Number(offset)) || 0;
     if (start < 0 || start + bytes.length > this.length) throw new RangeError("offset is out of bounds");
@@ -375,8 +376,46 @@ export class PagedFile {
       this.#size = end;
       this.#schedulePrepare();
     }
+    this.#wrote(start, end);
+  }
+
+  /**
+   * A write of what SQLite nearly always writes, one page at a whole-number offset, into a chunk
+   * that already holds it and that no image or freeze holds, done with nothing but the copy and the
+   * write's marks (every page of every COMMIT lands here). False, with nothing done, for any other
+   * write, which {@link PagedFile.set} then makes as any write.
+   */
+  #setInPlace(bytes: Uint8Array, offset: number): boolean {
+    const n = bytes.length;
+    const size = this.chunkBytes;
+    if (!(n > 0 && Number.isSafeInteger(offset) && offset >= 0 && offset + n <= this.length)) return false;
+    const index = Math.floor(offset / size);
+    const within = offset - index * size;
+    const chunk = this.#chunks[index];
+    const flags = this.#shared;
+    if (chunk === undefined || within + n > chunk.length || (flags !== undefined && (flags[index] ?? 0) !== 0))
+      return false;
+    chunk.set(bytes, within);
+    // (`+ 0` makes a -0 offset 0, as `set` resolves it.)
+    const start = offset + 0;
+    this.#stamp(index);
+    this.#recent[this.#recentAt] = index;
+    this.#recentAt = (this.#recentAt + 1) % RECENT_WRITES;
+    const end = start + n;
+    if (end > this.#size) {
+      if (this.#preparedAtSize < 0) this.#preparedAtSize = this.#size;
+      this.#size = end;
+      this.#schedulePrepare();
+    }
+    this.#wrote(start, end);
+    return true;
+  }
+
+  /** A write of the bytes from `start` to `end` reached the chunks: counted, and told to watchers. */
+  #wrote(start: number, end: number): void {
     this.#writes++;
     if (this.#watchers.size > 0) {
+      const size = this.chunkBytes;
       const first = Math.floor(start / size);
       const last = Math.floor((end - 1) / size);
       for (const watch of this.#watchers) watch(first, last);

@@ -451,6 +451,66 @@ describe("PagedFile frozen in place", () => {
       }),
     );
   });
+
+  test("property: every write that lands marks its chunks, counts once and is told to watchers, in place or copied on write alike", () => {
+    const op = fc.oneof(
+      writesAndViews(300, 60)[0],
+      // Page-sized writes at page offsets: the shape of every write SQLite makes.
+      {
+        arbitrary: fc.record({ kind: fc.constant("page" as const), page: fc.integer({ min: 0, max: 36 }) }),
+        weight: 3,
+      },
+      fc.record({ kind: fc.constant("freeze" as const), n: fc.nat() }),
+      fc.record({ kind: fc.constant("release" as const), which: fc.nat() }),
+      fc.record({ kind: fc.constant("turn" as const) }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 50 }), fc.array(op, { minLength: 10, maxLength: 60 }), (chunk, ops) => {
+        const turns: (() => void)[] = [];
+        const file = new PagedFile(300, chunk, (task) => turns.push(task));
+        const model = new Uint8Array(300);
+        const seen: [number, number][] = [];
+        file.watch((first, last) => seen.push([first, last]));
+        const told: [number, number][] = [];
+        let writes = 0;
+        // The chunks written since the latest freeze (whose mark the next freeze asks about).
+        let since = new Set<number>();
+        let last: number | undefined;
+        const held: ReturnType<PagedFile["freeze"]>[] = [];
+        for (const o of ops) {
+          if (o.kind === "set" || o.kind === "page") {
+            const [data, at] = o.kind === "set" ? [o.data, o.at] : [bytes(8, o.page), o.page * 8];
+            const outcome = attempt(() => model.set(data, at));
+            expect(attempt(() => file.set(data, at))).toBe(outcome);
+            if (outcome === "ok" && data.length > 0) {
+              writes++;
+              const first = Math.floor(at / chunk);
+              const end = Math.floor((at + data.length - 1) / chunk);
+              told.push([first, end]);
+              for (let i = first; i <= end; i++) since.add(i);
+            }
+          } else if (o.kind === "freeze") {
+            const n = o.n % (file.size + 1);
+            const frozen = file.freeze(n, last);
+            const count = Math.ceil(n / chunk);
+            if (last === undefined) expect(frozen.changed).toBeUndefined();
+            else expect(frozen.changed).toEqual([...since].filter((i) => i < count).sort((a, b) => a - b));
+            expect(join(frozen.parts).equals(Buffer.from(model.subarray(0, n)))).toBe(true);
+            held.push(frozen);
+            last = frozen.mark;
+            since = new Set();
+          } else if (o.kind === "release") {
+            const [h] = held.splice(o.which % Math.max(1, held.length), 1);
+            h?.release();
+          } else turns.shift()?.();
+        }
+        expect(file.writes).toBe(writes);
+        expect(seen).toEqual(told);
+        expect(file.slice()).toEqual(model);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 /**
