@@ -323,7 +323,7 @@ class FileAdapter implements FilePersistence {
       const base = chain?.[chain.length - 1];
       let changed = 0;
       for (const c of delta.chunks) changed += c.bytes.length;
-      if (chain === undefined || base === undefined || !deltaFits(chain, changed)) return false;
+      if (chain === undefined || base === undefined || !deltaFits(chain, changed, delta.byteLength)) return false;
       const parts = encodeDelta(info.seq, base.crc, delta);
       const written = await this.#writeSnapshotFile(info, parts, (timeMs, crc) =>
         deltaName(info.seq, timeMs, crc, base.seq),

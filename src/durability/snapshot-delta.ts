@@ -43,8 +43,11 @@ export interface ChainLink {
 export const MAX_DELTA_CHAIN = 8;
 
 /**
- * The most a chain's deltas may hold together, as a fraction of its full image: past that the next
- * snapshot is a full image again, so an open never reads more than 1.25× the image.
+ * How much more than the image an open may read for a chain (its full image and every delta),
+ * as a fraction of the image: past that the next snapshot is a full image again, so an open never
+ * reads more than 1.25× the image it builds. A database that grows at its end (each delta mostly
+ * new chunks) stays well within it for a whole chain; one whose rows are rewritten all over
+ * (deltas of the same chunks again and again) gets a full image again soon.
  */
 export const MAX_DELTA_FRACTION = 0.25;
 
@@ -65,17 +68,18 @@ export function setDeltaLimits(next: { chain: number; fraction: number } | undef
 }
 
 /**
- * Whether a delta of `deltaBytes` may be written on top of `chain` (its full image first, the
- * delta's base last): the chain stays within {@link MAX_DELTA_CHAIN} deltas and its deltas within
- * {@link MAX_DELTA_FRACTION} of its full image.
+ * Whether a delta of `deltaBytes` for an image of `imageBytes` may be written on top of `chain`
+ * (its full image first, the delta's base last): the chain stays within {@link MAX_DELTA_CHAIN}
+ * deltas, and what an open would read for it (the full image and every delta, this one too)
+ * within (1 + {@link MAX_DELTA_FRACTION}) × the image.
  */
-export function deltaFits(chain: readonly ChainLink[], deltaBytes: number): boolean {
+export function deltaFits(chain: readonly ChainLink[], deltaBytes: number, imageBytes: number): boolean {
   const root = chain[0];
   if (root === undefined || root.baseSeq !== undefined) return false;
   if (chain.length - 1 >= limits.chain) return false;
   let sum = deltaBytes;
-  for (let i = 1; i < chain.length; i++) sum += (chain[i] as ChainLink).bytes;
-  return sum <= root.bytes * limits.fraction;
+  for (const link of chain) sum += link.bytes;
+  return sum <= imageBytes * (1 + limits.fraction);
 }
 
 /**

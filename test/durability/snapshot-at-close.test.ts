@@ -31,10 +31,10 @@ afterAll(async () => {
 
 const VALUE = new Uint8Array(100_000).fill(0x62);
 
-/** Seqs of the snapshot files in `dir`, oldest first. */
+/** Seqs of the snapshot files in `dir` (full images and deltas), oldest first. */
 const snapshotSeqs = async (dir: string) =>
   (await readdir(dir))
-    .filter((n) => n.startsWith("snap-") && n.endsWith(".sqlite"))
+    .filter((n) => n.startsWith("snap-") && (n.endsWith(".sqlite") || n.endsWith(".delta")))
     .map((n) => Number(n.slice(5, 21)))
     .sort((a, b) => a - b);
 

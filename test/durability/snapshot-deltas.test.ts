@@ -111,7 +111,7 @@ describe("the delta format and chain rules", () => {
       ),
       { numRuns: 300 },
     );
-  });
+  }, 120_000);
 
   it("refuses a header that does not describe its file exactly, naming the offset", () => {
     const chunks = [{ index: 1, bytes: new Uint8Array(8).fill(7) }];
@@ -168,14 +168,18 @@ describe("the delta format and chain rules", () => {
     expect(fallbackSeq([F(12)])).toBeUndefined();
   });
 
-  it("writes a full image again once the chain is long or its deltas large", () => {
+  it("writes a full image again once the chain is long or an open would read over 1.25× the image", () => {
+    // Rewrites of the same image: 1000 + 100 + 100 + 50 = 1250 = 1.25 × 1000 is the most.
     const chain = [F(0, 1000), D(1, 0, 100), D(2, 1, 100)];
-    expect(deltaFits(chain, 50)).toBe(true);
-    expect(deltaFits(chain, 51)).toBe(false); // 250 of 1000 is the most
+    expect(deltaFits(chain, 50, 1000)).toBe(true);
+    expect(deltaFits(chain, 51, 1000)).toBe(false);
+    // Growth: deltas of new chunks only; the open reads about the image.
+    const grown = [F(0, 1000), D(1, 0, 500), D(2, 1, 500)];
+    expect(deltaFits(grown, 500, 2500)).toBe(true);
     const long = [F(0, 1e9), ...Array.from({ length: MAX_DELTA_CHAIN }, (_, i) => D(i + 1, i, 1))];
-    expect(deltaFits(long.slice(0, MAX_DELTA_CHAIN), 1)).toBe(true);
-    expect(deltaFits(long, 1)).toBe(false);
-    expect(deltaFits([D(3, 2)], 1)).toBe(false);
+    expect(deltaFits(long.slice(0, MAX_DELTA_CHAIN), 1, 1e9)).toBe(true);
+    expect(deltaFits(long, 1, 1e9)).toBe(false);
+    expect(deltaFits([D(3, 2)], 1, 1e9)).toBe(false);
   });
 });
 
@@ -219,7 +223,7 @@ describe("the paged file's change marks", () => {
       ),
       { numRuns: 200 },
     );
-  });
+  }, 120_000);
 });
 
 describe("the engine's changed chunks against its bytes", () => {
