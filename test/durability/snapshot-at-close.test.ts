@@ -2,6 +2,7 @@
  * Where snapshots are written in place (the file adapter), close() writes one of the final state
  * when the log since the newest snapshot holds at least 8 MiB, so the next open replays nothing;
  * with less log, or through a wrapper (snapshots copied, not written in place), close() writes none.
+ * The snapshot at close is a full image, never a delta on an earlier one.
  */
 import { createHash } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
@@ -66,6 +67,11 @@ describe("a final snapshot at close, where snapshots are written in place", () =
     const seqs = await snapshotSeqs(dir);
     expect(seqs[seqs.length - 1]).toBe(lastSeq);
     expect(seqs.length).toBe(3); // the empty database, the forced one, the one at close
+    // A full image although the forced one (frozen from the same engine) could be its delta base:
+    // the next open reads one file instead of a chain.
+    const atClose = (await readdir(dir)).filter((n) => n.startsWith(`snap-${String(lastSeq).padStart(16, "0")}-`));
+    expect(atClose).toHaveLength(1);
+    expect(atClose[0]).toMatch(/^snap-\d{16}-\d{16}-[0-9a-f]{8}\.sqlite$/);
     const again = await ObjectStorage.open({ persistence: await openFilePersistence(dir) });
     expect(await digest(again)).toBe(expected);
     await again.close(); // nothing logged since: no other snapshot
