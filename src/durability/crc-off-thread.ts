@@ -123,7 +123,7 @@ export async function createOffThreadCrc(fs: Fs): Promise<OffThreadCrc | undefin
 }
 
 /** Fills `target` from the start of the file; returns the bytes read (fewer when the file is shorter). */
-async function readInto(handle: FileHandle, target: Uint8Array): Promise<number> {
+export async function readInto(handle: FileHandle, target: Uint8Array): Promise<number> {
   let at = 0;
   while (at < target.length) {
     const { bytesRead } = await handle.read(target, at, Math.min(target.length - at, 16 * 1024 * 1024), at);

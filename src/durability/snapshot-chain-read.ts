@@ -6,6 +6,7 @@
  *
  * @packageDocumentation
  */
+import { readInto } from "./crc-off-thread";
 import { crc32 } from "./crc32";
 import { asPlainBytes } from "./file-layout";
 import { applyDelta, DELTA_HEADER_BYTES, type DeltaHeader, parseDeltaHeader } from "./snapshot-delta";
@@ -124,7 +125,7 @@ export class ChainReader {
       image = new Uint8Array(checked.capacity);
       let read: number;
       try {
-        read = await readInto(this.#fs, this.#file(full.name), image.subarray(0, full.bytes));
+        read = await readFileInto(this.#fs, this.#file(full.name), image.subarray(0, full.bytes));
       } catch (error) {
         return { file: full, why: `it cannot be read (${error instanceof Error ? error.message : String(error)})` };
       }
@@ -138,16 +139,10 @@ export class ChainReader {
 }
 
 /** Fills `target` from the start of the file; returns the bytes read. */
-async function readInto(fs: Fs, path: string, target: Uint8Array): Promise<number> {
+async function readFileInto(fs: Fs, path: string, target: Uint8Array): Promise<number> {
   const handle = await fs.open(path, "r");
   try {
-    let at = 0;
-    while (at < target.length) {
-      const { bytesRead } = await handle.read(target, at, Math.min(target.length - at, 16 * 1024 * 1024), at);
-      if (bytesRead === 0) break;
-      at += bytesRead;
-    }
-    return at;
+    return await readInto(handle, target);
   } finally {
     await handle.close();
   }
