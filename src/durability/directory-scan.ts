@@ -148,32 +148,24 @@ async function scanOnce(
       segments.push({ name, firstSeq, lastSeq: firstSeq - 1, bytes: 0 });
       continue;
     }
-    const snap = SNAPSHOT_RE.exec(name);
-    if (snap !== null) {
-      const { size } = await fs.stat(file(name));
-      all.push({
-        name,
-        seq: Number(snap[1]),
-        timeMs: Number(snap[2]),
-        crc: Number.parseInt(snap[3] ?? "", 16),
-        bytes: size,
-        imageBytes: size,
-      });
-      continue;
-    }
-    const delta = DELTA_RE.exec(name);
-    if (delta !== null) {
-      const { size } = await fs.stat(file(name));
+    // A full image or a delta: the same name up to the delta's base seq.
+    const full = SNAPSHOT_RE.exec(name);
+    const delta = full === null ? DELTA_RE.exec(name) : null;
+    const snap = full ?? delta;
+    if (snap === null) continue;
+    const { size } = await fs.stat(file(name));
+    const stored = {
+      name,
+      seq: Number(snap[1]),
+      timeMs: Number(snap[2]),
+      crc: Number.parseInt(snap[3] ?? "", 16),
+      bytes: size,
+    };
+    if (delta === null) all.push({ ...stored, imageBytes: size });
+    else {
       const header = await readDeltaHeader(fs, file(name), size).catch(() => "unreadable");
-      all.push({
-        name,
-        seq: Number(delta[1]),
-        timeMs: Number(delta[2]),
-        crc: Number.parseInt(delta[3] ?? "", 16),
-        bytes: size,
-        baseSeq: Number(delta[4]),
-        imageBytes: typeof header === "string" ? Number.NaN : header.byteLength,
-      });
+      const imageBytes = typeof header === "string" ? Number.NaN : header.byteLength;
+      all.push({ ...stored, baseSeq: Number(delta[4]), imageBytes });
     }
   }
   segments.sort((a, b) => a.firstSeq - b.firstSeq);
