@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
+import { contents, flipBit } from "./directory-files";
 import { dumpStorage, type StorageDump } from "./dump";
 
 const root = await mkdtemp(join(tmpdir(), "actorstore-bitflip-"));
@@ -24,17 +25,6 @@ const open = async (directory: string) =>
     persistence: await openFilePersistence(directory, { segmentBytes: 1500 }),
     snapshotEveryRecords: 25,
   });
-
-/**
- * Every data file of a directory with its bytes: segments, snapshots, meta, temp files. Lock
- * generations are left out: an open takes and releases the lock even when it then refuses.
- */
-async function contents(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const name of (await readdir(dir)).sort())
-    if (!/^lock-\d{16}$/.test(name)) out[name] = (await readFile(join(dir, name))).toString("base64");
-  return out;
-}
 
 async function copyOfTemplate(): Promise<string> {
   const dir = join(root, `copy-${++counter}`);
@@ -89,10 +79,7 @@ describe("file persistence: bit flips", () => {
           const files = kinds[kind];
           const name = files[which % files.length] as string;
           const dir = await copyOfTemplate();
-          const bytes = await readFile(join(dir, name));
-          const offset = at % bytes.length;
-          bytes[offset] = (bytes[offset] as number) ^ (1 << bit);
-          await writeFile(join(dir, name), bytes);
+          const offset = await flipBit(dir, name, at, bit);
           const before = await contents(dir);
           const where = `${name} byte ${offset} bit ${bit}`;
           let storage: ObjectStorage;

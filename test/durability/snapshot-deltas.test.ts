@@ -30,6 +30,7 @@ import type { FrozenImage } from "../../src/engine/engine";
 import { loadSqlJsEngine } from "../../src/engine/sqljs";
 import { PagedFile } from "../../src/engine/sqljs-paged-file";
 import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
+import { contents, flipBit } from "./directory-files";
 import { dumpStorage, type StorageDump } from "./dump";
 import { pitrProperty } from "./pitr-workload";
 
@@ -39,14 +40,6 @@ const freshDir = () => join(root, `d-${++counter}`);
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
-
-/** Every data file of a directory with its bytes (lock generations left out). */
-async function contents(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const name of (await readdir(dir)).sort())
-    if (!/^lock-\d{16}$/.test(name)) out[name] = (await readFile(join(dir, name))).toString("base64");
-  return out;
-}
 
 /** The snapshots of a directory listing as the chain rules see them. */
 const heldOf = (names: readonly string[]) =>
@@ -407,10 +400,7 @@ describe("incremental snapshots with the file adapter", () => {
         fc.asyncProperty(fc.nat(), fc.nat(), fc.nat(7), async (which, at, bit) => {
           const name = snaps[which % snaps.length] as string;
           const dir = await copy();
-          const bytes = await readFile(join(dir, name));
-          const offset = at % bytes.length;
-          bytes[offset] = (bytes[offset] as number) ^ (1 << bit);
-          await writeFile(join(dir, name), bytes);
+          const offset = await flipBit(dir, name, at, bit);
           const before = await contents(dir);
           const where = `${name} byte ${offset} bit ${bit}`;
           let storage: ObjectStorage;
