@@ -50,9 +50,12 @@ export interface BatchPhases {
   gcMs: number;
   /** Of the GC pauses: mark-compact (full) ones; the rest are scavenges of the young generation. */
   gcMajorMs: number;
-  /** Wall time of the log's `write()` calls (thread pool). */
+  /**
+   * Wall time of the log's `write()` calls (thread pool). Where the segment is opened with
+   * `O_DSYNC` (Linux, macOS) this includes the flush, and {@link datasyncMs} stays 0.
+   */
   writeMs: number;
-  /** Wall time of the log's `fdatasync` (thread pool). */
+  /** Wall time of the log's `fdatasync` (thread pool; none where the write itself flushes). */
   datasyncMs: number;
   /** Wall time of a snapshot's slice flushes during the batch (handles written with `writev`). */
   snapshotSyncMs: number;

@@ -19,12 +19,37 @@ export class DirectoryIo {
   /** Whether flushes are made (`allowUnsyncedWrites` turns them off). */
   readonly sync: boolean;
   #dirSyncWorks = true;
+  /** Cleared when opening a log segment with `O_DSYNC` failed with `EINVAL` (see {@link openLog}). */
+  #dsyncWorks = true;
 
   constructor(directory: string, fs: Fs, path: Path, sync: boolean) {
     this.directory = directory;
     this.fs = fs;
     this.path = path;
     this.sync = sync;
+  }
+
+  /**
+   * Opens log segment `name` for positional writes: a new file with `create` (it must not exist yet),
+   * else the existing one. With flushes on, where the platform has `O_DSYNC` (Linux, macOS), the
+   * file is opened with it: each write returns once its bytes (and the size they give the file) are
+   * durable, which is what a write followed by `fdatasync` makes durable, in one system call instead
+   * of two round trips through the thread pool. `synced` says so; without it (no `O_DSYNC`, such as on
+   * Windows; a file system that refuses it with `EINVAL`; or flushes off) the caller flushes each
+   * write with `datasync()`.
+   */
+  async openLog(name: string, create: boolean): Promise<{ handle: FileHandle; synced: boolean }> {
+    const file = this.file(name);
+    const flags = this.sync && this.#dsyncWorks ? dsyncFlags(this.fs, create) : undefined;
+    if (flags !== undefined) {
+      try {
+        return { handle: await this.fs.open(file, flags), synced: true };
+      } catch (error) {
+        if (!isErrno(error, "EINVAL")) throw error;
+        this.#dsyncWorks = false;
+      }
+    }
+    return { handle: await this.fs.open(file, create ? "wx" : "r+"), synced: false };
   }
 
   /** The absolute path of `name` in the directory. */
@@ -130,6 +155,19 @@ export class DirectoryIo {
       await handle.close();
     }
   }
+}
+
+/**
+ * The numeric open flags of a log segment with `O_DSYNC` (write only, created exclusively; or read
+ * and write), or `undefined` where `fs.constants` has no `O_DSYNC`.
+ */
+function dsyncFlags(fs: Fs, create: boolean): number | undefined {
+  const c = (fs as { constants?: Partial<Record<string, number>> }).constants;
+  const dsync = c?.O_DSYNC;
+  if (c === undefined || typeof dsync !== "number" || dsync === 0) return undefined;
+  const { O_WRONLY, O_RDWR, O_CREAT, O_EXCL } = c;
+  if (O_WRONLY === undefined || O_RDWR === undefined || O_CREAT === undefined || O_EXCL === undefined) return undefined;
+  return (create ? O_WRONLY | O_CREAT | O_EXCL : O_RDWR) | dsync;
 }
 
 /** Bytes checksummed per turn: about 4 ms at 1 GB/s. */

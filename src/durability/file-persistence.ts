@@ -12,8 +12,9 @@
  * ```
  *
  * Durability points (docs/durability.md has the full story):
- * - append: write the frames at the segment's confirmed end, then `fdatasync`; a new segment's
- *   directory entry is fsynced too. Only then does the append resolve.
+ * - append: write the frames at the segment's confirmed end, durably (the segment is opened with
+ *   `O_DSYNC` where the platform has it, else each write is followed by `fdatasync`); a new
+ *   segment's directory entry is fsynced too. Only then does the append resolve.
  * - snapshot and meta: write a temp file, `fsync` it, rename it into place, `fsync` the directory.
  * - load: takes the directory lock (one writer per directory), then reads the directory
  *   (directory-scan.ts); a torn tail of the last segment is truncated and fsynced before anything
@@ -84,6 +85,8 @@ class FileAdapter implements FilePersistence {
   #snapshots: StoredSnapshot[] = [];
   /** The open handle of the last segment, if appends have touched it since load. */
   #active: FileHandle | null = null;
+  /** Whether writes to {@link #active} are durable on return (opened with `O_DSYNC`). */
+  #activeSynced = false;
   /** Appends, written together while a write + flush is in flight (group commit). */
   readonly #log = new GroupCommitQueue({
     write: (batch) => this.#writeBatch(batch),
@@ -220,11 +223,11 @@ class FileAdapter implements FilePersistence {
       // Roll: the previous segment is complete and already flushed, so it is never written again.
       await this.#closeActive();
       segment = { name: segmentName(batch.firstSeq), firstSeq: batch.firstSeq, lastSeq: batch.firstSeq - 1, bytes: 0 };
-      this.#active = await this.#io.fs.open(this.#io.file(segment.name), "wx");
+      ({ handle: this.#active, synced: this.#activeSynced } = await this.#io.openLog(segment.name, true));
       this.#segments.push(segment);
       created = true;
     } else if (this.#active === null) {
-      this.#active = await this.#io.fs.open(this.#io.file(segment.name), "r+");
+      ({ handle: this.#active, synced: this.#activeSynced } = await this.#io.openLog(segment.name, false));
     }
     const handle = this.#active as FileHandle;
     const data = batch.data;
@@ -234,14 +237,16 @@ class FileAdapter implements FilePersistence {
     const flush = async () => {
       if (!this.#io.sync) return;
       // fdatasync, not fsync: it flushes the data and the size change, which is all a reader needs.
-      await handle.datasync();
+      // Opened with O_DSYNC, the write itself did that (file-io.ts, `openLog`).
+      if (!this.#activeSynced) await handle.datasync();
       // A new segment's directory entry must be durable too, or a crash could drop the whole file
       // whose contents we just flushed.
       if (created) await this.#io.syncDir(this.directory);
     };
     // Confirmed only while no newer holder took the directory's lock (the fence). The bytes are
     // visible to every process from here on (a holder that takes the lock later reads them), so the
-    // check runs while they are flushed instead of after: it costs no extra wait when syncing.
+    // check runs while they are flushed instead of after (with O_DSYNC they already are: the check
+    // is the one wait after the write).
     const [flushed, fenced] = await Promise.allSettled([flush(), this.#checkFence()]);
     if (fenced.status === "rejected") throw fenced.reason;
     if (flushed.status === "rejected") throw flushed.reason;
