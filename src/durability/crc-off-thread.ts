@@ -1,14 +1,16 @@
 /**
  * Checksumming a large snapshot image on another thread while the load goes on (Node only): the
  * image is read into a `SharedArrayBuffer`, a worker thread computes its CRC-32 with Node's native
- * `zlib.crc32`, and the load checks the log segments meanwhile. The load still waits for the
- * result before it resolves: nothing uses the image before its checksum is known to match
- * (docs/durability.md, "Snapshot fallback").
+ * `zlib.crc32`, and the load checks the log segments meanwhile. A delta chain is read the same way,
+ * each file in pieces straight into the image it composes (or into a scratch buffer for bytes a
+ * newer file rewrites), and the worker checks every file's CRC over its pieces. The load still
+ * waits for the result before it resolves: nothing uses the image before every checksum is known
+ * to match (docs/durability.md, "Snapshot fallback").
  *
  * @packageDocumentation
  */
 import type { FileHandle } from "node:fs/promises";
-import { crc32 } from "./crc32";
+import { crc32Update } from "./crc32";
 
 type Fs = typeof import("node:fs/promises");
 type WorkerThreads = typeof import("node:worker_threads");
@@ -34,6 +36,12 @@ export function offThreadCrcChecks(): number {
 }
 
 let answers = 0;
+let filesChecked = 0;
+
+/** How many files those checks covered (a delta chain counts each of its files; tests). @internal */
+export function offThreadCrcFiles(): number {
+  return filesChecked;
+}
 
 /**
  * How many of those checks the worker itself answered, not the in-line fallback after it failed
@@ -44,15 +52,22 @@ export function offThreadCrcAnswers(): number {
 }
 
 /**
- * The worker: the CRC-32 of the shared bytes it is given, posted back. CommonJS (an eval worker,
- * which only Node's worker threads run), so the built-in modules are named without the `node:`
- * scheme: this text ships in the browser build too, which carries no `node:` specifier anywhere
- * (test/browser/recipe.test.ts). If the worker cannot start or load them, the check runs in line.
+ * The worker: the CRC-32 of each file it is given, chained over the file's pieces of the two shared
+ * buffers (the image, the scratch), posted back. CommonJS (an eval worker, which only Node's worker
+ * threads run), so the built-in modules are named without the `node:` scheme: this text ships in
+ * the browser build too, which carries no `node:` specifier anywhere (test/browser/recipe.test.ts).
+ * If the worker cannot start or load them, the check runs in line.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("worker_threads");
 const { crc32 } = require("zlib");
-parentPort.postMessage(crc32(new Uint8Array(workerData.buffer, 0, workerData.length), 0));
+const buffers = [new Uint8Array(workerData.image), new Uint8Array(workerData.scratch)];
+parentPort.postMessage(workerData.files.map((pieces) => {
+  let crc = 0;
+  for (let i = 0; i < pieces.length; i += 3)
+    crc = crc32(buffers[pieces[i]].subarray(pieces[i + 1], pieces[i + 1] + pieces[i + 2]), crc);
+  return crc;
+}));
 `;
 
 let threadsLoaded: Promise<WorkerThreads | undefined> | undefined;
@@ -74,23 +89,56 @@ function loadThreads(): Promise<WorkerThreads | undefined> {
   return threadsLoaded;
 }
 
+/**
+ * A run of a file's bytes and where it is read to: into the image, or into the scratch buffer
+ * (bytes that are only checksummed: a delta's header, a chunk a newer delta of the chain rewrites).
+ * @internal
+ */
+export interface Piece {
+  /** Where the run starts in the file. */
+  offset: number;
+  length: number;
+  /** Read into the scratch buffer, not into the image. */
+  scratch: boolean;
+  /** Where the run starts in its buffer. */
+  at: number;
+}
+
+/** A file read in pieces: its pieces, in file order, cover it exactly. @internal */
+export interface ScatteredFile {
+  path: string;
+  /** The CRC-32 the whole file must have (the one in its name). */
+  crc: number;
+  pieces: readonly Piece[];
+}
+
 /** Reads files and checks their CRC on another thread. @internal */
 export interface OffThreadCrc {
-  /** Whether an image of `size` bytes is read and checked here ({@link OffThreadCrc.readAndCheck} answers `undefined` otherwise). */
+  /** Whether an image of `size` bytes is read and checked here (the reads answer `undefined` otherwise). */
   accepts(size: number): boolean;
   /**
    * Reads `file` (`size` bytes by its stat) and starts checking it against `crc`: `undefined` when
    * the image is too small to be worth a thread (check it in line), else the bytes (a view of a
    * `SharedArrayBuffer`, read once) and the check, which resolves `true` when the CRC matches and
    * `false` when it differs or the file did not read whole. Rejects when the file cannot be read.
-   * With `capacity` (larger than `size`), the bytes have that length, zeros after the file's (room
-   * for the deltas applied to a full image, snapshot-delta.ts).
    */
   readAndCheck(
     file: string,
     size: number,
     crc: number,
-    capacity?: number,
+  ): Promise<{ image: Uint8Array; matches: Promise<boolean> } | undefined>;
+  /**
+   * Reads `files` piece by piece into an image of `imageBytes` (zeros where no piece lands) and a
+   * scratch buffer of `scratchBytes`, and starts checking every file's CRC, all on one worker:
+   * `undefined` when the image is too small to be worth a thread, else the image and the check,
+   * which resolves `true` only when every file's CRC matches (and `false` when one differs or a
+   * file did not read whole). Rejects when a file cannot be read. How a delta chain is read into
+   * the image it composes (snapshot-chain-read.ts, `layOutChain`).
+   */
+  readScatteredAndCheck(
+    files: readonly ScatteredFile[],
+    imageBytes: number,
+    scratchBytes: number,
   ): Promise<{ image: Uint8Array; matches: Promise<boolean> } | undefined>;
 }
 
@@ -103,50 +151,90 @@ export async function createOffThreadCrc(fs: Fs): Promise<OffThreadCrc | undefin
   const threads = await loadThreads();
   if (threads === undefined) return undefined;
   const accepts = (size: number) => size >= fromBytes && size > 0;
-  return {
-    accepts,
-    async readAndCheck(file, size, crc, capacity = size) {
-      if (!accepts(size)) return undefined;
-      const image = new Uint8Array(new SharedArrayBuffer(Math.max(size, capacity)));
-      const handle = await fs.open(file, "r");
-      let read: number;
+  const readScatteredAndCheck: OffThreadCrc["readScatteredAndCheck"] = async (files, imageBytes, scratchBytes) => {
+    if (!accepts(imageBytes)) return undefined;
+    const image = new Uint8Array(new SharedArrayBuffer(imageBytes));
+    const scratch = new Uint8Array(new SharedArrayBuffer(scratchBytes));
+    for (const f of files) {
+      const handle = await fs.open(f.path, "r");
       try {
-        read = await readInto(handle, image.subarray(0, size));
+        for (const p of f.pieces) {
+          const target = (p.scratch ? scratch : image).subarray(p.at, p.at + p.length);
+          if ((await readInto(handle, target, p.offset)) !== p.length)
+            return { image, matches: Promise.resolve(false) };
+        }
       } finally {
         await handle.close();
       }
-      if (read !== size) return { image, matches: Promise.resolve(false) };
-      checks++;
-      return { image, matches: checkOnWorker(threads, image.subarray(0, size), crc) };
-    },
+    }
+    checks++;
+    filesChecked += files.length;
+    return { image, matches: checkOnWorker(threads, image, scratch, files) };
+  };
+  return {
+    accepts,
+    readScatteredAndCheck,
+    readAndCheck: (file, size, crc) =>
+      readScatteredAndCheck(
+        [{ path: file, crc, pieces: [{ offset: 0, length: size, scratch: false, at: 0 }] }],
+        size,
+        0,
+      ),
   };
 }
 
-/** Fills `target` from the start of the file; returns the bytes read (fewer when the file is shorter). */
-export async function readInto(handle: FileHandle, target: Uint8Array): Promise<number> {
+/**
+ * Fills `target` from the file's byte `position` on (its start by default); returns the bytes read
+ * (fewer when the file is shorter).
+ */
+export async function readInto(handle: FileHandle, target: Uint8Array, position = 0): Promise<number> {
   let at = 0;
   while (at < target.length) {
-    const { bytesRead } = await handle.read(target, at, Math.min(target.length - at, 16 * 1024 * 1024), at);
+    const { bytesRead } = await handle.read(target, at, Math.min(target.length - at, 16 * 1024 * 1024), position + at);
     if (bytesRead === 0) break;
     at += bytesRead;
   }
   return at;
 }
 
-/** The worker's verdict; when the worker fails (cannot start, dies), the CRC is computed here. */
-function checkOnWorker(threads: WorkerThreads, image: Uint8Array, crc: number): Promise<boolean> {
+/**
+ * The CRC-32 of each file, chained over its pieces in file order (the same sum as over the file's
+ * bytes in one run).
+ */
+function crcsInLine(image: Uint8Array, scratch: Uint8Array, files: readonly ScatteredFile[]): number[] {
+  return files.map((f) =>
+    f.pieces.reduce((crc, p) => crc32Update(crc, p.scratch ? scratch : image, p.at, p.at + p.length), 0),
+  );
+}
+
+/**
+ * The worker's verdict: every file's CRC matches. When the worker fails (cannot start, dies), the
+ * CRCs are computed here.
+ */
+function checkOnWorker(
+  threads: WorkerThreads,
+  image: Uint8Array,
+  scratch: Uint8Array,
+  files: readonly ScatteredFile[],
+): Promise<boolean> {
+  const agree = (crcs: unknown) =>
+    Array.isArray(crcs) && crcs.length === files.length && files.every((f, i) => crcs[i] === f.crc);
   return new Promise<boolean>((resolve) => {
     let settled = false;
     const inLine = () => {
       if (settled) return;
       settled = true;
-      resolve(crc32(image) === crc);
+      resolve(agree(crcsInLine(image, scratch, files)));
     };
     let worker: InstanceType<WorkerThreads["Worker"]>;
     try {
       worker = new threads.Worker(WORKER_SOURCE, {
         eval: true,
-        workerData: { buffer: image.buffer, length: image.length },
+        workerData: {
+          image: image.buffer,
+          scratch: scratch.buffer,
+          files: files.map((f) => f.pieces.flatMap((p) => [p.scratch ? 1 : 0, p.at, p.length])),
+        },
       });
     } catch {
       inLine();
@@ -156,7 +244,7 @@ function checkOnWorker(threads: WorkerThreads, image: Uint8Array, crc: number): 
       if (settled) return;
       settled = true;
       answers++;
-      resolve(value === crc);
+      resolve(agree(value));
       void worker.terminate();
     });
     worker.once("error", inLine);

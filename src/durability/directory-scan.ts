@@ -24,7 +24,7 @@ import { crc32 } from "./crc32";
 import { isLockFile } from "./directory-lock";
 import { asPlainBytes, DELTA_RE, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
 import { decodeRecords, peekPayloadSeq, scanFrames } from "./record-codec";
-import { ChainReader, readDeltaHeader } from "./snapshot-chain-read";
+import { ChainReader, layOutChain, readDeltaHeader } from "./snapshot-chain-read";
 import { basesNeeded, chainOf } from "./snapshot-delta";
 
 type Fs = typeof import("node:fs/promises");
@@ -181,23 +181,28 @@ async function scanOnce(
   const newest = all[all.length - 1];
   /**
    * The newest image, read while the segments below are read and checked (the two reads overlap
-   * on the I/O threads), and checksummed off the thread once read. It is trusted only
-   * provisionally: scanDirectory waits for the sum before anyone sees the scan, and a read that
-   * fails or a sum that differs makes it scan again with every check in line.
+   * on the I/O threads), and checksummed off the thread once read: a full image as one file, a
+   * delta's chain read straight into the image it composes (layOutChain), every file of it checked
+   * on the worker. It is trusted only provisionally: scanDirectory waits for the sums before anyone
+   * sees the scan, and a read that fails or a sum that differs makes it scan again with every
+   * check in line (which names the damaged file and falls back).
    */
   let reading: Promise<{ image: Uint8Array } | undefined> | undefined;
   const newestChain = newest === undefined ? undefined : chainOf(all, newest.seq);
   const newestRoot = newestChain?.[0];
   if (deferred !== undefined && newestChain !== undefined && newestRoot !== undefined) {
-    // A delta's own files are small: checked here, in line; only its full image goes off thread.
-    const checked = await chains.checkDeltas(newestChain);
-    if (!("why" in checked) && deferred.offThread.accepts(newestRoot.bytes)) {
-      const read = deferred.offThread.readAndCheck(
-        file(newestRoot.name),
-        newestRoot.bytes,
-        newestRoot.crc,
-        checked.capacity,
-      );
+    const { offThread } = deferred;
+    let read: ReturnType<OffThreadCrc["readAndCheck"]> | undefined;
+    // Too small for a thread, or a chain of another shape: read and checked in line below.
+    if (newestChain.length === 1) {
+      if (offThread.accepts(newestRoot.bytes))
+        read = offThread.readAndCheck(file(newestRoot.name), newestRoot.bytes, newestRoot.crc);
+    } else if (offThread.accepts(newest?.imageBytes ?? 0)) {
+      const layout = await layOutChain(fs, file, newestChain);
+      if (layout !== undefined)
+        read = offThread.readScatteredAndCheck(layout.files, layout.imageBytes, layout.scratchBytes);
+    }
+    if (read !== undefined) {
       reading = read.catch(() => undefined);
       deferred.started(read.then((r) => (r === undefined ? false : r.matches)).catch(() => false));
     }
@@ -303,10 +308,7 @@ async function scanOnce(
   if (reading !== undefined && newest !== undefined && newestChain !== undefined) {
     const read = await reading;
     // Unread: the sum check has already failed, so the directory is scanned again in line.
-    if (read !== undefined) {
-      const image = newestChain.length === 1 ? read.image : await chains.image(newestChain, read.image);
-      if (image instanceof Uint8Array) verified = { seq: newest.seq, image };
-    }
+    if (read !== undefined) verified = { seq: newest.seq, image: read.image };
   }
 
   const last = segments[segments.length - 1];

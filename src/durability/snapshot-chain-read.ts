@@ -6,7 +6,7 @@
  *
  * @packageDocumentation
  */
-import { readInto } from "./crc-off-thread";
+import { type Piece, readInto, type ScatteredFile } from "./crc-off-thread";
 import { crc32 } from "./crc32";
 import { asPlainBytes } from "./file-layout";
 import { applyDelta, DELTA_HEADER_BYTES, type DeltaHeader, parseDeltaHeader } from "./snapshot-delta";
@@ -54,6 +54,89 @@ export async function readDeltaHeader(fs: Fs, path: string, fileBytes: number): 
   }
 }
 
+/** How to read a chain straight into the image it composes (see {@link layOutChain}). @internal */
+export interface ChainLayout {
+  /** Every file of the chain, full image first, in pieces. */
+  files: ScatteredFile[];
+  /** The size of the image of the chain's newest seq. */
+  imageBytes: number;
+  /** The bytes read only to be checksummed: the deltas' headers and the chunks a newer file rewrites. */
+  scratchBytes: number;
+}
+
+/**
+ * How to read `chain` (its full image first) into the image of its newest seq without building
+ * it delta by delta: every file's bytes in file order, each chunk read straight into its place in
+ * the image when no newer file of the chain rewrites it, else (and each delta's header) into a
+ * scratch buffer that is only checksummed. Every file is read whole, so its CRC can still be
+ * checked, and the image holds each byte once, from the newest file that has it: what applying the
+ * deltas in turn gives when the image never shrinks on the way (a chunk's newest copy then covers
+ * every older one). The headers read here are not yet verified: they only say where bytes go, and
+ * the image is used only once every file's CRC matched (the header is part of it).
+ *
+ * `undefined` when the chain is not of that shape (an image that shrinks on the way, deltas of
+ * different chunk sizes, an image larger than the chain's files, a header that does not parse or
+ * does not match its name or base): {@link ChainReader.image} then reads it delta by delta, each
+ * file checked before it is used, which also names the damage. @internal
+ */
+export async function layOutChain(
+  fs: Fs,
+  file: (name: string) => string,
+  chain: readonly ChainFile[],
+): Promise<ChainLayout | undefined> {
+  const full = chain[0];
+  if (full === undefined || full.baseSeq !== undefined) return undefined;
+  const headers: DeltaHeader[] = [];
+  let onDisk = full.bytes;
+  let length = full.bytes;
+  for (let i = 1; i < chain.length; i++) {
+    const f = chain[i] as ChainFile;
+    const header = await readDeltaHeader(fs, file(f.name), f.bytes).catch(() => "unreadable");
+    if (typeof header === "string") return undefined;
+    const base = chain[i - 1] as ChainFile;
+    if (header.seq !== f.seq || header.baseSeq !== base.seq || header.baseCrc !== base.crc) return undefined;
+    if (header.byteLength < length || header.chunkBytes !== (headers[0] ?? header).chunkBytes) return undefined;
+    headers.push(header);
+    onDisk += f.bytes;
+    length = header.byteLength;
+  }
+  const chunkBytes = headers[0]?.chunkBytes;
+  if (chunkBytes === undefined || length > onDisk) return undefined;
+  // The newest file of the chain that holds each chunk (0: the full image).
+  const newest = new Int32Array(Math.ceil(length / chunkBytes));
+  headers.forEach((h, k) => {
+    for (const index of h.indexes) newest[index] = k + 1;
+  });
+  let scratchBytes = 0;
+  const files: ScatteredFile[] = [];
+  const place = (pieces: Piece[], offset: number, n: number, index: number, owner: number) => {
+    const scratch = newest[index] !== owner;
+    const at = scratch ? scratchBytes : index * chunkBytes;
+    if (scratch) scratchBytes += n;
+    const last = pieces[pieces.length - 1];
+    // Runs next to each other in the file and in their buffer are read as one.
+    if (last !== undefined && last.scratch === scratch && last.at + last.length === at) last.length += n;
+    else pieces.push({ offset, length: n, scratch, at });
+  };
+  const fullPieces: Piece[] = [];
+  for (let index = 0; index * chunkBytes < full.bytes; index++)
+    place(fullPieces, index * chunkBytes, Math.min(chunkBytes, full.bytes - index * chunkBytes), index, 0);
+  files.push({ path: file(full.name), crc: full.crc, pieces: fullPieces });
+  headers.forEach((h, k) => {
+    const pieces: Piece[] = [{ offset: 0, length: h.dataOffset, scratch: true, at: scratchBytes }];
+    scratchBytes += h.dataOffset;
+    let offset = h.dataOffset;
+    for (const index of h.indexes) {
+      const n = Math.min(chunkBytes, h.byteLength - index * chunkBytes);
+      place(pieces, offset, n, index, k + 1);
+      offset += n;
+    }
+    const f = chain[k + 1] as ChainFile;
+    files.push({ path: file(f.name), crc: f.crc, pieces });
+  });
+  return { files, imageBytes: length, scratchBytes };
+}
+
 /** Reads chains of one directory; remembers the verdict on each delta it read. @internal */
 export class ChainReader {
   readonly #fs: Fs;
@@ -89,7 +172,7 @@ export class ChainReader {
    * Checks the deltas of `chain` (its full image first), newest first: the damage found first, or
    * the checked deltas in chain order and the size the image needs on the way.
    */
-  async checkDeltas(
+  async #checkDeltas(
     chain: readonly ChainFile[],
   ): Promise<ChainDamage | { deltas: { bytes: Uint8Array; header: DeltaHeader }[]; capacity: number }> {
     const deltas: { bytes: Uint8Array; header: DeltaHeader }[] = [];
@@ -108,30 +191,24 @@ export class ChainReader {
   }
 
   /**
-   * The image of `chain`'s newest seq, or the damage that prevents it. `root` is the full image
-   * already read and verified (its first `chain[0].bytes` bytes; it is used in place when it has
-   * room for the chain, else copied), or `undefined` to read it here.
+   * The image of `chain`'s newest seq, or the damage that prevents it: each delta read and checked
+   * (newest first), then the full image read into a buffer with room for the chain and checked,
+   * then the deltas applied in turn. In line, every file checked before its bytes are used; the
+   * open reads a large chain with {@link layOutChain} instead, and comes here when that fails.
    */
-  async image(chain: readonly ChainFile[], root?: Uint8Array): Promise<Uint8Array | ChainDamage> {
-    const checked = await this.checkDeltas(chain);
+  async image(chain: readonly ChainFile[]): Promise<Uint8Array | ChainDamage> {
+    const checked = await this.#checkDeltas(chain);
     if ("why" in checked) return checked;
     const full = chain[0] as ChainFile;
-    let image: Uint8Array;
-    if (root !== undefined && root.length >= checked.capacity) image = root;
-    else if (root !== undefined) {
-      image = new Uint8Array(checked.capacity);
-      image.set(root.subarray(0, full.bytes));
-    } else {
-      image = new Uint8Array(checked.capacity);
-      let read: number;
-      try {
-        read = await readFileInto(this.#fs, this.#file(full.name), image.subarray(0, full.bytes));
-      } catch (error) {
-        return { file: full, why: `it cannot be read (${error instanceof Error ? error.message : String(error)})` };
-      }
-      if (read !== full.bytes || crc32(image.subarray(0, full.bytes)) !== full.crc)
-        return { file: full, why: "it fails its checksum" };
+    const image = new Uint8Array(checked.capacity);
+    let read: number;
+    try {
+      read = await readFileInto(this.#fs, this.#file(full.name), image.subarray(0, full.bytes));
+    } catch (error) {
+      return { file: full, why: `it cannot be read (${error instanceof Error ? error.message : String(error)})` };
     }
+    if (read !== full.bytes || crc32(image.subarray(0, full.bytes)) !== full.crc)
+      return { file: full, why: "it fails its checksum" };
     let length = full.bytes;
     for (const d of checked.deltas) length = applyDelta(image, length, d.bytes, d.header);
     return image.subarray(0, length);

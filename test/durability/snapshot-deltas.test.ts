@@ -12,7 +12,12 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it, test } from "vitest";
 import { runInspect } from "../../src/cli/inspect-commands";
-import { offThreadCrcChecks, setOffThreadCrcFromBytes } from "../../src/durability/crc-off-thread";
+import {
+  offThreadCrcAnswers,
+  offThreadCrcChecks,
+  offThreadCrcFiles,
+  setOffThreadCrcFromBytes,
+} from "../../src/durability/crc-off-thread";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { loadWithRecords } from "../../src/durability/persistence";
 import {
@@ -424,27 +429,37 @@ describe("incremental snapshots with the file adapter", () => {
 
     it.each([
       ["in line", false],
-      ["with the full image checked off the loading thread", true],
+      ["with every file of the chain checked off the loading thread", true],
     ])(
       "a damaged newest delta, or the full image under it, falls back to an older complete chain plus the log (%s)",
       async (_, offThread) => {
         const threshold = offThread ? setOffThreadCrcFromBytes(0) : undefined;
-        const checks = offThreadCrcChecks();
         try {
-          const intact = await open(await copy());
-          expect(await dumpStorage(intact)).toEqual(expected);
-          await intact.close();
-          if (offThread) expect(offThreadCrcChecks()).toBeGreaterThan(checks);
           const held = heldOf(await readdir(template));
           const newest = held.at(-1) as (typeof held)[number];
           const chain = chainOf(held, newest.seq) as typeof held;
           expect(chain.length, "the template ends in a chain with deltas").toBeGreaterThan(1);
+          const checks = offThreadCrcChecks();
+          const files = offThreadCrcFiles();
+          const answers = offThreadCrcAnswers();
+          const intact = await open(await copy());
+          expect(await dumpStorage(intact)).toEqual(expected);
+          await intact.close();
+          // Every file of the chain went to the worker, and the worker itself answered.
+          if (offThread) {
+            expect(offThreadCrcChecks()).toBe(checks + 1);
+            expect(offThreadCrcFiles()).toBe(files + chain.length);
+            expect(offThreadCrcAnswers()).toBe(answers + 1);
+          }
           for (const victim of [newest.name, (chain[0] as (typeof held)[number]).name]) {
             const dir = await copy();
             const bytes = await readFile(join(dir, victim));
             bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] as number) ^ 0x10;
             await writeFile(join(dir, victim), bytes);
+            const before = offThreadCrcChecks();
             const storage = await open(dir);
+            // Off the thread, the damaged chain was read and its check failed; the scan in line after it fell back.
+            if (offThread) expect(offThreadCrcChecks()).toBe(before + 1);
             expect(await dumpStorage(storage), victim).toEqual(expected);
             await storage.close();
             expect(await readdir(dir), "the damaged file is left for a person").toContain(victim);
@@ -454,6 +469,103 @@ describe("incremental snapshots with the file adapter", () => {
         }
       },
     );
+
+    it("a flipped bit in the newest chain: the open with its files checked off the thread ends as the one in line", async () => {
+      const held = heldOf(await readdir(template));
+      const chain = chainOf(held, (held.at(-1) as (typeof held)[number]).seq) as typeof held;
+      const outcome = async (dir: string) => {
+        try {
+          const storage = await open(dir);
+          const dump = await dumpStorage(storage);
+          await storage.close();
+          return { dump };
+        } catch (error) {
+          return { error: { code: (error as { code?: unknown }).code, message: (error as Error).message } };
+        }
+      };
+      const seen = { ok: 0, corrupt: 0, offThread: 0 };
+      await fc.assert(
+        fc.asyncProperty(fc.nat(), fc.nat(), fc.nat(7), async (which, at, bit) => {
+          const name = (chain[which % chain.length] as (typeof held)[number]).name;
+          const inLine = await copy();
+          const offset = await flipBit(inLine, name, at, bit);
+          const offThreadDir = await copy();
+          await flipBit(offThreadDir, name, offset, bit);
+          const where = `${name} byte ${offset} bit ${bit}`;
+          const before = await contents(offThreadDir);
+          const expectedOutcome = await outcome(inLine);
+          const threshold = setOffThreadCrcFromBytes(0);
+          const checks = offThreadCrcChecks();
+          let got: Awaited<ReturnType<typeof outcome>>;
+          try {
+            got = await outcome(offThreadDir);
+          } finally {
+            setOffThreadCrcFromBytes(threshold);
+          }
+          // Off the thread, unless the flip broke a delta's header: a chain whose headers do not
+          // describe it is read in line (the reader that names the damage).
+          const intactFile = await readFile(join(template, name));
+          const header = name.endsWith(".delta") ? parseDeltaHeader(intactFile, intactFile.length) : undefined;
+          const inHeader = typeof header === "object" && offset < header.dataOffset;
+          if (inHeader) expect([checks, checks + 1], where).toContain(offThreadCrcChecks());
+          else expect(offThreadCrcChecks(), where).toBe(checks + 1);
+          if (offThreadCrcChecks() > checks) seen.offThread++;
+          expect(got, where).toEqual(expectedOutcome);
+          if (got.error === undefined) {
+            expect(got.dump, where).toEqual(expected);
+            seen.ok++;
+          } else {
+            expect(got.error.code, where).toBe("ERR_CORRUPT");
+            expect(await contents(offThreadDir), where).toEqual(before);
+            seen.corrupt++;
+          }
+        }),
+        { numRuns: 30 },
+      );
+      // The whole log is kept, so a damaged newest chain always has an older one to fall back to.
+      expect(seen.ok).toBe(30);
+      expect(seen.offThread).toBeGreaterThan(20);
+    }, 300_000);
+
+    it("a damaged full image under the only chain, checked off the thread, with the log pruned: ERR_CORRUPT naming it", async () => {
+      const dir = await copy();
+      const held = heldOf(await readdir(dir));
+      const newest = held.at(-1) as (typeof held)[number];
+      const chain = chainOf(held, newest.seq) as typeof held;
+      const full = chain[0] as (typeof held)[number];
+      // Only the newest chain and the segments from the one holding the full image's commit on.
+      for (const s of held) if (!chain.includes(s)) await rm(join(dir, s.name));
+      const segments = (await readdir(dir)).filter((n) => n.endsWith(".seg")).sort();
+      const firstSeqs = segments.map((n) => Number(n.slice(4, 20)));
+      let removed = 0;
+      for (let i = 0; i + 1 < segments.length; i++)
+        if ((firstSeqs[i + 1] as number) - 1 < full.seq) {
+          await rm(join(dir, segments[i] as string));
+          removed++;
+        }
+      expect(removed, "the log before the full image is gone").toBeGreaterThan(0);
+      const threshold = setOffThreadCrcFromBytes(0);
+      try {
+        const intact = await open(dir);
+        expect(await dumpStorage(intact)).toEqual(expected);
+        await intact.close();
+        await flipBit(dir, full.name, 40_000, 3);
+        const before = await contents(dir);
+        const checks = offThreadCrcChecks();
+        const error = await open(dir).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(offThreadCrcChecks()).toBe(checks + 1);
+        expect(error).toMatchObject({ name: "ActorStoreError", code: "ERR_CORRUPT" });
+        expect((error as Error).message).toContain(
+          `${newest.name}: ${full.name}, which it is built on, it fails its checksum`,
+        );
+        expect(await contents(dir), "nothing changed").toEqual(before);
+      } finally {
+        setOffThreadCrcFromBytes(threshold);
+      }
+    });
 
     it("a delta write the process did not finish (a temp file) is ignored; the writer removes it, the inspector does not", async () => {
       const dir = await copy();
