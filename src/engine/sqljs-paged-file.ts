@@ -25,6 +25,8 @@
  *
  * @packageDocumentation
  */
+
+import { takeSuppliedChunk } from "./chunk-supply";
 import type { FrozenImage, ImageUse } from "./engine";
 
 /** Bytes per chunk of a database file: a multiple of every SQLite page size (at most 64 KiB). */
@@ -67,12 +69,16 @@ export function droppedChunkTells(): number {
  * with a small JavaScript heap a few MiB of that start one. A growing database allocates two
  * chunks per 450 KB batch of the growth benchmark, which set off a full GC every ~13 batches
  * (20 in its quick run, 3–30 ms each, most of its p99); a shared buffer is not counted
- * (`BackingStore::PerIsolateAccountingLength`). The chunk never leaves this thread and is used
- * exactly as an unshared one; copies into and out of shared memory run somewhat slower (V8 copies
- * it with relaxed atomic word moves: ~250 against ~170 ns per 4 KiB page here). What V8 no longer
- * sees is a chunk that becomes garbage, which {@link dropped} reports instead.
+ * (`BackingStore::PerIsolateAccountingLength`). The chunk is used by this thread only, exactly as
+ * an unshared one; copies into and out of shared memory run somewhat slower (V8 copies it with
+ * relaxed atomic word moves: ~250 against ~170 ns per 4 KiB page here). What V8 no longer sees is
+ * a chunk that becomes garbage, which {@link dropped} reports instead. A chunk supply installed by
+ * the runtime (chunk-supply.ts) may have allocated it on another thread, so that its first touches
+ * did not land here.
  */
 function newChunk(length: number): Uint8Array {
+  const supplied = takeSuppliedChunk(length);
+  if (supplied !== undefined) return supplied;
   return typeof SharedArrayBuffer === "function"
     ? new Uint8Array(new SharedArrayBuffer(length))
     : new Uint8Array(length);
