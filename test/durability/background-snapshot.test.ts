@@ -39,8 +39,11 @@ describe.each(PATHS)("snapshots of a large database, $path", ({ wrap }) => {
   it("each snapshot holds exactly the state of its seq; reopening gives the same state", async () => {
     const dir = join(root, wrap ? "wrapped" : "direct");
     let inPlace = 0;
+    // ObjectStorage.close() leaves its persistence open: each adapter is closed after its storage.
+    const adapters: { close(): Promise<void> }[] = [];
     const open = async () => {
       const file = await openFilePersistence(dir);
+      adapters.push(file);
       const parts = file.writeSnapshotParts?.bind(file);
       if (parts !== undefined)
         file.writeSnapshotParts = (info, p) => {
@@ -68,6 +71,7 @@ describe.each(PATHS)("snapshots of a large database, $path", ({ wrap }) => {
     await core.settled();
     const expected = await dumpStorage(storage);
     await storage.close();
+    await adapters.shift()?.close();
 
     const names = (await readdir(dir)).filter((n) => n.startsWith("snap-")).sort();
     const reader = await openFilePersistence(dir, { readOnly: true });
@@ -115,5 +119,6 @@ describe.each(PATHS)("snapshots of a large database, $path", ({ wrap }) => {
     const again = await open();
     expect(await dumpStorage(again)).toEqual(expected);
     await again.close();
+    await adapters.shift()?.close();
   }, 300_000);
 });
