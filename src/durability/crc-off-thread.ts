@@ -5,7 +5,9 @@
  * each file in pieces straight into the image it composes (or into a scratch buffer for bytes a
  * newer file rewrites), and the worker checks every file's CRC over its pieces. The load still
  * waits for the result before it resolves: nothing uses the image before every checksum is known
- * to match (docs/durability.md, "Snapshot fallback").
+ * to match (docs/durability.md, "Snapshot fallback"). A snapshot being written is summed on a worker
+ * too: its parts (shared memory, the engine's frozen chunks) before the write, and the file read
+ * back by the worker itself after it.
  *
  * @packageDocumentation
  */
@@ -140,6 +142,22 @@ export interface OffThreadCrc {
     imageBytes: number,
     scratchBytes: number,
   ): Promise<{ image: Uint8Array; matches: Promise<boolean> } | undefined>;
+  /**
+   * The CRC-32 of `parts` in order (`bytes` in all), computed on a worker: how a snapshot being
+   * written is summed, so that the sum of a large one never takes turns of the event loop.
+   * `undefined` (sum it in line) when the image is too small to be worth a thread, when a part
+   * over 64 KiB is not in shared memory (only shared memory can be read by the worker; smaller
+   * parts, a delta's header, are copied into it), or when the worker fails. The parts must not
+   * change until it settles (a snapshot's frozen chunks do not).
+   */
+  crcOfParts(parts: readonly Uint8Array[], bytes: number): Promise<number | undefined>;
+  /**
+   * The length and CRC-32 of the file at `path`, which should hold `bytes` bytes, read and summed
+   * on a worker (the read-back of a snapshot just written): nothing of it runs on the event loop.
+   * `undefined` (read it in line) when the file is too small to be worth a thread, or when the
+   * worker fails in any way, a read error included: the read in line then reports it.
+   */
+  crcOfFile(path: string, bytes: number): Promise<{ bytes: number; crc: number } | undefined>;
 }
 
 /**
@@ -174,6 +192,22 @@ export async function createOffThreadCrc(fs: Fs): Promise<OffThreadCrc | undefin
   return {
     accepts,
     readScatteredAndCheck,
+    crcOfParts: async (parts, bytes) => {
+      if (!accepts(bytes)) return undefined;
+      const shared = sharedParts(parts);
+      if (shared === undefined) return undefined;
+      const answer = await sumOnWorker(threads, { parts: shared });
+      if (answer === undefined) return undefined;
+      partsSummed++;
+      return answer.crc;
+    },
+    crcOfFile: async (path, bytes) => {
+      if (!accepts(bytes)) return undefined;
+      const answer = await sumOnWorker(threads, { path });
+      if (answer === undefined || answer.bytes === undefined) return undefined;
+      filesReadBack++;
+      return { bytes: answer.bytes, crc: answer.crc };
+    },
     readAndCheck: (file, size, crc) =>
       readScatteredAndCheck(
         [{ path: file, crc, pieces: [{ offset: 0, length: size, scratch: false, at: 0 }] }],
@@ -181,6 +215,93 @@ export async function createOffThreadCrc(fs: Fs): Promise<OffThreadCrc | undefin
         0,
       ),
   };
+}
+
+/** Parts up to this size that are not in shared memory are copied into it for the worker. */
+const COPY_TO_SHARED_BYTES = 64 * 1024;
+
+/** Each part as (shared buffer, offset, length), copying small unshared ones; `undefined` if one cannot be. */
+function sharedParts(parts: readonly Uint8Array[]): [SharedArrayBuffer, number, number][] | undefined {
+  const out: [SharedArrayBuffer, number, number][] = [];
+  for (const part of parts) {
+    if (part.length === 0) continue;
+    if (part.buffer instanceof SharedArrayBuffer) out.push([part.buffer, part.byteOffset, part.length]);
+    else if (part.length <= COPY_TO_SHARED_BYTES) {
+      const copy = new Uint8Array(new SharedArrayBuffer(part.length));
+      copy.set(part);
+      out.push([copy.buffer as SharedArrayBuffer, 0, part.length]);
+    } else return undefined;
+  }
+  return out;
+}
+
+/**
+ * The second worker: the CRC-32 chained over pieces of shared buffers, or the length and CRC-32 of
+ * a file it reads itself in 4 MiB slices (no byte of it crosses to the event loop). CommonJS, as
+ * {@link WORKER_SOURCE}.
+ */
+const SUM_WORKER_SOURCE = `
+const { parentPort, workerData } = require("worker_threads");
+const { crc32 } = require("zlib");
+let crc = 0;
+if (workerData.path !== undefined) {
+  const fs = require("fs");
+  const fd = fs.openSync(workerData.path, "r");
+  const slice = Buffer.allocUnsafe(4 * 1024 * 1024);
+  let bytes = 0;
+  try {
+    for (;;) {
+      const n = fs.readSync(fd, slice, 0, slice.length, bytes);
+      if (n === 0) break;
+      crc = crc32(slice.subarray(0, n), crc);
+      bytes += n;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  parentPort.postMessage({ bytes, crc });
+} else {
+  for (const [buffer, at, length] of workerData.parts) crc = crc32(new Uint8Array(buffer, at, length), crc);
+  parentPort.postMessage({ crc });
+}
+`;
+
+let partsSummed = 0;
+let filesReadBack = 0;
+
+/** How many snapshot writes were summed, and read back, on a worker in this process (tests). @internal */
+export function offThreadWriteSums(): { parts: number; files: number } {
+  return { parts: partsSummed, files: filesReadBack };
+}
+
+/** The sum worker's answer, or `undefined` when it could not start, failed or died. */
+function sumOnWorker(
+  threads: WorkerThreads,
+  data: { parts: [SharedArrayBuffer, number, number][] } | { path: string },
+): Promise<{ crc: number; bytes?: number } | undefined> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (value: { crc: number; bytes?: number } | undefined) => {
+      if (settled) return;
+      settled = true;
+      resolve(value);
+    };
+    let worker: InstanceType<WorkerThreads["Worker"]>;
+    try {
+      worker = new threads.Worker(SUM_WORKER_SOURCE, { eval: true, workerData: data });
+    } catch {
+      done(undefined);
+      return;
+    }
+    worker.once("message", (value: unknown) => {
+      const v = value as { crc?: unknown; bytes?: unknown } | null;
+      const ok = typeof v?.crc === "number" && ("path" in data ? typeof v.bytes === "number" : v.bytes === undefined);
+      done(ok ? (v as { crc: number; bytes?: number }) : undefined);
+      void worker.terminate();
+    });
+    worker.once("error", () => done(undefined));
+    worker.once("exit", () => done(undefined));
+  });
 }
 
 /**

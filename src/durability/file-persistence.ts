@@ -313,7 +313,7 @@ class FileAdapter implements FilePersistence {
     if (this.#snapshots.some((s) => s.baseSeq === info.seq)) return undefined;
     let length = 0;
     for (const part of parts) length += part.length;
-    const crc = await crc32InTurns(parts);
+    const crc = (await this.#offThreadCrc?.crcOfParts(parts, length)) ?? (await crc32InTurns(parts));
     const timeMs = snapshotTimeMs(info.timeMs);
     const name = nameOf(timeMs, crc);
     // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
@@ -324,7 +324,7 @@ class FileAdapter implements FilePersistence {
     await this.#io.writeFileAtomic(name, parts.length === 1 ? (parts[0] as Uint8Array) : parts, pacing);
     // Read back before older snapshots may go: until a newer image is known good, prune keeps
     // the previous one and the log after it (see prune), so a damaged image is never the only one.
-    const back = await this.#io.crcOfFile(name);
+    const back = (await this.#offThreadCrc?.crcOfFile(this.#io.file(name), length)) ?? (await this.#io.crcOfFile(name));
     if (back.bytes !== length || back.crc !== crc)
       throw corruptError(this.directory, `snapshot ${name} read back differently than it was written`);
     return { name, seq: info.seq, timeMs, bytes: length, crc };
