@@ -5,8 +5,10 @@
  * event-loop stall (`monitorEventLoopDelay`, what every other event of the object waited), the
  * snapshots written (count, the longest `writeSnapshot`, and the longest single step of a
  * snapshot's image copy, which runs on the event loop between batches), and RSS. At the end: recovery
- * (`ObjectStorage.open()` of the directory) against raw sql.js opening the newest snapshot read
- * from disk, with the commits that open replayed after that snapshot. Writes
+ * (`ObjectStorage.open()` of the directory, each round ending with `abort()` so that every round
+ * opens the same files) against raw sql.js opening the final database that open rebuilt, as one
+ * image read from disk, with the commits that open replayed after the newest snapshot (and, for
+ * comparison with earlier runs, raw sql.js opening that newest snapshot as one image). Writes
  * bench/results/growth.{json,md,svg}. `--log-cap=<MiB>` sets `snapshotLogCapBytes` for the growth
  * (default: the storage's). `--crash` ends the growth with `abort()` instead of `close()`, so that
  * the recovery measured is an open after a crash (a snapshot being copied is dropped, not finished).
@@ -31,7 +33,7 @@ import { openFilePersistence } from "../src/durability/file-persistence";
 import { setDeltaLimits } from "../src/durability/snapshot-delta";
 import type { ImageCopy } from "../src/engine/engine";
 import { SqlJsEngine } from "../src/engine/sqljs-engine";
-import { ObjectStorage } from "../src/storage/object-storage";
+import { coreOf, ObjectStorage } from "../src/storage/object-storage";
 import { BatchPhaseProbe, type BatchPhases, PHASE_HEADER, phaseRows, tailCauses } from "./lib/batch-phases";
 
 const MB = 1_000_000;
@@ -61,8 +63,14 @@ export interface GrowthRow {
 
 export interface GrowthResult {
   rows: GrowthRow[];
+  /** Median `ObjectStorage.open()` of the directory the growth left (after `abort()` with `crash`). */
   recoveryMs: number;
+  /** Median raw sql.js open (readFile + `new Database`) of the database that open rebuilt. */
   rawOpenMs: number;
+  /** The size of that database's image. */
+  finalBytes: number;
+  /** Median raw sql.js open of the newest snapshot composed as one image (older than the final database after a crash). */
+  rawSnapshotOpenMs: number;
   snapshotBytes: number;
   /** Commits after the newest snapshot: what the recovery replayed. */
   replayedCommits: number;
@@ -94,8 +102,9 @@ export async function runGrowthBench(options: {
   const limits = options.fullSnapshots ? setDeltaLimits({ chain: 0, fraction: 0 }) : undefined;
   const steps = options.quick ? [10, 25, 50, 100, 150] : [10, 25, 50, 100, 250, 500, 750, 1000];
   const dir = await mkdtemp(join(tmpdir(), "actorstore-growth-"));
-  /** The newest snapshot as one SQLite file, beside the directory (see the recovery below). */
+  /** The final database and the newest snapshot as SQLite files beside the directory (see the recovery). */
   const imagePath = `${dir}.image.sqlite`;
+  const snapshotPath = `${dir}.snapshot.sqlite`;
   try {
     const adapter = await openFilePersistence(dir);
     let snapshotCount = 0;
@@ -209,49 +218,86 @@ export async function runGrowthBench(options: {
     if (probe !== undefined) phaseTable.push("", tailCauses(allPhases, 0.02));
     if (probe !== undefined) console.log(`\nBatch phases (ms):\n${phaseTable.join("\n")}\n`);
 
-    // Recovery against raw sql.js opening the newest snapshot read from disk (paired, alternating).
+    // Recovery against raw sql.js opening the final database as one image read from disk (paired,
+    // alternating). Every round opens the same directory and ends with abort(), as the growth did
+    // with --crash: close() would write a snapshot of the final state (docs/durability.md, "A final
+    // snapshot at close"), and every round after the first would then open that instead.
     const SQL = await initSqlJs();
-    // The image raw sql.js opens: the newest snapshot as one SQLite file. Where that snapshot is a
-    // delta, the adapter composes it from its chain's full image and deltas (a delta file alone is
-    // no SQLite file), so the raw open reads the same database the storage's open rebuilds.
+    // Also for comparison with earlier runs: raw sql.js opening the newest snapshot as one SQLite
+    // file. Where that snapshot is a delta, the adapter composes it from its chain (a delta file
+    // alone is no SQLite file); after a crash it is older than the final database.
     {
       const reader = await openFilePersistence(dir);
       const { snapshots } = await reader.load();
       const newest = snapshots[snapshots.length - 1];
       if (newest === undefined) throw new Error("growth: no snapshot was written");
-      await writeFile(imagePath, await reader.readSnapshot(newest.seq));
+      await writeFile(snapshotPath, await reader.readSnapshot(newest.seq));
       await reader.close();
     }
+    const snapshotNames = async () => (await readdir(dir)).filter((n) => n.startsWith("snap-")).sort();
+    const opened = await snapshotNames();
     const recovery: number[] = [];
     const raw: number[] = [];
+    const rawSnapshot: number[] = [];
+    let finalBytes = 0;
     let snapshotBytes = 0;
-    let replayedCommits = 0;
-    for (let round = 0; round < (options.quick ? 2 : 3); round++) {
-      let t = performance.now();
-      const again = await ObjectStorage.open({ persistence: await openFilePersistence(dir) });
-      recovery.push(performance.now() - t);
-      await again.close();
-      const all = (await readdir(dir)).filter((n) => n.startsWith("snap-")).sort();
-      t = performance.now();
-      const bytes = await readFile(imagePath);
+    const rawOpen = async (path: string) => {
+      const t = performance.now();
+      const bytes = await readFile(path);
       const db = new SQL.Database(bytes);
-      raw.push(performance.now() - t);
-      snapshotBytes = bytes.length;
-      // One commit per batch; the snapshot's name starts with its seq.
-      const batches = rows.reduce((n, r) => n + r.batches, 0);
-      replayedCommits = batches - Number((all[all.length - 1] as string).split("-")[1]);
+      const ms = performance.now() - t;
       db.close();
+      return { ms, bytes: bytes.length };
+    };
+    for (let round = 0; round < (options.quick ? 2 : 3); round++) {
+      const persistence = await openFilePersistence(dir);
+      const t = performance.now();
+      const again = await ObjectStorage.open({ persistence });
+      recovery.push(performance.now() - t);
+      // The database the open rebuilt, as one image: what raw sql.js opens below.
+      if (round === 0) await writeFile(imagePath, coreOf(again).engine.exportBytes());
+      again.abort();
+      await persistence.close();
+      const now = await snapshotNames();
+      if (now.join() !== opened.join())
+        throw new Error(`growth: recovery round ${round + 1} changed the snapshots (${now.join(", ")})`);
+      const final = await rawOpen(imagePath);
+      raw.push(final.ms);
+      finalBytes = final.bytes;
+      const newest = await rawOpen(snapshotPath);
+      rawSnapshot.push(newest.ms);
+      snapshotBytes = newest.bytes;
+      console.log(
+        `recovery round ${round + 1}: open ${(recovery[round] as number).toFixed(0)} ms; raw sql.js: final database ${final.ms.toFixed(0)} ms, newest snapshot ${newest.ms.toFixed(0)} ms`,
+      );
     }
+    // One commit per batch; the newest snapshot's name starts with its seq.
+    const batches = rows.reduce((n, r) => n + r.batches, 0);
+    const replayedCommits = batches - Number((opened[opened.length - 1] as string).split("-")[1]);
     recovery.sort((a, b) => a - b);
     raw.sort((a, b) => a - b);
+    rawSnapshot.sort((a, b) => a - b);
     const recoveryMs = quantile(recovery, 0.5);
     const rawOpenMs = quantile(raw, 0.5);
-    const markdown = growthMarkdown(rows, recoveryMs, rawOpenMs, snapshotBytes, replayedCommits, crashReplayCommits);
+    const rawSnapshotOpenMs = quantile(rawSnapshot, 0.5);
+    const markdown = growthMarkdown(rows, {
+      recoveryMs,
+      rawOpenMs,
+      finalBytes,
+      rawSnapshotOpenMs,
+      snapshotBytes,
+      replayedCommits,
+      crashReplayCommits,
+      crash: options.crash === true,
+      newestIsDelta: (opened[opened.length - 1] as string).endsWith(".delta"),
+    });
     const phases = probe === undefined ? undefined : phaseTable.join("\n");
     return {
       rows,
       recoveryMs,
       rawOpenMs,
+      finalBytes,
+      rawSnapshotOpenMs,
       snapshotBytes,
       replayedCommits,
       crashReplayCommits,
@@ -262,16 +308,23 @@ export async function runGrowthBench(options: {
     if (limits !== undefined) setDeltaLimits(limits);
     await rm(dir, { recursive: true, force: true });
     await rm(imagePath, { force: true });
+    await rm(snapshotPath, { force: true });
   }
 }
 
 function growthMarkdown(
   rows: GrowthRow[],
-  recoveryMs: number,
-  rawOpenMs: number,
-  snapshotBytes: number,
-  replayedCommits: number,
-  crashReplayCommits: number,
+  r: {
+    recoveryMs: number;
+    rawOpenMs: number;
+    finalBytes: number;
+    rawSnapshotOpenMs: number;
+    snapshotBytes: number;
+    replayedCommits: number;
+    crashReplayCommits: number;
+    crash: boolean;
+    newestIsDelta: boolean;
+  },
 ): string {
   const lines = [
     "| database | batches | p50 batch | p99 batch | max batch | longest stall | snapshots (deltas) | longest snapshot write | longest copy step | RSS |",
@@ -281,7 +334,9 @@ function growthMarkdown(
         `| ${(r.databaseBytes / MB).toFixed(0)} MB | ${r.batches} | ${r.p50Ms.toFixed(2)} ms | ${r.p99Ms.toFixed(2)} ms | ${r.maxMs.toFixed(1)} ms | ${r.stallMs.toFixed(1)} ms | ${r.snapshots} (${r.deltas}) | ${r.snapshotMs.toFixed(0)} ms | ${r.copyStepMs.toFixed(1)} ms | ${(r.rssBytes / MB).toFixed(0)} MB |`,
     ),
     "",
-    `Recovery of the final database: \`ObjectStorage.open()\` ${recoveryMs.toFixed(0)} ms; raw sql.js opening its newest snapshot as one image (${(snapshotBytes / MB).toFixed(0)} MB) read from disk: ${rawOpenMs.toFixed(0)} ms (${(recoveryMs / rawOpenMs).toFixed(2)}×; target ≤ 1.5×); the open replayed ${replayedCommits} commits after that snapshot (after a crash at the last batch: ${crashReplayCommits}, the newest snapshot finished before it).`,
+    `Recovery of the final database ${r.crash ? "after a crash (`abort()` at the last batch)" : "after `close()`"}: \`ObjectStorage.open()\` ${r.recoveryMs.toFixed(0)} ms, from the newest snapshot (${r.newestIsDelta ? "a delta, read through its chain" : "a full image"}, ${(r.snapshotBytes / MB).toFixed(0)} MB) and the ${r.replayedCommits} commits after it.`,
+    `Raw sql.js opening the final database (the one that open rebuilt) as one image read from disk (${(r.finalBytes / MB).toFixed(0)} MB): ${r.rawOpenMs.toFixed(0)} ms; recovery / raw ${(r.recoveryMs / r.rawOpenMs).toFixed(2)}× (target ≤ 1.5×).`,
+    `Raw sql.js opening the newest snapshot as one image (${(r.snapshotBytes / MB).toFixed(0)} MB, the baseline of runs before 2026-11-27 08:30): ${r.rawSnapshotOpenMs.toFixed(0)} ms (recovery / it ${(r.recoveryMs / r.rawSnapshotOpenMs).toFixed(2)}×). After a crash at the last batch ${r.crashReplayCommits} commits would replay (the newest snapshot finished before it).`,
   ];
   return lines.join("\n");
 }
