@@ -198,7 +198,8 @@ async function scanOnce(
       if (offThread.accepts(newestRoot.bytes))
         read = offThread.readAndCheck(file(newestRoot.name), newestRoot.bytes, newestRoot.crc);
     } else if (offThread.accepts(newest?.imageBytes ?? 0)) {
-      const layout = await layOutChain(fs, file, newestChain);
+      // Its headers are not yet checked: whatever they make the plan throw leaves the chain to the reader in line.
+      const layout = await layOutChain(fs, file, newestChain).catch(() => undefined);
       if (layout !== undefined)
         read = offThread.readScatteredAndCheck(layout.files, layout.imageBytes, layout.scratchBytes);
     }
