@@ -178,7 +178,7 @@ describe("WorkerChunkSupply", () => {
           `const persistence = await openFilePersistence(${JSON.stringify(join(dir, "obj"))});`,
           "const storage = await ObjectStorage.open({ persistence });",
           "for (let b = 0; b < 40; b++) {",
-          "  for (let i = 0; i < 100; i++) void storage.put(\"k\" + b + \"-\" + i, new Uint8Array(1000).fill(b));",
+          '  for (let i = 0; i < 100; i++) void storage.put("k" + b + "-" + i, new Uint8Array(1000).fill(b));',
           "  await storage.sync();",
           "}",
           "await storage.close();",
