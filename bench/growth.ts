@@ -304,7 +304,7 @@ export async function runGrowthBench(options: {
     const recoveryMs = quantile(recovery, 0.5);
     const rawOpenMs = quantile(raw, 0.5);
     const rawSnapshotOpenMs = quantile(rawSnapshot, 0.5);
-    const markdown = growthMarkdown(rows, overall, {
+    const recoveryFigures = {
       recoveryMs,
       rawOpenMs,
       finalBytes,
@@ -312,23 +312,14 @@ export async function runGrowthBench(options: {
       snapshotBytes,
       replayedCommits,
       crashReplayCommits,
+    };
+    const markdown = growthMarkdown(rows, overall, {
+      ...recoveryFigures,
       crash: options.crash === true,
       newestIsDelta: (opened[opened.length - 1] as string).endsWith(".delta"),
     });
     const phases = probe === undefined ? undefined : phaseTable.join("\n");
-    return {
-      rows,
-      overall,
-      recoveryMs,
-      rawOpenMs,
-      finalBytes,
-      rawSnapshotOpenMs,
-      snapshotBytes,
-      replayedCommits,
-      crashReplayCommits,
-      markdown,
-      ...(phases === undefined ? {} : { phases }),
-    };
+    return { rows, overall, ...recoveryFigures, markdown, ...(phases === undefined ? {} : { phases }) };
   } finally {
     if (limits !== undefined) setDeltaLimits(limits);
     await rm(dir, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
 import { crc32, crc32Update, useNativeCrc32 } from "../../src/durability/crc32";
+import { concat } from "../../src/durability/file-layout";
 import {
   decodeRecords,
   encodedRecordSize,
@@ -10,16 +11,6 @@ import {
   scanFrames,
 } from "../../src/durability/record-codec";
 import { commitRecord, commitRecords } from "./arbitraries";
-
-const concat = (parts: Uint8Array[]): Uint8Array => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
 
 const kvRecord = (seq: number, kv: CommitRecord["kv"]): CommitRecord => ({
   seq,

@@ -20,6 +20,7 @@ import {
   setOffThreadCrcFromBytes,
 } from "../../src/durability/crc-off-thread";
 import { crc32 } from "../../src/durability/crc32";
+import { concat } from "../../src/durability/file-layout";
 import { type ChainFile, ChainReader, layOutChain } from "../../src/durability/snapshot-chain-read";
 import { encodeDelta } from "../../src/durability/snapshot-delta";
 
@@ -38,16 +39,6 @@ afterAll(async () => {
   setOffThreadCrcFromBytes(previousThreshold);
   await rm(root, { recursive: true, force: true });
 });
-
-const concat = (parts: readonly Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
 
 /** One step of a chain: the image's new length and the chunks rewritten (besides any growth). */
 const step = fc.record({
