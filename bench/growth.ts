@@ -331,17 +331,16 @@ export async function runGrowthBench(options: {
 function growthMarkdown(
   rows: GrowthRow[],
   all: GrowthOverall,
-  r: {
-    recoveryMs: number;
-    rawOpenMs: number;
-    finalBytes: number;
-    rawSnapshotOpenMs: number;
-    snapshotBytes: number;
-    replayedCommits: number;
-    crashReplayCommits: number;
-    crash: boolean;
-    newestIsDelta: boolean;
-  },
+  r: Pick<
+    GrowthResult,
+    | "recoveryMs"
+    | "rawOpenMs"
+    | "finalBytes"
+    | "rawSnapshotOpenMs"
+    | "snapshotBytes"
+    | "replayedCommits"
+    | "crashReplayCommits"
+  > & { crash: boolean; newestIsDelta: boolean },
 ): string {
   const lines = [
     "| database | batches | p50 batch | p99 batch | max batch | longest stall | snapshots (deltas) | longest snapshot write | longest copy step | RSS |",

@@ -274,34 +274,15 @@ export function offThreadWriteSums(): { parts: number; files: number } {
   return { parts: partsSummed, files: filesReadBack };
 }
 
-/** The sum worker's answer, or `undefined` when it could not start, failed or died. */
-function sumOnWorker(
+/** The sum worker's answer, or `undefined` when it could not start, failed, died or answered nonsense. */
+async function sumOnWorker(
   threads: WorkerThreads,
   data: { parts: [SharedArrayBuffer, number, number][] } | { path: string },
 ): Promise<{ crc: number; bytes?: number } | undefined> {
-  return new Promise((resolve) => {
-    let settled = false;
-    const done = (value: { crc: number; bytes?: number } | undefined) => {
-      if (settled) return;
-      settled = true;
-      resolve(value);
-    };
-    let worker: InstanceType<WorkerThreads["Worker"]>;
-    try {
-      worker = new threads.Worker(SUM_WORKER_SOURCE, { eval: true, workerData: data });
-    } catch {
-      done(undefined);
-      return;
-    }
-    worker.once("message", (value: unknown) => {
-      const v = value as { crc?: unknown; bytes?: unknown } | null;
-      const ok = typeof v?.crc === "number" && ("path" in data ? typeof v.bytes === "number" : v.bytes === undefined);
-      done(ok ? (v as { crc: number; bytes?: number }) : undefined);
-      void worker.terminate();
-    });
-    worker.once("error", () => done(undefined));
-    worker.once("exit", () => done(undefined));
-  });
+  const answer = await answerOf(threads, SUM_WORKER_SOURCE, data);
+  const v = answer?.value as { crc?: unknown; bytes?: unknown } | null | undefined;
+  const ok = typeof v?.crc === "number" && ("path" in data ? typeof v.bytes === "number" : v.bytes === undefined);
+  return ok ? (v as { crc: number; bytes?: number }) : undefined;
 }
 
 /**
@@ -340,35 +321,46 @@ function checkOnWorker(
 ): Promise<boolean> {
   const agree = (crcs: unknown) =>
     Array.isArray(crcs) && crcs.length === files.length && files.every((f, i) => crcs[i] === f.crc);
-  return new Promise<boolean>((resolve) => {
+  const workerData = {
+    image: image.buffer,
+    scratch: scratch.buffer,
+    files: files.map((f) => f.pieces.flatMap((p) => [p.scratch ? 1 : 0, p.at, p.length])),
+  };
+  return answerOf(threads, WORKER_SOURCE, workerData).then((answer) => {
+    if (answer === undefined) return agree(crcsInLine(image, scratch, files));
+    answers++;
+    return agree(answer.value);
+  });
+}
+
+/**
+ * The first message of a one-shot eval worker running `source` on `workerData` (then the worker
+ * is terminated), or `undefined` when it could not start, failed or exited without answering.
+ */
+function answerOf(
+  threads: WorkerThreads,
+  source: string,
+  workerData: unknown,
+): Promise<{ value: unknown } | undefined> {
+  return new Promise((resolve) => {
     let settled = false;
-    const inLine = () => {
+    const done = (answer: { value: unknown } | undefined) => {
       if (settled) return;
       settled = true;
-      resolve(agree(crcsInLine(image, scratch, files)));
+      resolve(answer);
     };
     let worker: InstanceType<WorkerThreads["Worker"]>;
     try {
-      worker = new threads.Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: {
-          image: image.buffer,
-          scratch: scratch.buffer,
-          files: files.map((f) => f.pieces.flatMap((p) => [p.scratch ? 1 : 0, p.at, p.length])),
-        },
-      });
+      worker = new threads.Worker(source, { eval: true, workerData });
     } catch {
-      inLine();
+      done(undefined);
       return;
     }
     worker.once("message", (value: unknown) => {
-      if (settled) return;
-      settled = true;
-      answers++;
-      resolve(agree(value));
+      done({ value });
       void worker.terminate();
     });
-    worker.once("error", inLine);
-    worker.once("exit", inLine);
+    worker.once("error", () => done(undefined));
+    worker.once("exit", () => done(undefined));
   });
 }

@@ -7,38 +7,21 @@
  */
 
 import * as fs from "node:fs/promises";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createOffThreadCrc,
-  type OffThreadCrc,
-  offThreadCrcAnswers,
-  offThreadCrcFiles,
-  setOffThreadCrcFromBytes,
-} from "../../src/durability/crc-off-thread";
+import { describe, expect, it } from "vitest";
+import { offThreadCrcAnswers, offThreadCrcFiles } from "../../src/durability/crc-off-thread";
 import { crc32 } from "../../src/durability/crc32";
 import { concat } from "../../src/durability/file-layout";
 import { type ChainFile, ChainReader, layOutChain } from "../../src/durability/snapshot-chain-read";
 import { encodeDelta } from "../../src/durability/snapshot-delta";
+import { everyImageOffThread } from "./off-thread";
 
 const root = await mkdtemp(join(tmpdir(), "actorstore-chain-layout-"));
 let counter = 0;
-let previousThreshold = 0;
-let offThread: OffThreadCrc;
-
-beforeAll(async () => {
-  previousThreshold = setOffThreadCrcFromBytes(0);
-  const created = await createOffThreadCrc(fs);
-  if (created === undefined) throw new Error("this Node has worker threads and zlib.crc32");
-  offThread = created;
-});
-afterAll(async () => {
-  setOffThreadCrcFromBytes(previousThreshold);
-  await rm(root, { recursive: true, force: true });
-});
+const offThread = everyImageOffThread(root);
 
 /** One step of a chain: the image's new length and the chunks rewritten (besides any growth). */
 const step = fc.record({
@@ -136,7 +119,7 @@ describe("a delta chain read straight into its image", () => {
           expect(offset).toBe((chain[i] as ChainFile).bytes);
         }
         const answers = offThreadCrcAnswers();
-        const read = await offThread.readScatteredAndCheck(layout.files, layout.imageBytes, layout.scratchBytes);
+        const read = await offThread().readScatteredAndCheck(layout.files, layout.imageBytes, layout.scratchBytes);
         expect(read).toBeDefined();
         expect(await read?.matches).toBe(true);
         expect(offThreadCrcAnswers()).toBe(answers + 1);
@@ -187,7 +170,7 @@ describe("a delta chain read straight into its image", () => {
           const after = await layOutChain(fs, file, chain);
           for (const plan of after === undefined ? [layout] : [layout, after]) {
             const files = offThreadCrcFiles();
-            const read = await offThread.readScatteredAndCheck(plan.files, plan.imageBytes, plan.scratchBytes);
+            const read = await offThread().readScatteredAndCheck(plan.files, plan.imageBytes, plan.scratchBytes);
             expect(await read?.matches, where).toBe(false);
             expect(offThreadCrcFiles()).toBe(files + chain.length);
           }

@@ -9,32 +9,16 @@ import * as fs from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  createOffThreadCrc,
-  type OffThreadCrc,
-  offThreadWriteSums,
-  setOffThreadCrcFromBytes,
-} from "../../src/durability/crc-off-thread";
+import { describe, expect, test } from "vitest";
+import { offThreadWriteSums, setOffThreadCrcFromBytes } from "../../src/durability/crc-off-thread";
 import { crc32 } from "../../src/durability/crc32";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
 import { dumpStorage } from "./dump";
+import { everyImageOffThread } from "./off-thread";
 
 const root = await fs.mkdtemp(join(tmpdir(), "actorstore-write-crc-"));
-let previousThreshold = 0;
-let sums: OffThreadCrc;
-
-beforeAll(async () => {
-  previousThreshold = setOffThreadCrcFromBytes(0);
-  const created = await createOffThreadCrc(fs);
-  if (created === undefined) throw new Error("this Node has worker threads and zlib.crc32");
-  sums = created;
-});
-afterAll(async () => {
-  setOffThreadCrcFromBytes(previousThreshold);
-  await fs.rm(root, { recursive: true, force: true });
-});
+const offThread = everyImageOffThread(root);
 
 const bytesOf = (length: number, seed: number) => Uint8Array.from({ length }, (_, i) => (seed * 31 + i * 7) & 0xff);
 const concat = (parts: readonly Uint8Array[]) => Buffer.concat(parts.map((p) => Buffer.from(p)));
@@ -57,7 +41,7 @@ describe("crcOfParts", () => {
           });
           const total = parts.reduce((n, p) => n + p.length, 0);
           const before = offThreadWriteSums().parts;
-          const crc = await sums.crcOfParts(parts, total);
+          const crc = await offThread().crcOfParts(parts, total);
           // Nothing to sum is never worth a thread: the caller's in-line sum of nothing is 0.
           expect(crc).toBe(total === 0 ? undefined : crc32(concat(parts)));
           expect(offThreadWriteSums().parts).toBe(before + (total === 0 ? 0 : 1));
@@ -68,13 +52,13 @@ describe("crcOfParts", () => {
   });
 
   test("a part over 64 KiB outside shared memory, or an image under the threshold, is summed in line", async () => {
-    expect(await sums.crcOfParts([shared(bytesOf(10, 1), 0), bytesOf(64 * 1024 + 1, 2)], 64 * 1024 + 11)).toBe(
+    expect(await offThread().crcOfParts([shared(bytesOf(10, 1), 0), bytesOf(64 * 1024 + 1, 2)], 64 * 1024 + 11)).toBe(
       undefined,
     );
     const threshold = setOffThreadCrcFromBytes(1000);
     try {
-      expect(await sums.crcOfParts([shared(bytesOf(999, 3), 0)], 999)).toBe(undefined);
-      expect(await sums.crcOfParts([shared(bytesOf(1000, 3), 0)], 1000)).toBe(crc32(bytesOf(1000, 3)));
+      expect(await offThread().crcOfParts([shared(bytesOf(999, 3), 0)], 999)).toBe(undefined);
+      expect(await offThread().crcOfParts([shared(bytesOf(1000, 3), 0)], 1000)).toBe(crc32(bytesOf(1000, 3)));
     } finally {
       setOffThreadCrcFromBytes(threshold);
     }
@@ -87,21 +71,24 @@ describe("crcOfFile", () => {
       const file = join(root, `f-${length}`);
       const data = bytesOf(length, length % 251);
       await fs.writeFile(file, data);
-      expect(await sums.crcOfFile(file, length)).toEqual({ bytes: length, crc: crc32(data) });
+      expect(await offThread().crcOfFile(file, length)).toEqual({ bytes: length, crc: crc32(data) });
       // Changed on disk (one bit, then cut short): the worker reads what is there now.
       data[length >> 1] = (data[length >> 1] as number) ^ 4;
       await fs.writeFile(file, data);
-      expect(await sums.crcOfFile(file, length)).toEqual({ bytes: length, crc: crc32(data) });
+      expect(await offThread().crcOfFile(file, length)).toEqual({ bytes: length, crc: crc32(data) });
       await fs.truncate(file, length - 1);
-      expect(await sums.crcOfFile(file, length)).toEqual({ bytes: length - 1, crc: crc32(data.subarray(0, -1)) });
+      expect(await offThread().crcOfFile(file, length)).toEqual({
+        bytes: length - 1,
+        crc: crc32(data.subarray(0, -1)),
+      });
     }
   });
 
   test("a file the worker cannot read, or an empty one, answers undefined (the read in line then reports why)", async () => {
     await fs.writeFile(join(root, "empty"), new Uint8Array(0));
-    expect(await sums.crcOfFile(join(root, "empty"), 0)).toBe(undefined);
-    expect(await sums.crcOfFile(join(root, "missing"), 10)).toBe(undefined);
-    expect(await sums.crcOfFile(root, 10)).toBe(undefined); // a directory
+    expect(await offThread().crcOfFile(join(root, "empty"), 0)).toBe(undefined);
+    expect(await offThread().crcOfFile(join(root, "missing"), 10)).toBe(undefined);
+    expect(await offThread().crcOfFile(root, 10)).toBe(undefined); // a directory
   });
 });
 
