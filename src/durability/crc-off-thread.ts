@@ -55,22 +55,52 @@ export function offThreadCrcAnswers(): number {
 
 /**
  * The worker: the CRC-32 of each file it is given, chained over the file's pieces of the two shared
- * buffers (the image, the scratch), posted back. CommonJS (an eval worker, which only Node's worker
- * threads run), so the built-in modules are named without the `node:` scheme: this text ships in
- * the browser build too, which carries no `node:` specifier anywhere (test/browser/recipe.test.ts).
- * If the worker cannot start or load them, the check runs in line.
+ * buffers (the image, the scratch), posted back. It sums each step as soon as the loading thread
+ * has read it (`progress[0]` counts the steps read, `progress[1]` is set when the read gave up), so
+ * the sums run alongside the reads instead of after them. It never waits on a read that gave up:
+ * the loading thread sets the flag and moves the count, which wakes it, and it ends without an
+ * answer. CommonJS (an eval worker, which only Node's worker threads run), so the built-in modules
+ * are named without the `node:` scheme: this text ships in the browser build too, which carries no
+ * `node:` specifier anywhere (test/browser/recipe.test.ts). If the worker cannot start or load
+ * them, the check runs in line.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("worker_threads");
 const { crc32 } = require("zlib");
 const buffers = [new Uint8Array(workerData.image), new Uint8Array(workerData.scratch)];
-parentPort.postMessage(workerData.files.map((pieces) => {
-  let crc = 0;
-  for (let i = 0; i < pieces.length; i += 3)
-    crc = crc32(buffers[pieces[i]].subarray(pieces[i + 1], pieces[i + 1] + pieces[i + 2]), crc);
-  return crc;
-}));
+const progress = new Int32Array(workerData.progress);
+const steps = workerData.steps;
+const crcs = new Array(workerData.files).fill(0);
+const sumAll = () => {
+  for (let k = 0; k * 4 < steps.length; k++) {
+    for (;;) {
+      const read = Atomics.load(progress, 0);
+      if (Atomics.load(progress, 1) !== 0) return false;
+      if (read > k) break;
+      Atomics.wait(progress, 0, read);
+    }
+    const [file, buffer, at, length] = [steps[4 * k], steps[4 * k + 1], steps[4 * k + 2], steps[4 * k + 3]];
+    crcs[file] = crc32(buffers[buffer].subarray(at, at + length), crcs[file]);
+  }
+  return true;
+};
+if (sumAll()) parentPort.postMessage(crcs);
 `;
+
+/** The most bytes of one read, and of one step of the worker's sums that follows it. */
+const DEFAULT_STEP_BYTES = 4 * 1024 * 1024;
+let stepBytes = DEFAULT_STEP_BYTES;
+
+/**
+ * Sets the size of the reads the worker sums one by one (tests use a few bytes, so that a small
+ * image is read in many steps); returns the previous value. `undefined` restores the default.
+ * @internal
+ */
+export function setOffThreadCrcStepBytes(bytes: number | undefined): number {
+  const previous = stepBytes;
+  stepBytes = bytes === undefined ? DEFAULT_STEP_BYTES : Math.max(1, Math.floor(bytes));
+  return previous;
+}
 
 let threadsLoaded: Promise<WorkerThreads | undefined> | undefined;
 
@@ -173,21 +203,39 @@ export async function createOffThreadCrc(fs: Fs): Promise<OffThreadCrc | undefin
     if (!accepts(imageBytes)) return undefined;
     const image = new Uint8Array(new SharedArrayBuffer(imageBytes));
     const scratch = new Uint8Array(new SharedArrayBuffer(scratchBytes));
-    for (const f of files) {
-      const handle = await fs.open(f.path, "r");
-      try {
-        for (const p of f.pieces) {
-          const target = (p.scratch ? scratch : image).subarray(p.at, p.at + p.length);
-          if ((await readInto(handle, target, p.offset)) !== p.length)
-            return { image, matches: Promise.resolve(false) };
+    // The worker starts before the first read and sums each step once it is read: at 1 GB the sum
+    // of the first touch of freshly read memory took as long again as the read when it followed it.
+    const steps = readSteps(files, stepBytes);
+    const progress = new Int32Array(new SharedArrayBuffer(8));
+    const answer = startChecker(threads, image, scratch, files.length, steps, progress);
+    let read = 0;
+    try {
+      for (const [i, f] of files.entries()) {
+        const handle = await fs.open(f.path, "r");
+        try {
+          for (; read < steps.length && (steps[read] as ReadStep).file === i; read++) {
+            const s = steps[read] as ReadStep;
+            const target = (s.scratch ? scratch : image).subarray(s.at, s.at + s.length);
+            if ((await readInto(handle, target, s.offset)) !== s.length)
+              return { image, matches: Promise.resolve(false) };
+            Atomics.store(progress, 0, read + 1);
+            Atomics.notify(progress, 0);
+          }
+        } finally {
+          await handle.close();
         }
-      } finally {
-        await handle.close();
+      }
+    } finally {
+      if (read < steps.length) {
+        // The read gave up (short file, error): the worker must not wait for steps never read.
+        Atomics.store(progress, 1, 1);
+        Atomics.store(progress, 0, steps.length + 1);
+        Atomics.notify(progress, 0);
       }
     }
     checks++;
     filesChecked += files.length;
-    return { image, matches: checkOnWorker(threads, image, scratch, files) };
+    return { image, matches: verdict(answer, image, scratch, files) };
   };
   return {
     accepts,
@@ -309,28 +357,65 @@ function crcsInLine(image: Uint8Array, scratch: Uint8Array, files: readonly Scat
   );
 }
 
-/**
- * The worker's verdict: every file's CRC matches. When the worker fails (cannot start, dies), the
- * CRCs are computed here.
- */
-function checkOnWorker(
+/** One read of a file into the image or the scratch buffer, and the step of the sums after it. */
+interface ReadStep {
+  /** The file's index in the list checked. */
+  file: number;
+  /** Where the read starts in the file. */
+  offset: number;
+  length: number;
+  scratch: boolean;
+  /** Where it lands in its buffer. */
+  at: number;
+}
+
+/** The files' pieces cut into reads of at most `most` bytes, in file order. */
+function readSteps(files: readonly ScatteredFile[], most: number): ReadStep[] {
+  const steps: ReadStep[] = [];
+  for (const [file, f] of files.entries())
+    for (const p of f.pieces)
+      for (let done = 0; done < p.length; done += most) {
+        const length = Math.min(most, p.length - done);
+        steps.push({ file, offset: p.offset + done, length, scratch: p.scratch, at: p.at + done });
+      }
+  return steps;
+}
+
+/** Starts the worker that sums each step once `progress` says it is read; its answer, if any. */
+function startChecker(
   threads: WorkerThreads,
+  image: Uint8Array,
+  scratch: Uint8Array,
+  files: number,
+  steps: readonly ReadStep[],
+  progress: Int32Array,
+): Promise<{ value: unknown } | undefined> {
+  const workerData = {
+    image: image.buffer,
+    scratch: scratch.buffer,
+    progress: progress.buffer,
+    files,
+    steps: steps.flatMap((s) => [s.file, s.scratch ? 1 : 0, s.at, s.length]),
+  };
+  return answerOf(threads, WORKER_SOURCE, workerData);
+}
+
+/**
+ * Every file's CRC matches, by the worker's sums; when the worker failed (could not start, died),
+ * by the CRCs computed here. Called once every step was read.
+ */
+async function verdict(
+  answer: Promise<{ value: unknown } | undefined>,
   image: Uint8Array,
   scratch: Uint8Array,
   files: readonly ScatteredFile[],
 ): Promise<boolean> {
   const agree = (crcs: unknown) =>
     Array.isArray(crcs) && crcs.length === files.length && files.every((f, i) => crcs[i] === f.crc);
-  const workerData = {
-    image: image.buffer,
-    scratch: scratch.buffer,
-    files: files.map((f) => f.pieces.flatMap((p) => [p.scratch ? 1 : 0, p.at, p.length])),
-  };
-  return answerOf(threads, WORKER_SOURCE, workerData).then((answer) => {
-    if (answer === undefined) return agree(crcsInLine(image, scratch, files));
-    answers++;
-    return agree(answer.value);
-  });
+  const answered = await answer;
+  if (answered === undefined) return agree(crcsInLine(image, scratch, files));
+  answers++;
+  return agree(answered.value);
 }
 
 /**
