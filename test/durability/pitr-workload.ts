@@ -383,6 +383,9 @@ export function pitrProperty(options: PitrPropertyOptions) {
       } finally {
         world.storage.abort();
         await coreOf(world.storage).settled();
+        // abort() leaves the adapter open, as a crash would: a file adapter's descriptors are
+        // released here, not by the garbage collector.
+        await persistence.close();
       }
     },
   );
