@@ -65,7 +65,8 @@ export class ActorstoreSystem implements BenchSystem {
 
   async close(): Promise<void> {
     await this.#storage.close();
-    // ObjectStorage.close() leaves the persistence open (see docs/benchmarks.md), so close it here.
+    // ObjectStorage.close() also releases the persistence (docs/benchmarks-history.md, *What was fixed
+    // after the first run*); this system opened it, so it closes it too.
     await this.#persistence?.close();
     if (this.#directory !== undefined) await rm(this.#directory, { recursive: true, force: true });
   }

@@ -205,10 +205,10 @@ const PARTS_PER_WRITE = 64;
  * How a large file (a snapshot) shares the disk with the log's flushes. Written whole, a snapshot's
  * hundreds of MB sit dirty in the page cache until its final `fsync`, and every log `fdatasync`
  * issued meanwhile queues behind their write-back (100–260 ms at 300 MB on the development VM,
- * docs/benchmarks.md, *Snapshot writes paced*). Paced, at most one slice is ever dirty: the slice
- * is written and flushed before the next, and both start only when {@link turn} lets them (the
- * file adapter's resolves once no log write + flush is in flight), so a log flush waits behind at
- * most one slice's write-back. @internal
+ * docs/benchmarks-history.md, *Snapshot writes paced*). Paced, at most one slice is ever dirty:
+ * the slice is written and flushed before the next, and both start only when {@link turn} lets
+ * them (the file adapter's resolves once no log write + flush is in flight), so a log flush waits
+ * behind at most one slice's write-back. @internal
  */
 export interface WritePacing {
   /** Bytes per slice (the last may be shorter); at least 1. */
@@ -224,8 +224,8 @@ const SNAPSHOT_SLICE_MAX_BYTES = 8 * 1024 * 1024;
  * Bytes of a snapshot of `imageBytes` written and flushed at a time ({@link WritePacing}): what a
  * log flush may have to wait behind. 1 MiB, larger for images over 256 MiB so that a snapshot takes
  * at most ~256 flushes (each costs a journal commit and a device flush, which is what makes a paced
- * write slower than a whole one), at most 8 MiB. Measured in docs/benchmarks.md, *Snapshot writes
- * paced*. @internal
+ * write slower than a whole one), at most 8 MiB. Measured in docs/benchmarks-history.md,
+ * *Snapshot writes paced*. @internal
  */
 export function snapshotSliceBytes(imageBytes: number): number {
   return Math.min(SNAPSHOT_SLICE_MAX_BYTES, Math.max(SNAPSHOT_SLICE_MIN_BYTES, Math.ceil(imageBytes / 256)));

@@ -17,9 +17,9 @@ import { encodeRecords, encodeRecordsView } from "./record-codec";
  * Buffers of written frames, kept for the next appends of any queue that reuses them
  * ({@link GroupCommitHooks.reuseFrames}). A new `ArrayBuffer` per append (~100 KB for 100 puts of
  * 1 KB) counted towards V8's external memory allocated since its last full GC, which starts one
- * after a few MiB when the JavaScript heap is small (docs/benchmarks.md, *Fewer full GCs*). At most
- * {@link FRAME_POOL_BUFFERS} are kept, none over {@link FRAME_BUFFER_MAX_BYTES}; a buffer is here
- * only while no queue holds it.
+ * after a few MiB when the JavaScript heap is small (docs/benchmarks-history.md, *Fewer full
+ * GCs*). At most {@link FRAME_POOL_BUFFERS} are kept, none over {@link FRAME_BUFFER_MAX_BYTES}; a
+ * buffer is here only while no queue holds it.
  */
 const framePool: ArrayBuffer[] = [];
 const FRAME_POOL_BUFFERS = 4;

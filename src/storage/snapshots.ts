@@ -29,7 +29,7 @@ export async function ensureFirstSnapshot(settings: CoreSettings, loaded: LoadRe
  * one step per turn the copy then fell behind a database growing by ~450 KB per batch, outgrew its
  * room and started over, and no snapshot of the growth workload ever finished (the log, and the
  * replay at the next open, grew without bound). How fast a copy must go depends on how fast the
- * object writes; see docs/benchmarks.md, *Growth*.
+ * object writes; see docs/benchmarks-history.md, *What changed (issue 20)*.
  */
 export const COPY_PAGES_PER_TURN = 256;
 
@@ -99,7 +99,7 @@ export function imageBytesNow(engine: SqlEngine, lastImageBytes: number): number
  * whatever the database's size, so the replay of an open stays bounded as the database grows
  * (docs/durability.md, *When snapshots are taken*). 16 MiB was measured too: at 0.5–1 GB under a
  * write-heavy load its snapshots ran back to back, median batches were 3–4× slower, and the replay
- * after a crash was no shorter (docs/benchmarks.md, *Recovery with the log cap*).
+ * after a crash was no shorter (docs/benchmarks-history.md, *Recovery with the log cap*).
  */
 export const DEFAULT_SNAPSHOT_LOG_CAP_BYTES = 64 * 1024 * 1024;
 
