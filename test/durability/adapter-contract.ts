@@ -3,7 +3,7 @@
  * S3 against a fake and against Ceph), so the
  * default in-memory adapter cannot drift from the durable one.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
 import { DelegatingPersistence } from "../../src/durability/delegating-persistence";
 import {
@@ -76,8 +76,30 @@ class StreamWatcher extends DelegatingPersistence {
   }
 }
 
-export function describeAdapterContract(name: string, create: () => Promise<AdapterHarness>): void {
+export function describeAdapterContract(name: string, createHarness: () => Promise<AdapterHarness>): void {
   describe(`${name}: PersistenceAdapter contract`, () => {
+    // Every adapter a test opened (and each one a reopen gave) is closed after the test: a file
+    // adapter's descriptors are released by close(), not left to the garbage collector.
+    let opened: PersistenceAdapter[] = [];
+    const create = async (): Promise<AdapterHarness> => {
+      const h = await createHarness();
+      opened.push(h.adapter);
+      return {
+        adapter: h.adapter,
+        reopen: async () => {
+          const again = await h.reopen();
+          opened.push(again);
+          return again;
+        },
+      };
+    };
+    afterEach(async () => {
+      const all = [...new Set(opened)];
+      opened = [];
+      // A test may have closed some already, or been fenced: closing is clean-up here, not a check.
+      for (const adapter of all) await adapter.close().catch(() => undefined);
+    });
+
     it("load: an empty store has no snapshots, records or meta", async () => {
       const { adapter } = await create();
       // An adapter that fences also reports the epoch this load claimed.

@@ -177,7 +177,9 @@ describe("FilePersistence: torn and corrupt tails", () => {
     const bytes = await readFile(first);
     bytes[3] = (bytes[3] as number) ^ 0xff;
     await writeFile(first, bytes);
-    await expect((await openFilePersistence(dir)).load()).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+    const again = await openFilePersistence(dir);
+    await expect(again.load()).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+    await again.close();
   });
 
   it("load: an empty newest segment (crash right after creating it) is removed", async () => {
