@@ -4,7 +4,6 @@
  * and a read that gives up part-way (a file shorter than it was said to be, a file that is gone)
  * never leaves the worker waiting for steps that will not come, which would keep the process alive.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -12,6 +11,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { offThreadCrcAnswers, setOffThreadCrcStepBytes } from "../../src/durability/crc-off-thread";
 import { crc32 } from "../../src/durability/crc32";
+import { runScript } from "../helpers/child-script";
 import { everyImageOffThread } from "./off-thread";
 
 const root = await mkdtemp(join(tmpdir(), "actorstore-read-steps-"));
@@ -90,29 +90,7 @@ describe("an image read in steps, each summed once read", () => {
           "console.log(JSON.stringify({ matches, gone }));",
         ].join("\n"),
       );
-      const child = spawn(process.execPath, ["--import", "tsx", script], {
-        cwd: repo,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (d) => {
-        out += String(d);
-      });
-      child.stderr.on("data", (d) => {
-        err += String(d);
-      });
-      // A hang is the failure looked for; the limit only ends the test instead of the suite.
-      const code = await new Promise<number | string>((done) => {
-        const timer = setTimeout(() => {
-          child.kill("SIGKILL");
-          done("did not exit within 60 s");
-        }, 60_000);
-        child.on("exit", (c) => {
-          clearTimeout(timer);
-          done(c ?? "killed");
-        });
-      });
+      const { code, out, err } = await runScript(script, repo);
       expect({ code, err }).toEqual({ code: 0, err: "" });
       expect(JSON.parse(out)).toEqual({ matches: false, gone: "ENOENT" });
     } finally {

@@ -6,7 +6,6 @@
  * zeroed, distinct buffers, stops refilling when the worker is gone, and never keeps the process
  * alive.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -16,6 +15,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { WorkerChunkSupply } from "../../src/durability/chunk-worker";
 import { type ChunkSupply, suppliedChunks, useChunkSupply } from "../../src/engine/chunk-supply";
 import { PagedFile } from "../../src/engine/sqljs-paged-file";
+import { runScript } from "../helpers/child-script";
 
 const bytes = (n: number, from = 1) => Uint8Array.from({ length: n }, (_, i) => (from + i * 7) & 0xff);
 
@@ -186,29 +186,7 @@ describe("WorkerChunkSupply", () => {
           "console.log(JSON.stringify({ supplied: suppliedChunks() }));",
         ].join("\n"),
       );
-      const child = spawn(process.execPath, ["--import", "tsx", script], {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (d) => {
-        out += String(d);
-      });
-      child.stderr.on("data", (d) => {
-        err += String(d);
-      });
-      // A hang is the failure looked for; the limit only ends the test instead of the suite.
-      const code = await new Promise<number | string>((done) => {
-        const timer = setTimeout(() => {
-          child.kill("SIGKILL");
-          done("did not exit within 60 s");
-        }, 60_000);
-        child.on("exit", (c) => {
-          clearTimeout(timer);
-          done(c ?? "killed");
-        });
-      });
+      const { code, out, err } = await runScript(script, root);
       expect({ code, err }).toEqual({ code: 0, err: "" });
       // About 4 MB of database: the growth took chunks from the worker's pool.
       expect(JSON.parse(out).supplied).toBeGreaterThan(0);
