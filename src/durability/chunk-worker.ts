@@ -1,11 +1,13 @@
 /**
  * The engine's memory chunks allocated on a worker thread (Node only). A growing database needs a
- * new 256 KiB chunk about every 2.5 batches of the growth benchmark, and allocating one is mostly
- * first touches of fresh memory: about 0.7 ms of page faults on the development VM, which landed on
- * the thread that runs the object's events (20% of its time in a profile of the growth to 1 GB).
- * Here a worker allocates them (`new SharedArrayBuffer`, zeroed and mapped by that thread) and
- * posts them over; the engine takes one from the pool when it needs a chunk and allocates its own
- * only when the pool is empty (engine/chunk-supply.ts).
+ * new 256 KiB chunk about every 2.5 batches of the growth benchmark. Here a worker allocates them
+ * (`new SharedArrayBuffer`) and posts them over; the engine takes one from the pool when it needs a
+ * chunk and allocates its own only when the pool is empty (engine/chunk-supply.ts). What moves off
+ * the event loop is the allocation itself, not the memory's first touches: a fresh buffer arrives
+ * unmapped (64 page faults on the first write of each 256 KiB chunk, worker-allocated or not, on
+ * the development VM), and the engine maps it on a turn of its own (`prepareAhead`). Mapping it on
+ * the worker instead was measured worse: the faults then compete with the event loop for the same
+ * two cores (docs/benchmarks-history.md, *The p99 tail, second look*).
  *
  * The worker is started on the first chunk asked for, once per process, and never keeps the
  * process alive (`unref`). If it cannot start or dies, the pool stops refilling and the engine
@@ -19,7 +21,7 @@ import { FILE_CHUNK_BYTES } from "../engine/sqljs-paged-file";
 type WorkerThreads = typeof import("node:worker_threads");
 
 /**
- * The worker: for each request, that many new zeroed `SharedArrayBuffer`s of the size asked,
+ * The worker: for each request, that many new (zero, not yet mapped) `SharedArrayBuffer`s of the size asked,
  * posted one by one (posting shares the buffer; nothing is copied). CommonJS in an eval worker,
  * the module named without the `node:` scheme (see crc-off-thread.ts for why).
  */

@@ -643,7 +643,7 @@ export async function openFilePersistence(
   const nativeCrc = (zlib as { crc32?: unknown }).crc32;
   if (!nativeCrcTried && typeof nativeCrc === "function") useNativeCrc32(nativeCrc as NativeCrc32);
   nativeCrcTried = true;
-  // A growing database's memory chunks are allocated (and first touched) on a worker thread.
+  // A growing database's memory chunks are allocated on a worker thread (chunk-worker.ts).
   await installChunkWorker();
   const env: LockEnv = { fs, lockFs: syncLockFs(fsSync), path, hostname: os.hostname(), pid: process.pid };
   return new FileAdapter(path.resolve(directory), env, options, await createOffThreadCrc(fs));

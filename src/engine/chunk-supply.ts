@@ -1,11 +1,11 @@
 /**
  * Where a paged file's new chunks come from (sqljs-paged-file.ts, `newChunk`). By default each is
- * allocated where it is needed, on the thread that runs the engine. A chunk's allocation is mostly
- * its first touches: the zero-filling maps each 4 KiB page, and on a virtual machine each of those
- * faults costs microseconds (about 0.7 ms for one 256 KiB chunk on the development VM, some 20% of
- * the engine thread's time while a database grows). A supply made by the runtime (the file adapter
- * installs one that allocates on a worker thread: durability/chunk-worker.ts) hands over chunks
- * that are already mapped, so those faults happen on another thread.
+ * allocated where it is needed, on the thread that runs the engine. A supply made by the runtime
+ * (the file adapter installs one that allocates on a worker thread: durability/chunk-worker.ts)
+ * hands over chunks allocated elsewhere. Either way a chunk's pages are mapped by their first
+ * write on the engine's thread (on a virtual machine each such fault costs microseconds: about
+ * 1 ms for one 256 KiB chunk on the development VM), which the paged file does on a turn of its own
+ * (`prepareAhead`).
  *
  * @packageDocumentation
  */

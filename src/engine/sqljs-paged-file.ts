@@ -73,8 +73,8 @@ export function droppedChunkTells(): number {
  * an unshared one; copies into and out of shared memory run somewhat slower (V8 copies it with
  * relaxed atomic word moves: ~250 against ~170 ns per 4 KiB page here). What V8 no longer sees is
  * a chunk that becomes garbage, which {@link dropped} reports instead. A chunk supply installed by
- * the runtime (chunk-supply.ts) may have allocated it on another thread, so that its first touches
- * did not land here.
+ * the runtime (chunk-supply.ts) may have allocated it on another thread; its pages are still mapped
+ * by their first write here.
  */
 function newChunk(length: number): Uint8Array {
   const supplied = takeSuppliedChunk(length);
