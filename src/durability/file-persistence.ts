@@ -28,7 +28,6 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { ActorStoreError } from "../errors";
-import { installChunkWorker } from "./chunk-worker";
 import type { CommitRecord } from "./commit-record";
 import { createOffThreadCrc, type OffThreadCrc } from "./crc-off-thread";
 import { crc32, type NativeCrc32, useNativeCrc32 } from "./crc32";
@@ -643,8 +642,6 @@ export async function openFilePersistence(
   const nativeCrc = (zlib as { crc32?: unknown }).crc32;
   if (!nativeCrcTried && typeof nativeCrc === "function") useNativeCrc32(nativeCrc as NativeCrc32);
   nativeCrcTried = true;
-  // A growing database's memory chunks are allocated on a worker thread (chunk-worker.ts).
-  await installChunkWorker();
   const env: LockEnv = { fs, lockFs: syncLockFs(fsSync), path, hostname: os.hostname(), pid: process.pid };
   return new FileAdapter(path.resolve(directory), env, options, await createOffThreadCrc(fs));
 }

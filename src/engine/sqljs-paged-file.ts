@@ -26,7 +26,6 @@
  * @packageDocumentation
  */
 
-import { takeSuppliedChunk } from "./chunk-supply";
 import type { FrozenImage, ImageUse } from "./engine";
 
 /** Bytes per chunk of a database file: a multiple of every SQLite page size (at most 64 KiB). */
@@ -72,13 +71,9 @@ export function droppedChunkTells(): number {
  * (`BackingStore::PerIsolateAccountingLength`). The chunk is used by this thread only, exactly as
  * an unshared one; copies into and out of shared memory run somewhat slower (V8 copies it with
  * relaxed atomic word moves: ~250 against ~170 ns per 4 KiB page here). What V8 no longer sees is
- * a chunk that becomes garbage, which {@link dropped} reports instead. A chunk supply installed by
- * the runtime (chunk-supply.ts) may have allocated it on another thread; its pages are still mapped
- * by their first write here.
+ * a chunk that becomes garbage, which {@link dropped} reports instead.
  */
 function newChunk(length: number): Uint8Array {
-  const supplied = takeSuppliedChunk(length);
-  if (supplied !== undefined) return supplied;
   return typeof SharedArrayBuffer === "function"
     ? new Uint8Array(new SharedArrayBuffer(length))
     : new Uint8Array(length);
