@@ -7,7 +7,8 @@
 import fc from "fast-check";
 import initSqlJs from "sql.js";
 import { describe, expect, test } from "vitest";
-import { droppedChunkTells, openOnPagedFile, PagedFile } from "../../src/engine/sqljs-paged-file";
+import { droppedChunkTells } from "../../src/engine/sqljs-paged-chunks";
+import { openOnPagedFile, PagedFile } from "../../src/engine/sqljs-paged-file";
 import { probePagedFiles } from "../../src/engine/sqljs-paged-probe";
 
 const bytes = (n: number, from = 1) => Uint8Array.from({ length: n }, (_, i) => (from + i * 7) & 0xff);
