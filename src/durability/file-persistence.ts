@@ -15,7 +15,8 @@
  * - append: write the frames at the segment's confirmed end, durably (the segment is opened with
  *   `O_DSYNC` where the platform has it, else each write is followed by `fdatasync`); a new
  *   segment's directory entry is fsynced too. Only then does the append resolve.
- * - snapshot and meta: write a temp file, `fsync` it, rename it into place, `fsync` the directory.
+ * - snapshot and meta: write a temp file, `fsync` it, rename it into place, `fsync` the directory
+ *   (a snapshot through snapshot-files.ts, which also reads it back).
  * - load: takes the directory lock (one writer per directory), then reads the directory
  *   (directory-scan.ts); a torn tail of the last segment is truncated and fsynced before anything
  *   is appended after it, so a later crash can never expose the old bytes again. Corruption is
@@ -30,10 +31,10 @@ import type { FileHandle } from "node:fs/promises";
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
 import { createOffThreadCrc, type OffThreadCrc } from "./crc-off-thread";
-import { crc32, type NativeCrc32, useNativeCrc32 } from "./crc32";
+import { type NativeCrc32, useNativeCrc32 } from "./crc32";
 import { DirectoryLock, type LockEnv, syncLockFs } from "./directory-lock";
-import { corruptError, type DirectoryScan, type Segment, type StoredSnapshot, scanDirectory } from "./directory-scan";
-import { crc32InTurns, DirectoryIo, loadNodeModules, snapshotSliceBytes, type WritePacing } from "./file-io";
+import { type DirectoryScan, type Segment, scanDirectory } from "./directory-scan";
+import { DirectoryIo, loadNodeModules } from "./file-io";
 import { asPlainBytes, deltaName, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
 import { SegmentReader } from "./file-log-reader";
 import { decodeMeta, encodeMeta } from "./file-meta";
@@ -47,14 +48,12 @@ import {
   collectRecords,
   fencedError,
   type LoadResult,
-  missingSnapshot,
-  snapshotTimeMs,
   type VersionedMeta,
 } from "./persistence";
 import { checkPersistenceArguments, FILE_PERSISTENCE_OPTIONS } from "./persistence-options";
 import { planPrune, thinnableSeqs } from "./retention";
-import { ChainReader } from "./snapshot-chain-read";
 import { chainOf, deletableInChains, deltaFits, encodeDelta, fallbackSeq, type SnapshotDelta } from "./snapshot-delta";
+import { SnapshotFiles } from "./snapshot-files";
 
 export type { FilePersistence, FilePersistenceStats, OpenFilePersistenceOptions } from "./file-persistence-types";
 
@@ -77,12 +76,11 @@ class FileAdapter implements FilePersistence {
   #lock: DirectoryLock | null = null;
   /** Checks a large newest snapshot's CRC on another thread while load() checks the log. */
   readonly #offThreadCrc: OffThreadCrc | undefined;
-  /** The newest snapshot's image as load() verified it, handed to the first readSnapshot of it. */
-  #verified: { seq: number; image: Uint8Array } | undefined;
 
   #loaded = false;
   #segments: Segment[] = [];
-  #snapshots: StoredSnapshot[] = [];
+  /** The snapshot files held, written and read (snapshot-files.ts). */
+  readonly #snapshots: SnapshotFiles;
   /** The open handle of the last segment, if appends have touched it since load. */
   #active: FileHandle | null = null;
   /** Whether writes to {@link #active} are durable on return (opened with `O_DSYNC`). */
@@ -116,6 +114,7 @@ class FileAdapter implements FilePersistence {
     this.#readOnly = options.readOnly === true;
     this.#io = new DirectoryIo(directory, env.fs, env.path, options.allowUnsyncedWrites !== true);
     this.#reader = new SegmentReader(this.#io);
+    this.#snapshots = new SnapshotFiles(this.#io, offThreadCrc, () => this.#log.writeSettled());
   }
 
   // -- load --------------------------------------------------------------------------------------
@@ -139,7 +138,7 @@ class FileAdapter implements FilePersistence {
     }
     await this.#closeActive();
     this.#loaded = false;
-    this.#verified = undefined;
+    this.#snapshots.forgetVerified();
     this.#reader.reset(undefined);
     const fs = this.#io.fs;
 
@@ -170,8 +169,7 @@ class FileAdapter implements FilePersistence {
       }
     }
     this.#segments = scan.segments;
-    this.#snapshots = scan.snapshots;
-    this.#verified = scan.verified;
+    this.#snapshots.reset(scan);
     this.#reader.reset(scan);
     this.#log.reset(scan.lastSeq);
     this.#loaded = true;
@@ -274,17 +272,17 @@ class FileAdapter implements FilePersistence {
     return this.#maintain("writeSnapshotDelta", async () => {
       await this.#log.settledThrough(queued);
       checkSnapshotSeq(info.seq, this.#log.durableSeq);
-      const chain = delta.baseSeq < info.seq ? chainOf(this.#snapshots, delta.baseSeq) : undefined;
+      const chain = delta.baseSeq < info.seq ? chainOf(this.#snapshots.list, delta.baseSeq) : undefined;
       const base = chain?.[chain.length - 1];
       let changed = 0;
       for (const c of delta.chunks) changed += c.bytes.length;
       if (chain === undefined || base === undefined || !deltaFits(chain, changed, delta.byteLength)) return false;
       const parts = encodeDelta(info.seq, base.crc, delta);
-      const written = await this.#writeSnapshotFile(info, parts, (timeMs, crc) =>
+      const written = await this.#snapshots.write(info, parts, (timeMs, crc) =>
         deltaName(info.seq, timeMs, crc, base.seq),
       );
       if (written === undefined) return true;
-      await this.#held(info.seq, { ...written, baseSeq: base.seq, imageBytes: delta.byteLength });
+      await this.#snapshots.held(info.seq, { ...written, baseSeq: base.seq, imageBytes: delta.byteLength });
       return true;
     });
   }
@@ -294,84 +292,14 @@ class FileAdapter implements FilePersistence {
     return this.#maintain("writeSnapshot", async () => {
       await this.#log.settledThrough(queued);
       checkSnapshotSeq(info.seq, this.#log.durableSeq);
-      const written = await this.#writeSnapshotFile(info, parts, (timeMs, crc) => snapshotName(info.seq, timeMs, crc));
-      if (written !== undefined) await this.#held(info.seq, { ...written, imageBytes: written.bytes });
+      const written = await this.#snapshots.write(info, parts, (timeMs, crc) => snapshotName(info.seq, timeMs, crc));
+      if (written !== undefined) await this.#snapshots.held(info.seq, { ...written, imageBytes: written.bytes });
     });
   }
 
-  /**
-   * Writes a snapshot file (full or delta) durably and reads it back. `undefined` (nothing
-   * written) when a snapshot of that seq is held already and a delta is built on it: its state is
-   * stored, and replacing it would break that delta's chain.
-   */
-  async #writeSnapshotFile(
-    info: { seq: number; timeMs: number },
-    parts: readonly Uint8Array[],
-    nameOf: (timeMs: number, crc: number) => string,
-  ): Promise<{ name: string; seq: number; timeMs: number; bytes: number; crc: number } | undefined> {
-    if (this.#snapshots.some((s) => s.baseSeq === info.seq)) return undefined;
-    let length = 0;
-    for (const part of parts) length += part.length;
-    const crc = (await this.#offThreadCrc?.crcOfParts(parts, length)) ?? (await crc32InTurns(parts));
-    const timeMs = snapshotTimeMs(info.timeMs);
-    const name = nameOf(timeMs, crc);
-    // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
-    // partial image under a real snapshot name. The directory fsync makes the rename durable.
-    // In slices flushed one at a time, each started once the log's write + flush in flight (if
-    // any) is done, so that a log flush never queues behind a whole image's write-back.
-    const pacing: WritePacing = { sliceBytes: snapshotSliceBytes(length), turn: () => this.#log.writeSettled() };
-    await this.#io.writeFileAtomic(name, parts.length === 1 ? (parts[0] as Uint8Array) : parts, pacing);
-    // Read back before older snapshots may go: until a newer image is known good, prune keeps
-    // the previous one and the log after it (see prune), so a damaged image is never the only one.
-    const back = (await this.#offThreadCrc?.crcOfFile(this.#io.file(name), length)) ?? (await this.#io.crcOfFile(name));
-    if (back.bytes !== length || back.crc !== crc)
-      throw corruptError(this.directory, `snapshot ${name} read back differently than it was written`);
-    return { name, seq: info.seq, timeMs, bytes: length, crc };
-  }
-
-  /** A snapshot file was written: it replaces any other of its seq. */
-  async #held(seq: number, snapshot: StoredSnapshot): Promise<void> {
-    const replaced = this.#snapshots.filter((s) => s.seq === seq && s.name !== snapshot.name);
-    for (const s of replaced) await this.#io.fs.rm(this.#io.file(s.name), { force: true });
-    this.#snapshots = this.#snapshots.filter((s) => s.seq !== seq);
-    this.#snapshots.push(snapshot);
-    this.#snapshots.sort((a, b) => a.seq - b.seq);
-  }
-
   async readSnapshot(seq: number): Promise<Uint8Array> {
-    const found = this.#snapshots.find((s) => s.seq === seq);
-    if (found === undefined) throw missingSnapshot(seq);
-    const verified = this.#verified;
-    if (verified !== undefined && verified.seq === seq) {
-      this.#verified = undefined; // handed out once: opening reads the image load() verified
-      return handOverImage(this, verified.image);
-    }
-    if (found.baseSeq !== undefined) {
-      // A delta: its chain's full image with each delta applied, every file checked on the way.
-      const chain = chainOf(this.#snapshots, seq);
-      if (chain === undefined) throw missingSnapshot(found.baseSeq);
-      const image = await new ChainReader(this.#io.fs, (name) => this.#io.file(name)).image(chain);
-      if (!(image instanceof Uint8Array))
-        throw corruptError(
-          this.directory,
-          `snapshot ${image.file.name}${image.file === found ? "" : `, which ${found.name} is built on,`} cannot be used: ${image.why}; an older snapshot and the log may still reach this state`,
-        );
-      return handOverImage(this, image);
-    }
-    let bytes: Uint8Array;
-    try {
-      bytes = asPlainBytes(await this.#io.fs.readFile(this.#io.file(found.name)));
-    } catch (error) {
-      if (isErrno(error, "ENOENT")) throw missingSnapshot(seq);
-      throw error;
-    }
-    if (crc32(bytes) !== found.crc)
-      throw corruptError(
-        this.directory,
-        `snapshot ${found.name} fails its checksum; an older snapshot and the log may still reach this state`,
-      );
     // A fresh buffer of the file's bytes that this adapter keeps no reference to.
-    return handOverImage(this, bytes);
+    return handOverImage(this, await this.#snapshots.read(seq));
   }
 
   // -- reading the log ---------------------------------------------------------------------------
@@ -417,21 +345,15 @@ class FileAdapter implements FilePersistence {
       // damaged later, load() falls back to that one (writeSnapshot verified the newest on write).
       // With deltas, also the snapshot before the newest chain's full image (a damaged full image
       // takes its deltas along): see fallbackSeq in snapshot-delta.ts.
-      const fallback = fallbackSeq(this.#snapshots);
+      const snapshots = this.#snapshots.list;
+      const fallback = fallbackSeq(snapshots);
       const keep = fallback === undefined ? keepFromSeq : Math.min(keepFromSeq, fallback);
-      const plan = planPrune(this.#snapshots, keep);
+      const plan = planPrune(snapshots, keep);
       if (plan.baseSeq === null) return;
       // Never a base that a kept delta is built on; deltas go before their bases.
-      const order = deletableInChains(this.#snapshots, plan.deleteSnapshots);
-      const doomed = new Set(order);
       // Snapshots first, made durable, then segments: a crash in between leaves extra old segments
       // (harmless), never a snapshot whose following records are gone.
-      for (const seq of order) {
-        const s = this.#snapshots.find((x) => x.seq === seq) as StoredSnapshot;
-        await this.#io.fs.rm(this.#io.file(s.name), { force: true });
-      }
-      this.#snapshots = this.#snapshots.filter((s) => !doomed.has(s.seq));
-      if (doomed.size > 0) await this.#io.syncDir(this.directory);
+      await this.#snapshots.remove(deletableInChains(snapshots, plan.deleteSnapshots));
       // Whole segments only, oldest first, never the newest (appends go there).
       let removed = 0;
       while (removed < this.#segments.length - 1) {
@@ -450,21 +372,16 @@ class FileAdapter implements FilePersistence {
   thinSnapshots(seqs: readonly number[]): Promise<number[]> {
     return this.#maintain("thinSnapshots", async () => {
       // Never a base that a kept delta is built on; deltas go before their bases.
+      const snapshots = this.#snapshots.list;
       const doomed = deletableInChains(
-        this.#snapshots,
+        snapshots,
         thinnableSeqs(
-          this.#snapshots.map((s) => s.seq),
+          snapshots.map((s) => s.seq),
           seqs,
         ),
       );
-      if (doomed.length === 0) return doomed;
       // Every record stays, so a crash halfway leaves extra snapshots, never a state out of reach.
-      for (const seq of doomed) {
-        const s = this.#snapshots.find((x) => x.seq === seq) as StoredSnapshot;
-        await this.#io.fs.rm(this.#io.file(s.name), { force: true });
-      }
-      this.#snapshots = this.#snapshots.filter((s) => !doomed.includes(s.seq));
-      await this.#io.syncDir(this.directory);
+      await this.#snapshots.remove(doomed);
       return doomed;
     });
   }
@@ -507,7 +424,7 @@ class FileAdapter implements FilePersistence {
     await this.#settle();
     await this.#closeActive();
     this.#loaded = false;
-    this.#verified = undefined;
+    this.#snapshots.forgetVerified();
     this.#reader.reset(undefined);
     await this.#releaseLock();
   }
@@ -530,11 +447,11 @@ class FileAdapter implements FilePersistence {
       records += s.lastSeq - s.firstSeq + 1;
     }
     let snapshotBytes = 0;
-    for (const s of this.#snapshots) snapshotBytes += s.bytes;
+    for (const s of this.#snapshots.list) snapshotBytes += s.bytes;
     return {
       records,
       logBytes,
-      snapshots: this.#snapshots.length,
+      snapshots: this.#snapshots.list.length,
       snapshotBytes,
       segments: this.#segments.length,
       logFlushes: this.#logFlushes,
