@@ -9,6 +9,8 @@ export interface ChildOutcome {
   code: number | string;
   out: string;
   err: string;
+  /** From the start to the end of the child, in ms. */
+  ms: number;
 }
 
 /**
@@ -18,6 +20,7 @@ export interface ChildOutcome {
  * ends the test instead of the suite.
  */
 export function runScript(script: string, cwd: string, limitMs = 60_000): Promise<ChildOutcome> {
+  const started = performance.now();
   const child = spawn(process.execPath, ["--import", "tsx", script], { cwd, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
@@ -35,7 +38,8 @@ export function runScript(script: string, cwd: string, limitMs = 60_000): Promis
     }, limitMs);
     child.on("close", (code) => {
       clearTimeout(timer);
-      done({ code: hung ? `did not exit within ${limitMs / 1000} s` : (code ?? "killed"), out, err });
+      const ms = performance.now() - started;
+      done({ code: hung ? `did not exit within ${limitMs / 1000} s` : (code ?? "killed"), out, err, ms });
     });
   });
 }

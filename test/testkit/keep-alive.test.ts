@@ -2,26 +2,18 @@
  * What keeps a process alive (docs/testing.md): neither a pending alarm nor a blockConcurrencyWhile
  * timer on the real clock does. Each case is a child process running a plain script.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runScript as runChild } from "../helpers/child-script";
 
 const root = resolve(import.meta.dirname, "../..");
-const tsxLoader = pathToFileURL(join(root, "node_modules/tsx/dist/loader.mjs")).href;
 const entry = pathToFileURL(join(root, "src/index.ts")).href;
 
-function runScript(file: string): Promise<{ code: number | null; stdout: string; ms: number }> {
-  const started = performance.now();
-  return new Promise((done) => {
-    execFile(process.execPath, ["--import", tsxLoader, file], { timeout: 60_000 }, (error, stdout) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
-      done({ code, stdout, ms: performance.now() - started });
-    });
-  });
-}
+/** The script run in a child Node process from the repository's root (tsx resolved from there). */
+const runScript = (file: string) => runChild(file, root);
 
 describe("what keeps a process alive", () => {
   let dir: string;
@@ -44,7 +36,7 @@ console.log("alarm set");
 `,
     );
     const result = await runScript(file);
-    expect(result.stdout).toContain("alarm set");
+    expect(result.out).toContain("alarm set");
     expect(result.code).toBe(0);
     expect(result.ms).toBeLessThan(50_000); // not the hour the alarm waits for
   });
@@ -61,7 +53,7 @@ console.log("not reached");
 `,
     );
     const result = await runScript(file);
-    expect(result.stdout).not.toContain("not reached");
+    expect(result.out).not.toContain("not reached");
     expect(result.code).toBe(13); // unsettled top-level await: the 30 s timer did not hold the loop
   });
 });
