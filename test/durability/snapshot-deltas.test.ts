@@ -384,6 +384,10 @@ describe("incremental snapshots with the file adapter", () => {
           storage.sql.exec("INSERT INTO t (v) VALUES (?)", `row ${i}`);
           await storage.put(`k${i % 30}`, { i });
           await storage.sync();
+          // Each snapshot settles before the next commit: on a loaded machine one still in flight
+          // let commits pass it by, and close() then wrote a full image, so the template no longer
+          // ended in a chain with deltas (a CI run of a27e48e).
+          await coreOf(storage).settled();
         }
         await storage.close();
       } finally {
