@@ -3,6 +3,8 @@
  * can start one per file.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { type ApiResponse, ERROR_CODES, fail, noRoute } from "../api/envelope";
+import { matchRoute } from "../api/service/routes";
 import { createApiHandler } from "./handler";
 import { checkServerOptions, type StartApiServerOptions } from "./options";
 
@@ -15,7 +17,49 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-async function toRequest(req: IncomingMessage, origin: string): Promise<Request> {
+// Methods node:http accepts but the fetch `Request` constructor refuses (it throws on them).
+const FETCH_FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
+
+/**
+ * The URL of a request target. A target that starts with `/` is a path (RFC 9112 origin-form), so it
+ * is appended to the origin as text: resolving `//x/zones` against the origin would read `x` as a
+ * host and route `/zones`. Anything else (an absolute URL from a proxy) is read on its own.
+ * `undefined` when no URL parser can read it.
+ */
+function requestUrl(target: string, origin: string): URL | undefined {
+  try {
+    return target.startsWith("/") ? new URL(`${origin}${target}`) : new URL(target);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The answer to a method that node:http accepts and `Request` refuses, or `undefined` for any other
+ * method: no route takes these methods, so they get what the route table says of any other (405
+ * with `Allow` on a known path, else 404), whatever the credentials.
+ */
+function forbiddenMethodAnswer(method: string, url: URL): Response | undefined {
+  if (!FETCH_FORBIDDEN_METHODS.has(method.toUpperCase())) return undefined;
+  const match = matchRoute(method, url.pathname);
+  if (match.ok) return envelopeResponse(fail(405, noRoute()));
+  return envelopeResponse(match.response, match.allow === undefined ? {} : { allow: match.allow.join(", ") });
+}
+
+function envelopeResponse(response: ApiResponse<unknown>, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(response.body), {
+    status: response.status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+/** Answers without reading the body, which is drained so that the connection can be reused. */
+function unread(req: IncomingMessage, response: Response): Promise<Response> {
+  req.resume();
+  return Promise.resolve(response);
+}
+
+async function toRequest(req: IncomingMessage, url: URL): Promise<Request> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const headers = new Headers();
@@ -30,7 +74,7 @@ async function toRequest(req: IncomingMessage, origin: string): Promise<Request>
   }
   const method = req.method ?? "GET";
   const body = chunks.length === 0 || method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks);
-  return new Request(new URL(req.url ?? "/", origin), { method, headers, ...(body === undefined ? {} : { body }) });
+  return new Request(url, { method, headers, ...(body === undefined ? {} : { body }) });
 }
 
 async function write(res: ServerResponse, response: Response): Promise<void> {
@@ -69,13 +113,28 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
   }
   const http = await import("node:http");
   let origin = "";
+  const answer = (req: IncomingMessage): Promise<Response> => {
+    // An unreadable target is 404 `7000 No route for that URI`, as an undecodable path is.
+    const url = requestUrl(req.url ?? "/", origin);
+    if (url === undefined) return unread(req, envelopeResponse(fail(404, noRoute())));
+    const refused = forbiddenMethodAnswer(req.method ?? "GET", url);
+    if (refused !== undefined) return unread(req, refused);
+    return toRequest(req, url).then(handler);
+  };
   const server = http.createServer((req, res) => {
-    toRequest(req, origin)
-      .then(handler)
+    answer(req)
       .then((response) => write(res, response))
       .catch(() => {
-        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-        res.end();
+        // Reading the request failed (the client went away mid-body): answer in the envelope if still possible.
+        if (res.headersSent) {
+          res.end();
+          return;
+        }
+        const body = JSON.stringify(
+          fail(500, { code: ERROR_CODES.internalError, message: "The request could not be read." }).body,
+        );
+        res.writeHead(500, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
+        res.end(body);
       });
   });
   await new Promise<void>((resolve, reject) => {

@@ -222,3 +222,58 @@ describe("the server's own failures conform to the published schema", () => {
     await handler.close();
   });
 });
+
+describe("startApiServer: request targets and methods the fetch API cannot carry", () => {
+  // node:http hands over what a fetch Request refuses or reads differently; each answer must
+  // still be an envelope, and a path must never be read as a host.
+  async function raw(url: string, method: string, path: string): Promise<{ status: number; body: string }> {
+    const { request } = await import("node:http");
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const req = request({ hostname, port, method, path, headers: { authorization: AUTH.authorization } }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  }
+  const codes = (body: string) => (JSON.parse(body) as { errors: { code: number }[] }).errors.map((e) => e.code);
+
+  it("TRACE is 405 (known path) or 404 in the envelope, not an empty 500", async () => {
+    const server = await startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });
+    const known = await raw(server.url, "TRACE", `/client/v4/zones/${ENT_ZONE}`);
+    expect(known.status).toBe(405);
+    expect(codes(known.body)).toEqual([7000]);
+    const unknown = await raw(server.url, "TRACE", "/client/v4/nowhere");
+    expect(unknown.status).toBe(404);
+    expect(codes(unknown.body)).toEqual([7000]);
+    await server.close();
+  });
+
+  it("a path starting with // stays a path: //x/client/v4/zones is not /client/v4/zones on host x", async () => {
+    const server = await startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });
+    const doubled = await raw(server.url, "GET", "//x/client/v4/zones");
+    expect(doubled.status).toBe(404);
+    expect(codes(doubled.body)).toEqual([7000]);
+    // Empty segments inside the path are still ignored, as matchRoute documents.
+    const inner = await raw(server.url, "GET", "/client/v4//zones");
+    expect(inner.status).toBe(200);
+    await server.close();
+  });
+
+  it.each(["//evil.example:99999/zones", "http://[::1/zones"])(
+    "%s, which no URL parser reads, is an envelope, not an empty 500",
+    async (target) => {
+      const server = await startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });
+      const answer = await raw(server.url, "GET", target);
+      expect(answer.status).toBe(404);
+      expect(codes(answer.body)).toEqual([7000]);
+      await server.close();
+    },
+  );
+});
