@@ -49,7 +49,7 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
   if (state.kind === "held" && state.live) throw lockedError(directory, state.holder);
   if (state.kind === "damaged") await remove(state.file, "a damaged lock file");
   const lock = await DirectoryLock.acquire(directory, env);
-  let dropped = 0;
+  let cut = false;
   try {
     const meta = await readFile(file(META_NAME)).catch(() => undefined);
     if (meta !== undefined) {
@@ -67,10 +67,12 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
           io.out(`cannot repair: ${error instanceof Error ? error.message : String(error)}`);
           return false;
         }
-        dropped += await cutLog(directory, damage.segment, damage.kind === "segment" ? damage.offset : 0, {
-          backup,
-          out: io.out,
-        });
+        await cutLog(
+          directory,
+          { ...damage, offset: damage.kind === "segment" ? damage.offset : 0 },
+          { backup, out: io.out },
+        );
+        cut = true;
         continue;
       }
       for (const name of scan.tmpFiles) await remove(name, "an unfinished write");
@@ -85,11 +87,7 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
       }
       if (backups === 0) io.out("nothing to repair: the directory opens as it is");
       else {
-        io.out(
-          dropped === 0
-            ? "no commit was dropped"
-            : `dropped ${dropped} commit${dropped === 1 ? "" : "s"} that followed the damage`,
-        );
+        if (!cut) io.out("no commit was dropped");
         io.out(`copies of every file changed or removed are in ${backupDir}`);
       }
       return true;
@@ -102,28 +100,19 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
 }
 
 /**
- * Cuts the log at `offset` of `segment` and moves every later segment away (their commits can no
- * longer follow the cut). Returns how many decodable commits were dropped.
+ * Cuts the log where `damage` starts and removes the later segments whose commits can no longer
+ * follow the cut: every one up to the first that starts right after a usable snapshot (the log may
+ * start again there, as after a prune, so it and the segments after it are kept). Says which
+ * commits the log no longer holds, and where a kept snapshot still holds their result.
  */
 async function cutLog(
   directory: string,
-  segment: string,
-  offset: number,
+  damage: { segment: string; offset: number; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> },
   io: { backup(name: string): Promise<void>; out(line: string): void },
-): Promise<number> {
+): Promise<void> {
   const fs = await import("node:fs/promises");
+  const { segment, offset, lastGoodSeq, snapshotSeqs } = damage;
   const names = (await fs.readdir(directory)).filter((n) => SEGMENT_RE.test(n)).sort();
-  let dropped = 0;
-  let from: number | undefined;
-  let to: number | undefined;
-  const count = (bytes: Uint8Array) => {
-    const records = decodeRecords(bytes).records;
-    dropped += records.length;
-    for (const r of records) {
-      from = Math.min(from ?? r.seq, r.seq);
-      to = Math.max(to ?? r.seq, r.seq);
-    }
-  };
   const bytes = new Uint8Array(await fs.readFile(join(directory, segment)));
   await io.backup(segment);
   if (offset === 0) await fs.rm(join(directory, segment));
@@ -133,12 +122,32 @@ async function cutLog(
       ? `removed ${segment} (damaged from its first byte, or after a gap in the log)`
       : `cut ${segment} at byte ${offset}, where the damage starts (${bytes.length - offset} bytes after it dropped)`,
   );
+  let to: number | undefined;
+  let restart: number | undefined;
   for (const name of names.filter((n) => n > segment)) {
-    count(new Uint8Array(await fs.readFile(join(directory, name))));
+    const firstSeq = Number(SEGMENT_RE.exec(name)?.[1]);
+    if (snapshotSeqs.has(firstSeq - 1)) {
+      restart = firstSeq - 1;
+      io.out(
+        `kept ${name} and the segments after it: the log starts again there, after the snapshot of seq ${restart}`,
+      );
+      break;
+    }
+    for (const r of decodeRecords(new Uint8Array(await fs.readFile(join(directory, name)))).records)
+      to = Math.max(to ?? r.seq, r.seq);
     await io.backup(name);
     await fs.rm(join(directory, name));
     io.out(`removed ${basename(name)} (its commits come after the damage)`);
   }
-  if (from !== undefined) io.out(`commits ${from} to ${to} were in the removed segments`);
-  return dropped;
+  const from = lastGoodSeq + 1;
+  if (restart !== undefined) {
+    io.out(
+      `dropped commits ${from} to ${restart} from the log: the snapshot of seq ${restart} still holds their result, but the states between seq ${lastGoodSeq} and seq ${restart} can no longer be restored`,
+    );
+    return;
+  }
+  const newest = Math.max(0, ...snapshotSeqs);
+  io.out(
+    `dropped every commit after seq ${lastGoodSeq} from the log${to !== undefined ? ` (the removed segments held seqs up to ${to})` : ""}${newest > lastGoodSeq ? `; the snapshot of seq ${newest} still holds the result of every commit up to it` : ""}`,
+  );
 }

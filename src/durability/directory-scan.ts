@@ -253,7 +253,7 @@ async function scanOnce(
       if (!(segment.firstSeq > previous.lastSeq + 1 && snapshotSeqs.has(segment.firstSeq - 1)))
         throw corrupt(
           `log segment ${segment.name} starts at seq ${segment.firstSeq}, but the previous segment ends at seq ${previous.lastSeq}${damagedSnapshots.some((s) => s.seq === segment.firstSeq - 1) ? ", and the snapshot that bridged the gap fails its checksum" : ""}`,
-          { kind: "gap", segment: segment.name, lastGoodSeq: previous.lastSeq },
+          { kind: "gap", segment: segment.name, lastGoodSeq: previous.lastSeq, snapshotSeqs },
         );
     }
     if (next !== undefined && next.firstSeq - 1 <= oldestSnapshotSeq) {
@@ -276,6 +276,7 @@ async function scanOnce(
           segment: segment.name,
           offset: decoded.offsets[f] as number,
           lastGoodSeq: expected - 1,
+          snapshotSeqs,
         });
       expected++;
     }
@@ -284,12 +285,12 @@ async function scanOnce(
       if (next !== undefined)
         throw corrupt(
           `log segment ${segment.name} is damaged at byte ${at} (${decoded.reason}), and later segments hold newer commits`,
-          { kind: "segment", segment: segment.name, offset: at, lastGoodSeq: expected - 1 },
+          { kind: "segment", segment: segment.name, offset: at, lastGoodSeq: expected - 1, snapshotSeqs },
         );
       if (!isTornTail(bytes, at, expected - 1))
         throw corrupt(
           `log segment ${segment.name} is damaged at byte ${at} (${decoded.reason}); the damage is not a write a crash interrupted (a whole frame or a valid frame follows it), so confirmed commits may be behind it`,
-          { kind: "segment", segment: segment.name, offset: at, lastGoodSeq: expected - 1 },
+          { kind: "segment", segment: segment.name, offset: at, lastGoodSeq: expected - 1, snapshotSeqs },
         );
       torn = { segment: segment.name, validBytes: at, fileBytes: bytes.length };
     }
@@ -362,12 +363,14 @@ async function scanOnce(
 
 /**
  * Where a scan found corruption, for `repair`: a segment to cut at `offset` (later segments hold
- * commits that can no longer follow), a segment that starts after a gap, or a state nothing reaches.
+ * commits that can no longer follow, unless a usable snapshot lets the log start again before
+ * them), a segment that starts after a gap, or a state nothing reaches. `snapshotSeqs` are the
+ * usable snapshots' seqs: a segment starting right after one of them may follow a gap.
  * @internal
  */
 export type Damage =
-  | { kind: "segment"; segment: string; offset: number; lastGoodSeq: number }
-  | { kind: "gap"; segment: string; lastGoodSeq: number }
+  | { kind: "segment"; segment: string; offset: number; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> }
+  | { kind: "gap"; segment: string; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> }
   | { kind: "unreachable" };
 
 const damages = new WeakMap<Error, Damage>();

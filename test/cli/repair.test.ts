@@ -25,10 +25,13 @@ async function inspectCli(...argv: string[]): Promise<{ code: number; out: strin
   return { code, out, err };
 }
 
-/** An object with `n` commits (key k<i> each) in small segments. */
-async function objectWith(n: number): Promise<string> {
+/** An object with `n` commits (key k<i> each) in small segments, a snapshot every `snapshotEveryRecords` commits. */
+async function objectWith(n: number, snapshotEveryRecords?: number): Promise<string> {
   const dir = join(root, `d-${++counter}`);
-  const storage = await ObjectStorage.open({ persistence: await openFilePersistence(dir, { segmentBytes: 400 }) });
+  const storage = await ObjectStorage.open({
+    persistence: await openFilePersistence(dir, { segmentBytes: 400 }),
+    ...(snapshotEveryRecords === undefined ? {} : { snapshotEveryRecords }),
+  });
   for (let i = 0; i < n; i++) {
     await storage.put(`k${String(i).padStart(3, "0")}`, i);
     await storage.sync();
@@ -75,6 +78,51 @@ describe("actorstore-inspect repair", () => {
     // Every commit before the damaged segment survives; the ones in it are gone, and were reported.
     const firstLost = Number(newest.slice(4, 20));
     expect(keys).toEqual(Array.from({ length: firstLost - 1 }, (_, i) => `k${String(i).padStart(3, "0")}`));
+  });
+
+  it("corruption after the first commits of the newest segment: says which commits it dropped, never that none were", async () => {
+    const dir = await objectWith(30);
+    const newest = (await segments(dir)).at(-1) as string;
+    const bytes = await readFile(join(dir, newest));
+    bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] as number) ^ 0x04; // a whole frame, valid frames after it
+    await writeFile(join(dir, newest), bytes);
+    const run = await inspectCli(dir, "repair");
+    expect(run.code, run.err.join("\n")).toBe(0);
+    const storage = await ObjectStorage.open({ directory: dir });
+    const kept = (await storage.list()).size;
+    await storage.close();
+    expect(kept).toBeGreaterThanOrEqual(Number(newest.slice(4, 20)));
+    expect(kept).toBeLessThan(30);
+    const said = run.out.join("\n");
+    expect(said).not.toContain("no commit was dropped");
+    expect(said).toContain(`dropped every commit after seq ${kept} from the log`);
+  });
+
+  it("corruption in an old segment: the log after a later snapshot is kept, so no commit after it is lost", async () => {
+    const dir = await objectWith(65, 10);
+    const all = await segments(dir);
+    expect(all.length).toBeGreaterThan(3);
+    const oldest = all[0] as string;
+    const bytes = await readFile(join(dir, oldest));
+    bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] as number) ^ 0x04;
+    await writeFile(join(dir, oldest), bytes);
+    expect(await openError(dir)).toMatchObject({ code: "ERR_CORRUPT" });
+    const run = await inspectCli(dir, "repair");
+    expect(run.code, run.err.join("\n")).toBe(0);
+    // Every commit is there: the newest segments start right after a snapshot, which bridges the hole.
+    const storage = await ObjectStorage.open({ directory: dir });
+    expect([...(await storage.list()).keys()]).toEqual(
+      Array.from({ length: 65 }, (_, i) => `k${String(i).padStart(3, "0")}`),
+    );
+    await storage.close();
+    const after = await segments(dir);
+    const restart = after[1] as string;
+    const snapshotSeq = Number(restart.slice(4, 20)) - 1;
+    expect(after).toEqual([oldest, ...all.slice(all.indexOf(restart))]);
+    const said = run.out.join("\n");
+    expect(said).toContain(`kept ${restart} and the segments after it`);
+    expect(said).toContain(`the snapshot of seq ${snapshotSeq} still holds their result`);
+    for (const removed of all.slice(1, all.indexOf(restart))) expect(said).toContain(`removed ${removed}`);
   });
 
   it("a damaged lock file: removed (a copy kept), and every commit is there", async () => {
