@@ -108,6 +108,26 @@ describe("the service's route table", () => {
     expect(user.invites.find((i) => i.id === PENDING_INVITE)?.status).toBe("pending");
   });
 
+  it.each(["true", "2", "yes", ""])(
+    "waf_migration/check: phase_two=%j is refused with 10401 as the entry-point PUT refuses it, not read as phase 1",
+    (value) => {
+      const zone = deepFreeze(seed().zones.find((z) => z.zone.id === ENT_ZONE) as ZoneRecord);
+      const run = (method: string, path: string, body: unknown, query: string) => {
+        const m = matchRoute(method, path);
+        if (!m.ok || m.route.scope !== "zone") throw new Error("did not route");
+        return m.route.run(zone, request(method, path, body, query)).response;
+      };
+      const check = run("GET", `${Z}/waf_migration/check`, undefined, `phase_two=${value}`);
+      const put = run("PUT", entry, { rules: [] }, `waf_migration=pending&phase_two=${value}`);
+      expect([check.status, check.body.errors.map((e) => e.code)]).toEqual([400, [10401]]);
+      expect([put.status, put.body.errors.map((e) => e.code)]).toEqual([400, [10401]]);
+      expect(check.body.errors[0]?.message).toBe(put.body.errors[0]?.message);
+      // Absent and 0 both mean phase 1, as for the PUT.
+      expect(run("GET", `${Z}/waf_migration/check`, undefined, "phase_two=0").status).toBe(200);
+      expect(run("GET", `${Z}/waf_migration/check`, undefined, "").status).toBe(200);
+    },
+  );
+
   it("routing errors: unknown path 404, other method 405 with Allow, malformed zone id 400", () => {
     const unknown = matchRoute("GET", "/nothing");
     expect(!unknown.ok && unknown.response.status).toBe(404);

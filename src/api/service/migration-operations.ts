@@ -8,10 +8,10 @@
 import type { ApiResponse, ResponseInfo } from "../envelope";
 import { ERROR_CODES, fail, ok } from "../envelope";
 import { checkCompatibility } from "../waf-migration/compatibility";
-import { updateEntryPoint } from "../waf-migration/entry-point";
+import { invalidPhaseTwo, parsePhaseTwo, updateEntryPoint } from "../waf-migration/entry-point";
 import { getMigrationConfig } from "../waf-migration/migration-config";
 import { deleteUriOverride } from "../waf-migration/overrides";
-import type { ApiMessage, OperationResult } from "../waf-migration/result";
+import { type ApiMessage, MIGRATION_ERROR_CODES, type OperationResult } from "../waf-migration/result";
 import { isRulesetPhase, MANAGED_PHASE, validateRulesetBody } from "../waf-migration/ruleset-body";
 import { getMigrationStatus } from "../waf-migration/status";
 import type { Operation } from "./operation";
@@ -52,14 +52,21 @@ function toResponse<T, W>(result: OperationResult<T>, wire: (value: T) => W): Ap
   return fail(status, first ?? { code: ERROR_CODES.invalidRequest, message: "The request was refused." }, ...rest);
 }
 
-function phaseTwo(query: URLSearchParams): boolean {
-  return query.get("phase_two") === "1";
-}
-
-/** `GET /zones/{zone_id}/waf_migration/check?phase_two=1`. */
-export const checkMigration: Operation<ZoneRecord> = reading((record, request) =>
-  toResponse(checkCompatibility(migrationView(record), { phaseTwo: phaseTwo(request.query) }), (r) => r),
-);
+/**
+ * `GET /zones/{zone_id}/waf_migration/check?phase_two=1`. `phase_two` is read as the entry-point
+ * update reads it (`1`; absent or `0` for phase 1; anything else refused with 10401), so the check
+ * never answers for a phase the update would refuse.
+ */
+export const checkMigration: Operation<ZoneRecord> = reading((record, request) => {
+  const raw = request.query.get("phase_two");
+  const phaseTwo = parsePhaseTwo(raw ?? undefined);
+  if (phaseTwo === null)
+    return fail(400, {
+      code: MIGRATION_ERROR_CODES["parse-query"] ?? ERROR_CODES.invalidRequest,
+      message: invalidPhaseTwo(raw),
+    });
+  return toResponse(checkCompatibility(migrationView(record), { phaseTwo }), (r) => r);
+});
 
 /** `GET /zones/{zone_id}/waf_migration/config?phase_two=1`: the new configuration equivalent to the old one. */
 export const getMigrationConfigOperation: Operation<ZoneRecord> = reading((record) =>

@@ -92,6 +92,19 @@ export function parsePhaseTwo(value: unknown): boolean | null {
   return null;
 }
 
+/**
+ * The message for a `phase_two` that {@link parsePhaseTwo} does not understand; the compatibility
+ * check and the entry-point update refuse it in the same words.
+ *
+ * @example
+ * ```ts
+ * invalidPhaseTwo("true"); // "'true' is not a valid value for phase_two because it must be 1 or absent"
+ * ```
+ */
+export function invalidPhaseTwo(value: unknown): string {
+  return invalidValue(value, "phase_two", "it must be 1 or absent");
+}
+
 const MIGRATION_STEPS = [
   "check-state",
   "check-plan",
@@ -143,7 +156,7 @@ export function updateEntryPoint(
       errors.push({
         message: invalidValue(q.waf_migration, "waf_migration", "it is not one of pending, 1, validation, 2"),
       });
-    if (phaseTwo === null) errors.push({ message: invalidValue(q.phase_two, "phase_two", "it must be 1 or absent") });
+    if (phaseTwo === null) errors.push({ message: invalidPhaseTwo(q.phase_two) });
     return log.refuse("parse-query", "The query parameters are not valid.", errors, z);
   }
   log.add("parse-query", "unchanged", mode === undefined ? "No migration requested." : `Migration mode ${mode}.`);
