@@ -174,7 +174,15 @@ export class SqlAccess {
    * platform would refuse it; returns the verdict, and the program it read, otherwise.
    */
   check(engine: SqlEngine, catalog: SqlCatalog, sql: string): AccessDecision {
-    const tokens = tokenize(sql);
+    // SQLite skips empty statements (`;`) before the one it compiles and keeps them in its text
+    // (`;SELECT 1`, also after `SELECT 0; ` in a script): judge from the first token after them,
+    // and list the statement's own program (`EXPLAIN ;SELECT 1` is a syntax error). Offsets stay
+    // relative to the whole text, as the platform reports them.
+    const all = tokenize(sql);
+    let lead = 0;
+    while (all[lead]?.text === ";") lead++;
+    const tokens = lead === 0 ? all : all.slice(lead);
+    const statement = lead === 0 ? sql : sql.slice(tokens[0]?.start ?? sql.length);
     if (isKeyword(tokens[0], "EXPLAIN")) {
       const at = isKeyword(tokens[1], "QUERY") && isKeyword(tokens[2], "PLAN") ? 3 : 1;
       const inner = this.check(engine, catalog, sql.slice(tokens[at]?.start ?? sql.length)).verdict;
@@ -221,7 +229,7 @@ export class SqlAccess {
     }
     checkPragmaFunctions(tokens);
     const kind = statementKind(tokens, word);
-    const program = explainProgram(engine, sql);
+    const program = explainProgram(engine, statement);
     const decided = decideProgram(catalog, sql, tokens, kind, program);
     checkProgramSize(decided.mainOps, this.#limits);
     const verdict: AccessVerdict = {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { ObjectStorage } from "../../../src/index";
+import { createMemoryPersistence, ObjectStorage } from "../../../src/index";
 import { errorOf, type RecordingEngine, setup } from "./helpers";
 
 describe("exec: values and bindings", () => {
@@ -106,6 +106,32 @@ describe("exec: multiple statements", () => {
   ])("no statement: %j → SQL code did not contain a statement.", async (q) => {
     const { sql } = await setup();
     expect(errorOf(() => sql.exec(q))).toBe("Error: SQL code did not contain a statement.");
+  });
+
+  test("empty statements before a statement are skipped, first or later, and it is judged as itself", async () => {
+    // SQLite keeps the `;` in the statement's text; until 2026-11-27 the access check listed
+    // `EXPLAIN ;SELECT 1` and every such query failed with an untranslated EngineError.
+    const persistence = createMemoryPersistence();
+    const storage = await ObjectStorage.open({ persistence });
+    const { sql } = storage;
+    sql.exec("CREATE TABLE t(x)");
+    await storage.put("k", 1);
+    expect(sql.exec(";SELECT 1 AS a").one()).toEqual({ a: 1 });
+    expect(sql.exec("/* c */ ; ;SELECT ? AS a", 2).one()).toEqual({ a: 2 });
+    expect(sql.exec("SELECT 0; ;INSERT INTO t VALUES (1) RETURNING x").toArray()).toEqual([{ x: 1 }]);
+    expect(sql.exec("; ;INSERT INTO t VALUES (2); ;SELECT count(*) AS n FROM t").one()).toEqual({ n: 2 });
+    // Every rule still applies to the statement after the `;`, with offsets into the whole text.
+    expect(errorOf(() => sql.exec(";BEGIN"))).toMatch(/^Error: To execute a transaction/);
+    expect(errorOf(() => sql.exec("SELECT 1; ;ATTACH ':memory:' AS x"))).toBe("Error: not authorized: SQLITE_AUTH");
+    expect(errorOf(() => sql.exec(";SELECT sqlite_version()"))).toBe(
+      "Error: not authorized to use function: sqlite_version at offset 8: SQLITE_ERROR",
+    );
+    expect(errorOf(() => sql.exec(";CREATE TEMP TABLE x(a)"))).toBe("Error: not authorized: SQLITE_AUTH");
+    expect(errorOf(() => sql.exec("; SELECT count(*) FROM _cf_KV"))).toBe("Error: not authorized: SQLITE_AUTH");
+    await storage.close();
+    const reopened = await ObjectStorage.open({ persistence });
+    expect(reopened.sql.exec("SELECT x FROM t ORDER BY x").toArray()).toEqual([{ x: 1 }, { x: 2 }]);
+    await reopened.close();
   });
 });
 
