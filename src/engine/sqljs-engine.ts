@@ -179,7 +179,10 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
       throw this.#error(e);
     }
     if (result.done) return { statement: null, tail: "" };
-    const tail = it.getRemainingSQL();
+    // sql.js hands SQLite a C string, so SQLite's input (and sql.js's remainder) ends at the first
+    // NUL; the text from that NUL on is unparsed too, and stays part of the remainder.
+    const nul = sql.indexOf("\0");
+    const tail = nul < 0 ? it.getRemainingSQL() : it.getRemainingSQL() + sql.slice(nul);
     const raw = this.#module.raw;
     const text = raw.UTF8ToString(raw._sqlite3_sql(this.#module.statementPointer(result.value)));
     // The iterator owns (and frees) its statement; compile our own copy of the same text so its

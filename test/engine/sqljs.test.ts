@@ -280,6 +280,10 @@ describe("sql.js engine", () => {
     expect(head.statement?.sql).toBe("SELECT 1;");
     expect(head.tail).toBe(" SELECT 2");
     expect(engine.prepareHead("  -- nothing\n").statement).toBeNull();
+    // SQLite's input ends at a NUL; what follows is still unparsed remainder, not dropped.
+    const cut = engine.prepareHead("SELECT 1; SELECT 2\0; DROP TABLE t");
+    expect(cut.statement?.sql).toBe("SELECT 1;");
+    expect(cut.tail).toBe(" SELECT 2\0; DROP TABLE t");
   });
 
   test("freed statements and a closed engine refuse work with SQLITE_MISUSE", () => {

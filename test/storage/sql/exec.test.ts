@@ -133,6 +133,21 @@ describe("exec: multiple statements", () => {
     expect(reopened.sql.exec("SELECT x FROM t ORDER BY x").toArray()).toEqual([{ x: 1 }, { x: 2 }]);
     await reopened.close();
   });
+
+  test("SQLite's input ends at a NUL; text after it is a remainder with no statement, as on the platform", async () => {
+    const { sql } = await setup();
+    sql.exec("CREATE TABLE t(x)");
+    // The statements before the NUL run (as statements before any error do); the call fails.
+    for (const q of [
+      "INSERT INTO t VALUES (1)\0 junk",
+      "INSERT INTO t VALUES (2);\0",
+      "INSERT INTO t VALUES (3); \0x",
+    ]) {
+      expect(errorOf(() => sql.exec(q))).toBe("Error: SQL code did not contain a statement.");
+    }
+    expect(errorOf(() => sql.exec("SELECT 1\0; DROP TABLE t"))).toBe("Error: SQL code did not contain a statement.");
+    expect(sql.exec("SELECT x FROM t ORDER BY x").toArray()).toEqual([{ x: 1 }, { x: 2 }, { x: 3 }]);
+  });
 });
 
 describe("exec: writes reach the commit log exactly once, for statements not proven read-only", () => {
