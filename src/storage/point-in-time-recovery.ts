@@ -172,8 +172,10 @@ export async function openWithPendingRestore(settings: CoreSettings, enabled: bo
     core = await StorageCore.open(settings, restoreTarget === undefined ? {} : { restoreTarget });
   } catch (e) {
     // A failed open lets go of the persistence (a directory's lock), so that another open, the
-    // inspector's repair or a person can act on it.
-    if (!requested) {
+    // inspector's repair or a person can act on it. Only a restore whose history is gone
+    // (ERR_BOOKMARK) or damaged (ERR_CORRUPT) is cancelled: any other failure (a read error, a
+    // lost connection, a fenced adapter) may pass, and the request stays for the next open.
+    if (!requested || !historyUnusable(e)) {
       await persistence.close().catch(() => undefined);
       throw e;
     }
@@ -186,4 +188,9 @@ export async function openWithPendingRestore(settings: CoreSettings, enabled: bo
   }
   if (requested) await clearRequest();
   return core;
+}
+
+/** Whether an open failed because the history a restore needs is gone or damaged. */
+function historyUnusable(error: unknown): boolean {
+  return error instanceof ActorStoreError && (error.code === "ERR_BOOKMARK" || error.code === "ERR_CORRUPT");
 }

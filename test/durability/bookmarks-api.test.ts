@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { parseBookmark } from "../../src/durability/bookmarks";
+import { DelegatingPersistence } from "../../src/durability/delegating-persistence";
 import { FaultyPersistence } from "../../src/durability/faulty-persistence";
 import { createMemoryPersistence, type MemoryPersistence } from "../../src/durability/memory-persistence";
 import { ActorStoreError } from "../../src/errors";
@@ -354,6 +355,37 @@ describe("onNextSessionRestoreBookmark", () => {
     storage = await restart(storage, options);
     expect([...(await storage.list())]).toEqual([["a", 1]]);
     expect(storage.sql.exec("SELECT x FROM t").toArray()).toEqual(rows);
+  });
+
+  test("onNextSessionRestoreBookmark: a read error while the next session opens keeps the request for the open after it", async () => {
+    // Regression: any failure of that open cancelled the request, so one transient read error (a
+    // disk's EIO, a lost connection to a bucket) lost a restore the caller had been told was recorded.
+    class FailingReads extends DelegatingPersistence {
+      failures = 0;
+      override async *streamRecords(fromSeq: number, toSeq: number) {
+        if (this.failures-- > 0) throw Object.assign(new Error("EIO: i/o error, read"), { code: "EIO" });
+        yield* super.streamRecords(fromSeq, toSeq);
+      }
+    }
+    const clock = new FakeClock();
+    const persistence = new FailingReads(createMemoryPersistence());
+    const options = { clock, persistence };
+    let storage = await ObjectStorage.open(options);
+    await storage.put("a", 1);
+    const bookmark = await storage.getCurrentBookmark();
+    await storage.put("b", 2);
+    await storage.onNextSessionRestoreBookmark(bookmark);
+    storage.abort();
+    await coreOf(storage).settled();
+    persistence.failures = 1;
+    const error = await rejection(ObjectStorage.open(options));
+    // The read error itself, not a cancelled restore.
+    expect(error).toMatchObject({ message: "EIO: i/o error, read", code: "EIO" });
+    expect(await persistence.readMeta()).not.toBeNull();
+    storage = await ObjectStorage.open(options);
+    expect([...(await storage.list())]).toEqual([["a", 1]]);
+    expect(await persistence.readMeta()).toBeNull();
+    storage.abort();
   });
 });
 
