@@ -6,6 +6,7 @@
  * Written as a small table of checks per option, so it can move onto a shared options validator
  * without changing behaviour.
  */
+import { validateAuthHeaders } from "../api/auth";
 import type { Clock } from "../util/clock";
 
 /** One accepted email and Global API Key pair. */
@@ -91,6 +92,24 @@ function checkCredentials(value: unknown, name: string): void {
       );
     if (!valid) throw new TypeError(`${name}.credentials.keys must be an array of { email, key } string pairs.`);
   }
+  // A credential the request-header checks refuse could never authenticate a request: every request
+  // carrying it would get 400 6003. Refused here by position; the value is a secret and never quoted.
+  (tokens ?? []).forEach((token: string, i: number) => {
+    const auth = validateAuthHeaders({ authorization: `Bearer ${token}` });
+    if (!(auth.ok && auth.value.scheme === "api_token" && auth.value.token === token)) {
+      throw new TypeError(
+        `${name}.credentials.tokens[${i}] can never authenticate: a token is sent as Authorization: Bearer <token>, which allows only letters, digits, - . _ ~ + / and trailing =.`,
+      );
+    }
+  });
+  ((keys as ApiKeyCredential[] | undefined) ?? []).forEach((k, i) => {
+    const auth = validateAuthHeaders({ "x-auth-email": k.email, "x-auth-key": k.key });
+    if (!(auth.ok && auth.value.scheme === "api_key" && auth.value.email === k.email && auth.value.key === k.key)) {
+      throw new TypeError(
+        `${name}.credentials.keys[${i}] can never authenticate: X-Auth-Email must be an e-mail address and X-Auth-Key a Global API Key (37 digits or lower-case letters), without surrounding spaces.`,
+      );
+    }
+  });
   if ((tokens?.length ?? 0) + ((keys as unknown[] | undefined)?.length ?? 0) === 0) {
     throw new TypeError(`${name}.credentials must list at least one token or key; no request could authenticate.`);
   }

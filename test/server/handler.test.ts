@@ -42,6 +42,29 @@ describe("options", () => {
   });
 
   it.each([
+    [{ tokens: ["local:secret"] }, /credentials\.tokens\[0\] can never authenticate/],
+    [{ tokens: ["ok-token", " padded"] }, /credentials\.tokens\[1\] can never authenticate/],
+    [{ keys: [{ email: "me@example.com", key: "my-secret-key" }] }, /credentials\.keys\[0\] can never authenticate/],
+    [{ keys: [{ email: "me", key: "c2547eb745079dac9320b638f5e225cf483cc" }] }, /credentials\.keys\[0\] can never/],
+  ])(
+    "createApiHandler: credentials %j that the header checks would refuse are a TypeError, never quoted",
+    (credentials, message) => {
+      const error = (() => {
+        try {
+          createApiHandler({ credentials });
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(error).toBeInstanceOf(TypeError);
+      expect(String(error)).toMatch(message);
+      for (const secret of ["local:secret", "padded", "my-secret-key", "c2547eb745079dac9320b638f5e225cf483cc"])
+        expect(String(error)).not.toContain(secret);
+    },
+  );
+
+  it.each([
     [{ credentials: CREDENTIALS, port: "8787" }, /port must be an integer from 0 to 65535/],
     [{ credentials: CREDENTIALS, port: 70000 }, /port must be an integer/],
     [{ credentials: CREDENTIALS, hostname: "" }, /hostname must be a non-empty string/],
