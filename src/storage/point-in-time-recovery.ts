@@ -186,7 +186,19 @@ export async function openWithPendingRestore(settings: CoreSettings, enabled: bo
       { cause: e },
     );
   }
-  if (requested) await clearRequest();
+  if (requested) {
+    try {
+      await clearRequest();
+    } catch (e) {
+      // The caller gets no storage, so nothing else would ever close this one (and release a
+      // directory's lock). The request stays: the next open applies it again, to the same state.
+      await core
+        .close()
+        .catch(() => persistence.close())
+        .catch(() => undefined);
+      throw e;
+    }
+  }
   return core;
 }
 

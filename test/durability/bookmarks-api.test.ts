@@ -10,6 +10,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { parseBookmark } from "../../src/durability/bookmarks";
 import { DelegatingPersistence } from "../../src/durability/delegating-persistence";
 import { FaultyPersistence } from "../../src/durability/faulty-persistence";
+import { openFilePersistence } from "../../src/durability/file-persistence";
 import { createMemoryPersistence, type MemoryPersistence } from "../../src/durability/memory-persistence";
 import { ActorStoreError } from "../../src/errors";
 import { coreOf, ObjectStorage, type ObjectStorageOptions } from "../../src/storage/object-storage";
@@ -386,6 +387,26 @@ describe("onNextSessionRestoreBookmark", () => {
     expect([...(await storage.list())]).toEqual([["a", 1]]);
     expect(await persistence.readMeta()).toBeNull();
     storage.abort();
+  });
+
+  test("onNextSessionRestoreBookmark: when the applied request cannot be cleared, the open fails and lets go of the directory", async () => {
+    // Regression: the open rejected but left its storage open, holding the directory's lock, so
+    // every later open in the process failed with ERR_LOCKED and nothing could close it.
+    const directory = await tempDir();
+    const first = await ObjectStorage.open({ directory });
+    await first.put("a", 1);
+    const bookmark = await first.getCurrentBookmark();
+    await first.put("b", 2);
+    await first.onNextSessionRestoreBookmark(bookmark);
+    await first.close();
+    const faulty = new FaultyPersistence(await openFilePersistence(directory)).failMetaWrites();
+    const error = await rejection(ObjectStorage.open({ persistence: faulty }));
+    expect(error.message).toContain("writeMetaIf");
+    // The request is still there and is applied (again) by the next open.
+    const next = await ObjectStorage.open({ directory });
+    expect([...(await next.list())]).toEqual([["a", 1]]);
+    expect(await coreOf(next).settings.persistence.readMeta()).toBeNull();
+    await next.close();
   });
 });
 
