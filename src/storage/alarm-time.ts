@@ -3,26 +3,38 @@
  * epoch, fractions truncated, nothing at or before 0, nothing the platform's date type (signed
  * 64-bit nanoseconds since the epoch) cannot hold.
  */
+import type { AsyncApiInterface } from "./argument-types";
 
 /**
- * The latest time the platform's date type holds: 2^63 - 1 ns = 2262-04-11T23:47:16.854Z. Its
- * error message says "2189", but the check is on the nanosecond range; we follow the check.
+ * The platform's date type holds signed 64-bit nanoseconds since the epoch (up to
+ * 2262-04-11T23:47:16.854Z). It converts ms to ns in floating point and refuses what does not fit,
+ * so `9223372036854.775` (whose product rounds to 2^63) is refused. Its error message says "2189",
+ * but the check is on the nanosecond range; we follow the check.
  */
-export const MAX_ALARM_TIME_MS = 9_223_372_036_854.775;
+const NS_RANGE = 2 ** 63;
 
-/** Converts `setAlarm`'s argument to integer ms, throwing the platform's TypeErrors. */
-export function toAlarmTime(scheduledTime: unknown): number {
+/**
+ * Converts `setAlarm`'s argument to integer ms as the platform converts its parameter 1, throwing
+ * its TypeErrors (which name the interface whose `setAlarm` was called: the storage's or a
+ * transaction's). The check that the time is positive comes later, see {@link checkAlarmTime}.
+ */
+export function toAlarmTime(scheduledTime: unknown, on: AsyncApiInterface = "DurableObjectStorage"): number {
   let ms: number;
   if (scheduledTime instanceof Date) ms = scheduledTime.getTime();
   else if (typeof scheduledTime === "number") ms = scheduledTime;
-  else {
-    throw new TypeError("Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.");
-  }
+  else throw new TypeError(`Failed to execute 'setAlarm' on '${on}': parameter 1 is not of type 'date'.`);
   if (!Number.isFinite(ms)) throw new TypeError("The value cannot be converted because it is not a valid Date.");
   // The range checks come first, as the platform converts to its date type before comparing.
-  if (ms > MAX_ALARM_TIME_MS) throw new TypeError("This API doesn't support dates after 2189.");
-  if (ms < -MAX_ALARM_TIME_MS) throw new TypeError("This API doesn't support dates before 1687.");
-  ms = Math.trunc(ms);
+  const ns = ms * 1e6;
+  if (ns >= NS_RANGE) throw new TypeError("This API doesn't support dates after 2189.");
+  if (ns < -NS_RANGE) throw new TypeError("This API doesn't support dates before 1687.");
+  return Math.trunc(ms);
+}
+
+/**
+ * `setAlarm()`'s own check, made after all its arguments are converted (a bad options argument is
+ * reported first, as on the platform).
+ */
+export function checkAlarmTime(ms: number): void {
   if (ms <= 0) throw new TypeError("setAlarm() cannot be called with an alarm time <= 0");
-  return ms;
 }

@@ -74,15 +74,18 @@ export interface KeyRange {
   empty: boolean;
 }
 
-/** ToInt32 as WebIDL `long` does it, with the platform's range check. */
+/**
+ * ToInt32 as WebIDL `long` does it, with the platform's range check, which looks at the number
+ * before it is truncated (2147483647.5 is out of range). ToNumber, like the platform's, refuses a
+ * BigInt and a Symbol.
+ */
 function toInt32(value: unknown): number {
-  const n = Number(value);
+  const n = +(value as number);
   if (!Number.isFinite(n)) return Number.isNaN(n) ? 0 : n > 0 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
-  const t = Math.trunc(n);
-  if (t > 2147483647 || t < -2147483648) {
+  if (n > 2147483647 || n < -2147483648) {
     throw new TypeError("Value out of range. Must be between -2147483648 and 2147483647 (inclusive).");
   }
-  return t;
+  return Math.trunc(n);
 }
 
 /**

@@ -54,20 +54,21 @@ export class KvOperations {
     return value;
   }
 
-  /** put(key, value) */
+  /**
+   * put(key, value), checked in the platform's order: the key converts first, then the value must
+   * be defined and serializable, then the key's size, then the value's.
+   */
   putOne(rawKey: unknown, value: unknown, allowUnconfirmed: boolean, noCache = false): void {
-    if (value === undefined) throw new TypeError("put() called with undefined value.");
-    const bytes = encodeValue(value, this.#codecs, this.#limits);
     const key = toKey(rawKey);
-    checkKeySize(key, this.#limits);
+    if (value === undefined) throw new TypeError("put() called with undefined value.");
+    const bytes = encodeValue(value, key, this.#codecs, this.#limits);
     this.#core.write(key, bytes, allowUnconfirmed, noCache);
   }
 
   /** Stores `undefined` as a value (the synchronous kv API accepts it). */
   putAnything(rawKey: unknown, value: unknown): void {
-    const bytes = encodeValue(value, this.#codecs, this.#limits);
     const key = toKey(rawKey);
-    checkKeySize(key, this.#limits);
+    const bytes = encodeValue(value, key, this.#codecs, this.#limits);
     this.#core.write(key, bytes, false);
   }
 
@@ -83,8 +84,7 @@ export class KvOperations {
     }
     checkKeyCount(defined.length, this.#limits);
     for (const [k, value] of defined) {
-      const bytes = encodeValue(value, this.#codecs, this.#limits);
-      checkKeySize(k, this.#limits);
+      const bytes = encodeValue(value, k, this.#codecs, this.#limits);
       pairs.push([toKey(k), bytes]); // keys from Object.keys can hold lone surrogates too
     }
     this.#core.assertUsable();

@@ -15,7 +15,8 @@ import { resolveLimits, type StorageLimits } from "../limits";
 import { type AsyncScope, loadAsyncScope } from "../util/async-scope";
 import { type Clock, systemClock } from "../util/clock";
 import { Mutex } from "../util/mutex";
-import { toAlarmTime } from "./alarm-time";
+import { checkAlarmTime, toAlarmTime } from "./alarm-time";
+import { type AsyncApiInterface, checkClosure, checkOptions, checkPutArguments } from "./argument-types";
 import { explainDirectoryError } from "./directory-errors";
 import { KvOperations } from "./kv-operations";
 import { checkStorageOptions } from "./open-options";
@@ -219,7 +220,7 @@ export class ObjectStorage {
   get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
     // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("get", "DurableObjectStorage"));
-    return attempt(() => this.#get(keyOrKeys, options));
+    return attempt(() => this.#get(keyOrKeys, options, "DurableObjectStorage"));
   }
 
   /** Writes a key (or up to 128 entries at once). */
@@ -228,7 +229,7 @@ export class ObjectStorage {
   put(keyOrEntries: unknown, valueOrOptions?: unknown, options?: PutOptions): Promise<void> {
     // As attempt(), without a closure per call (put is the hottest write).
     try {
-      this.#put(keyOrEntries, valueOrOptions, options);
+      this.#put(keyOrEntries, valueOrOptions, options, "DurableObjectStorage");
       return Promise.resolve();
     } catch (e) {
       return Promise.reject(e);
@@ -241,20 +242,23 @@ export class ObjectStorage {
   delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
     // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("delete", "DurableObjectStorage"));
-    return attempt(() => this.#delete(keyOrKeys, options));
+    return attempt(() => this.#delete(keyOrKeys, options, "DurableObjectStorage"));
   }
 
   /**
    * Deletes all key-value data; on `"sqlite"` the whole database, SQL tables included. The alarm
    * survives unless `deleteAllDeletesAlarm` was set.
    */
-  deleteAll(_options?: PutOptions): Promise<void> {
-    return attempt(() => this.#core.deleteAll());
+  deleteAll(options?: PutOptions): Promise<void> {
+    return attempt(() => {
+      checkOptions(options, "deleteAll", "DurableObjectStorage", 1, "PutOptions");
+      this.#core.deleteAll();
+    });
   }
 
   /** Lists entries in UTF-8 key order (see {@link ListOptions}). */
   list<T = unknown>(options?: ListOptions): Promise<Map<string, T>> {
-    return attempt(() => this.#ops.list(options)) as Promise<Map<string, T>>;
+    return attempt(() => this.#list(options, "DurableObjectStorage")) as Promise<Map<string, T>>;
   }
 
   /**
@@ -262,6 +266,15 @@ export class ObjectStorage {
    * rolls everything back (key-value, SQL and alarm) and is rethrown.
    */
   transaction<T>(closure: (txn: ObjectTransaction) => Promise<T>): Promise<T> {
+    try {
+      checkClosure(closure, "transaction");
+      // The platform's transaction() takes options as parameter 2 (none of them public); the type
+      // check is all that is left of it here.
+      // biome-ignore lint/complexity/noArguments: checked without adding a parameter the platform's type does not have
+      checkOptions(arguments[1], "transaction", "DurableObjectStorage", 2, "TransactionOptions");
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const run = async () => {
       this.#activeTransactions++;
       try {
@@ -289,21 +302,18 @@ export class ObjectStorage {
   // ------------------------------------------------------------------ alarm
 
   /** The alarm time in ms since the epoch, or `null`. */
-  getAlarm(_options?: GetAlarmOptions): Promise<number | null> {
-    return attempt(() => this.#getAlarm());
+  getAlarm(options?: GetAlarmOptions): Promise<number | null> {
+    return attempt(() => this.#getAlarm(options, "DurableObjectStorage"));
   }
 
   /** Sets the object's single alarm (ms granularity; a past time means "as soon as possible"). */
   setAlarm(scheduledTime: number | Date, options?: SetAlarmOptions): Promise<void> {
-    return attempt(() => this.#setAlarm(scheduledTime, options));
+    return attempt(() => this.#setAlarm(scheduledTime, options, "DurableObjectStorage"));
   }
 
   /** Deletes the alarm, if any. */
   deleteAlarm(options?: SetAlarmOptions): Promise<void> {
-    return attempt(() => {
-      this.#core.assertUsable();
-      this.#core.writeAlarm(null, Boolean(options?.allowUnconfirmed));
-    });
+    return attempt(() => this.#deleteAlarm(options, "DurableObjectStorage"));
   }
 
   // ------------------------------------------------------------------ SQL
@@ -326,6 +336,7 @@ export class ObjectStorage {
 
   /** Runs `closure` synchronously in a savepoint: returns its value, or rolls back and rethrows. */
   transactionSync<T>(closure: () => T): T {
+    checkClosure(closure, "transactionSync");
     this.#requireSqlite("transactionSync()");
     return this.#core.transactionSync(closure);
   }
@@ -386,18 +397,15 @@ export class ObjectStorage {
 
   // ------------------------------------------------------------------ internals
 
-  #get(keyOrKeys: unknown, options: GetOptions | undefined): unknown {
+  #get(keyOrKeys: unknown, options: GetOptions | undefined, on: AsyncApiInterface): unknown {
+    checkOptions(options, "get", on, 2, "GetOptions", keyOrKeys);
     const noCache = Boolean(options?.noCache);
     return Array.isArray(keyOrKeys) ? this.#ops.getMany(keyOrKeys, noCache) : this.#ops.getOne(keyOrKeys, noCache);
   }
 
-  #put(keyOrEntries: unknown, valueOrOptions: unknown, options: PutOptions | undefined): void {
+  #put(keyOrEntries: unknown, valueOrOptions: unknown, options: PutOptions | undefined, on: AsyncApiInterface): void {
+    checkPutArguments(keyOrEntries, valueOrOptions, options, on);
     if (typeof keyOrEntries === "object" && keyOrEntries !== null && !Array.isArray(keyOrEntries)) {
-      if (valueOrOptions !== undefined && (typeof valueOrOptions !== "object" || valueOrOptions === null)) {
-        throw new TypeError(
-          "put() may only be called with a single key-value pair and optional options as put(key, value, options) or with multiple key-value pairs and optional options as put(entries, options)",
-        );
-      }
       const o = valueOrOptions as PutOptions | undefined;
       this.#ops.putMany(keyOrEntries as Record<string, unknown>, Boolean(o?.allowUnconfirmed), Boolean(o?.noCache));
       return;
@@ -405,20 +413,29 @@ export class ObjectStorage {
     this.#ops.putOne(keyOrEntries, valueOrOptions, Boolean(options?.allowUnconfirmed), Boolean(options?.noCache));
   }
 
-  #delete(keyOrKeys: unknown, options: PutOptions | undefined): boolean | number {
+  #delete(keyOrKeys: unknown, options: PutOptions | undefined, on: AsyncApiInterface): boolean | number {
+    checkOptions(options, "delete", on, 2, "PutOptions", keyOrKeys);
     const allowUnconfirmed = Boolean(options?.allowUnconfirmed);
     return Array.isArray(keyOrKeys)
       ? this.#ops.deleteMany(keyOrKeys, allowUnconfirmed)
       : this.#ops.deleteOne(keyOrKeys, allowUnconfirmed);
   }
 
-  #getAlarm(): number | null {
+  #list(options: ListOptions | undefined, on: AsyncApiInterface): Map<string, unknown> {
+    checkOptions(options, "list", on, 1, "ListOptions");
+    return this.#ops.list(options);
+  }
+
+  #getAlarm(options: GetAlarmOptions | undefined, on: AsyncApiInterface): number | null {
+    checkOptions(options, "getAlarm", on, 1, "GetAlarmOptions");
     this.#core.assertUsable();
     return this.#core.alarmView();
   }
 
-  #setAlarm(scheduledTime: unknown, options: SetAlarmOptions | undefined): void {
-    let ms = toAlarmTime(scheduledTime);
+  #setAlarm(scheduledTime: unknown, options: SetAlarmOptions | undefined, on: AsyncApiInterface): void {
+    let ms = toAlarmTime(scheduledTime, on);
+    checkOptions(options, "setAlarm", on, 2, "SetAlarmOptions");
+    checkAlarmTime(ms);
     const host = this.#core.host;
     if (host !== undefined && !host.hasAlarmHandler()) {
       throw new TypeError("Your Durable Object class must have an alarm() handler in order to call setAlarm()");
@@ -429,6 +446,12 @@ export class ObjectStorage {
     this.#core.writeAlarm(ms, Boolean(options?.allowUnconfirmed));
   }
 
+  #deleteAlarm(options: SetAlarmOptions | undefined, on: AsyncApiInterface): void {
+    checkOptions(options, "deleteAlarm", on, 1, "SetAlarmOptions");
+    this.#core.assertUsable();
+    this.#core.writeAlarm(null, Boolean(options?.allowUnconfirmed));
+  }
+
   async #transaction<T>(closure: (txn: ObjectTransaction) => Promise<T>): Promise<T> {
     this.#core.assertUsable();
     // An open implicit batch commits first, so the transaction's own commit contains only it.
@@ -436,13 +459,13 @@ export class ObjectStorage {
     const layer = this.#core.openSavepoint("_cf_savepoint");
     let closed = false;
     const target: TransactionTarget = {
-      get: (k, o) => this.#get(k, o),
-      put: (k, v, o) => this.#put(k, v, o),
-      delete: (k, o) => this.#delete(k, o),
-      list: (o) => this.#ops.list(o),
-      getAlarm: () => this.#getAlarm(),
-      setAlarm: (t, o) => this.#setAlarm(t, o),
-      deleteAlarm: (o) => this.#core.writeAlarm(null, Boolean(o?.allowUnconfirmed)),
+      get: (k, o) => this.#get(k, o, "DurableObjectTransaction"),
+      put: (k, v, o) => this.#put(k, v, o, "DurableObjectTransaction"),
+      delete: (k, o) => this.#delete(k, o, "DurableObjectTransaction"),
+      list: (o) => this.#list(o, "DurableObjectTransaction"),
+      getAlarm: () => this.#getAlarm(undefined, "DurableObjectTransaction"),
+      setAlarm: (t, o) => this.#setAlarm(t, o, "DurableObjectTransaction"),
+      deleteAlarm: (o) => this.#deleteAlarm(o, "DurableObjectTransaction"),
       rollback: () => {
         this.#core.rollbackSavepoint(layer, true);
         closed = true;

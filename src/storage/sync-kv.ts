@@ -3,7 +3,8 @@
  * buffer and the commit stream with the async API; it just never returns promises.
  */
 import { ActorStoreError } from "../errors";
-import { compileListOptions } from "./keys";
+import { argumentTypeError, checkOptions } from "./argument-types";
+import { compileListOptions, toKey } from "./keys";
 import type { KvOperations } from "./kv-operations";
 import type { SyncKvListOptions } from "./options";
 import type { StorageCore } from "./storage-core";
@@ -34,18 +35,29 @@ export class SyncKvStorage {
 
   /** The value of `key`, or `undefined`. */
   get<T = unknown>(key: string): T | undefined {
+    // biome-ignore lint/complexity/noArguments: the platform refuses a missing key, not an explicit undefined
+    if (arguments.length === 0) throw argumentTypeError("get", "SyncKvStorage", 1, "string");
     this.#check();
     return this.#ops.getOne(key, false) as T | undefined;
   }
 
   /** Stores `value` (even `undefined`, as the platform's synchronous API does). */
   put<T>(key: string, value: T): void {
+    // biome-ignore lint/complexity/noArguments: the platform refuses missing arguments, not an explicit undefined
+    const given = arguments.length;
+    if (given === 0) throw argumentTypeError("put", "SyncKvStorage", 1, "string");
+    if (given === 1) {
+      toKey(key); // parameter 1 converts first: a Symbol fails with its own error
+      throw argumentTypeError("put", "SyncKvStorage", 2, "JsValue");
+    }
     this.#check();
     this.#ops.putAnything(key, value);
   }
 
   /** Deletes `key`; whether it existed. */
   delete(key: string): boolean {
+    // biome-ignore lint/complexity/noArguments: the platform refuses a missing key, not an explicit undefined
+    if (arguments.length === 0) throw argumentTypeError("delete", "SyncKvStorage", 1, "string");
     this.#check();
     return this.#ops.deleteOne(key, false);
   }
@@ -55,6 +67,7 @@ export class SyncKvStorage {
    * another invalidates this one, as on the platform.
    */
   list<T = unknown>(options?: SyncKvListOptions): IterableIterator<[string, T]> {
+    checkOptions(options, "list", "SyncKvStorage", 1, "ListOptions");
     this.#check();
     const range = compileListOptions(options);
     const generation = ++this.#listGeneration;

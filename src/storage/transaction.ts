@@ -3,7 +3,8 @@
  * savepoint in the core; misuse after rollback or after the closure ends fails with the platform's
  * messages, which name the fix.
  */
-import { toAlarmTime } from "./alarm-time";
+import { checkAlarmTime, toAlarmTime } from "./alarm-time";
+import { checkOptions, checkPutArguments } from "./argument-types";
 import { compileListOptions } from "./keys";
 import type { GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
 import { ORPHANED_TRANSACTION_MESSAGE } from "./storage-core";
@@ -82,7 +83,11 @@ export class ObjectTransaction {
   get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
     // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("get", "DurableObjectTransaction"));
-    return this.#run("get", () => this.#target.get(keyOrKeys, options));
+    return this.#run(
+      "get",
+      () => this.#target.get(keyOrKeys, options),
+      () => checkOptions(options, "get", "DurableObjectTransaction", 2, "GetOptions", keyOrKeys),
+    );
   }
 
   /** Lists keys as the transaction sees them. */
@@ -93,6 +98,7 @@ export class ObjectTransaction {
       "list",
       () => (empty ? new Map() : this.#target.list(options)),
       () => {
+        checkOptions(options, "list", "DurableObjectTransaction", 1, "ListOptions");
         empty = compileListOptions(options).empty;
       },
       () => empty,
@@ -106,10 +112,7 @@ export class ObjectTransaction {
     return this.#run(
       "put",
       () => this.#target.put(keyOrEntries, valueOrOptions, options),
-      () => {
-        const single = typeof keyOrEntries !== "object" || keyOrEntries === null || Array.isArray(keyOrEntries);
-        if (single && valueOrOptions === undefined) throw new TypeError("put() called with undefined value.");
-      },
+      () => checkPutArguments(keyOrEntries, valueOrOptions, options, "DurableObjectTransaction"),
     ) as Promise<void>;
   }
 
@@ -119,7 +122,11 @@ export class ObjectTransaction {
   delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
     // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("delete", "DurableObjectTransaction"));
-    return this.#run("delete", () => this.#target.delete(keyOrKeys, options)) as Promise<boolean | number>;
+    return this.#run(
+      "delete",
+      () => this.#target.delete(keyOrKeys, options),
+      () => checkOptions(options, "delete", "DurableObjectTransaction", 2, "PutOptions", keyOrKeys),
+    ) as Promise<boolean | number>;
   }
 
   /** Always fails: deleteAll() cannot run inside a transaction. */
@@ -128,8 +135,12 @@ export class ObjectTransaction {
   }
 
   /** The alarm as the transaction sees it. */
-  getAlarm(_options?: GetAlarmOptions): Promise<number | null> {
-    return this.#run("getAlarm", () => this.#target.getAlarm()) as Promise<number | null>;
+  getAlarm(options?: GetAlarmOptions): Promise<number | null> {
+    return this.#run(
+      "getAlarm",
+      () => this.#target.getAlarm(),
+      () => checkOptions(options, "getAlarm", "DurableObjectTransaction", 1, "GetAlarmOptions"),
+    ) as Promise<number | null>;
   }
 
   /** Sets the alarm; rolled back with the transaction. */
@@ -137,13 +148,21 @@ export class ObjectTransaction {
     return this.#run(
       "setAlarm",
       () => this.#target.setAlarm(scheduledTime, options),
-      () => toAlarmTime(scheduledTime),
+      () => {
+        const ms = toAlarmTime(scheduledTime, "DurableObjectTransaction");
+        checkOptions(options, "setAlarm", "DurableObjectTransaction", 2, "SetAlarmOptions");
+        checkAlarmTime(ms);
+      },
     ) as Promise<void>;
   }
 
   /** Deletes the alarm; rolled back with the transaction. */
   deleteAlarm(options?: SetAlarmOptions): Promise<void> {
-    return this.#run("deleteAlarm", () => this.#target.deleteAlarm(options)) as Promise<void>;
+    return this.#run(
+      "deleteAlarm",
+      () => this.#target.deleteAlarm(options),
+      () => checkOptions(options, "deleteAlarm", "DurableObjectTransaction", 1, "SetAlarmOptions"),
+    ) as Promise<void>;
   }
 
   /** Rolls the transaction back. Idempotent; every later call on `txn` fails. */

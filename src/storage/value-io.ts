@@ -3,6 +3,7 @@
  * read back whichever codec wrote the bytes, as a fresh copy on get.
  */
 import { type StorageLimits, VALUE_SIZE_SLACK_BYTES } from "../limits";
+import { checkKeySize } from "./keys";
 import { decodeStoredRange, decodeStoredValue, type ValueCodec } from "./values/codec";
 
 /** Within this many bytes of the limit, sizes are measured the platform's way. */
@@ -16,9 +17,14 @@ export interface Codecs {
   v8: ValueCodec | undefined;
 }
 
-/** Serializes a value for storage and enforces the value size limit (the platform's RangeError). */
-export function encodeValue(value: unknown, codecs: Codecs, limits: StorageLimits): Uint8Array {
+/**
+ * Serializes a value for storage and enforces the value size limit (the platform's RangeError).
+ * The size of `key` is checked between the two, where the platform checks it: a value that cannot
+ * be serialized is reported before an over-long key, an over-long key before an oversized value.
+ */
+export function encodeValue(value: unknown, key: string, codecs: Codecs, limits: StorageLimits): Uint8Array {
   const bytes = codecs.write.encode(value);
+  checkKeySize(key, limits);
   const max = limits.maxValueBytes + VALUE_SIZE_SLACK_BYTES;
   if (bytes.byteLength <= max - NEAR_LIMIT_BYTES) return bytes;
   // Near or over the limit, decide (and report) by the size the platform measures: V8's

@@ -213,6 +213,38 @@ describe.each(BACKENDS)("key-value API (%s backend)", (backend) => {
       expect(await storage.get("a")).toBe(1);
     });
 
+    it("put(entries, options): null and a function are options, as the platform converts them", async () => {
+      await open();
+      await loose(storage).put({ a: 1 }, null);
+      await loose(storage).put({ b: 2 }, () => 0);
+      expect(await storage.get(["a", "b"])).toEqual(
+        new Map([
+          ["a", 1],
+          ["b", 2],
+        ]),
+      );
+    });
+
+    it("put: the arguments are checked in the platform's order (key, options, value, clone, key size, value size)", async () => {
+      await open();
+      const big = "x".repeat(2049);
+      const options3 = new TypeError(
+        "Failed to execute 'put' on 'DurableObjectStorage': parameter 3 is not of type 'PutOptions'.",
+      );
+      const symbol = new TypeError("Cannot convert a Symbol value to a string");
+      await expectRejects(() => loose(storage).put(Symbol("k"), () => 1), symbol);
+      await expectRejects(() => loose(storage).put(Symbol("k"), undefined), symbol);
+      await expectRejects(() => loose(storage).put(Symbol("k"), 1, 5), symbol);
+      await expectRejects(() => loose(storage).put("k", undefined, 5), options3);
+      await expectRejects(() => loose(storage).put("k", () => 1, "opts"), options3);
+      await expectRejects(() => loose(storage).put({ a: 1 }, undefined, 5), options3);
+      await expectRejects(() => loose(storage).put({ a: 1 }, null, true), options3);
+      await expect(storage.put(big, () => 1)).rejects.toMatchObject({ name: "DataCloneError" });
+      await expectRejects(() => storage.put(big, "v".repeat(140_000)), new RangeError(KEY_2049));
+      await expectRejects(() => storage.put({ [big]: "v".repeat(140_000) }), new RangeError(KEY_2049));
+      expect(await storage.list()).toEqual(new Map());
+    });
+
     it("put: accepts a 2048-byte key and rejects 2049 bytes without writing", async () => {
       await open();
       await storage.put("x".repeat(2048), 1);
@@ -355,6 +387,70 @@ describe.each(BACKENDS)("key-value API (%s backend)", (backend) => {
     });
   });
 
+  describe("options", () => {
+    it("options: an argument that is not an object, null or undefined is refused with the platform's TypeError", async () => {
+      await open();
+      await storage.put("k", 1);
+      await storage.setAlarm(Date.now() + 60_000);
+      const notOfType = (method: string, position: number, type: string) =>
+        new TypeError(
+          `Failed to execute '${method}' on 'DurableObjectStorage': parameter ${position} is not of type '${type}'.`,
+        );
+      const s = storage as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      for (const bad of [5, "opts", true, 0n, Symbol("o")]) {
+        await expectRejects(() => s.get?.("k", bad) as Promise<unknown>, notOfType("get", 2, "GetOptions"));
+        await expectRejects(() => s.get?.(["k"], bad) as Promise<unknown>, notOfType("get", 2, "GetOptions"));
+        await expectRejects(() => s.put?.("k", 2, bad) as Promise<unknown>, notOfType("put", 3, "PutOptions"));
+        await expectRejects(() => s.delete?.("k", bad) as Promise<unknown>, notOfType("delete", 2, "PutOptions"));
+        await expectRejects(() => s.deleteAll?.(bad) as Promise<unknown>, notOfType("deleteAll", 1, "PutOptions"));
+        await expectRejects(() => s.list?.(bad) as Promise<unknown>, notOfType("list", 1, "ListOptions"));
+        await expectRejects(() => s.getAlarm?.(bad) as Promise<unknown>, notOfType("getAlarm", 1, "GetAlarmOptions"));
+        await expectRejects(
+          () => s.setAlarm?.(Date.now() + 1000, bad) as Promise<unknown>,
+          notOfType("setAlarm", 2, "SetAlarmOptions"),
+        );
+        await expectRejects(
+          () => s.deleteAlarm?.(bad) as Promise<unknown>,
+          notOfType("deleteAlarm", 1, "SetAlarmOptions"),
+        );
+        await expectRejects(
+          () => s.transaction?.(async () => 1, bad) as Promise<unknown>,
+          notOfType("transaction", 2, "TransactionOptions"),
+        );
+      }
+      // The key converts first; a bad time before bad options, bad options before a time <= 0.
+      await expectRejects(
+        () => s.get?.(Symbol("k"), 5) as Promise<unknown>,
+        new TypeError("Cannot convert a Symbol value to a string"),
+      );
+      await expectRejects(
+        () => s.delete?.([1, Symbol("k")], 5) as Promise<unknown>,
+        new TypeError("Cannot convert a Symbol value to a string"),
+      );
+      await expectRejects(() => s.setAlarm?.("soon", 5) as Promise<unknown>, notOfType("setAlarm", 1, "date"));
+      await expectRejects(() => s.setAlarm?.(-1, 5) as Promise<unknown>, notOfType("setAlarm", 2, "SetAlarmOptions"));
+      // Objects of any kind (arrays, functions, dates) and null are options; nothing changed above.
+      for (const ok of [null, undefined, [], () => 0, new Date(0)]) {
+        expect(await s.get?.("k", ok)).toBe(1);
+        expect(await s.list?.(ok)).toEqual(new Map([["k", 1]]));
+      }
+      expect(await storage.getAlarm()).not.toBeNull();
+    });
+
+    it("transaction: a closure that is not a function rejects with the platform's TypeError", async () => {
+      await open();
+      const s = storage as unknown as { transaction(closure: unknown): Promise<unknown> };
+      for (const bad of [undefined, null, 5, "f"]) {
+        await expectRejects(
+          () => s.transaction(bad),
+          new TypeError(
+            "Failed to execute 'transaction' on 'DurableObjectStorage': parameter 1 is not of type 'function'.",
+          ),
+        );
+      }
+    });
+  });
+
   describe("validation", () => {
     it("validation: every failing call rejects instead of throwing, and leaves the data as it was", async () => {
       await open();
@@ -466,6 +562,36 @@ describe("deleteAll (sqlite backend)", () => {
     expect(tables).toEqual([]);
     expect(() => storage.sql.exec("SELECT x FROM t")).toThrow(/no such table: t/);
     expect(await storage.get("k")).toBeUndefined();
+    await storage.close();
+  });
+});
+
+describe("storage.kv arguments (sqlite backend)", () => {
+  it("kv: a missing key or value, and list options that are not an object, throw the platform's TypeError", async () => {
+    const storage = await openStorage({ backend: "sqlite" });
+    const kv = storage.kv as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const notOfType = (method: string, position: number, type: string) =>
+      new TypeError(
+        `Failed to execute '${method}' on 'SyncKvStorage': parameter ${position} is not of type '${type}'.`,
+      );
+    expect(() => kv.get?.()).toThrow(notOfType("get", 1, "string"));
+    expect(() => kv.delete?.()).toThrow(notOfType("delete", 1, "string"));
+    expect(() => kv.put?.()).toThrow(notOfType("put", 1, "string"));
+    expect(() => kv.put?.("k")).toThrow(notOfType("put", 2, "JsValue"));
+    expect(() => kv.put?.(Symbol("k"))).toThrow(new TypeError("Cannot convert a Symbol value to a string"));
+    const transactionSync = storage.transactionSync.bind(storage) as (closure: unknown) => unknown;
+    expect(() => transactionSync(null)).toThrow(
+      new TypeError(
+        "Failed to execute 'transactionSync' on 'DurableObjectStorage': parameter 1 is not of type 'function'.",
+      ),
+    );
+    for (const bad of [5, "opts", true]) expect(() => kv.list?.(bad)).toThrow(notOfType("list", 1, "ListOptions"));
+    expect(await storage.list()).toEqual(new Map());
+    // An explicit undefined is a key or a value like any other, as on the platform.
+    kv.put?.(undefined, undefined);
+    expect(kv.get?.(undefined)).toBeUndefined();
+    expect([...storage.kv.list(null as unknown as undefined)]).toEqual([["undefined", undefined]]);
+    expect(kv.delete?.(undefined)).toBe(true);
     await storage.close();
   });
 });

@@ -107,6 +107,17 @@ describe.each(BACKENDS)("list (%s backend)", (backend) => {
     await seeded();
     await expect(storage.list({ limit: 2 ** 31 })).rejects.toThrow(LIMIT_RANGE);
     await expect(storage.list({ limit: 2 ** 31 })).rejects.toBeInstanceOf(TypeError);
+    // The range is checked before the fraction is dropped, as on the platform.
+    await expect(storage.list({ limit: 2 ** 31 - 0.5 })).rejects.toThrow(LIMIT_RANGE);
+    await expect(storage.list({ limit: -(2 ** 31) - 0.5 })).rejects.toThrow(LIMIT_RANGE);
+    expect((await storage.list({ limit: 2 ** 31 - 1 })).size).toBeGreaterThan(0);
+  });
+
+  it("list: a BigInt limit is refused as the platform's number conversion refuses it", async () => {
+    await seeded();
+    const p = storage.list({ limit: 1n as unknown as number });
+    await expect(p).rejects.toThrow(new TypeError("Cannot convert a BigInt value to a number"));
+    await expect(p).rejects.toBeInstanceOf(TypeError);
   });
 
   it("list: returns a key equal to startAfter + NUL (the platform's quirk)", async () => {

@@ -101,6 +101,32 @@ describe.each(BACKENDS)("transaction (%s backend)", (backend) => {
     expect(await storage.list()).toEqual(new Map());
   });
 
+  it("txn: refuses options of the wrong type, naming DurableObjectTransaction, before it looks at its state", async () => {
+    await open();
+    const notOfType = (method: string, position: number, type: string) =>
+      new TypeError(
+        `Failed to execute '${method}' on 'DurableObjectTransaction': parameter ${position} is not of type '${type}'.`,
+      );
+    await storage.transaction(async (txn) => {
+      const t = txn as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      const calls: Array<[() => Promise<unknown> | undefined, TypeError]> = [
+        [() => t.get?.("k", 5), notOfType("get", 2, "GetOptions")],
+        [() => t.put?.("k", 1, "o"), notOfType("put", 3, "PutOptions")],
+        [() => t.put?.({ k: 1 }, undefined, true), notOfType("put", 3, "PutOptions")],
+        [() => t.delete?.("k", 5), notOfType("delete", 2, "PutOptions")],
+        [() => t.list?.(5), notOfType("list", 1, "ListOptions")],
+        [() => t.getAlarm?.(5), notOfType("getAlarm", 1, "GetAlarmOptions")],
+        [() => t.setAlarm?.(Date.now() + 1000, 5), notOfType("setAlarm", 2, "SetAlarmOptions")],
+        [() => t.setAlarm?.("soon"), notOfType("setAlarm", 1, "date")],
+        [() => t.deleteAlarm?.(5), notOfType("deleteAlarm", 1, "SetAlarmOptions")],
+      ];
+      for (const [call, error] of calls) await expect(call(), String(call)).rejects.toThrow(error);
+      txn.rollback();
+      for (const [call, error] of calls) await expect(call(), String(call)).rejects.toThrow(error);
+    });
+    expect(await storage.list()).toEqual(new Map());
+  });
+
   it("transaction: a throw rolls everything back and is rethrown", async () => {
     await open();
     await storage.put("a", 1);
