@@ -343,6 +343,29 @@ describe("the SQL sandbox: internal objects, every statement kind and spelling (
     await storage.sync();
     await expectIntact(storage);
   });
+
+  test("REINDEX of every index, or by collation, runs as on the platform; naming an internal object is refused", async () => {
+    // The platform judges REINDEX by each index's name, and `_cf_KV`'s key index is
+    // sqlite_autoindex__cf_KV_1: a bare REINDEX rebuilds it too. Until 2026-11-27 both were refused.
+    const { storage, engine } = await openWatched();
+    storage.sql.exec("CREATE UNIQUE INDEX t_k ON t (k); CREATE INDEX t_v ON t (v COLLATE NOCASE)");
+    const before = fingerprint(engine());
+    for (const q of ["REINDEX", "REINDEX BINARY", "REINDEX nocase", "REINDEX t", "REINDEX t_k"]) {
+      expect(run(storage, q)).toBeUndefined();
+      expect(fingerprint(engine())).toEqual(before);
+    }
+    expect(query(engine(), "PRAGMA integrity_check")).toEqual([["ok"]]);
+    for (const q of [
+      "REINDEX _cf_KV",
+      "REINDEX main._CF_kv",
+      "REINDEX sqlite_autoindex__cf_KV_1",
+      "REINDEX _cf_METADATA",
+    ]) {
+      expect(run(storage, q)).toBe("not authorized: SQLITE_AUTH");
+    }
+    await expectIntact(storage);
+    await storage.close();
+  });
 });
 
 // ------------------------------------------------------------------ §1: pragmas decided before compiling
