@@ -357,27 +357,37 @@ export function invalidRequest<T = never>(
 // ---------------------------------------------------------------------------------------------
 // Validation of real responses.
 
+/**
+ * An error or message as read from the wire. Unlike {@link ResponseInfo} (what this library
+ * sends), `code` may be absent: the platform's validate-expr failure has none, and the rulesets
+ * schema (`rulesets_Message`) makes it optional. When present it is an integer of at least 1000.
+ */
+export interface ReceivedInfo extends Omit<ResponseInfo, "code" | "error_chain"> {
+  readonly code?: number;
+  readonly error_chain?: readonly ReceivedInfo[];
+}
+
 /** A response body as read from the wire: typed where known, tolerant of everything else. */
 export interface ParsedEnvelope {
   readonly success: boolean;
   readonly result: unknown;
-  readonly errors: readonly ResponseInfo[];
+  readonly errors: readonly ReceivedInfo[];
   /** `null` on the wire (validate-expr) and absent bodies are both normalised to `[]`. */
-  readonly messages: readonly ResponseInfo[];
+  readonly messages: readonly ReceivedInfo[];
   readonly result_info?: Partial<ResultInfo>;
 }
 
-function checkInfo(value: unknown, path: string, issues: ValidationIssue[], depth: number): ResponseInfo | undefined {
+function checkInfo(value: unknown, path: string, issues: ValidationIssue[], depth: number): ReceivedInfo | undefined {
   if (!isRecord(value)) {
-    issues.push({ path, message: `${path} must be an object with code and message.` });
+    issues.push({ path, message: `${path} must be an object with a message.` });
     return undefined;
   }
   const start = issues.length;
   const { code, message } = value;
-  if (typeof code !== "number" || !Number.isInteger(code) || code < 1000) {
+  if (code !== undefined && (typeof code !== "number" || !Number.isInteger(code) || code < 1000)) {
     issues.push({
       path: joinPath(path, "code"),
-      message: `${joinPath(path, "code")} must be an integer of at least 1000.`,
+      message: `${joinPath(path, "code")}, when present, must be an integer of at least 1000.`,
     });
   }
   if (typeof message !== "string") {
@@ -402,7 +412,7 @@ function checkInfo(value: unknown, path: string, issues: ValidationIssue[], dept
         checkInfo(e, joinPath(p, i), issues, depth + 1);
       });
   }
-  return issues.length === start ? (value as unknown as ResponseInfo) : undefined;
+  return issues.length === start ? (value as unknown as ReceivedInfo) : undefined;
 }
 
 function checkInfoList(body: Record<string, unknown>, key: "errors" | "messages", issues: ValidationIssue[]) {
@@ -413,7 +423,7 @@ function checkInfoList(body: Record<string, unknown>, key: "errors" | "messages"
     issues.push({ path: key, message: `${key} must be an array.` });
     return [];
   }
-  const out: ResponseInfo[] = [];
+  const out: ReceivedInfo[] = [];
   value.forEach((v, i) => {
     const info = checkInfo(v, joinPath(key, i), issues, 0);
     if (info !== undefined) out.push(info);
@@ -422,8 +432,9 @@ function checkInfoList(body: Record<string, unknown>, key: "errors" | "messages"
 }
 
 /**
- * Validates a parsed JSON response body as a v4 envelope. Unknown keys are tolerated, `messages: null`
- * and a missing `result` on failures are accepted, because real responses do both.
+ * Validates a parsed JSON response body as a v4 envelope. Unknown keys are tolerated; `messages: null`,
+ * a missing `result` on failures and errors without a `code` (validate-expr, rulesets) are accepted,
+ * because real responses do all three.
  *
  * @example
  * ```ts

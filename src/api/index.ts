@@ -58,6 +58,7 @@ export type {
   Envelope,
   FailureEnvelope,
   ParsedEnvelope,
+  ReceivedInfo,
   ResponseInfo,
   ResultInfo,
   SuccessEnvelope,

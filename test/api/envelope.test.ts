@@ -114,6 +114,29 @@ describe("validateEnvelope", () => {
       },
     ],
     [
+      "the validate-expr failure exactly as the docs show it: an error with no code",
+      {
+        result: null,
+        success: false,
+        errors: [
+          {
+            message:
+              "Filter parsing error:\n`ip.src==34`\n          ^^ couldn't parse address in network: invalid IP address syntax\n",
+          },
+        ],
+        messages: null,
+      },
+    ],
+    [
+      "a rulesets error without a code (rulesets_Message makes code optional)",
+      {
+        result: null,
+        success: false,
+        errors: [{ message: "action is required for action parameters", source: { pointer: "/rules/0/action" } }],
+        messages: [],
+      },
+    ],
+    [
       "6003 with error_chain",
       {
         success: false,
@@ -155,6 +178,14 @@ describe("validateEnvelope", () => {
   it.each(accept)("validateEnvelope: accepts %s", (_name, body) => {
     const v = validateEnvelope(body);
     expect(v.ok, JSON.stringify(v)).toBe(true);
+  });
+
+  it("validateEnvelope: an error without a code keeps no code, one with a code keeps it", () => {
+    const v = validateEnvelope({
+      success: false,
+      errors: [{ message: "no code" }, { code: 10000, message: "Authentication error" }],
+    });
+    expect(v.ok && v.value.errors.map((e) => e.code)).toEqual([undefined, 10000]);
   });
 
   it("validateEnvelope: normalises messages null to an empty array", () => {
