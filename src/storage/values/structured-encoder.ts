@@ -2,9 +2,11 @@ import { copyPooled } from "../../util/byte-pool";
 import { describeProxy, isProxy } from "./proxy";
 import {
   describeObject,
+  detachedArrayBuffer,
   ERROR_NAMES,
   functionToString,
   hasOwn,
+  isDetached,
   isIndexKey,
   isWellFormed,
   KEEP_BUFFER_BYTES,
@@ -308,6 +310,7 @@ export class Encoder {
         return;
       }
       case "ArrayBuffer":
+        if (isDetached(value as ArrayBuffer)) throw detachedArrayBuffer();
         this.#tag(Tag.ARRAY_BUFFER);
         this.#rawBytes(new Uint8Array(value as ArrayBuffer));
         return;
@@ -394,6 +397,8 @@ export class Encoder {
     const kindName = typedArrayKindOf?.call(view) ?? "DataView";
     const kind = VIEW_KIND_BY_NAME.get(kindName);
     if (kind === undefined) throw uncloneable(describeObject(view, kindName));
+    // Before the view's offset is read: a DataView over a detached buffer throws a TypeError there.
+    if (isDetached(view.buffer)) throw detachedArrayBuffer();
     this.#tag(Tag.VIEW);
     this.#tag(kind);
     const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);

@@ -138,6 +138,25 @@ export function uncloneable(what: string): Error {
   return dataCloneError(`${what} could not be cloned.`);
 }
 
+/**
+ * Whether an ArrayBuffer was detached (transferred): V8 refuses to clone it, see
+ * {@link detachedArrayBuffer}. A detached buffer has no bytes, and no view can be made over it.
+ */
+export function isDetached(buffer: ArrayBufferLike): boolean {
+  if (buffer.byteLength !== 0) return false;
+  try {
+    new Uint8Array(buffer);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** V8's refusal of a detached ArrayBuffer, or of a view over one. */
+export function detachedArrayBuffer(): Error {
+  return dataCloneError("An ArrayBuffer is detached and could not be cloned.");
+}
+
 /** The constructor name V8 prints in `#<Name> could not be cloned.` */
 export function describeObject(value: object, fallback: string): string {
   const ctor = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor;

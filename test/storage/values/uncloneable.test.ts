@@ -12,6 +12,15 @@ function named(a: number): number {
 }
 const symbol = Symbol("x");
 
+/** An ArrayBuffer of `n` bytes, detached (as a transfer leaves it), and `make` of it made before. */
+function detached<T>(make: (buffer: ArrayBuffer) => T, n = 8): T {
+  const buffer = new ArrayBuffer(n);
+  const made = make(buffer);
+  structuredClone(buffer, { transfer: [buffer] });
+  return made;
+}
+const DETACHED = "An ArrayBuffer is detached and could not be cloned.";
+
 /** `[name, value, message]`: the platform's message is `String(thing) + " could not be cloned."`. */
 const cases: [string, unknown, string][] = [
   ["a function", arrow, `${String(arrow)} could not be cloned.`],
@@ -24,6 +33,12 @@ const cases: [string, unknown, string][] = [
   ["a boxed symbol", Object(symbol), "[object Symbol] could not be cloned."],
   ["a WeakMap", new WeakMap(), "#<WeakMap> could not be cloned."],
   ["a Promise", Promise.resolve(1), "#<Promise> could not be cloned."],
+  // A transferred buffer, and views over one (workerd refuses them with this message).
+  ["a detached ArrayBuffer", detached((b) => b), DETACHED],
+  ["a detached empty ArrayBuffer", detached((b) => b, 0), DETACHED],
+  ["a typed array over a detached buffer", detached((b) => new Uint16Array(b, 2, 2)), DETACHED],
+  ["a DataView over a detached buffer", detached((b) => new DataView(b, 1)), DETACHED],
+  ["a detached buffer inside an object", detached((b) => ({ list: [1, b] })), DETACHED],
   // V8 refuses any proxy, even of a cloneable target (checked against workerd in surface.differential).
   ["a Proxy of an object", new Proxy({ a: 1 }, {}), "#<Object> could not be cloned."],
   ["a Proxy of an array", new Proxy([1], {}), "[object Array] could not be cloned."],
