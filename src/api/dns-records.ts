@@ -6,7 +6,7 @@
 import type { ListingParams, MatchMode } from "./listing";
 import { DNS_RECORDS_LISTING, isMatchMode, parseListingParams } from "./listing";
 import type { QueryInput, Validation, ValidationIssue } from "./validation";
-import { booleanParam, oneOf, singleParam, toSearchParams } from "./validation";
+import { booleanParam, characterLength, oneOf, singleParam, toSearchParams } from "./validation";
 
 /** DNS record types the listing can filter on. */
 export const DNS_RECORD_TYPES = [
@@ -86,7 +86,7 @@ function readTextFilter(
 ): PresenceTextFilter | undefined {
   const out: { -readonly [K in keyof PresenceTextFilter]: PresenceTextFilter[K] } = {};
   const check = (param: string, raw: string | undefined): string | undefined => {
-    if (raw !== undefined && maxLength !== undefined && raw.length > maxLength) {
+    if (raw !== undefined && maxLength !== undefined && characterLength(raw) > maxLength) {
       issues.push({ path: param, message: `${param} must be at most ${maxLength} characters long.` });
       return undefined;
     }

@@ -12,6 +12,7 @@ import { parseExpression } from "./rules-language/index";
 import type { QueryInput, Validation, ValidationIssue } from "./validation";
 import {
   booleanParam,
+  characterLength,
   checkOptionalBoolean,
   checkOptionalString,
   isRecord,
@@ -103,11 +104,12 @@ export function checkExpression(expression: unknown, path: string): ValidationIs
   if (typeof expression !== "string" || expression.trim() === "") {
     return [{ path, message: `${path} is required and cannot be blank.`, code: ERROR_CODES.filterParseError }];
   }
-  if (expression.length > MAX_EXPRESSION_LENGTH) {
+  const length = characterLength(expression);
+  if (length > MAX_EXPRESSION_LENGTH) {
     return [
       {
         path,
-        message: `${path} is ${expression.length} characters long; the limit is ${MAX_EXPRESSION_LENGTH}. Split it into several filters.`,
+        message: `${path} is ${length} characters long; the limit is ${MAX_EXPRESSION_LENGTH}. Split it into several filters.`,
         code: ERROR_CODES.filterParseError,
       },
     ];

@@ -85,7 +85,28 @@ export function joinPath(prefix: string, key: string | number): string {
 }
 
 /**
- * Collects issues for an optional string field with a maximum length; returns the string when valid.
+ * The length of a string in characters (Unicode code points), the unit of the schema's `maxLength`
+ * and of the platform's character limits; `text.length` counts UTF-16 units, two per emoji.
+ *
+ * @example
+ * ```ts
+ * characterLength("a\u{1F600}"); // 2 (text.length is 3)
+ * ```
+ */
+export function characterLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // A low surrogate that follows a high one completes the same character.
+    if (code >= 0xdc00 && code <= 0xdfff && i > 0 && (text.charCodeAt(i - 1) & 0xfc00) === 0xd800) continue;
+    n++;
+  }
+  return n;
+}
+
+/**
+ * Collects issues for an optional string field with a maximum length in characters
+ * ({@link characterLength}); returns the string when valid.
  * Shared by the models so length limits read the same everywhere.
  *
  * @example
@@ -107,7 +128,7 @@ export function checkOptionalString(
     issues.push({ path, message: `${path} must be a string.` });
     return undefined;
   }
-  if (value.length > maxLength) {
+  if (characterLength(value) > maxLength) {
     issues.push({ path, message: `${path} must be at most ${maxLength} characters long.` });
     return undefined;
   }

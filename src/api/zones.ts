@@ -8,7 +8,7 @@ import { isHexId, isMicrosecondTimestamp } from "./ids";
 import type { ListingParams, MatchMode, Page } from "./listing";
 import { isMatchMode, paginate, parseListingParams, ZONES_LISTING } from "./listing";
 import type { QueryInput, Validation, ValidationIssue } from "./validation";
-import { checkOptionalBoolean, isRecord, oneOf, singleParam, toSearchParams } from "./validation";
+import { characterLength, checkOptionalBoolean, isRecord, oneOf, singleParam, toSearchParams } from "./validation";
 
 /** Zone statuses (http-models.md §1.6). */
 export const ZONE_STATUSES = ["initializing", "pending", "active", "moved"] as const;
@@ -304,7 +304,7 @@ export function parseZoneListQuery(input: QueryInput): Validation<ZoneListQuery>
     const raw = singleParam(query, param, issues);
     if (raw === undefined) return undefined;
     const parsed = parseNameFilter(raw);
-    if (parsed.value.length > MAX_ZONE_NAME) {
+    if (characterLength(parsed.value) > MAX_ZONE_NAME) {
       issues.push({ path: param, message: `${param} must be at most ${MAX_ZONE_NAME} characters long.` });
       return undefined;
     }

@@ -31,6 +31,13 @@ describe("validateFilterInput", () => {
     ["an expression", { expression: VALID }],
     ["every field", { expression: VALID_2, paused: true, description: "Login", ref: "FIL-1" }],
     ["an id (echoed on PUT)", { id: "a".repeat(32), expression: VALID }],
+    // Lengths are in characters (code points), as the schema's maxLength counts them, not UTF-16 units.
+    ["a description of 500 emoji", { expression: VALID, description: "\u{1F600}".repeat(500) }],
+    ["a ref of 50 emoji", { expression: VALID, ref: "\u{1F600}".repeat(50) }],
+    [
+      "an expression of 4096 characters, half of them emoji",
+      { expression: `http.host eq "${"\u{1F600}".repeat(2048)}${"a".repeat(2048 - 15)}"` },
+    ],
   ])("validateFilterInput: accepts %s", (_n, value) => {
     expect(validateFilterInput(value).ok).toBe(true);
   });
@@ -47,6 +54,7 @@ describe("validateFilterInput", () => {
     ],
     ["description over 500", { expression: VALID, description: "d".repeat(501) }, "description", 10101],
     ["ref over 50", { expression: VALID, ref: "r".repeat(51) }, "ref", 10101],
+    ["description of 501 emoji", { expression: VALID, description: "\u{1F600}".repeat(501) }, "description", 10101],
     ["paused a string", { expression: VALID, paused: "false" }, "paused", 10101],
     ["an unknown key", { expression: VALID, action: "block" }, "action", 10101],
   ])("validateFilterInput: rejects %s", (_n, value, path, code) => {

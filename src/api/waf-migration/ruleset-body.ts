@@ -4,6 +4,7 @@
  * them back verbatim, although the plain rulesets schema would refuse them.
  */
 import { parseExpression } from "../rules-language/index";
+import { characterLength } from "../validation";
 import type { ApiMessage } from "./result";
 import { invalidValue, isHex32, isRecord, oneOf } from "./validate";
 import { isBypassProduct } from "./zone-state";
@@ -250,7 +251,7 @@ export function checkRuleExpression(expression: unknown, pointer: string): ApiMe
     );
     return errors;
   }
-  if (expression.length > MAX_RULE_EXPRESSION_LENGTH) {
+  if (characterLength(expression) > MAX_RULE_EXPRESSION_LENGTH) {
     err(
       errors,
       pointer,
