@@ -98,10 +98,23 @@ const MAX_ATTEMPTS = 64;
 
 /**
  * Locks held (or being taken) by this process: directory and token of each acquisition. A second storage
- * of this process on the same directory is refused like another process would be.
+ * of this process on the same directory is refused like another process would be. The directory is
+ * named by what it is on disk (device and inode), not by the path it was opened through: a path
+ * through a symbolic link names the same directory, while a copy of it (with the same lock file
+ * inside) is another one.
  */
 const heldHere = new Set<string>();
 const heldKey = (directory: string, token: string): string => `${directory}\0${token}`;
+
+/** What `directory` is on disk (device and inode), or its path when it cannot be looked up. */
+async function identityOf(directory: string, env: LockEnv): Promise<string> {
+  try {
+    const { dev, ino } = await env.fs.stat(directory, { bigint: true });
+    return ino === 0n ? directory : `${dev}:${ino}`;
+  } catch {
+    return directory;
+  }
+}
 
 /**
  * A held directory lock. {@link DirectoryLock.stillHeld} is the fence check a writer can run before
@@ -113,10 +126,13 @@ export class DirectoryLock {
   readonly #env: LockEnv;
   readonly #generation: number;
   readonly #token: string;
+  /** The directory's {@link identityOf}, which this lock is registered under in `heldHere`. */
+  readonly #identity: string;
   #released = false;
 
-  private constructor(directory: string, env: LockEnv, generation: number, content: LockContent) {
+  private constructor(directory: string, env: LockEnv, generation: number, content: LockContent, identity: string) {
     this.directory = directory;
+    this.#identity = identity;
     this.#env = env;
     this.#generation = generation;
     this.#token = content.token;
@@ -131,7 +147,7 @@ export class DirectoryLock {
   static async acquire(directory: string, env: LockEnv): Promise<DirectoryLock> {
     const { path } = env;
     const fs = lockFsOf(env);
-    const self = await describeSelf(env);
+    const [self, identity] = await Promise.all([describeSelf(env), identityOf(directory, env)]);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const state = await readLockState(directory, env);
       let next = 1;
@@ -146,17 +162,17 @@ export class DirectoryLock {
       };
       // Registered before the link so that a concurrent acquisition in this process that reads
       // our new generation sees a live holder, not a stale one with our own pid.
-      heldHere.add(heldKey(directory, content.token));
+      heldHere.add(heldKey(identity, content.token));
       let created: boolean;
       let cleanup: Promise<void>;
       try {
         ({ created, cleanup } = await createOnceDeferred(directory, lockName(next), content, env));
       } catch (error) {
-        heldHere.delete(heldKey(directory, content.token));
+        heldHere.delete(heldKey(identity, content.token));
         throw error;
       }
       if (!created) {
-        heldHere.delete(heldKey(directory, content.token));
+        heldHere.delete(heldKey(identity, content.token));
         await cleanup;
         continue; // someone else created generation `next` first: look again
       }
@@ -167,7 +183,7 @@ export class DirectoryLock {
       let newest = 0;
       for (const name of names) newest = Math.max(newest, generationOf(name));
       if (newest > next) {
-        heldHere.delete(heldKey(directory, content.token));
+        heldHere.delete(heldKey(identity, content.token));
         await removeIfPresent(fs, path.join(directory, lockName(next)));
         continue;
       }
@@ -177,7 +193,7 @@ export class DirectoryLock {
         return (generation > 0 && generation < next) || (LOCK_TMP_RE.test(name) && name !== tempName(content.token));
       });
       await Promise.all(history.map((name) => removeIfPresent(fs, path.join(directory, name))));
-      return new DirectoryLock(directory, env, next, content);
+      return new DirectoryLock(directory, env, next, content, identity);
     }
     throw new ActorStoreError(
       "ERR_LOCKED",
@@ -205,14 +221,14 @@ export class DirectoryLock {
     if (this.#released) return false;
     const state = await readLockState(this.directory, this.#env);
     if (state.kind !== "held" || generationOf(state.file) !== this.#generation) return false;
-    return heldHere.has(heldKey(this.directory, this.#token));
+    return heldHere.has(heldKey(this.#identity, this.#token));
   }
 
   /** Releases the lock (idempotent): the next generation says `free`. */
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;
-    heldHere.delete(heldKey(this.directory, this.#token));
+    heldHere.delete(heldKey(this.#identity, this.#token));
     const free: LockContent = {
       state: "free",
       pid: this.holder.pid,
@@ -388,7 +404,7 @@ async function isLive(content: LockContent, directory: string, env: LockEnv): Pr
   if (content.host !== env.hostname) return true;
   const boot = await bootId(env);
   if (content.boot !== "" && boot !== "" && content.boot !== boot) return false; // rebooted since
-  if (content.pid === env.pid) return heldHere.has(heldKey(directory, content.token));
+  if (content.pid === env.pid) return heldHere.has(heldKey(await identityOf(directory, env), content.token));
   try {
     process.kill(content.pid, 0);
   } catch (error) {

@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -120,6 +120,39 @@ describe("directory lock", () => {
       ["b", 2],
     ]);
     await again.close();
+  });
+
+  test("the same directory through a symbolic link is refused too, and a copy of a held directory is not", async () => {
+    // Regression: the process's own locks were keyed by the path they were taken through, so a
+    // path through a symbolic link took the live lock over and fenced the first storage.
+    const directory = freshDir();
+    await mkdir(directory);
+    const alias = `${directory}-alias`;
+    await symlink(directory, alias);
+    const first = await ObjectStorage.open({ directory: join(directory, "object") });
+    await first.put("a", 1);
+    await first.sync();
+    const refused = await ObjectStorage.open({ directory: join(alias, "object") }).then(
+      async (s) => {
+        await s.close();
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({ name: "ActorStoreError", code: "ERR_LOCKED" });
+    // The holder was not fenced.
+    await first.put("b", 2);
+    await first.sync();
+    // A copy holds the same lock file, naming this process: it is another directory, taken over.
+    const copy = freshDir();
+    await cp(join(directory, "object"), copy, { recursive: true });
+    const fromCopy = await ObjectStorage.open({ directory: copy });
+    expect([...(await fromCopy.list())]).toEqual([
+      ["a", 1],
+      ["b", 2],
+    ]);
+    await fromCopy.close();
+    await first.close();
   });
 
   test("a live holder in another process is named; once it is killed, its lock is taken over", async () => {
