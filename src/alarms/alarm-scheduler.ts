@@ -27,6 +27,12 @@ export interface AlarmStorageView {
   committedAlarm(): number | null;
   /** Clears the alarm (as one write). */
   clearAlarm(): Promise<void>;
+  /**
+   * Whether the handler that ran last called `setAlarm()` or `deleteAlarm()`. On the platform that
+   * cancels the deletion a successful handler would make, so an alarm set to the very time being
+   * handled runs again. Absent: the handler did not.
+   */
+  handlerSetAlarm?(): boolean;
 }
 
 /** Options of the scheduler. */
@@ -203,8 +209,8 @@ export class AlarmScheduler {
     const after = await this.#storage();
     const current = after.currentAlarm();
     if (ok) {
-      // Success clears the alarm unless the handler (or anyone) set a new one.
-      if (current === planned.scheduledTime) {
+      // Success clears the alarm unless the handler (or anyone) set a new one, or set it again.
+      if (current === planned.scheduledTime && !after.handlerSetAlarm?.()) {
         this.#planned = null;
         await after.clearAlarm();
       } else {

@@ -153,6 +153,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       return {
         currentAlarm: () => core.currentAlarm(),
         committedAlarm: () => core.committedAlarm,
+        handlerSetAlarm: () => core.alarmHandlerMark !== undefined && core.alarmCalls !== core.alarmHandlerMark,
         clearAlarm: async () => {
           core.writeAlarm(null, false);
           await core.sync();
@@ -433,12 +434,15 @@ export class ObjectContext<Env = unknown, I extends object = object> {
 
   async #deliverAlarm(info: AlarmInvocationInfo): Promise<void> {
     await this.deliver(async (instance, state) => {
+      const core = coreOf(state.storage);
+      const mark = core.alarmCalls;
+      core.alarmHandlerMark = mark;
       const handler = (instance as ObjectInstance).alarm;
       if (typeof handler !== "function") return;
-      const core = coreOf(state.storage);
       const scheduled = info.scheduledTime;
-      // While the handler runs the alarm looks deleted, unless the handler sets a new one.
-      core.alarmViewOverride = (current) => (current === scheduled ? null : current);
+      // While the handler runs the alarm looks deleted, unless the handler sets or deletes it
+      // (setting the very time being handled included, as on the platform).
+      core.alarmViewOverride = (current) => (current === scheduled && core.alarmCalls === mark ? null : current);
       try {
         await handler.call(instance, info);
       } finally {

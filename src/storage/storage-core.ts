@@ -306,6 +306,21 @@ export class StorageCore {
   /** Set by the alarm scheduler while a handler runs. */
   alarmViewOverride: ((current: number | null) => number | null) | undefined;
 
+  /**
+   * How many `setAlarm()`/`deleteAlarm()` calls this session made, those that change nothing
+   * included; a rolled-back savepoint takes back its own. The object context compares it before
+   * and after an alarm handler: on the platform a handler that sets the alarm, even to the time
+   * being handled, keeps it (the deferred deletion is cancelled), and `getAlarm()` shows it.
+   */
+  get alarmCalls(): number {
+    return this.#alarmCalls;
+  }
+
+  #alarmCalls = 0;
+
+  /** {@link alarmCalls} when the latest alarm handler started (set by the object context). */
+  alarmHandlerMark: number | undefined;
+
   /** The committed alarm (ignores buffered changes). */
   get committedAlarm(): number | null {
     return this.#committedAlarm;
@@ -314,6 +329,7 @@ export class StorageCore {
   /** Buffers an alarm change. */
   writeAlarm(timeMs: number | null, allowUnconfirmed: boolean): void {
     this.assertUsable();
+    this.#alarmCalls++;
     // Setting the same alarm is a no-op, as on the platform, except a deletion it cannot know is one.
     const unknown = timeMs === null && this.#pending.alarmUnknown;
     if (this.currentAlarm() === timeMs && !unknown) return;
@@ -386,7 +402,12 @@ export class StorageCore {
     const name = `${prefix}_${this.#savepointDepth}`;
     this.#engine.exec(`SAVEPOINT ${name}`);
     this.#savepointDepth++;
-    const layer: WriteLayer = { kv: new Map(), sqlMark: this.#log.length, savepoint: name };
+    const layer: WriteLayer = {
+      kv: new Map(),
+      sqlMark: this.#log.length,
+      savepoint: name,
+      alarmCallsAtOpen: this.#alarmCalls,
+    };
     this.#layers.push(layer);
     return layer;
   }
@@ -441,6 +462,7 @@ export class StorageCore {
     // The rollback undid what these layers applied, lower layers' buffered writes included.
     for (const k of appliedKeys(this.#layers.slice(index))) this.#pending.keys.add(k);
     this.#layers.length = index;
+    this.#alarmCalls = layer.alarmCallsAtOpen ?? this.#alarmCalls;
     // The layers below reached the engine before the savepoint opened; the rollback went back to that.
     this.#pending.alarm = false;
     this.#savepointDepth -= closed;

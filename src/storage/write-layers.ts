@@ -23,6 +23,8 @@ export interface WriteLayer {
   applied?: Map<string, Uint8Array | null>;
   /** The alarm the engine holds from a write made inside this layer's transaction or savepoint, if any. */
   appliedAlarm?: number | null;
+  /** The session's count of alarm calls when this layer's savepoint opened (restored by its rollback). */
+  alarmCallsAtOpen?: number;
 }
 
 /** The buffered value of `key` (top layer wins; `null` is a deletion), or `undefined` when none. */

@@ -170,6 +170,58 @@ describe("firing", () => {
     expect(await context.call("get")).toBeNull();
   });
 
+  test("alarm: a handler that sets the alarm to the very time being handled (now, on a clock stopped there) keeps it, and it runs again", async () => {
+    // On the platform any setAlarm() in the handler cancels the deletion a success would make,
+    // even when the time is the one being handled; under FakeClock.advance the clock stands at
+    // that time, so setAlarm(now) in a handler is exactly that case.
+    const seen: Array<number | null> = [];
+    let again = 2;
+    const { context, clock, env } = await scheduled({
+      behaviour: {
+        failures: 0,
+        during: async (ctx) => {
+          if (again-- > 0) {
+            await ctx.storage.setAlarm(clock.now());
+            seen.push(await ctx.storage.getAlarm());
+          }
+        },
+      },
+    });
+    await context.call("set", T0 + 1_000);
+    await advanceStepwise(context, clock, 1_000);
+    expect(env.runs.map((r) => [r.info.scheduledTime, r.info.retryCount, r.alarmInside])).toEqual([
+      [T0 + 1_000, 0, null],
+      [T0 + 1_000, 0, null],
+      [T0 + 1_000, 0, null],
+    ]);
+    expect(seen).toEqual([T0 + 1_000, T0 + 1_000]);
+    expect(await context.call("get")).toBeNull();
+    expect(context.alarms.next()).toBeNull();
+  });
+
+  test("alarm: setting the handled time in a transaction the handler rolls back keeps nothing", async () => {
+    const seen: Array<number | null> = [];
+    const { context, clock, env } = await scheduled({
+      behaviour: {
+        failures: 0,
+        during: async (ctx, info) => {
+          await ctx.storage.transaction(async (txn) => {
+            await txn.setAlarm(info.scheduledTime);
+            seen.push(await txn.getAlarm());
+            txn.rollback();
+          });
+          seen.push(await ctx.storage.getAlarm());
+        },
+      },
+    });
+    await context.call("set", T0 + 1_000);
+    await advanceStepwise(context, clock, 1_000);
+    expect(seen).toEqual([T0 + 1_000, null]);
+    expect(env.runs).toHaveLength(1);
+    expect(await context.call("get")).toBeNull();
+    expect(context.alarms.next()).toBeNull();
+  });
+
   test("alarm: a time in the past fires as soon as possible, asynchronously (not inside setAlarm)", async () => {
     const { context, clock, env } = await scheduled();
     await clock.advance(5_000);
