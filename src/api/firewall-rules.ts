@@ -17,7 +17,7 @@ import type {
 import {
   drawId,
   duplicateIssue,
-  findDuplicateFilter,
+  filtersByExpression,
   MAX_DESCRIPTION_LENGTH,
   MAX_REF_LENGTH,
   newFilter,
@@ -296,7 +296,20 @@ export function validateFirewallRuleInput(value: unknown, path = ""): Validation
  * ```
  */
 export function renderFirewallRule(state: FirewallState, rule: StoredFirewallRule): FirewallRule {
-  const filter = state.filters.find((f) => f.id === rule.filterId) ?? { id: rule.filterId, deleted: true as const };
+  return renderWithFilter(
+    rule,
+    state.filters.find((f) => f.id === rule.filterId),
+  );
+}
+
+/** Renders many rules, finding their filters through one index instead of a scan per rule. */
+function renderFirewallRules(state: FirewallState, rules: readonly StoredFirewallRule[]): FirewallRule[] {
+  const byId = new Map(state.filters.map((f) => [f.id, f]));
+  return rules.map((rule) => renderWithFilter(rule, byId.get(rule.filterId)));
+}
+
+function renderWithFilter(rule: StoredFirewallRule, found: Filter | undefined): FirewallRule {
+  const filter = found ?? { id: rule.filterId, deleted: true as const };
   return {
     id: rule.id,
     paused: rule.paused,
@@ -343,6 +356,10 @@ export function createFirewallRules(
   // Step 1: validate everything before touching the state, which is what makes the flow atomic.
   const issues: ValidationIssue[] = [];
   const inputs: FirewallRuleInput[] = [];
+  // Indexed once, so a body of n rules is checked against m filters in O(n + m), not O(n·m).
+  const existingFilterIds = new Set(state.filters.map((x) => x.id));
+  const existingByExpression = filtersByExpression(state.filters);
+  const earlierByExpression = new Map<string, number>();
   if (items === undefined || items.length === 0) {
     issues.push(ruleIssue("", "The body must be a non-empty array of rules, each with filter and action."));
   } else {
@@ -361,7 +378,7 @@ export function createFirewallRules(
       }
       const f = v.value.filter;
       if ("id" in f) {
-        if (!state.filters.some((x) => x.id === f.id)) {
+        if (!existingFilterIds.has(f.id)) {
           issues.push({
             path: joinPath(path, "filter.id"),
             message: firewallRuleAtIndex(index, `filter ${f.id} does not exist; create it with the filters API first`)
@@ -371,10 +388,9 @@ export function createFirewallRules(
           return;
         }
       } else {
-        const existing = findDuplicateFilter(state.filters, f.inline.expression);
-        const earlier = inputs.findIndex(
-          (i) => "inline" in i.filter && i.filter.inline.expression.trim() === f.inline.expression.trim(),
-        );
+        const key = f.inline.expression.trim();
+        const existing = existingByExpression.get(key);
+        const earlier = earlierByExpression.get(key);
         if (existing !== undefined) {
           issues.push({ ...duplicateIssue(existing.id), path: joinPath(path, "filter.expression") });
           issues.push({
@@ -385,7 +401,7 @@ export function createFirewallRules(
           });
           return;
         }
-        if (earlier >= 0) {
+        if (earlier !== undefined) {
           issues.push({
             path,
             message: firewallRuleAtIndex(index, `has the same expression as the rule at index ${earlier}; send it once`)
@@ -394,6 +410,7 @@ export function createFirewallRules(
           });
           return;
         }
+        earlierByExpression.set(key, index);
       }
       inputs.push(v.value);
     });
@@ -499,7 +516,7 @@ export function createFirewallRules(
   const finalState: FirewallState = { ...afterFilters, rules: [...afterFilters.rules, ...newRules] };
   return {
     state: finalState,
-    response: ok(newRules.map((r) => renderFirewallRule(finalState, r))),
+    response: ok(renderFirewallRules(finalState, newRules)),
     steps: [
       { step: "validate", status: "succeeded", errors: [] },
       filterStep,
@@ -562,10 +579,7 @@ export function listFirewallRules(state: FirewallState, input: QueryInput): ApiR
       (paused === undefined || r.paused === paused),
   );
   const page = paginate(matching, listing.value);
-  return ok(
-    page.result.map((r) => renderFirewallRule(state, r)),
-    { resultInfo: page.result_info },
-  );
+  return ok(renderFirewallRules(state, page.result), { resultInfo: page.result_info });
 }
 
 /**

@@ -71,6 +71,46 @@ describe("validateFilterInput", () => {
 });
 
 describe("createFilters", () => {
+  it("createFilters: checks a body of n filters against m existing ones in O(n + m), not O(n·m)", () => {
+    // Each existing filter counts how often its expression is read: a scan of every filter for
+    // every body item (a quadratic cost a client controls with one large POST) reads each one n times.
+    let reads = 0;
+    const m = 1500;
+    const filters = Array.from({ length: m }, (_, i) => {
+      const expression = `cf.threat_score eq ${i}`;
+      return {
+        id: i.toString(16).padStart(32, "0"),
+        paused: false,
+        get expression() {
+          reads++;
+          return expression;
+        },
+      };
+    });
+    const state: FirewallState = { filters, rules: [], ruleOwnedFilterIds: [] };
+    const body = Array.from({ length: 1500 }, (_, i) => ({ expression: `cf.threat_score eq ${m + i}` }));
+    const r = createFilters(state, body, { idGenerator: sequentialHexIds(m + 1) });
+    expect(r.response.status).toBe(200);
+    expect(reads).toBeLessThanOrEqual(2 * m);
+    // The index still finds a duplicate of an existing filter, and of an earlier item of the body.
+    const dup = createFilters(state, [
+      { expression: " cf.threat_score eq 7 " },
+      { expression: VALID },
+      { expression: VALID },
+    ]);
+    expect(dup.response.body.errors.map((e) => [e.code, e.source?.pointer])).toEqual([
+      [10102, "[0].expression"],
+      [10102, "[2].expression"],
+    ]);
+    // An earlier duplicate is named by its index in the body, even after an item that failed.
+    const after = createFilters(EMPTY_FIREWALL_STATE, [
+      { expression: INVALID },
+      { expression: VALID },
+      { expression: VALID },
+    ]);
+    expect(after.response.body.errors.at(-1)?.message).toBe("[2] has the same expression as [1]; send it once.");
+  });
+
   it("createFilters: new filters have 32-hex ids and paused false", () => {
     const r = createFilters(EMPTY_FIREWALL_STATE, [
       { expression: VALID },

@@ -120,6 +120,38 @@ describe("createFirewallRules: recommended flow (filter by id)", () => {
 describe("createFirewallRules: one-call flow", () => {
   const seedBody = [{ filter: { expression: LOGIN }, action: "block" }];
 
+  it("createFirewallRules: checks a body of n rules against m existing filters in O(n + m), not O(n·m)", () => {
+    // Existing filters count reads of their expression and id: a scan of every filter for every
+    // rule of the body (a quadratic cost one large POST controls) reads each one n times.
+    let reads = 0;
+    const m = 1500;
+    const filters = Array.from({ length: m }, (_, i) => {
+      const expression = `cf.threat_score eq ${i}`;
+      const id = i.toString(16).padStart(32, "0");
+      return {
+        paused: false,
+        get id() {
+          reads++;
+          return id;
+        },
+        get expression() {
+          reads++;
+          return expression;
+        },
+      };
+    });
+    const state: FirewallState = { filters, rules: [], ruleOwnedFilterIds: [] };
+    const body = Array.from({ length: 900 }, (_, i) =>
+      i % 2 === 0
+        ? { filter: { expression: `cf.threat_score eq ${m + i}` }, action: "block" }
+        : { filter: { id: i.toString(16).padStart(32, "0") }, action: "block" },
+    );
+    const r = createFirewallRules(state, body, { idGenerator: sequentialHexIds(m + 1) });
+    expect(r.response.status).toBe(200);
+    // Validation reads each filter a bounded number of times; creating ids reads each id once more.
+    expect(reads).toBeLessThanOrEqual(4 * m);
+  });
+
   it("createFirewallRules: creates the filter and the rule together (API description §4.2)", () => {
     const r = createFirewallRules(EMPTY_FIREWALL_STATE, seedBody, ids());
     expect(r.steps.map((s) => [s.step, s.status])).toEqual([
