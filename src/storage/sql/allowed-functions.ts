@@ -160,23 +160,21 @@ export const ALLOWED_SQL_FUNCTIONS: ReadonlySet<string> = new Set([
 
 /**
  * Functions that the platform's SQLite has but refuses (so the platform says "not authorized to use
- * function"). Other names that sql.js's build adds (its extension-functions: `median`, `padl`, …)
- * do not exist on the platform at all, so for those we report SQLite's `no such function`.
+ * function"). Other names that sql.js's build adds (its extension-functions: `median`, `padl`, …;
+ * and what its newer SQLite has: `if`, `unistr`, `unistr_quote`) do not exist on the platform at
+ * all (nor does `sqlite_offset` there), so for those we report SQLite's `no such function`.
  */
 export const PLATFORM_DENIED_FUNCTIONS: ReadonlySet<string> = new Set([
   "sqlite_version",
   "sqlite_source_id",
   "sqlite_compileoption_get",
   "sqlite_compileoption_used",
-  "sqlite_offset",
+  "sqlite_log",
   "log10",
   "power",
   "ceiling",
-  "if",
   "json_pretty",
   "json_error_position",
-  "unistr",
-  "unistr_quote",
   "fts5",
   "fts5_source_id",
   "subtype",
@@ -184,3 +182,14 @@ export const PLATFORM_DENIED_FUNCTIONS: ReadonlySet<string> = new Set([
 
 /** Functions whose value depends on the current time: statements using them run under `withNow`. */
 export const TIME_FUNCTIONS: ReadonlySet<string> = new Set(TIME_FUNCTION_NAMES);
+
+/**
+ * Functions SQLite compiles inline, leaving no `Function` opcode in the program for the access
+ * check to see, that the platform does not have: `if` (sql.js's SQLite's alias of `iif`).
+ */
+export const INLINE_UNKNOWN_FUNCTIONS: ReadonlySet<string> = new Set(["if"]);
+
+/** Whether the platform's SQLite has function `name` (lower case), allowed or not. */
+export function isPlatformFunction(name: string): boolean {
+  return ALLOWED_SQL_FUNCTIONS.has(name) || PLATFORM_DENIED_FUNCTIONS.has(name);
+}

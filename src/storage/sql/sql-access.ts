@@ -23,7 +23,12 @@
  */
 import type { SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
-import { ALLOWED_SQL_FUNCTIONS, PLATFORM_DENIED_FUNCTIONS, TIME_FUNCTIONS } from "./allowed-functions";
+import {
+  ALLOWED_SQL_FUNCTIONS,
+  INLINE_UNKNOWN_FUNCTIONS,
+  PLATFORM_DENIED_FUNCTIONS,
+  TIME_FUNCTIONS,
+} from "./allowed-functions";
 import { ALLOWED_PRAGMAS, isPragmaAllowed } from "./allowed-pragmas";
 import { isAllowedName } from "./internal-names";
 import { checkPragmaFunctions, PRAGMA_ARGUMENT_GUARD } from "./pragma-arguments";
@@ -228,6 +233,7 @@ export class SqlAccess {
         break;
     }
     checkPragmaFunctions(tokens);
+    checkInlineFunctionCalls(sql, tokens);
     const kind = statementKind(tokens, word);
     const program = explainProgram(engine, statement);
     const decided = decideProgram(catalog, sql, tokens, kind, program);
@@ -475,6 +481,52 @@ function checkWrittenFunctionCalls(sql: string, tokens: readonly SqlToken[], cat
     if (catalog.functionNames.has(name) && !isAllowedFunction(name)) {
       throw deniedFunction(name, sql, byteOffset(sql, t.start));
     }
+  }
+}
+
+/** Keywords after which `name(` names a table, view, index, trigger or CTE, not a call. */
+const NAME_BEFORE = new Set([
+  "TABLE",
+  "VIEW",
+  "INDEX",
+  "TRIGGER",
+  "INTO",
+  "ON",
+  "REFERENCES",
+  "EXISTS",
+  "FROM",
+  "JOIN",
+  "UPDATE",
+  "USING",
+  "WITH",
+  "RECURSIVE",
+]);
+
+/**
+ * Calls of functions SQLite compiles inline and the platform does not have (`if`): the program
+ * shows no trace of them, so they are found in the text, as calls (`if(`, also quoted) that are
+ * not a name (`INSERT INTO "if"(a)`, a CTE `if(x) AS (…)`).
+ */
+function checkInlineFunctionCalls(sql: string, tokens: readonly SqlToken[]): void {
+  for (let k = 0; k + 1 < tokens.length; k++) {
+    const t = tokens[k] as SqlToken;
+    if (t.kind !== "identifier" || tokens[k + 1]?.text !== "(") continue;
+    const name = t.value.toLowerCase();
+    if (!INLINE_UNKNOWN_FUNCTIONS.has(name)) continue;
+    const prev = tokens[k - 1];
+    if (
+      prev !== undefined &&
+      (prev.text === "." || (prev.kind === "identifier" && !prev.quoted && NAME_BEFORE.has(prev.text.toUpperCase())))
+    )
+      continue;
+    const after = matchingParen(tokens, k + 1);
+    const next = tokens[after + 2];
+    if (
+      isKeyword(tokens[after + 1], "AS") &&
+      (next?.text === "(" || isKeyword(next, "NOT") || isKeyword(next, "MATERIALIZED"))
+    )
+      continue;
+    throw deniedFunction(t.value, sql, byteOffset(sql, t.start));
   }
 }
 

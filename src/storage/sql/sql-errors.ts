@@ -9,6 +9,7 @@
  * (those formatted from a token or an expression). See docs/sql.md for what cannot match.
  */
 import { EngineError } from "../../engine/engine";
+import { isPlatformFunction, PLATFORM_DENIED_FUNCTIONS } from "./allowed-functions";
 import { byteOffset, type SqlToken, tokenize } from "./sql-tokenizer";
 
 /** SQLite's primary result codes by number. */
@@ -109,6 +110,20 @@ export function translateEngineError(error: unknown, context: ErrorContext): unk
   if (!(error instanceof EngineError)) return error;
   const message = error.sqliteMessage;
   if (message.includes(PRAGMA_ARGUMENT_REFUSED)) return sqliteError("not authorized", SQLITE_AUTH);
+  // A function the platform's SQLite does not have (sql.js's extension functions, `unistr`…) is
+  // unknown there whatever its arguments; SQLite here checks their number first.
+  // A function the platform has and refuses that sql.js's build lacks (fts5's) is refused there.
+  const unknown = /^wrong number of arguments to function (.*)\(\)$/.exec(message)?.[1];
+  if (unknown !== undefined && !isPlatformFunction(unknown.toLowerCase())) {
+    const offset = locateFunctionCall(context.statementSql, unknown);
+    return sqliteError(`no such function: ${unknown}`, SQLITE_ERROR, offset === undefined ? {} : { offset });
+  }
+  const missing = /^no such function: (.*)$/.exec(message)?.[1];
+  if (missing !== undefined && PLATFORM_DENIED_FUNCTIONS.has(missing.toLowerCase())) {
+    const offset = locateFunctionCall(context.statementSql, missing);
+    const text = `not authorized to use function: ${missing}`;
+    return sqliteError(text, SQLITE_ERROR, offset === undefined ? {} : { offset });
+  }
   const code = error.resultCode & 0xff;
   const extended = extendedCodeFor(message, code, context);
   const offset = offsetFor(message, context);

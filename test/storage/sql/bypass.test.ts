@@ -260,6 +260,40 @@ const attempts: Attempt[] = [
     sql: "SELECT log10(100)",
     error: "Error: not authorized to use function: log10 at offset 7: SQLITE_ERROR",
   },
+  // Functions sql.js's SQLite has and the platform's does not. `if` compiles inline (as `iif`),
+  // leaving nothing in the program: until 2026-11-27 it ran here. Compared with workerd.
+  { name: "if (inline)", sql: "SELECT if(1, 2, 3)", error: "Error: no such function: if at offset 7: SQLITE_ERROR" },
+  {
+    name: "IF quoted, as written",
+    sql: 'SELECT "IF"(v, 1) FROM t',
+    error: "Error: no such function: IF at offset 7: SQLITE_ERROR",
+  },
+  {
+    name: "if in a WHERE",
+    sql: "UPDATE t SET v = 1 WHERE if(v, 1, 0)",
+    error: "Error: no such function: if at offset 25: SQLITE_ERROR",
+  },
+  {
+    name: "if in a trigger body (refused when created)",
+    sql: "CREATE TRIGGER tif AFTER INSERT ON u BEGIN SELECT if(1, 2); END",
+    error: "Error: no such function: if at offset 50: SQLITE_ERROR",
+  },
+  { name: "unistr", sql: "SELECT unistr('a')", error: "Error: no such function: unistr at offset 7: SQLITE_ERROR" },
+  {
+    name: "sql.js-only function, no arguments",
+    sql: "SELECT median()",
+    error: "Error: no such function: median at offset 7: SQLITE_ERROR",
+  },
+  {
+    name: "sqlite_log (the platform has it)",
+    sql: "SELECT sqlite_log(1, 'x')",
+    error: "Error: not authorized to use function: sqlite_log at offset 7: SQLITE_ERROR",
+  },
+  {
+    name: "fts5_source_id (the platform has it)",
+    sql: "SELECT fts5_source_id()",
+    error: "Error: not authorized to use function: fts5_source_id at offset 7: SQLITE_ERROR",
+  },
 ];
 
 /** A fresh object whose internal tables exist (written by the key-value and alarm APIs). */
@@ -312,6 +346,13 @@ describe("bypass attempts", () => {
     sql.exec("PRAGMA optimize(-1)");
     // The platform reads a number as strtoll does: hexadecimal after 0x or -0x, white space first.
     for (const mask of ["0x10002", "-0x1", "'0X2'", "' -2'", "-0x80000000"]) sql.exec(`PRAGMA optimize(${mask})`);
+    // `if` followed by `(` as a name, not a call; iif() itself.
+    sql.exec('CREATE TABLE "if"(a); INSERT INTO if(a) VALUES (1); INSERT INTO "if"(a) VALUES (2)');
+    expect(sql.exec("SELECT sum(a) AS s FROM if").one()).toEqual({ s: 3 });
+    expect(sql.exec("WITH if(x) AS (SELECT 5) SELECT x FROM if").one()).toEqual({ x: 5 });
+    expect(
+      sql.exec("WITH c AS (SELECT 1), if(x) AS MATERIALIZED (SELECT 2) SELECT iif(x, 7, 8) AS v FROM if").one(),
+    ).toEqual({ v: 7 });
   });
 
   test("internal names in any case are refused, as SQLite resolves them (the platform's newer, case-insensitive check)", async () => {
