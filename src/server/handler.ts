@@ -7,7 +7,7 @@
 import { parseJsonBody, validateAuthHeaders } from "../api/auth";
 import type { ApiResponse } from "../api/envelope";
 import { couldNotRoute, ERROR_CODES, fail, noRoute } from "../api/envelope";
-import { randomHexId } from "../api/ids";
+import { isHexId, randomHexId } from "../api/ids";
 import { seedFromFixture } from "../api/service/fixture";
 import type { ApiRequest } from "../api/service/operation";
 import type { ApiSeed, UserRecord, ZoneRecord } from "../api/service/records";
@@ -95,7 +95,18 @@ const zoneName = (id: string) => `zone-${id}`;
 export function createApiHandler(options: CreateApiHandlerOptions): ApiHandler {
   checkHandlerOptions(options);
   const clock = options.clock ?? systemClock;
-  const newId = options.idGenerator ?? randomHexId;
+  const generate = options.idGenerator ?? randomHexId;
+  // A malformed id from a custom generator would surface as a routing error in the fixture's
+  // problems, or as a storage failure: name the generator instead (without quoting what it returned).
+  const newId = (): string => {
+    const id = generate();
+    if (!isHexId(id)) {
+      throw new TypeError(
+        "createApiHandler: idGenerator must return 32 lower-case hex characters; it returned something else.",
+      );
+    }
+    return id;
+  };
   const store = new RecordStore({
     ...(options.directory === undefined ? {} : { directory: options.directory }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),

@@ -74,6 +74,31 @@ describe("options", () => {
     await expect(startApiServer(options as never)).rejects.toThrow(message);
   });
 
+  it("an idGenerator that returns something other than a 32-hex id is named, not blamed on the fixture or the storage", async () => {
+    const seeding = createApiHandler({ credentials: CREDENTIALS, fixture: FIXTURE, idGenerator: () => "x" });
+    const error = await seeding.ready().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(String(error)).toMatch(/idGenerator must return 32 lower-case hex characters/);
+    expect(String(error)).not.toMatch(/fixture|Could not route/);
+    await seeding.close();
+    // Good while seeding, bad afterwards: the request's 500 says why, not that storage failed.
+    let calls = 0;
+    const later = createApiHandler({
+      credentials: CREDENTIALS,
+      fixture: FIXTURE,
+      idGenerator: () => (++calls < 1000 ? calls.toString(16).padStart(32, "0") : "NOT-HEX"),
+    });
+    await later.ready();
+    calls = 1000;
+    const post = await later(
+      new Request(`${base}/zones/${ENT_ZONE}/filters`, { method: "POST", headers: AUTH, body: filterBody }),
+    );
+    expect(post.status).toBe(500);
+    const body = (await post.json()) as { errors: { code: number; message: string }[] };
+    expect(body.errors[0]?.message).toMatch(/idGenerator must return 32 lower-case hex characters/);
+    await later.close();
+  });
+
   it("a fixture with a bad zone name is refused whole, naming every problem", async () => {
     const handler = createApiHandler({
       credentials: CREDENTIALS,
