@@ -86,7 +86,7 @@ export async function openState(
     if (replayer.lastSeq < end) await replayer.applyAll(settings.persistence.streamRecords(replayer.lastSeq, end));
   } catch (e) {
     replayer.abandon();
-    throw e;
+    throw replayer.failure(e);
   }
   return { ...replayer.finish(), timeline, recordsSinceSnapshot, bytesSinceSnapshot };
 }
@@ -107,7 +107,7 @@ export async function buildState(
       await replayer.applyAll(settings.persistence.streamRecords(replayer.lastSeq, targetSeq));
   } catch (e) {
     replayer.abandon();
-    throw e;
+    throw replayer.failure(e);
   }
   return replayer.finish();
 }
@@ -143,21 +143,51 @@ class Replayer {
     this.lastTimeMs = base?.timeMs ?? 0;
   }
 
-  /** Opens the newest snapshot at or before `targetSeq` (or the empty database). */
+  /**
+   * Opens the newest snapshot at or before `targetSeq` (or the empty database). A snapshot that
+   * turns out damaged (`ERR_CORRUPT`; `load()` checks only the newest usable one) is passed over
+   * for the one before it, whose longer log may still reach the state: the first such damage is
+   * kept, the error to report if the log cannot.
+   */
   static async start(
     settings: CoreSettings,
     snapshots: readonly SnapshotInfo[],
     targetSeq: number | undefined,
   ): Promise<Replayer> {
-    const base = newestSnapshotAtOrBefore(snapshots, targetSeq);
-    let engine: SqlEngine;
-    if (base === undefined) engine = settings.engineFactory.open();
-    else {
-      // Without a copy when the adapter hands the image over or lends it (image-handover.ts).
-      const { image, use } = await readSnapshotToOpen(settings.persistence, base.seq);
-      engine = settings.engineFactory.open(image, use);
+    let candidates = snapshots;
+    let passedOver: ActorStoreError | undefined;
+    for (;;) {
+      const base = newestSnapshotAtOrBefore(candidates, targetSeq);
+      let engine: SqlEngine;
+      if (base === undefined) engine = settings.engineFactory.open();
+      else {
+        try {
+          // Without a copy when the adapter hands the image over or lends it (image-handover.ts).
+          const { image, use } = await readSnapshotToOpen(settings.persistence, base.seq);
+          engine = settings.engineFactory.open(image, use);
+        } catch (e) {
+          if (!(e instanceof ActorStoreError && e.code === "ERR_CORRUPT")) throw e;
+          passedOver ??= e;
+          candidates = candidates.filter((s) => s.seq < base.seq);
+          continue;
+        }
+      }
+      const replayer = new Replayer(settings, snapshots, engine, base);
+      replayer.#passedOver = passedOver;
+      return replayer;
     }
-    return new Replayer(settings, snapshots, engine, base);
+  }
+
+  /** The damage of a snapshot {@link Replayer.start} passed over, if it did. */
+  #passedOver: ActorStoreError | undefined;
+
+  /**
+   * What a failure of the replay after `start` reports: when a damaged snapshot was passed over
+   * and the older history could not reach the state either, that damage (the cause to repair).
+   */
+  failure(error: unknown): unknown {
+    const history = error instanceof ActorStoreError && (error.code === "ERR_CORRUPT" || error.code === "ERR_BOOKMARK");
+    return this.#passedOver !== undefined && history ? this.#passedOver : error;
   }
 
   /**
