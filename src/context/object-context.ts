@@ -403,7 +403,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       // swallowed by a transaction that was already open.
       if (!session.broken) coreOf(session.storage).commitNow();
       try {
-        return await Promise.race([Promise.resolve().then(() => this.#sections.run(depth, fn)), timeout]);
+        return await Promise.race([this.#sections.run(depth, fn, true), timeout]);
       } catch (e) {
         this.#reset(session, toError(e));
         throw e;

@@ -37,8 +37,36 @@ export class SectionDepth {
     return depth > MAX_BLOCK_CONCURRENCY_WHILE_DEPTH ? new Error(NESTED_TOO_DEEPLY_MESSAGE) : undefined;
   }
 
-  /** Runs the callback of a section of `depth`, tracking it until its promise settles. */
-  run<T>(depth: number, callback: () => Promise<T>): Promise<T> {
+  /**
+   * Per depth, when the last section started (or queued) at that depth settles. Sections started
+   * side by side are siblings, and on the platform a section takes its parent's lock, so siblings
+   * run one after the other, in the order they were called (what one writes, a later one sees).
+   */
+  readonly #tails = new Map<number, Promise<void>>();
+
+  /**
+   * Runs the callback of a section of `depth` once the sibling sections started before it have
+   * settled, tracking it until its promise settles.
+   */
+  run<T>(depth: number, callback: () => Promise<T>, deferred = false): Promise<T> {
+    // Taken at the call, so siblings keep the order they were called in even when one of them
+    // starts its callback on a later turn (`deferred`: blockConcurrencyWhile's callback never
+    // runs inside the call).
+    const previous = this.#tails.get(depth) ?? (deferred ? Promise.resolve() : undefined);
+    const result =
+      previous === undefined ? this.#start(depth, callback) : previous.then(() => this.#start(depth, callback));
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#tails.set(depth, tail);
+    void tail.then(() => {
+      if (this.#tails.get(depth) === tail) this.#tails.delete(depth);
+    });
+    return result;
+  }
+
+  #start<T>(depth: number, callback: () => Promise<T>): Promise<T> {
     const section = { depth };
     this.#running.add(section);
     const outer = this.#current;

@@ -94,6 +94,13 @@ export interface ObjectStorageOptions {
   engineFactory?: SqlEngineFactory;
 }
 
+/** A running transaction, as its closure's async context sees it. */
+interface TransactionFrame {
+  readonly storage: ObjectStorage;
+  /** The nested transactions its closure starts run one at a time. */
+  readonly children: Mutex;
+}
+
 /** Set by ObjectStorage's static block: reads the private core (see {@link coreOf}). */
 let coreOfStorage: (storage: ObjectStorage) => StorageCore;
 
@@ -129,7 +136,7 @@ export class ObjectStorage {
   /** Serializes transactions: concurrent ones never interleave. */
   readonly #transactions = new Mutex();
   /** Marks the async context of a running transaction closure (nested calls skip the queue). */
-  readonly #scope: AsyncScope<ObjectStorage> | undefined;
+  readonly #scope: AsyncScope<TransactionFrame> | undefined;
   #activeTransactions = 0;
 
   static {
@@ -142,7 +149,7 @@ export class ObjectStorage {
     backend: Backend,
     codecs: Codecs,
     retentionMs: number,
-    scope: AsyncScope<ObjectStorage> | undefined,
+    scope: AsyncScope<TransactionFrame> | undefined,
   ) {
     this.#scope = scope;
     this.#core = core;
@@ -171,7 +178,7 @@ export class ObjectStorage {
             : { ...options.sqlJs, maxDatabaseSize: options.maxDatabaseSize },
         ),
       loadV8Codec(),
-      loadAsyncScope<ObjectStorage>(),
+      loadAsyncScope<TransactionFrame>(),
     ]);
     // The portable structured codec is the default: measured faster than V8's serializer on the
     // small values most objects store (docs/values.md); "v8" writes workerd's byte format.
@@ -279,17 +286,25 @@ export class ObjectStorage {
       this.#activeTransactions++;
       try {
         return await (this.#scope
-          ? this.#scope.run(this, () => this.#transaction(closure))
+          ? this.#scope.run({ storage: this, children: new Mutex() }, () => this.#transaction(closure))
           : this.#transaction(closure));
       } finally {
         this.#activeTransactions--;
       }
     };
-    // A transaction started inside another's closure is nested: it runs at once, as a savepoint.
-    // Without async context tracking (browsers) any transaction started while one runs is
-    // treated as nested.
-    const nested = this.#activeTransactions > 0 && (this.#scope === undefined || this.#scope.get() === this);
-    const queued = nested ? run : () => this.#transactions.run(run);
+    // A transaction started inside another's closure is nested: it runs as a savepoint, after the
+    // nested transactions its closure started before it have settled (siblings run one at a time,
+    // as on the platform, where each takes its parent's lock: run side by side, a failing one
+    // would roll back the savepoint of a sibling that succeeded). Without async context tracking
+    // (browsers) any transaction started while one runs is treated as nested, at once.
+    const frame = this.#scope?.get();
+    const parent = frame?.storage === this ? frame : undefined;
+    const nested = this.#activeTransactions > 0 && (this.#scope === undefined || parent !== undefined);
+    const queued = !nested
+      ? () => this.#transactions.run(run)
+      : parent !== undefined
+        ? () => parent.children.run(run)
+        : run;
     const host = this.#core.host;
     return host !== undefined ? host.criticalSection(queued) : queued();
   }

@@ -262,6 +262,43 @@ describe("blockConcurrencyWhile", () => {
   });
 });
 
+describe("sibling critical sections", () => {
+  /** Runs `sections` side by side inside one blockConcurrencyWhile; each logs its start and end around a timer. */
+  class Siblings {
+    constructor(
+      readonly ctx: ObjectState,
+      readonly env: { clock: Clock; log: string[] },
+    ) {}
+    run(kinds: string[]): Promise<unknown> {
+      const one = (kind: string, label: string) => {
+        const body = async () => {
+          this.env.log.push(`${label} start`);
+          await delay(this.env.clock, 10);
+          this.env.log.push(`${label} end`);
+        };
+        return kind === "bcw" ? this.ctx.blockConcurrencyWhile(body) : this.ctx.storage.transaction(body);
+      };
+      return this.ctx.blockConcurrencyWhile(() => Promise.all(kinds.map((kind, i) => one(kind, `${kind}${i}`))));
+    }
+  }
+
+  test.each([[["bcw", "bcw", "bcw"]], [["bcw", "txn"]], [["txn", "bcw"]]])(
+    "sections started side by side (%j) run one after the other, in call order, as on the platform",
+    async (kinds) => {
+      const clock = new FakeClock();
+      const log: string[] = [];
+      const context = await ObjectContext.create(Siblings, { env: { clock, log }, clock });
+      const done = track(context.call("run", kinds));
+      for (let i = 0; i < 200 && !done.settled; i++) {
+        await turns(5);
+        await clock.advance(10);
+      }
+      await done.promise;
+      expect(log).toEqual(kinds.flatMap((kind, i) => [`${kind}${i} start`, `${kind}${i} end`]));
+    },
+  );
+});
+
 describe("transaction() and the input gate", () => {
   test("transaction: other events wait while the closure awaits", async () => {
     const log: string[] = [];

@@ -314,6 +314,31 @@ describe.each(BACKENDS)("transaction (%s backend)", (backend) => {
     expect(keysOf(await storage.list())).toEqual(["a", "b"]);
   });
 
+  it("transaction: nested transactions started side by side run one after the other; a failing one does not take a sibling's writes", async () => {
+    await open();
+    const order: string[] = [];
+    const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const outcomes = await storage.transaction(async () =>
+      Promise.allSettled([
+        storage.transaction(async (a) => {
+          order.push("a start");
+          await a.put("a", 1);
+          await macrotask();
+          order.push("a end");
+          throw new Error("a fails");
+        }),
+        storage.transaction(async (b) => {
+          order.push("b start");
+          await b.put("b", 2);
+          order.push("b end");
+        }),
+      ]),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled"]);
+    expect(order).toEqual(["a start", "a end", "b start", "b end"]);
+    expect(await storage.list()).toEqual(new Map([["b", 2]]));
+  });
+
   it("transaction: an inner rollback keeps the outer transaction's writes", async () => {
     await open();
     await storage.transaction(async (outer) => {
