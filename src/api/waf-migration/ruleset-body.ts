@@ -419,6 +419,8 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
   }
 
   const rules: RulesetRule[] = [];
+  // A rule id names one rule of the ruleset: a second rule with it would make later updates ambiguous.
+  const ruleIndexById = new Map<string, number>();
   body.rules.forEach((raw: unknown, i) => {
     const at = `/rules/${i}`;
     if (!isRecord(raw)) {
@@ -427,6 +429,12 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
     }
     const before = errors.length;
     const keepId = checkIdLike(raw.id, "id", at, allowEmpty, errors);
+    if (keepId) {
+      const first = ruleIndexById.get(raw.id as string);
+      if (first !== undefined)
+        err(errors, `${at}/id`, invalidValue(raw.id, "id", `rule ${first} has it; rule ids are unique in a ruleset`));
+      else ruleIndexById.set(raw.id as string, i);
+    }
     const keepVersion = checkIdLike(raw.version, "version", at, allowEmpty, errors);
     const keepRef = checkIdLike(raw.ref, "ref", at, allowEmpty, errors);
     if (raw.action === undefined && raw.action_parameters !== undefined)

@@ -213,6 +213,16 @@ describe("validateRulesetBody", () => {
     expect(e?.source).toEqual({ pointer: "/rules/0/expression" });
   });
 
+  it("validateRulesetBody: two rules with the same id are refused; a rule id names one rule", () => {
+    const id = "a".repeat(32);
+    const errors = errorsOf(body({ ...EXEC, id }, { ...EXEC, expression: "ssl" }, { ...EXEC, id }));
+    expect(errors.map((e) => e.source?.pointer)).toEqual(["/rules/2/id"]);
+    expect(errors[0]?.message).toMatch(/^'a{32}' is not a valid value for id because rule 0 has it/);
+    expect(ok(body({ ...EXEC, id }, { ...EXEC, id: "b".repeat(32) })).ok).toBe(true);
+    // The empty ids the migration config returns are dropped, never duplicates of one another.
+    expect(ok(body({ ...EXEC, id: "" }, { ...EXEC, id: "" }), true).ok).toBe(true);
+  });
+
   it("validateRulesetBody: a blank expression gets code 20125", () => {
     expect(errorsOf(body({ ...EXEC, expression: "" }))[0]).toMatchObject({
       code: 20125,
