@@ -470,7 +470,7 @@ class FileAdapter implements FilePersistence {
       );
     if (this.#readOnly)
       throw new ActorStoreError(
-        "ERR_INVALID_OPTION",
+        "ERR_CLOSED",
         `Cannot ${method}(): ${this.directory} was opened with readOnly: true. Open it without readOnly to change it.`,
       );
     if (this.#lock === null) throw closedError(this.directory);

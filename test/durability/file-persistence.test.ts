@@ -256,6 +256,23 @@ describe("FilePersistence: ownership", () => {
     await second.close();
   });
 
+  it("readOnly: every write rejects with ERR_CLOSED, as a read-only S3 adapter's does, and nothing changes", async () => {
+    const dir = freshDir();
+    const writer = await loaded(dir);
+    await writer.append([kvRecord(1)]);
+    await writer.close();
+    const reader = await openFilePersistence(dir, { readOnly: true });
+    expect((await reader.load()).lastSeq).toBe(1);
+    const before = (await readdir(dir)).sort();
+    const refused = { code: "ERR_CLOSED", message: expect.stringContaining("was opened with readOnly: true") };
+    await expect(reader.append([kvRecord(2)])).rejects.toMatchObject(refused);
+    await expect(reader.writeSnapshot({ seq: 1, timeMs: 0 }, new Uint8Array(8))).rejects.toMatchObject(refused);
+    await expect(reader.writeMetaIf(0, new Uint8Array(1))).rejects.toMatchObject(refused);
+    await expect(reader.prune(1)).rejects.toMatchObject(refused);
+    expect((await readdir(dir)).sort()).toEqual(before);
+    await reader.close();
+  });
+
   it("openFilePersistence: rejects a bad segment size", async () => {
     await expect(openFilePersistence(freshDir(), { segmentBytes: 0 })).rejects.toMatchObject({
       code: "ERR_INVALID_OPTION",
