@@ -101,7 +101,10 @@ export interface FirewallTransition<T> {
  * ```
  */
 export function checkExpression(expression: unknown, path: string): ValidationIssue[] {
-  if (typeof expression !== "string" || expression.trim() === "") {
+  if (expression !== undefined && typeof expression !== "string") {
+    return [{ path, message: `${path} must be a string.`, code: ERROR_CODES.filterParseError }];
+  }
+  if (expression === undefined || expression.trim() === "") {
     return [{ path, message: `${path} is required and cannot be blank.`, code: ERROR_CODES.filterParseError }];
   }
   const length = characterLength(expression);

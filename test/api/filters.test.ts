@@ -62,6 +62,15 @@ describe("validateFilterInput", () => {
     expect(v.ok).toBe(false);
     if (!v.ok) expect(v.errors.map((e) => [e.path, e.code])).toEqual([[path, code]]);
   });
+  it.each([1, true, ["ssl"], { text: "ssl" }, null])(
+    "validateFilterInput: an expression of %j is said to be not a string, not blank",
+    (expression) => {
+      const v = validateFilterInput({ expression });
+      expect(v.ok === false && v.errors.map((e) => [e.path, e.code, e.message])).toEqual([
+        ["expression", 10100, "expression must be a string."],
+      ]);
+    },
+  );
   it("validateFilterInput: a parse error carries wirefilter's formatted text", () => {
     const v = validateFilterInput({ expression: INVALID });
     expect(v.ok === false && v.errors[0]?.message).toBe(
