@@ -36,6 +36,7 @@
  * @packageDocumentation
  */
 import { ActorStoreError } from "../../errors";
+import { isStackOverflow } from "../../util/stack-overflow";
 import type { ValueCodec } from "./codec";
 import { Decoder, plainString } from "./structured-decoder";
 import { Encoder } from "./structured-encoder";
@@ -87,7 +88,9 @@ export function decodeStructuredRange(bytes: Uint8Array, start: number, end: num
   try {
     return new Decoder(bytes, start, end).decode();
   } catch (error) {
-    if (error instanceof ActorStoreError) throw error;
+    // Running out of stack (a deeply nested value read from deep in the caller's stack) says nothing
+    // about the bytes: reporting it as corruption would invite deleting a value that is fine.
+    if (error instanceof ActorStoreError || isStackOverflow(error)) throw error;
     throw new ActorStoreError("ERR_DESERIALIZATION", `Stored value is corrupt (structured codec): ${String(error)}.`, {
       cause: error,
     });

@@ -10,6 +10,7 @@
 
 import type * as NodeV8 from "node:v8";
 import { ActorStoreError, dataCloneError } from "../../errors";
+import { isStackOverflow } from "../../util/stack-overflow";
 import type { ValueCodec } from "./codec";
 import { V8_CODEC_TAG } from "./tags";
 
@@ -73,6 +74,8 @@ export function createV8Codec(v8: typeof NodeV8): ValueCodec {
         deserializer.readHeader();
         return deserializer.readValue();
       } catch (error) {
+        // Out of stack is not corruption (see decodeStructuredRange).
+        if (isStackOverflow(error)) throw error;
         throw new ActorStoreError("ERR_DESERIALIZATION", `Stored value is corrupt (v8 codec): ${String(error)}.`, {
           cause: error,
         });

@@ -60,3 +60,39 @@ describe("defaultCodec", () => {
     expect(["structured", "v8"]).toContain(codec.name);
   });
 });
+
+describe("decodeStoredValue out of stack", () => {
+  /** Calls `fn` under `depth` extra stack frames. */
+  const atDepth = <T>(depth: number, fn: () => T): T => (depth === 0 ? fn() : atDepth(depth - 1, fn));
+
+  it.each([
+    ["structured", structuredCodec],
+    ["v8", v8Codec],
+  ])(
+    "%s: a nested value read with too little stack left fails with the engine's RangeError, not as a corrupt value",
+    (_, codec) => {
+      let value: unknown = [];
+      for (let i = 0; i < 1_500; i++) value = [value];
+      const bytes = codec.encode(value);
+      expect(Array.isArray(decodeStoredValue(bytes, { v8: v8Codec }))).toBe(true);
+      // Descend until reading runs out of stack (the descent itself may run out first: try deeper).
+      let failure: unknown;
+      for (let depth = 0; depth <= 50_000 && failure === undefined; depth += 100) {
+        try {
+          atDepth(depth, () => {
+            try {
+              decodeStoredValue(bytes, { v8: v8Codec });
+            } catch (error) {
+              failure = error;
+            }
+          });
+        } catch {
+          break;
+        }
+      }
+      expect(failure).toBeInstanceOf(RangeError);
+      expect(failure).not.toBeInstanceOf(ActorStoreError);
+      expect((failure as Error).message).toMatch(/call stack/);
+    },
+  );
+});
