@@ -107,7 +107,13 @@ export class SqlStorage {
     ...bindings: unknown[]
   ): SqlStorageCursor<T> {
     if (typeof query !== "string") {
-      throw new TypeError("Failed to execute 'exec' on 'SqlStorage': parameter 1 is not of type 'JsString'.");
+      // The platform's binding refuses only a missing query; any other value becomes its string
+      // (`new String(…)`, a number, `undefined`…), and a Symbol throws as in a template literal.
+      // biome-ignore lint/complexity/noArguments: an explicit `undefined` is converted, a missing query is refused
+      if (arguments.length === 0) {
+        throw new TypeError("Failed to execute 'exec' on 'SqlStorage': parameter 1 is not of type 'JsString'.");
+      }
+      query = `${query}`;
     }
     // `bindings` is this call's own array (rest parameters): convert it in place.
     const values = toEngineValuesInPlace(bindings);

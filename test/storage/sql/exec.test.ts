@@ -66,11 +66,25 @@ describe("exec: values and bindings", () => {
     expect(sql.exec("SELECT :a AS a, :b AS b, :a AS c", 1, 2).one()).toEqual({ a: 1, b: 2, c: 1 });
   });
 
-  test("exec: a non-string query is refused like the platform's JSG type check", async () => {
+  test("exec: a missing query is refused like the platform's JSG type check; any other value becomes a string", async () => {
     const { sql } = await setup();
-    expect(errorOf(() => (sql.exec as (q?: unknown) => unknown)())).toBe(
+    const exec = sql.exec.bind(sql) as (...args: unknown[]) => { toArray(): unknown[] };
+    expect(errorOf(() => exec())).toBe(
       "TypeError: Failed to execute 'exec' on 'SqlStorage': parameter 1 is not of type 'JsString'.",
     );
+    // As workerd answers (compared through Miniflare); until 2026-11-27 each was the TypeError above.
+    expect(exec(new String("SELECT 9 AS n")).toArray()).toEqual([{ n: 9 }]);
+    expect(exec(["SELECT ? AS n"], 8).toArray()).toEqual([{ n: 8 }]);
+    expect(exec({ toString: () => "SELECT 7 AS n" }).toArray()).toEqual([{ n: 7 }]);
+    expect(errorOf(() => exec(undefined))).toBe('Error: near "undefined": syntax error at offset 0: SQLITE_ERROR');
+    expect(errorOf(() => exec(5))).toBe('Error: near "5": syntax error at offset 0: SQLITE_ERROR');
+    expect(errorOf(() => exec(Symbol("q")))).toBe("TypeError: Cannot convert a Symbol value to a string");
+    const boom = {
+      toString() {
+        throw new RangeError("boom");
+      },
+    };
+    expect(errorOf(() => exec(boom))).toBe("RangeError: boom");
   });
 });
 
