@@ -25,7 +25,10 @@ const key = fc.constantFrom(...KEYS);
 const value = fc.integer({ min: 0, max: 99 });
 const limit = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 1, max: 5 }) },
-  { weight: 1, arbitrary: fc.constantFrom<unknown>(0, -1, 1.5, "2", Number.POSITIVE_INFINITY, Number.NaN, 2 ** 31) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>(0, -1, 1.5, "2", Number.POSITIVE_INFINITY, Number.NaN, 2 ** 31, 2 ** 31 - 0.5),
+  },
 );
 const listOptions: fc.Arbitrary<ListOptions> = fc.record(
   {
@@ -50,11 +53,11 @@ function modelList(model: Model, o: ListOptions): Outcome {
   let n: number | undefined;
   if (o.limit !== undefined) {
     const x = Number(o.limit);
-    const t = Number.isFinite(x) ? Math.trunc(x) : 0;
-    if (t > 2147483647 || t < -2147483648) {
+    // The range is checked on the number before its fraction is dropped (2147483647.5 is out).
+    if (Number.isFinite(x) && (x > 2147483647 || x < -2147483648)) {
       return err(new TypeError("Value out of range. Must be between -2147483648 and 2147483647 (inclusive)."));
     }
-    n = t;
+    n = Number.isFinite(x) ? Math.trunc(x) : 0;
   }
   if (o.start !== undefined && o.startAfter !== undefined) {
     return err(new TypeError("list() cannot be called with both start and startAfter values."));
