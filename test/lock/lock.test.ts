@@ -182,6 +182,10 @@ describe("directory lock", () => {
     await rm(`${directory}.inside`, { force: true });
     const rounds = 40;
     const racers = [start(directory, "race", "a", String(rounds)), start(directory, "race", "b", String(rounds))];
+    // Both start their rounds at the same moment: on a loaded machine one racer could otherwise
+    // finish all its rounds before the other has loaded, and nothing would be raced.
+    await Promise.all(racers.map((r) => r.waitFor("R")));
+    await writeFile(`${directory}.go`, "");
     const results = await Promise.all(racers.map((r) => r.exited));
     for (const r of results) expect(r, r.stderr).toMatchObject({ code: 0 });
     const lines = racers.flatMap((r) => r.lines);

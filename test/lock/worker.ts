@@ -6,7 +6,8 @@
  * - `once`: prints `R`, waits for the file `<dir>.go`, then tries to open once; prints `W` after a
  *   confirmed write (and holds the directory until the file `<dir>.done` exists), or `L <message>` when refused with
  *   ERR_LOCKED.
- * - `race`: `rounds` times: try to open; when it opens, claim `<dir>.inside` (an exclusive create:
+ * - `race`: prints `R` and waits for the file `<dir>.go` (as `once` does, so that both racers start
+ *   their rounds together however slow the machine), then `rounds` times: try to open; when it opens, claim `<dir>.inside` (an exclusive create:
  *   it fails if the other process is inside too, which prints `V` for a violation), write and
  *   confirm the key `<id>:<round>` (prints `C <id>:<round>`), hold a little, leave and close; when
  *   refused, print `L` and try again soon.
@@ -61,6 +62,9 @@ async function main(): Promise<void> {
   }
   const rounds = Number(roundsText ?? 20);
   const inside = `${directory}.inside`;
+  await (await ObjectStorage.open()).close();
+  say("R");
+  while (!existsSync(`${directory}.go`)) await sleep(1);
   for (let round = 0; round < rounds; ) {
     const storage = await tryOpen(directory);
     if (typeof storage === "string") {
