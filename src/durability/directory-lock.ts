@@ -272,6 +272,11 @@ export async function readLockState(directory: string, env: LockEnv): Promise<Lo
       if (isErrno(error, "ENOENT")) continue; // superseded and removed meanwhile
       throw error;
     }
+    // Every generation is linked into place only after its whole content was written, so no
+    // running process can ever see one empty. An empty one is what a power loss leaves when the
+    // name reached the disk and the content did not: whoever wrote it died with the machine, and
+    // nobody holds the directory.
+    if (text.length === 0) return { kind: "free", file };
     const content = parseLock(text);
     if (content === undefined) return { kind: "damaged", file };
     if (content.state === "free") return { kind: "free", file };

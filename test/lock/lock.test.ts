@@ -122,6 +122,35 @@ describe("directory lock", () => {
     await again.close();
   });
 
+  test("an empty newest lock generation, which a power loss can leave, is taken over; one of garbage refuses with ERR_CORRUPT", async () => {
+    const directory = freshDir();
+    const first = await ObjectStorage.open({ directory });
+    await first.put("a", 1);
+    await first.close();
+    const newest = (await readdir(directory)).filter((n) => /^lock-\d{16}$/.test(n)).sort();
+    expect(newest).toHaveLength(1);
+    const generation = Number((newest[0] as string).slice(5));
+    const next = `lock-${String(generation + 1).padStart(16, "0")}`;
+    // The name reached the disk, its content did not: no process can be holding the directory.
+    await writeFile(join(directory, next), "");
+    const second = await ObjectStorage.open({ directory });
+    expect(await second.get("a")).toBe(1);
+    await second.put("b", 2);
+    await second.close();
+    const names = (await readdir(directory)).filter((n) => /^lock-\d{16}$/.test(n));
+    expect(names).toHaveLength(1);
+    expect(Number((names[0] as string).slice(5))).toBeGreaterThan(generation + 1);
+    // Content that is there but unreadable is damage: the lock cannot say whether its holder lives.
+    const after = `lock-${String(Number((names[0] as string).slice(5)) + 1).padStart(16, "0")}`;
+    await writeFile(join(directory, after), "not a lock");
+    const refused = await ObjectStorage.open({ directory }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({ name: "ActorStoreError", code: "ERR_CORRUPT" });
+    expect((refused as Error).message).toContain(after);
+  });
+
   test("the same directory through a symbolic link is refused too, and a copy of a held directory is not", async () => {
     // Regression: the process's own locks were keyed by the path they were taken through, so a
     // path through a symbolic link took the live lock over and fenced the first storage.
