@@ -95,7 +95,7 @@ export class ReadOnlyPersistence implements PersistenceAdapter {
 
 function readOnly(what: string): ActorStoreError {
   return new ActorStoreError(
-    "ERR_INVALID_OPTION",
+    "ERR_CLOSED",
     `The inspector opened this directory read-only and cannot ${what}; use the restore command to change it.`,
   );
 }

@@ -5,6 +5,7 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runInspect } from "../../src/cli/inspect-commands";
+import { ReadOnlyPersistence } from "../../src/cli/read-only-persistence";
 import { createMemoryPersistence } from "../../src/durability/memory-persistence";
 import { ObjectStorage } from "../../src/index";
 import { memoryAdapters } from "./fixtures/memory-opener";
@@ -34,6 +35,26 @@ async function filledMemoryObject(): Promise<{
 }
 
 describe("actorstore-inspect over any adapter", () => {
+  it("the read-only view refuses every write with ERR_CLOSED, as an adapter opened with readOnly does, and the data stays", async () => {
+    const { persistence } = await filledMemoryObject();
+    const view = new ReadOnlyPersistence(persistence);
+    const loaded = await view.load();
+    const writes = [
+      () => view.append([]),
+      () => view.writeSnapshot({ seq: loaded.lastSeq, timeMs: 0 }, new Uint8Array(8)),
+      () => view.writeMetaIf(0, new Uint8Array(1)),
+    ];
+    for (const write of writes) {
+      const error = await write().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ name: "ActorStoreError", code: "ERR_CLOSED" });
+      expect((error as Error).message).toMatch(/^The inspector opened this directory read-only and cannot /);
+    }
+    expect((await persistence.load()).lastSeq).toBe(loaded.lastSeq);
+  });
+
   it("runInspect with an opener: keys, get, sql, bookmarks and restore on an in-memory object", async () => {
     const { persistence, early } = await filledMemoryObject();
     const opened: string[] = [];
