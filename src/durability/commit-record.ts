@@ -70,6 +70,14 @@ export interface SessionMark {
    * was confirmed.
    */
   realTextDigits?: number;
+  /**
+   * The session ran with SQLite's own math functions, as the platform's (`log(100)` is 2). Absent:
+   * the session ran with sql.js's legacy extension functions (`log(100)` 4.605…, `ceil(0.5)` an
+   * INTEGER): every session logged before the engine left them out, and those of a process whose
+   * sql.js was initialized with them (docs/sql.md); replay runs it with them, since what it stored
+   * was confirmed.
+   */
+  nativeFunctions?: true;
 }
 
 /** A key-value write: a value (encoded bytes) or a deletion (`null`). */

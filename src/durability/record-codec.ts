@@ -37,6 +37,7 @@ import {
   EXT_ALARM_CLEAR,
   EXT_ALARM_SET,
   EXT_ENTRY_EXTRAS,
+  EXT_NATIVE_FUNCTIONS,
   EXT_REAL_DIGITS,
   EXT_SESSION,
   FLAG_ALARM_CLEAR,
@@ -228,6 +229,12 @@ function writePayload(record: CommitRecord): void {
         );
       }
       ext |= EXT_REAL_DIGITS;
+    }
+    const native = session.nativeFunctions;
+    if (native !== undefined) {
+      if (native !== true)
+        throw new RangeError(`SessionMark.nativeFunctions must be true or absent; got ${String(native)}.`);
+      ext |= EXT_NATIVE_FUNCTIONS;
     }
   }
   for (let i = 0; i < sql.length && (ext & EXT_ENTRY_EXTRAS) === 0; i++) {

@@ -25,6 +25,7 @@ import {
   EXT_ALARM_SET,
   EXT_ENTRY_EXTRAS,
   EXT_KNOWN,
+  EXT_NATIVE_FUNCTIONS,
   EXT_REAL_DIGITS,
   EXT_SESSION,
   FLAG_ALARM_CLEAR,
@@ -216,7 +217,7 @@ function readPayload(r: Reader): CommitRecord {
     ext = r.u8();
     if (ext === 0 || (ext & ~EXT_KNOWN) !== 0) throw new Malformed();
     if ((ext & (EXT_SESSION | EXT_ENTRY_EXTRAS)) === 0) throw new Malformed();
-    if (ext & EXT_REAL_DIGITS && !(ext & EXT_SESSION)) throw new Malformed();
+    if (ext & (EXT_REAL_DIGITS | EXT_NATIVE_FUNCTIONS) && !(ext & EXT_SESSION)) throw new Malformed();
     flags &= ~FLAG_EXTENDED;
     if (ext & EXT_ALARM_SET) flags |= FLAG_ALARM_SET;
     if (ext & EXT_ALARM_CLEAR) flags |= FLAG_ALARM_CLEAR;
@@ -239,6 +240,7 @@ function readPayload(r: Reader): CommitRecord {
       if (digits < 1 || digits > MAX_REAL_TEXT_DIGITS) throw new Malformed();
       record.session.realTextDigits = digits;
     }
+    if (ext & EXT_NATIVE_FUNCTIONS) record.session.nativeFunctions = true;
   }
   if (flags & FLAG_SQL) {
     const count = r.varint();

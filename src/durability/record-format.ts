@@ -32,7 +32,14 @@ export const EXT_ENTRY_EXTRAS = 0x08;
  * without it is of a session that ran with sql.js's SQLite's 17 digits.
  */
 export const EXT_REAL_DIGITS = 0x10;
-export const EXT_KNOWN = EXT_ALARM_SET | EXT_ALARM_CLEAR | EXT_SESSION | EXT_ENTRY_EXTRAS | EXT_REAL_DIGITS;
+/**
+ * The session ran with SQLite's own math functions (`SessionMark.nativeFunctions`; only with
+ * {@link EXT_SESSION}, and no bytes follow); a mark without it is of a session that ran with
+ * sql.js's legacy extension functions.
+ */
+export const EXT_NATIVE_FUNCTIONS = 0x20;
+export const EXT_KNOWN =
+  EXT_ALARM_SET | EXT_ALARM_CLEAR | EXT_SESSION | EXT_ENTRY_EXTRAS | EXT_REAL_DIGITS | EXT_NATIVE_FUNCTIONS;
 export const ENTRY_INPUTS = 0x01;
 export const ENTRY_SETTINGS = 0x02;
 export const ENTRY_REPLAY = 0x04;

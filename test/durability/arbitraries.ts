@@ -82,7 +82,12 @@ export function commitRecord(seq?: number): fc.Arbitrary<CommitRecord> {
       alarm: fc.option(fc.option(fc.oneof(timeMs, fc.double()), { nil: null }), { nil: undefined }),
       session: fc.option(
         fc.record(
-          { start: fc.boolean(), settings: connectionSettings, realTextDigits: fc.integer({ min: 1, max: 23 }) },
+          {
+            start: fc.boolean(),
+            settings: connectionSettings,
+            realTextDigits: fc.integer({ min: 1, max: 23 }),
+            nativeFunctions: fc.constant(true as const),
+          },
           { requiredKeys: ["start", "settings"] },
         ),
         { nil: undefined, freq: 3 },

@@ -59,7 +59,7 @@ describe("record codec: connection state", () => {
 
   it("an extension byte with an unknown bit, or with nothing new, is malformed", () => {
     // flags = both alarm bits (extended), then ext, seq 1, time 0
-    for (const ext of [0x20, 0x80, 0x00, 0x01, 0x03 | 0x04]) {
+    for (const ext of [0x40, 0x80, 0x00, 0x01, 0x03 | 0x04]) {
       const decoded = decodeRecords(frame([0x0c, ext, 1, 0, ...(ext & 0x04 ? [0] : [])]));
       expect(decoded.reason, `ext ${ext}`).toBe("malformed");
       expect(decoded.records).toEqual([]);
@@ -91,6 +91,42 @@ describe("record codec: connection state", () => {
     }
     expect(() => encodeRecord({ ...record, session: { start: true, settings, realTextDigits: 24 } })).toThrow(
       "SessionMark.realTextDigits must be an integer from 1 to 23; got 24.",
+    );
+  });
+
+  it("a session mark's native-functions bit round-trips, written as ext bit 0x20 with no bytes of its own", () => {
+    const mark = { start: true, settings, realTextDigits: 15, nativeFunctions: true as const };
+    for (const session of [mark, { start: false, settings, nativeFunctions: true as const }]) {
+      const withNative: CommitRecord = { ...record, session };
+      expect(decodeRecords(encodeRecord(withNative)).records).toEqual([withNative]);
+    }
+    const minimal: CommitRecord = { seq: 1, timeMs: 0, reset: false, sql: [], kv: [] };
+    const allOff = Object.fromEntries(Object.keys(settings).map((k) => [k, false])) as typeof settings;
+    const bytes = encodeRecord({
+      ...minimal,
+      session: { start: true, settings: allOff, realTextDigits: 15, nativeFunctions: true },
+    });
+    // length, flags (extended), ext (session | digits | native), seq, time, mark, digits
+    expect([...bytes.subarray(0, 7)]).toEqual([6, 0x0c, 0x04 | 0x10 | 0x20, 1, 0, 1, 15]);
+    expect(bytes).toHaveLength(7 + 4);
+  });
+
+  it("a mark written before the bit (a session with sql.js's legacy functions) decodes without it", () => {
+    // A frame as the engine wrote it before: session mark (start, no settings) with 15 digits.
+    const [older] = decodeRecords(frame([0x0c, 0x04 | 0x10, 1, 0, 1, 15])).records;
+    expect(older?.session).toEqual({ start: true, settings: expect.any(Object), realTextDigits: 15 });
+    expect(older?.session && "nativeFunctions" in older.session).toBe(false);
+    const [newer] = decodeRecords(frame([0x0c, 0x04 | 0x10 | 0x20, 1, 0, 1, 15])).records;
+    expect(newer?.session?.nativeFunctions).toBe(true);
+  });
+
+  it("the native-functions bit without a session mark is malformed; a mark's flag other than true is refused", () => {
+    for (const ext of [0x20, 0x20 | 0x08, 0x20 | 0x10 | 0x08]) {
+      expect(decodeRecords(frame([0x0c, ext, 1, 0, 0])).reason, `ext ${ext}`).toBe("malformed");
+    }
+    const bad = { start: true, settings, nativeFunctions: false } as unknown as CommitRecord["session"];
+    expect(() => encodeRecord({ ...record, session: bad })).toThrow(
+      "SessionMark.nativeFunctions must be true or absent; got false.",
     );
   });
 
