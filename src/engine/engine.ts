@@ -209,6 +209,24 @@ export interface SqlEngine {
    * (`SessionMark.realTextDigits`). An integer from 1 to {@link MAX_REAL_TEXT_DIGITS}.
    */
   setRealTextDigits(digits: number): void;
+  /**
+   * Whether this connection has sql.js's legacy extension functions: its `log`, `ceil`, `floor`,
+   * `sign`, `sin` … (and `median`, `stdev`, `padl` …) instead of SQLite's built-in math functions,
+   * which the platform has (`log(100)` is 4.605… with them, 2 without). Connections open without
+   * them, unless sql.js was initialized in this process before actorstore loaded it and without
+   * `useOldExtensionFunctions: false` (then every connection has them, docs/sql.md). Sessions logged
+   * before the engine left them out ran with them, and replay runs those so
+   * (`SessionMark.nativeFunctions`).
+   */
+  readonly legacyFunctions: boolean;
+  /**
+   * `true` registers sql.js's legacy extension functions on this connection (see
+   * {@link SqlEngine.legacyFunctions}; nothing when it has them). They cannot be taken off a
+   * connection again (deleting them leaves no function of those names, not SQLite's own), so
+   * `false` on a connection that has them throws a `RangeError`: open a new connection from
+   * {@link SqlEngine.exportBytes} instead; on one without them, `false` does nothing.
+   */
+  setLegacyFunctions(on: boolean): void;
   /** A standard SQLite database file of the current committed state; keeps this connection open. */
   exportBytes(): Uint8Array;
   /**

@@ -99,6 +99,10 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
    */
   #file: PagedFile | undefined;
   #closed = false;
+  /** Whether the connection has sql.js's legacy extension functions (see {@link SqlEngine.legacyFunctions}). */
+  #legacy: boolean;
+  /** Keeps sql.js's legacy-function warnings quiet while this connection, given them here, is open. */
+  #releaseQuiet: (() => void) | undefined;
 
   /** A factory of databases of `module`, each limited to `maxDatabaseSize` bytes. */
   static factory(module: SqlJsModule, maxDatabaseSize: number, fileChunkBytes = FILE_CHUNK_BYTES): SqlEngineFactory {
@@ -134,6 +138,7 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     this.#file = paged ? file : undefined;
     this.#db = db;
     this.#dbPtr = ptr;
+    this.#legacy = module.legacyByDefault;
     // Per connection, not stored in the file: every engine (also one opened from a snapshot) sets it.
     const pageSize = Number(db.exec("PRAGMA page_size")[0]?.values[0]?.[0] ?? 4096);
     db.exec(`PRAGMA max_page_count = ${Math.max(2, Math.floor(maxDatabaseSize / pageSize))}`);
@@ -288,6 +293,25 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     this.#module.setRealTextDigits(this.#dbPtr, digits);
   }
 
+  get legacyFunctions(): boolean {
+    return this.#legacy;
+  }
+
+  setLegacyFunctions(on: boolean): void {
+    this.#assertOpen();
+    if (on === this.#legacy) return;
+    if (!on) {
+      throw new RangeError(
+        "sql.js's legacy extension functions cannot be taken off a connection; open a new one from exportBytes().",
+      );
+    }
+    this.#module.registerLegacyFunctions(this.#dbPtr);
+    this.#legacy = true;
+    // Only replay gives a connection these functions (for sessions logged with them): sql.js warns
+    // once per call, which would print a line per replayed row.
+    this.#releaseQuiet = this.#module.quietLegacyWarnings();
+  }
+
   exportBytes(): Uint8Array {
     this.#assertOpen();
     const file = this.#file;
@@ -411,6 +435,8 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     // sql.js removed the file: its chunks are garbage (V8 is told about shared ones, sqljs-paged-file.ts).
     this.#file?.dispose();
     this.#module.forgetFunctions(this.#dbPtr);
+    this.#releaseQuiet?.();
+    this.#releaseQuiet = undefined;
     this.#closed = true;
   }
 

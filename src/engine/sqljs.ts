@@ -88,11 +88,14 @@ export async function loadSqlJsEngineWithChunks(
   fileChunkBytes?: number,
 ): Promise<SqlEngineFactory> {
   const custom = options.locateFile !== undefined || options.wasmBinary !== undefined;
-  const load = () =>
-    initSqlJs({
-      ...(options.locateFile ? { locateFile: options.locateFile } : {}),
-      ...(options.wasmBinary ? { wasmBinary: options.wasmBinary as ArrayBuffer } : {}),
-    });
+  const config: Parameters<typeof initSqlJs>[0] & { useOldExtensionFunctions: boolean } = {
+    // sql.js otherwise registers its legacy extension functions on every connection, which
+    // replace SQLite's own math functions (`log(100)` 4.6 instead of the platform's 2).
+    useOldExtensionFunctions: false,
+    ...(options.locateFile ? { locateFile: options.locateFile } : {}),
+    ...(options.wasmBinary ? { wasmBinary: options.wasmBinary as ArrayBuffer } : {}),
+  };
+  const load = () => initSqlJs(config);
   const sql = custom ? await load() : await (modulePromise ??= load());
   const module = checkBuild(sql);
   return SqlJsEngine.factory(module, options.maxDatabaseSize ?? DEFAULT_MAX_DATABASE_SIZE, fileChunkBytes);
@@ -143,6 +146,23 @@ export interface SqlJsModule {
     /** Sets all three (`keepConnectionCounters`). */
     set(changes: bigint, totalChanges: bigint, lastInsertRowid: bigint): void;
   };
+  /**
+   * Whether every connection of this module opens with sql.js's legacy extension functions (the
+   * module was initialized before actorstore loaded it, without `useOldExtensionFunctions: false`):
+   * probed once, at load ({@link probeLegacyFunctions}).
+   */
+  readonly legacyByDefault: boolean;
+  /**
+   * Registers sql.js's legacy extension functions on connection `dbPtr` (they replace SQLite's own
+   * math functions; nothing removes them again).
+   */
+  registerLegacyFunctions(dbPtr: number): void;
+  /**
+   * Drops sql.js's "legacy function … is deprecated" console warnings until the returned release
+   * is called (held while a connection that {@link SqlJsModule.registerLegacyFunctions} gave them
+   * is open).
+   */
+  quietLegacyWarnings(): () => void;
   /** Sets `sqlite3.nFpDigit` of connection `dbPtr` (see {@link locateFpDigits}). */
   setRealTextDigits(dbPtr: number, digits: number): void;
   /** `sqlite3_step` with SQLite's 'now' pinned to `nowMs`. */
@@ -195,11 +215,18 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
   const counters = connectionCounterOffsets(sql, keys, heap);
   const functions = new SharedFunctions(raw, heap, ENGINE_LIMITS.length);
   functions.userDataAt = locateUserData(sql, keys, heap, functions);
+  const legacyByDefault = probeLegacyFunctions(sql);
   const module: SqlJsModule = {
     raw,
     heap,
     counterOffset,
     programLayout,
+    legacyByDefault,
+    registerLegacyFunctions(dbPtr) {
+      const rc = (raw as unknown as LegacyExports)._RegisterExtensionFunctions(dbPtr);
+      if (rc !== 0) throw unsupportedBuild("sql.js's legacy extension functions");
+    },
+    quietLegacyWarnings,
     openDatabase(bytes) {
       const db = new sql.Database(bytes);
       const ptr = handlePointer(db, keys.database);
@@ -261,6 +288,71 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
   };
   checked.set(sql, module);
   return module;
+}
+
+// ------------------------------------------------------------------ legacy extension functions
+
+/** The C export of sql.js that registers its legacy extension functions on one connection. */
+interface LegacyExports {
+  _RegisterExtensionFunctions(dbPtr: number): number;
+}
+
+/**
+ * Whether a new connection of `sql` has sql.js's legacy extension functions: `median()` compiles
+ * only with them (SQLite has no such function). Compiled, never run, so sql.js warns nothing.
+ * sql.js initializes one module per process and the first `initSqlJs` call's options win, so a
+ * module some other code initialized first with the defaults has them on every connection.
+ */
+function probeLegacyFunctions(sql: SqlJsStatic): boolean {
+  if (typeof (sql as unknown as Partial<LegacyExports>)._RegisterExtensionFunctions !== "function")
+    throw unsupportedBuild("sql.js's legacy extension functions");
+  const db = new sql.Database();
+  try {
+    db.prepare("SELECT median(1)").free();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    db.close();
+  }
+}
+
+/** The start of the warning sql.js prints each time a legacy extension function runs. */
+const LEGACY_WARNING = "sql.js: legacy function ";
+
+/** How many {@link quietLegacyWarnings} holds are open, the `console.warn` they installed and the one it wraps. */
+let quietHolds = 0;
+let quietWarn: typeof console.warn | undefined;
+let loudWarn: typeof console.warn | undefined;
+
+/**
+ * Makes `console.warn` drop sql.js's "legacy function …() is deprecated" lines (one per call of
+ * such a function: a query over 10,000 rows printed 10,000) until the returned release is called;
+ * every other warning goes through. Holds nest: the last release puts `console.warn` back (unless
+ * something else replaced it meanwhile, which is then left alone; a hold taken after such a
+ * replacement wraps the new one).
+ */
+function quietLegacyWarnings(): () => void {
+  quietHolds++;
+  if (console.warn !== quietWarn) {
+    const warn = console.warn;
+    loudWarn = warn;
+    quietWarn = function quiet(...args: unknown[]) {
+      if (typeof args[0] === "string" && args[0].startsWith(LEGACY_WARNING)) return;
+      warn.apply(console, args);
+    };
+    console.warn = quietWarn;
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (--quietHolds === 0) {
+      if (console.warn === quietWarn && loudWarn !== undefined) console.warn = loudWarn;
+      loudWarn = undefined;
+      quietWarn = undefined;
+    }
+  };
 }
 
 // ------------------------------------------------------------------ pointer probing

@@ -125,6 +125,14 @@ class Replayer {
    * sessions logged before the engine set the platform's 15 have marks without them (or none).
    */
   #realTextDigits = SQLJS_REAL_TEXT_DIGITS;
+  /**
+   * Whether the session being replayed ran with sql.js's legacy extension functions, as its last
+   * session mark says (`SessionMark.nativeFunctions` absent); so until a mark says otherwise, since
+   * only sessions logged before the engine left them out have no marks.
+   */
+  #legacyFunctions = true;
+  /** Whether the engine's functions were made the session's since it was opened (see {@link Replayer.#functionsAsLogged}). */
+  #functionsChecked = false;
   lastSeq: number;
   lastTimeMs: number;
 
@@ -204,8 +212,11 @@ class Replayer {
     if (record.session !== undefined) {
       this.#realTextDigits = record.session.realTextDigits ?? SQLJS_REAL_TEXT_DIGITS;
       this.#engine.setRealTextDigits(this.#realTextDigits);
+      this.#legacyFunctions = record.session.nativeFunctions !== true;
     }
     if (record.restoreToSeq !== undefined || record.reset) return this.#replace(record);
+    // At a mark (whose settings the record sets on whatever connection runs it) or the first record.
+    if (record.session !== undefined || !this.#functionsChecked) this.#functionsAsLogged();
     const r = this.#replay;
     r.transaction.apply(r.kv, this.#prng, r.statements, record, r.inputs);
     this.lastSeq = record.seq;
@@ -231,8 +242,9 @@ class Replayer {
         ? (await buildState(this.#settings, this.#snapshots, record.restoreToSeq)).engine
         : this.#settings.engineFactory.open();
     this.#replay = startReplay(this.#engine, this.#prng);
-    // A new connection, in the same session: it runs with the session's digits.
+    // A new connection, in the same session: it runs with the session's digits and functions.
     this.#engine.setRealTextDigits(this.#realTextDigits);
+    this.#functionsAsLogged();
     if (record.restoreToSeq === undefined) {
       const r = this.#replay;
       r.transaction.apply(r.kv, this.#prng, r.statements, record, r.inputs);
@@ -241,7 +253,44 @@ class Replayer {
     this.lastTimeMs = record.timeMs;
   }
 
+  /**
+   * Gives the engine the functions the session being replayed ran with: sql.js's legacy extension
+   * functions are registered onto it; a connection that has them cannot lose them, so for a
+   * session that ran without them the state moves to a new connection (as a restore does: the
+   * same random source, the session's digits; the record being replayed carries the session's
+   * settings).
+   */
+  #functionsAsLogged(): void {
+    this.#functionsChecked = true;
+    if (this.#legacyFunctions) this.#engine.setLegacyFunctions(true);
+    else if (this.#engine.legacyFunctions) {
+      this.#reopen();
+      if (this.#engine.legacyFunctions) throw legacyModule();
+    }
+  }
+
+  /** Moves the committed state to a new connection (the module's functions: without legacy ones, unless it has them). */
+  #reopen(): void {
+    this.#replay.finish();
+    const bytes = this.#engine.exportBytes();
+    this.#engine.close();
+    this.#engine = this.#settings.engineFactory.open(bytes, "take");
+    this.#replay = startReplay(this.#engine, this.#prng);
+    this.#engine.setRealTextDigits(this.#realTextDigits);
+  }
+
+  /**
+   * Ends the replay. The engine goes on to a live session, which runs without sql.js's legacy
+   * extension functions, as the platform does: an engine that replayed a session with them is
+   * replaced by a new connection (which has them anyway only when the module does, docs/sql.md).
+   */
   finish(): { engine: SqlEngine; lastSeq: number; lastTimeMs: number } {
+    if (this.#engine.legacyFunctions) {
+      const module = this.#settings.engineFactory.open();
+      const legacyModule = module.legacyFunctions;
+      module.close();
+      if (!legacyModule) this.#reopen();
+    }
     this.#replay.finish();
     return { engine: this.#engine, lastSeq: this.lastSeq, lastTimeMs: this.lastTimeMs };
   }
@@ -250,6 +299,17 @@ class Replayer {
     this.#replay.abandon();
     this.#engine.close();
   }
+}
+
+/**
+ * The log has a session that ran with SQLite's own math functions, but every connection of this
+ * process's sql.js has the legacy ones, which nothing removes: it cannot be replayed as it ran.
+ */
+function legacyModule(): ActorStoreError {
+  return new ActorStoreError(
+    "ERR_BACKEND_UNSUPPORTED",
+    "The stored history has sessions that ran with SQLite's own math functions, but sql.js was initialized in this process with its legacy extension functions (initSqlJs() was called before actorstore loaded it, without useOldExtensionFunctions: false), so they cannot be replayed as they ran. Let actorstore load sql.js first, or pass useOldExtensionFunctions: false to that initSqlJs() call.",
+  );
 }
 
 function newestSnapshotAtOrBefore(

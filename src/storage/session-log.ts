@@ -5,7 +5,9 @@
  * - a {@link SessionMark} on the first record of a session (a new connection: the defaults) and on
  *   the first record after a snapshot (the settings in force when it was taken), with the digits
  *   of a REAL turned into text (the platform's 15; marks written before the engine set them have
- *   none, and replay runs those sessions with sql.js's 17, as they ran);
+ *   none, and replay runs those sessions with sql.js's 17, as they ran) and whether the session
+ *   runs with SQLite's own math functions (`nativeFunctions`, read from the engine when the mark
+ *   is committed; marks without it are of sessions that ran with sql.js's legacy ones);
  * - the settings right after every statement that may change them (SQLite applies a pragma when it
  *   compiles it, which may be before the batch's transaction begins, so only reading them back
  *   tells what it did), and after a rolled-back savepoint that ran one (a rollback does not undo a
@@ -141,6 +143,8 @@ export class SessionLog implements ConnectionInputSource {
     this.#unsettled = undefined;
     this.#optimize = undefined;
     if (this.#mark !== undefined) {
+      // The connection's functions are the module's (sqljs.ts): replay must run them as they ran.
+      if (!engine.legacyFunctions) this.#mark.nativeFunctions = true;
       record.session = this.#mark;
       this.#mark = undefined;
     }

@@ -163,6 +163,14 @@ export class RecordingEngine implements SqlEngine {
     this.#inner.setRealTextDigits(digits);
   }
 
+  get legacyFunctions(): boolean {
+    return this.#inner.legacyFunctions;
+  }
+
+  setLegacyFunctions(on: boolean): void {
+    this.#inner.setLegacyFunctions(on);
+  }
+
   changes(): number {
     return this.#inner.changes();
   }
