@@ -35,6 +35,7 @@ import type { ImageCopy } from "../src/engine/engine";
 import { SqlJsEngine } from "../src/engine/sqljs-engine";
 import { coreOf, ObjectStorage } from "../src/storage/object-storage";
 import { BatchPhaseProbe, type BatchPhases, PHASE_HEADER, phaseRows, tailCauses } from "./lib/batch-phases";
+import { SQLJS_NATIVE_FUNCTIONS } from "./lib/sqljs-config";
 
 const MB = 1_000_000;
 const PER_BATCH = 100;
@@ -246,7 +247,7 @@ export async function runGrowthBench(options: {
     // alternating). Every round opens the same directory and ends with abort(), as the growth did
     // with --crash: close() would write a snapshot of the final state (docs/durability.md, "A final
     // snapshot at close"), and every round after the first would then open that instead.
-    const SQL = await initSqlJs();
+    const SQL = await initSqlJs(SQLJS_NATIVE_FUNCTIONS);
     // Also for comparison with earlier runs: raw sql.js opening the newest snapshot as one SQLite
     // file. Where that snapshot is a delta, the adapter composes it from its chain (a delta file
     // alone is no SQLite file); after a crash it is older than the final database.

@@ -21,6 +21,7 @@
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
+import { SQLJS_NATIVE_FUNCTIONS } from "./lib/sqljs-config";
 
 interface Storage {
   sql: { databaseSize: number };
@@ -116,7 +117,7 @@ if (mode === "build") {
 } else if (mode === "versus-raw") {
   // Raw sql.js as bench/growth.ts measures it: readFile of the newest snapshot, new Database().
   const { default: initSqlJs } = await import("sql.js");
-  const SQL = await initSqlJs();
+  const SQL = await initSqlJs(SQLJS_NATIVE_FUNCTIONS);
   // Load the engine (WASM and its checks) before timing, as raw sql.js's module is loaded above.
   const warm = await api.ObjectStorage.open({ persistence: await api.openFilePersistence(`${directory}-warm`) });
   await warm.close();

@@ -10,6 +10,7 @@ import { loadSqlJsEngine } from "../src/engine/sqljs";
 import { ObjectStorage } from "../src/index";
 import type { SqlHost } from "../src/storage/sql/sql-host";
 import { SqlStorage } from "../src/storage/sql/sql-storage";
+import { SQLJS_NATIVE_FUNCTIONS } from "./lib/sqljs-config";
 
 const ROWS = 10_000;
 
@@ -72,7 +73,7 @@ class MinimalHost implements SqlHost {
 }
 
 async function main(): Promise<void> {
-  const SQL = await initSqlJs();
+  const SQL = await initSqlJs(SQLJS_NATIVE_FUNCTIONS);
   const raw = new SQL.Database();
   const layer = process.argv[2] === "storage" ? "storage" : "facade";
   let sql: SqlStorage;

@@ -12,8 +12,9 @@
  * on-"disk" journal buy it anything.
  */
 import initSqlJs from "sql.js";
+import { SQLJS_NATIVE_FUNCTIONS } from "./lib/sqljs-config";
 
-const SQL = await initSqlJs();
+const SQL = await initSqlJs(SQLJS_NATIVE_FUNCTIONS);
 const ROWS = 10_000;
 
 function measure(pragmas: string[]): { selects: number; txns: number } {

@@ -8,6 +8,7 @@
  */
 import { deserialize, serialize } from "node:v8";
 import initSqlJs, { type Database, type SqlValue, type Statement } from "sql.js";
+import { SQLJS_NATIVE_FUNCTIONS } from "../lib/sqljs-config";
 import type { RoundParams, WorkloadName } from "../lib/workloads";
 import type { BenchSystem } from "./system";
 
@@ -200,6 +201,6 @@ class RawSqlJsSystem implements BenchSystem {
 
 /** A fresh in-memory sql.js database with the two tables. */
 export async function openRawSqlJs(): Promise<BenchSystem> {
-  const SQL = await initSqlJs();
+  const SQL = await initSqlJs(SQLJS_NATIVE_FUNCTIONS);
   return new RawSqlJsSystem(new SQL.Database());
 }
