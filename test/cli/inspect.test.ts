@@ -135,7 +135,9 @@ describe("actorstore-inspect", () => {
     try {
       const run = await inspectCli(dir, "export", file);
       expect(run.code).toBe(0);
-      const SQL = await initSqlJs();
+      // The options actorstore loads sql.js with: the first initSqlJs() call's options hold for the
+      // whole process, and the defaults would give every later connection the legacy functions.
+      const SQL = await initSqlJs({ useOldExtensionFunctions: false } as object);
       const db = new SQL.Database(await readFile(file));
       expect(db.exec("SELECT id, total FROM orders")[0]?.values).toEqual([[2, 20]]);
       expect(db.exec("SELECT key FROM _cf_KV ORDER BY key")[0]?.values).toEqual([["config"], ["user:1"]]);

@@ -572,7 +572,9 @@ describe("opening on a paged file", () => {
   });
 
   test("the load-time probe refuses a sql.js whose file system does not keep the paged file", async () => {
-    const SQL = await initSqlJs();
+    // The options actorstore loads sql.js with: the first initSqlJs() call's options hold for the
+    // whole process, and the defaults would give every later connection the legacy functions.
+    const SQL = await initSqlJs({ useOldExtensionFunctions: false } as object);
     // As the engine opens a database: a new one gets its header page right away.
     const opener = (copy: boolean) => (b?: Uint8Array) => {
       const db = new SQL.Database(b === undefined || !copy ? b : new Uint8Array(b));
