@@ -3,7 +3,7 @@
  * epoch, fractions truncated, nothing at or before 0, nothing the platform's date type (signed
  * 64-bit nanoseconds since the epoch) cannot hold.
  */
-import type { AsyncApiInterface } from "./argument-types";
+import { type AsyncApiInterface, argumentTypeError } from "./argument-types";
 
 /**
  * The platform's date type holds signed 64-bit nanoseconds since the epoch (up to
@@ -22,7 +22,7 @@ export function toAlarmTime(scheduledTime: unknown, on: AsyncApiInterface = "Dur
   let ms: number;
   if (scheduledTime instanceof Date) ms = scheduledTime.getTime();
   else if (typeof scheduledTime === "number") ms = scheduledTime;
-  else throw new TypeError(`Failed to execute 'setAlarm' on '${on}': parameter 1 is not of type 'date'.`);
+  else throw argumentTypeError("setAlarm", on, 1, "date");
   if (!Number.isFinite(ms)) throw new TypeError("The value cannot be converted because it is not a valid Date.");
   // The range checks come first, as the platform converts to its date type before comparing.
   const ns = ms * 1e6;

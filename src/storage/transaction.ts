@@ -4,7 +4,7 @@
  * messages, which name the fix.
  */
 import { checkAlarmTime, toAlarmTime } from "./alarm-time";
-import { checkOptions, checkPutArguments } from "./argument-types";
+import { type AsyncApiInterface, argumentTypeError, checkOptions, checkPutArguments } from "./argument-types";
 import { compileListOptions } from "./keys";
 import type { GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
 import { ORPHANED_TRANSACTION_MESSAGE } from "./storage-core";
@@ -43,11 +43,8 @@ export function finishTransaction(txn: ObjectTransaction): void {
  * `undefined` is a key like any other there, and here).
  * @internal
  */
-export function missingKeyError(
-  method: "get" | "delete",
-  on: "DurableObjectStorage" | "DurableObjectTransaction",
-): TypeError {
-  return new TypeError(`Failed to execute '${method}' on '${on}': parameter 1 is not of type 'string or Array'.`);
+export function missingKeyError(method: "get" | "delete", on: AsyncApiInterface): TypeError {
+  return argumentTypeError(method, on, 1, "string or Array");
 }
 
 /**
