@@ -34,6 +34,7 @@ import { type ImageUse, PLATFORM_REAL_TEXT_DIGITS, SQLJS_REAL_TEXT_DIGITS, type 
 import { DEFAULT_MAX_DATABASE_SIZE, SqlJsEngine, type SqlJsLoadOptions } from "./sqljs-engine";
 import { type RawFunction, SharedFunctions } from "./sqljs-functions";
 import { WasmHeap } from "./sqljs-heap";
+import { quietLegacyWarnings } from "./sqljs-legacy-warnings";
 import { openOnPagedFile, type PagedFile } from "./sqljs-paged-file";
 import { probePagedFiles } from "./sqljs-paged-probe";
 import { LAYOUT_PROBE_SCHEMA, locateProgramLayout } from "./sqljs-program-layout";
@@ -315,44 +316,6 @@ function probeLegacyFunctions(sql: SqlJsStatic): boolean {
   } finally {
     db.close();
   }
-}
-
-/** The start of the warning sql.js prints each time a legacy extension function runs. */
-const LEGACY_WARNING = "sql.js: legacy function ";
-
-/** How many {@link quietLegacyWarnings} holds are open, the `console.warn` they installed and the one it wraps. */
-let quietHolds = 0;
-let quietWarn: typeof console.warn | undefined;
-let loudWarn: typeof console.warn | undefined;
-
-/**
- * Makes `console.warn` drop sql.js's "legacy function …() is deprecated" lines (one per call of
- * such a function: a query over 10,000 rows printed 10,000) until the returned release is called;
- * every other warning goes through. Holds nest: the last release puts `console.warn` back (unless
- * something else replaced it meanwhile, which is then left alone; a hold taken after such a
- * replacement wraps the new one).
- */
-function quietLegacyWarnings(): () => void {
-  quietHolds++;
-  if (console.warn !== quietWarn) {
-    const warn = console.warn;
-    loudWarn = warn;
-    quietWarn = function quiet(...args: unknown[]) {
-      if (typeof args[0] === "string" && args[0].startsWith(LEGACY_WARNING)) return;
-      warn.apply(console, args);
-    };
-    console.warn = quietWarn;
-  }
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    if (--quietHolds === 0) {
-      if (console.warn === quietWarn && loudWarn !== undefined) console.warn = loudWarn;
-      loudWarn = undefined;
-      quietWarn = undefined;
-    }
-  };
 }
 
 // ------------------------------------------------------------------ pointer probing
