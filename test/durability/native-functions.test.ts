@@ -9,7 +9,7 @@
  * The older engine is a factory whose every connection is given the legacy set: its live sessions
  * run with it and log marks without the bit, as sql.js initialized with its defaults does.
  */
-import { afterEach, describe, expect, test, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
 import { createMemoryPersistence, type MemoryPersistence } from "../../src/durability/memory-persistence";
 import type { SqlEngineFactory } from "../../src/engine/engine";
@@ -62,6 +62,9 @@ async function marks(persistence: MemoryPersistence): Promise<CommitRecord["sess
 }
 
 let warn: { mock: { calls: unknown[][] } };
+beforeEach(() => {
+  warn = vi.spyOn(console, "warn");
+});
 afterEach(() => {
   // sql.js's deprecation line never reaches the console: not live, not while replaying
   const lines = warn.mock.calls.filter((c) => String(c[0]).includes("legacy function"));
@@ -69,9 +72,15 @@ afterEach(() => {
   expect(lines).toEqual([]);
 });
 
+/** An object whose sessions run with the legacy functions, as an older engine ran them, with table t. */
+async function olderEngineObject(persistence: MemoryPersistence, clock: FakeClock): Promise<ObjectStorage> {
+  const older = await open(persistence, clock, { engineFactory: await legacyFactory() });
+  older.sql.exec("CREATE TABLE t(a, b, c, d)");
+  return older;
+}
+
 describe("math functions across engine versions", () => {
   test("a session of this engine stores and replays the platform's values, and marks them native", async () => {
-    warn = vi.spyOn(console, "warn");
     const clock = new FakeClock();
     const persistence = createMemoryPersistence();
     let storage = await open(persistence, clock);
@@ -90,11 +99,9 @@ describe("math functions across engine versions", () => {
   });
 
   test("an older engine's sessions replay with the legacy functions and later ones natively, in one open; the live session is native", async () => {
-    warn = vi.spyOn(console, "warn");
     const clock = new FakeClock();
     const persistence = createMemoryPersistence();
-    const older = await open(persistence, clock, { engineFactory: await legacyFactory() });
-    older.sql.exec("CREATE TABLE t(a, b, c, d)");
+    const older = await olderEngineObject(persistence, clock);
     await insert(older);
     // deleteAll gives a new connection in the same session: it ran with the session's functions too
     await older.deleteAll();
@@ -121,7 +128,6 @@ describe("math functions across engine versions", () => {
   });
 
   test("one open replays legacy, native and legacy sessions again, each with its own functions", async () => {
-    warn = vi.spyOn(console, "warn");
     const clock = new FakeClock();
     const persistence = createMemoryPersistence();
     const legacy = await legacyFactory();
@@ -163,11 +169,9 @@ describe("math functions across engine versions", () => {
   });
 
   test("a bookmark restore inside the older engine's history keeps its functions; the restored session is native", async () => {
-    warn = vi.spyOn(console, "warn");
     const clock = new FakeClock();
     const persistence = createMemoryPersistence();
-    const older = await open(persistence, clock, { engineFactory: await legacyFactory() });
-    older.sql.exec("CREATE TABLE t(a, b, c, d)");
+    const older = await olderEngineObject(persistence, clock);
     await insert(older);
     await clock.advance(1000);
     await insert(older);
@@ -192,7 +196,6 @@ describe("math functions across engine versions", () => {
   });
 
   test("sql.js's legacy-only functions are no such function to the object, with or without the legacy set", async () => {
-    warn = vi.spyOn(console, "warn");
     const clock = new FakeClock();
     for (const engineFactory of [undefined, await legacyFactory()]) {
       const storage = await open(createMemoryPersistence(), clock, engineFactory ? { engineFactory } : {});
