@@ -40,7 +40,8 @@ interface LoadedState {
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-function respond(response: ApiResponse<unknown>, headers: Record<string, string> = {}): Response {
+/** An API response as a fetch `Response`: its envelope as JSON, with `headers` added. @internal */
+export function respond(response: ApiResponse<unknown>, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(response.body), {
     status: response.status,
     headers: { "content-type": "application/json", ...headers },

@@ -3,9 +3,9 @@
  * can start one per file.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type ApiResponse, ERROR_CODES, fail, noRoute } from "../api/envelope";
+import { ERROR_CODES, fail, noRoute } from "../api/envelope";
 import { matchRoute } from "../api/service/routes";
-import { createApiHandler } from "./handler";
+import { createApiHandler, respond } from "./handler";
 import { checkServerOptions, type StartApiServerOptions } from "./options";
 
 /** A running API server. */
@@ -42,15 +42,8 @@ function requestUrl(target: string, origin: string): URL | undefined {
 function forbiddenMethodAnswer(method: string, url: URL): Response | undefined {
   if (!FETCH_FORBIDDEN_METHODS.has(method.toUpperCase())) return undefined;
   const match = matchRoute(method, url.pathname);
-  if (match.ok) return envelopeResponse(fail(405, noRoute()));
-  return envelopeResponse(match.response, match.allow === undefined ? {} : { allow: match.allow.join(", ") });
-}
-
-function envelopeResponse(response: ApiResponse<unknown>, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(response.body), {
-    status: response.status,
-    headers: { "content-type": "application/json", ...headers },
-  });
+  if (match.ok) return respond(fail(405, noRoute()));
+  return respond(match.response, match.allow === undefined ? {} : { allow: match.allow.join(", ") });
 }
 
 /** Answers without reading the body, which is drained so that the connection can be reused. */
@@ -116,7 +109,7 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
   const answer = (req: IncomingMessage): Promise<Response> => {
     // An unreadable target is 404 `7000 No route for that URI`, as an undecodable path is.
     const url = requestUrl(req.url ?? "/", origin);
-    if (url === undefined) return unread(req, envelopeResponse(fail(404, noRoute())));
+    if (url === undefined) return unread(req, respond(fail(404, noRoute())));
     const refused = forbiddenMethodAnswer(req.method ?? "GET", url);
     if (refused !== undefined) return unread(req, refused);
     return toRequest(req, url).then(handler);
