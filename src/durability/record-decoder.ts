@@ -73,7 +73,11 @@ export interface DecodeResult {
 /** Thrown inside the payload parser; never escapes {@link decodeRecords}. */
 class Malformed extends Error {}
 
-const textDecoder = new TextDecoder("utf-8", { fatal: true });
+/**
+ * Strict (an invalid sequence is damage), and keeping a leading U+FEFF: it is a character of the
+ * string the encoder wrote (a key `"\uFEFFk"`), not a byte-order mark to drop.
+ */
+const textDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** A bounds-checked cursor over one payload. */
 class Reader {

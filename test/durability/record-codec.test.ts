@@ -79,6 +79,19 @@ describe("record codec", () => {
     );
   });
 
+  it("decodeRecords: a string that starts with U+FEFF keeps it (a key, a text binding, SQL text)", () => {
+    // Past the short-ASCII path (non-ASCII, or over 32 bytes), so the text decoder reads them.
+    const keys = ["\uFEFFk\u00e9", `\uFEFF${"k".repeat(40)}`, "\uFEFF", "\uFEFF\uFEFFx"];
+    const record: CommitRecord = {
+      ...kvRecord(
+        1,
+        keys.map((key) => ({ key, value: new Uint8Array([1]) })),
+      ),
+      sql: [{ sql: "\uFEFFSELECT ?", bindings: ["\uFEFF\u00e9"], nowMs: 1_767_225_600_001 }],
+    };
+    expect(decodeRecords(encodeRecord(record)).records).toEqual([record]);
+  });
+
   it("encodeRecords: equals the concatenation of single frames", () => {
     fc.assert(
       fc.property(commitRecords(1, 6), (records) => {
