@@ -25,7 +25,8 @@ import type { AddressInfo } from "node:net";
 import type { ObjectId } from "../context/object-id";
 import { isFencedError } from "../durability/persistence";
 import { ActorStoreError } from "../errors";
-import type { ObjectNamespace, StubBinding, StubOperation } from "../host/namespace";
+import { cloneAcross } from "../host/boundary";
+import { ObjectNamespace, type StubBinding, type StubOperation } from "../host/namespace";
 import {
   createRoutedHost,
   type HostEnv,
@@ -179,7 +180,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         res.writeHead(503).end();
         return;
       }
-      void self.#serve(req, res);
+      self.#serve(req, res).catch(() => res.destroy());
     });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -499,54 +500,47 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
 
   // ------------------------------------------------------------------ serving
 
+  /**
+   * Serves one forwarded operation. Nothing a peer (or anything else that reaches the port) sends
+   * can crash the host or touch another object: a malformed path, name or body is answered 400, a
+   * body over the limit 413, a request whose connection breaks off is dropped, and a failure of the
+   * host's own (its bucket not answering, say) reaches the sender as the operation's error.
+   */
   async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://host");
-    if (!url.pathname.startsWith(FORWARD_PREFIX)) {
-      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
-      return;
-    }
-    const [nsPart, idPart, kind, namePart] = url.pathname.slice(FORWARD_PREFIX.length).split("/");
-    const ns = decodeURIComponent(nsPart ?? "");
-    let id: ObjectId;
+    let parsed: ForwardedRequest;
     try {
-      const namespace = (this.env as Record<string, unknown>)[ns] as ObjectNamespace | undefined;
-      if (namespace === undefined || typeof namespace.idFromString !== "function")
-        throw new TypeError(`no namespace ${ns}`);
-      const nameHeader = req.headers["x-actorstore-name"];
-      const name = typeof nameHeader === "string" ? decodeURIComponent(nameHeader) : undefined;
-      id = name !== undefined ? namespace.idFromName(name) : namespace.idFromString(idPart ?? "");
-      if (id.toString() !== idPart) throw new TypeError("the name does not match the id");
+      parsed = parseForwarded(req, this.env as Record<string, unknown>);
     } catch (e) {
-      res.writeHead(400, { "content-type": "text/plain" }).end(String((e as Error).message));
+      const status = e instanceof ForwardRefusal ? e.status : 400;
+      res.writeHead(status, { "content-type": "text/plain; charset=utf-8" }).end(String((e as Error).message));
       return;
     }
-    // Sent to the holder of an object: serve it only while holding it (never start it again here).
-    const holderOnly = req.headers["x-actorstore-holder-only"] === "1";
-    let target = holderOnly
-      ? !this.#draining && (await this.#stillHolds(ns, id))
-        ? "local"
-        : "none"
-      : await this.#target(ns, id);
-    if (typeof target === "object" && target.holderOnly && target.host === req.headers["x-actorstore-from"]) {
-      // The host we would send it to is the sender, which routed by the hash: it no longer holds the
-      // object, which is ours to start again.
-      this.#lost.delete(`${ns}/${id.toString()}`);
-      target = "local";
-    }
-    if (target !== "local") {
-      const headers: Record<string, string> = { "x-actorstore-owner": this.ownerOf(ns, id) ?? "" };
-      // Owned here by the hash but held by the host that fenced us: the sender goes there.
-      if (typeof target === "object" && target.holderOnly) headers["x-actorstore-holder"] = target.host;
-      res.writeHead(421, headers).end();
-      return;
-    }
-    this.#served++;
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    const binding: StubBinding = { token: null };
-    if (kind === "fetch") {
-      try {
+    const { ns, id, kind, member } = parsed;
+    try {
+      // Sent to the holder of an object: serve it only while holding it (never start it again here).
+      const holderOnly = req.headers["x-actorstore-holder-only"] === "1";
+      let target = holderOnly
+        ? !this.#draining && (await this.#stillHolds(ns, id))
+          ? "local"
+          : "none"
+        : await this.#target(ns, id);
+      if (typeof target === "object" && target.holderOnly && target.host === req.headers["x-actorstore-from"]) {
+        // The host we would send it to is the sender, which routed by the hash: it no longer holds the
+        // object, which is ours to start again.
+        this.#lost.delete(`${ns}/${id.toString()}`);
+        target = "local";
+      }
+      if (target !== "local") {
+        const headers: Record<string, string> = { "x-actorstore-owner": this.ownerOf(ns, id) ?? "" };
+        // Owned here by the hash but held by the host that fenced us: the sender goes there.
+        if (typeof target === "object" && target.holderOnly) headers["x-actorstore-holder"] = target.host;
+        res.writeHead(421, headers).end();
+        return;
+      }
+      const body = await readBody(req, kind === "fetch" ? MAX_FORWARDED_FETCH_BYTES : MAX_FORWARDED_RPC_BYTES);
+      this.#served++;
+      const binding: StubBinding = { token: null };
+      if (kind === "fetch") {
         const headers = new Headers();
         for (const [k, v] of Object.entries(req.headers)) {
           if (v === undefined || k.startsWith("x-actorstore-") || k === "host" || k === "content-length") continue;
@@ -565,33 +559,36 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
           out[key] = value;
         });
         res.writeHead(response.status, response.statusText, out).end(bytes);
-      } catch (e) {
+        return;
+      }
+      let op: StubOperation;
+      if (kind === "call") {
+        const args = decodeArguments(body);
+        op = { kind: "call", method: member, args };
+      } else op = kind === "start" ? { kind: "start" } : { kind: "get", property: member };
+      // The result crosses the boundary as it would on one host: what could not be cloned there
+      // (an instance of a class of the user's own, a function) fails with the same DataCloneError.
+      const value = cloneAcross(await this.#local(ns, id, binding, op));
+      answerCall(res, { ok: true, value });
+    } catch (e) {
+      if (e instanceof ForwardRefusal) {
+        if (!res.headersSent)
+          res.writeHead(e.status, { "content-type": "text/plain; charset=utf-8", connection: "close" }).end(e.message);
+        else res.destroy();
+        return;
+      }
+      if (req.errored !== null || res.headersSent || res.destroyed) {
+        // The sender is gone (its connection broke off mid-request), or the answer was already
+        // under way: nothing can reach it any more.
+        res.destroy();
+        return;
+      }
+      if (kind === "fetch") {
         res
           .writeHead(500, { "x-actorstore-error": "1", "content-type": "application/octet-stream" })
           .end(encode({ ok: false, error: toWireError(e) }));
-      }
-      return;
+      } else answerCall(res, { ok: false, error: toWireError(e) });
     }
-    let result: WireResult;
-    try {
-      const name = decodeURIComponent(namePart ?? "");
-      const op: StubOperation =
-        kind === "call"
-          ? { kind: "call", method: name, args: decode<unknown[]>(body) }
-          : kind === "start"
-            ? { kind: "start" }
-            : { kind: "get", property: name };
-      result = { ok: true, value: await this.#local(ns, id, binding, op) };
-    } catch (e) {
-      result = { ok: false, error: toWireError(e) };
-    }
-    let bytes: Uint8Array;
-    try {
-      bytes = encode(result);
-    } catch (e) {
-      bytes = encode({ ok: false, error: toWireError(e) });
-    }
-    res.writeHead(200, { "content-type": "application/octet-stream" }).end(bytes);
   }
 
   /**
@@ -606,4 +603,106 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     if (this.#closed || this.#draining) return;
     await this.#internals.scanAlarms((namespace, id) => this.ownerOf(namespace, id) === this.id).catch(() => {});
   }
+}
+
+/** The largest body of a forwarded call or property read (its v8-serialized arguments). */
+export const MAX_FORWARDED_RPC_BYTES = 32 * 1024 * 1024;
+/** The largest body of a forwarded request to an object's `fetch()`. */
+export const MAX_FORWARDED_FETCH_BYTES = 100 * 1024 * 1024;
+
+/** A forwarded request refused before it reached an object (answered with `status`, plain text). */
+class ForwardRefusal extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** What a forwarded request's path and headers name. */
+interface ForwardedRequest {
+  readonly ns: string;
+  readonly id: ObjectId;
+  readonly kind: "call" | "get" | "start" | "fetch";
+  /** The method (call) or property (get); `""` otherwise. */
+  readonly member: string;
+}
+
+const KINDS: ReadonlySet<string> = new Set(["call", "get", "start", "fetch"]);
+
+/**
+ * Reads `/actorstore/v1/<namespace>/<id>/<kind>[/<member>]` and `x-actorstore-name`. Throws a
+ * {@link ForwardRefusal} (404 for another path or version, 400 for anything malformed).
+ */
+function parseForwarded(req: IncomingMessage, env: Record<string, unknown>): ForwardedRequest {
+  const path = (req.url ?? "/").split("?")[0] as string;
+  if (!path.startsWith(FORWARD_PREFIX)) throw new ForwardRefusal(404, "not found");
+  const parts = path.slice(FORWARD_PREFIX.length).split("/");
+  const [nsPart = "", idPart = "", kind = "", memberPart] = parts;
+  if (!KINDS.has(kind) || parts.length > 4) throw new ForwardRefusal(400, `unknown operation ${path}`);
+  const ns = decodeOrRefuse(nsPart, "namespace");
+  const namespace = Object.hasOwn(env, ns) ? env[ns] : undefined;
+  if (!(namespace instanceof ObjectNamespace)) throw new ForwardRefusal(400, `no namespace ${ns}`);
+  const nameHeader = req.headers["x-actorstore-name"];
+  const name = typeof nameHeader === "string" ? decodeOrRefuse(nameHeader, "name") : undefined;
+  let id: ObjectId;
+  try {
+    id = name !== undefined ? namespace.idFromName(name) : namespace.idFromString(idPart);
+  } catch (e) {
+    throw new ForwardRefusal(400, (e as Error).message);
+  }
+  if (id.toString() !== idPart) throw new ForwardRefusal(400, "the name does not match the id");
+  const member = kind === "call" || kind === "get" ? decodeOrRefuse(memberPart ?? "", "member") : "";
+  if ((kind === "call" || kind === "get") && member === "") throw new ForwardRefusal(400, `no member in ${path}`);
+  const length = Number(req.headers["content-length"] ?? 0);
+  const limit = kind === "fetch" ? MAX_FORWARDED_FETCH_BYTES : MAX_FORWARDED_RPC_BYTES;
+  if (length > limit) throw tooLarge(limit);
+  return { ns, id, kind: kind as ForwardedRequest["kind"], member };
+}
+
+function decodeOrRefuse(text: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new ForwardRefusal(400, `malformed ${what} (bad percent-encoding)`);
+  }
+}
+
+function tooLarge(limit: number): ForwardRefusal {
+  return new ForwardRefusal(413, `a forwarded operation's body may have at most ${limit} bytes`);
+}
+
+/** The request's body, refusing one over `limit` bytes (it stops reading there). */
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer<ArrayBuffer>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A call's arguments: a v8-serialized array, or a 400. */
+function decodeArguments(body: Buffer): unknown[] {
+  let args: unknown;
+  try {
+    args = decode<unknown>(body);
+  } catch {
+    throw new ForwardRefusal(400, "the call's arguments are not a v8-serialized array");
+  }
+  if (!Array.isArray(args)) throw new ForwardRefusal(400, "the call's arguments are not a v8-serialized array");
+  return args;
+}
+
+/** Answers a call or property read with its serialized result (or the error serializing it gave). */
+function answerCall(res: ServerResponse, result: WireResult): void {
+  let bytes: Uint8Array;
+  try {
+    bytes = encode(result);
+  } catch (e) {
+    bytes = encode({ ok: false, error: toWireError(e) });
+  }
+  res.writeHead(200, { "content-type": "application/octet-stream" }).end(bytes);
 }
