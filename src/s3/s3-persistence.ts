@@ -436,12 +436,21 @@ class S3Adapter implements S3Persistence {
   /**
    * Folds every log object but the newest into a compacted segment (merged with the previous
    * segment while that is small), records it in a new manifest, then deletes what was folded.
+   * When an older writer's manifest turns up meanwhile (a holder that did not know yet it was
+   * fenced may have compacted too), the plan was made against a manifest that is no longer the
+   * newest: it is dropped and made again on top of the adopted one, or the two segments would
+   * both cover the same log positions.
    */
   async #compact(): Promise<void> {
     this.#loadedBodies.clear();
     this.#loadedBytes = 0;
+    for (let done = false; !done; ) done = await this.#compactOnce();
+  }
+
+  /** One compaction against the current manifest; false when that manifest was superseded first. */
+  async #compactOnce(): Promise<boolean> {
     const folded = this.#chain.slice(0, -1);
-    if (folded.length === 0) return;
+    if (folded.length === 0) return true;
     const m = this.#manifest;
     const previous = m.segments[m.segments.length - 1];
     const merge = previous !== undefined && previous.bytes < this.#options.segmentBytes ? previous : undefined;
@@ -471,12 +480,23 @@ class S3Adapter implements S3Persistence {
       lastPosition: (folded[folded.length - 1] as LogObject).position,
       bytes: data.length,
     };
-    await this.#client.putIfAbsent(this.#layout.segment(segment), data, this.#writerMeta());
-    await this.#commitManifest((base) => ({
-      ...base,
-      lastPosition: Math.max(base.lastPosition, segment.lastPosition),
-      segments: [...base.segments.filter((s) => s !== merge && !sameSegment(s, merge)), segment],
-    }));
+    const key = this.#layout.segment(segment);
+    const put = await this.#client.putIfAbsent(key, data, this.#writerMeta());
+    const committed = await this.#commitManifest((base) =>
+      base !== m
+        ? null
+        : {
+            ...base,
+            lastPosition: Math.max(base.lastPosition, segment.lastPosition),
+            segments: [...base.segments.filter((s) => s !== merge && !sameSegment(s, merge)), segment],
+          },
+    );
+    if (!committed) {
+      // Superseded: the segment is named by no manifest unless the adopted one names it too.
+      const named = this.#manifest.segments.some((s) => this.#layout.segment(s) === key);
+      if (put.outcome === "created" && !named) await this.#client.delete(key).catch(() => undefined);
+      return false;
+    }
     this.#chain = this.#chain.filter((o) => o.position > segment.lastPosition);
     this.#compactions++;
     // Everything at or before the folded position is never read again: the folded objects, and
@@ -489,6 +509,7 @@ class S3Adapter implements S3Persistence {
     }
     for (const key of doomed) await this.#client.delete(key).catch(() => undefined);
     if (merge !== undefined) await this.#client.delete(this.#layout.segment(merge)).catch(() => undefined);
+    return true;
   }
 
   prune(keepFromSeq: number): Promise<void> {
@@ -514,27 +535,32 @@ class S3Adapter implements S3Persistence {
 
   /**
    * Writes the next manifest, `change` applied to the newest one. A manifest written meanwhile by
-   * an older writer (it could not know it was fenced) is adopted and `change` applied again on top;
-   * one by a newer writer means this one is fenced.
+   * an older writer (it could not know it was fenced) is adopted (the log objects it folded leave
+   * the chain) and `change` applied again on top, or, when `change` returns `null` (its plan only
+   * holds for the manifest it was made against), nothing is written and the result is `false`.
+   * One by a newer writer means this one is fenced.
    */
-  async #commitManifest(change: (m: Manifest) => Manifest): Promise<void> {
+  async #commitManifest(change: (m: Manifest) => Manifest | null): Promise<boolean> {
     const epoch = this.#epoch as number;
     for (;;) {
       const next = change(this.#manifest);
+      if (next === null) return false;
       const n = this.#manifestNumber + 1;
       const body = serializeManifest(next);
       if (await createOwned(this.#client, this.#layout.manifest(n), body, this.#writerMeta())) {
         this.#manifest = next;
         this.#manifestNumber = n;
         await this.#checkNotFenced();
-        return;
+        return true;
       }
       const found = await this.#client.get(this.#layout.manifest(n));
       if (found === null) continue;
       const by = Number(found.meta.epoch);
       if (by > epoch) throw this.#fence(by);
-      this.#manifest = parseManifest(found.body, (what) => this.#corrupt(`manifest ${n} ${what}`));
+      const adopted = parseManifest(found.body, (what) => this.#corrupt(`manifest ${n} ${what}`));
+      this.#manifest = adopted;
       this.#manifestNumber = n;
+      this.#chain = this.#chain.filter((o) => o.position > adopted.lastPosition);
     }
   }
 

@@ -60,6 +60,29 @@ export function describeS3Suite(name: string, target: () => S3Target): void {
       expect((await loadWithRecords(c)).records.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
     });
 
+    it("a fenced holder's compaction (its manifest landed before it learned of the newer claim) never makes the object unopenable", async () => {
+      const t = target();
+      const prefix = freshPrefix("zombie-compact");
+      const a = s3Persistence(optionsFor(t, prefix));
+      await a.load();
+      for (const s of range(1, 3)) await a.append([kvRecord(s)]);
+      const b = s3Persistence(optionsFor(t, prefix));
+      await b.load();
+      // a does not know yet: it folds its log and writes the next manifest, then sees b's claim.
+      expect(isFencedError(await rejection(a.compact()))).toBe(true);
+      await b.append([kvRecord(4)]);
+      await b.append([kvRecord(5)]);
+      await b.compact();
+      expect((await b.readRecords(0, 5)).map((r) => r.seq)).toEqual(range(1, 5));
+      const c = s3Persistence(optionsFor(t, prefix));
+      expect((await loadWithRecords(c)).records.map((r) => r.seq)).toEqual(range(1, 5));
+      await c.append([kvRecord(6)]);
+      await c.append([kvRecord(7)]);
+      await c.compact();
+      const d = s3Persistence(optionsFor(t, prefix, { readOnly: true }));
+      expect((await loadWithRecords(d)).records.map((r) => r.seq)).toEqual(range(1, 7));
+    });
+
     it("appends queued when the newer claim lands all fail, and none is found afterwards that was not written", async () => {
       const t = target();
       const prefix = freshPrefix("pending");
