@@ -378,7 +378,9 @@ function parseLock(text: string): LockContent | undefined {
     const c = JSON.parse(body) as Partial<LockContent>;
     if (
       (c.state === "held" || c.state === "free") &&
+      // A process id is positive: kill(0) and kill(-n) would test a process group, not a process.
       Number.isSafeInteger(c.pid) &&
+      (c.pid as number) > 0 &&
       typeof c.host === "string" &&
       typeof c.boot === "string" &&
       typeof c.start === "string" &&

@@ -134,17 +134,33 @@ async function scanOnce(
     damages.set(error, damage);
     return error;
   };
+  // The adapter never writes a number past 2^53 - 1 into a name: one that does was not written by it.
+  const seqOf = (name: string, digits: string | undefined) => {
+    const value = Number(digits);
+    if (!Number.isSafeInteger(value))
+      throw corrupt(
+        `${name} names the number ${digits ?? ""}, which is past the largest this adapter writes (it is not one of its files: move it out of the directory)`,
+        {
+          kind: "unreachable",
+        },
+      );
+    return value;
+  };
   const segments: Segment[] = [];
   const all: StoredSnapshot[] = [];
   const tmpFiles: string[] = [];
-  for (const name of await fs.readdir(directory)) {
+  for (const entry of await fs.readdir(directory, { withFileTypes: true })) {
+    // The adapter writes only files: a directory, whatever its name, is someone else's and is
+    // neither read nor removed.
+    if (entry.isDirectory()) continue;
+    const name = entry.name;
     if (name.endsWith(TMP_SUFFIX)) {
       if (!isLockFile(name)) tmpFiles.push(name);
       continue;
     }
     const seg = SEGMENT_RE.exec(name);
     if (seg !== null) {
-      const firstSeq = Number(seg[1]);
+      const firstSeq = seqOf(name, seg[1]);
       segments.push({ name, firstSeq, lastSeq: firstSeq - 1, bytes: 0 });
       continue;
     }
@@ -156,8 +172,8 @@ async function scanOnce(
     const { size } = await fs.stat(file(name));
     const stored = {
       name,
-      seq: Number(snap[1]),
-      timeMs: Number(snap[2]),
+      seq: seqOf(name, snap[1]),
+      timeMs: seqOf(name, snap[2]),
       crc: Number.parseInt(snap[3] ?? "", 16),
       bytes: size,
     };
@@ -165,7 +181,7 @@ async function scanOnce(
     else {
       const header = await readDeltaHeader(fs, file(name), size).catch(() => "unreadable");
       const imageBytes = typeof header === "string" ? Number.NaN : header.byteLength;
-      all.push({ ...stored, baseSeq: Number(delta[4]), imageBytes });
+      all.push({ ...stored, baseSeq: seqOf(name, delta[4]), imageBytes });
     }
   }
   segments.sort((a, b) => a.firstSeq - b.firstSeq);

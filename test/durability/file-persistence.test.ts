@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -193,6 +193,57 @@ describe("FilePersistence: torn and corrupt tails", () => {
     expect(await segmentsOf(dir)).toEqual(["log-0000000000000001.seg"]);
     await again.append([kvRecord(2)]);
     await again.close();
+  });
+});
+
+describe("FilePersistence: names it did not write", () => {
+  it("load: a directory named like a segment, a snapshot or a temp file is neither read nor removed", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir);
+    await adapter.append([kvRecord(1)]);
+    await adapter.writeSnapshot({ seq: 1, timeMs: 5 }, new Uint8Array([1]));
+    await adapter.close();
+    const foreign = [
+      "log-0000000000000099.seg",
+      "snap-0000000000000099-0000000000000000-00000000.sqlite",
+      "snap-0000000000000099-0000000000000000-00000000-0000000000000001.delta",
+      "x.tmp",
+    ];
+    for (const name of foreign) await mkdir(join(dir, name, "inside"), { recursive: true });
+    const again = await openFilePersistence(dir);
+    const result = await again.load();
+    expect(result.lastSeq).toBe(1);
+    expect(result.snapshots).toEqual([{ seq: 1, timeMs: 5, bytes: 1 }]);
+    await again.append([kvRecord(2)]);
+    await again.close();
+    for (const name of foreign) expect((await stat(join(dir, name, "inside"))).isDirectory()).toBe(true);
+  });
+
+  it("load: a segment or snapshot name past 2^53 - 1 is ERR_CORRUPT naming the file, and nothing changes", async () => {
+    for (const name of [
+      "log-9007199254740993.seg",
+      "snap-9999999999999999-0000000000000000-00000000.sqlite",
+      "snap-0000000000000001-9999999999999999-00000000.sqlite",
+      "snap-0000000000000002-0000000000000000-00000000-9999999999999999.delta",
+    ]) {
+      const dir = freshDir();
+      const adapter = await loaded(dir);
+      await adapter.append([kvRecord(1)]);
+      await adapter.close();
+      await writeFile(join(dir, name), new Uint8Array(0));
+      const before = (await readdir(dir)).sort();
+      const again = await openFilePersistence(dir);
+      const error = await again.load().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ code: "ERR_CORRUPT" });
+      expect((error as Error).message).toContain(name);
+      expect((await readdir(dir)).filter((n) => !n.startsWith("lock-")).sort()).toEqual(
+        before.filter((n) => !n.startsWith("lock-")),
+      );
+      await again.close();
+    }
   });
 });
 

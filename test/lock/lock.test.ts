@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { crc32 } from "../../src/durability/crc32";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
 
@@ -149,6 +150,36 @@ describe("directory lock", () => {
     );
     expect(refused).toMatchObject({ name: "ActorStoreError", code: "ERR_CORRUPT" });
     expect((refused as Error).message).toContain(after);
+  });
+
+  test("a lock that names process 0 or a negative pid, which this library never writes, is damage, not a live holder", async () => {
+    // Regression: kill(0, 0) and kill(-n, 0) test a process group, which exists, so such a lock
+    // counted as held by a live process and the open was refused with ERR_LOCKED naming "process 0".
+    for (const pid of [0, -1]) {
+      const directory = freshDir();
+      const first = await ObjectStorage.open({ directory });
+      await first.put("a", 1);
+      await first.close();
+      const held = (await readdir(directory)).filter((n) => /^lock-\d{16}$/.test(n));
+      const next = `lock-${String(Number((held[0] as string).slice(5)) + 1).padStart(16, "0")}`;
+      const body = JSON.stringify({
+        state: "held",
+        pid,
+        host: hostname(),
+        boot: "",
+        start: "",
+        sinceMs: 0,
+        token: "f".repeat(16),
+      });
+      const sum = crc32(new TextEncoder().encode(body)).toString(16).padStart(8, "0");
+      await writeFile(join(directory, next), `actorstore-lock 1\n${body}\n${sum}\n`);
+      const refused = await ObjectStorage.open({ directory }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(refused).toMatchObject({ name: "ActorStoreError", code: "ERR_CORRUPT" });
+      expect((refused as Error).message).toContain(next);
+    }
   });
 
   test("the same directory through a symbolic link is refused too, and a copy of a held directory is not", async () => {
