@@ -15,7 +15,6 @@ export { ObjectState } from "./context/object-state";
 export { formatBookmark, isBookmark, parseBookmark } from "./durability/bookmarks";
 export type { CommitRecord, KvWrite, SqlWrite } from "./durability/commit-record";
 export { DelegatingPersistence } from "./durability/delegating-persistence";
-export { FaultyPersistence } from "./durability/faulty-persistence";
 export { openFilePersistence } from "./durability/file-persistence";
 export type { IndexedDbPersistenceOptions } from "./durability/indexeddb-persistence";
 export { IndexedDbPersistence, openIndexedDbPersistence } from "./durability/indexeddb-persistence";

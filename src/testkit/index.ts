@@ -17,6 +17,8 @@
 
 export type { AlarmInvocationInfo, PlannedAlarm } from "../alarms/alarm-scheduler";
 export type { ObjectState } from "../context/object-state";
+export type { AppendFailurePoint, FailAppendOptions } from "../durability/faulty-persistence";
+export { FaultyPersistence } from "../durability/faulty-persistence";
 export type { ObjectStub } from "../host/namespace";
 export type { HostEnv, HostStats } from "../host/object-host";
 export { FakeClock } from "../util/clock";
