@@ -246,11 +246,15 @@ export function recordingHolders(
 ): PersistenceFactory {
   const wrapped: PersistenceFactory = async (id, namespace) => {
     const adapter = await factory(id, namespace);
+    const key = `${namespace}/${id.toString()}`;
+    let store: HeldStore | undefined;
     const load: PersistenceAdapter["load"] = async () => {
       const loaded = await adapter.load();
       const verify = (adapter as Partial<HeldStore>).verifyHolder;
-      if (typeof verify === "function")
-        held?.set(`${namespace}/${id.toString()}`, { verifyHolder: () => verify.call(adapter) });
+      if (typeof verify === "function") {
+        store = { verifyHolder: () => verify.call(adapter) };
+        held?.set(key, store);
+      }
       const record: HolderRecord = { host, epoch: loaded.epoch ?? null };
       // Advice only (a host fenced by this one looks here for where to send the object's events): a
       // failure to record it must not fail the start.
@@ -259,9 +263,20 @@ export function recordingHolders(
         .catch(() => {});
       return loaded;
     };
+    // An evicted (closed) object is no longer held: forget its store, so that the host does not keep
+    // every adapter it ever opened (and what each one loaded) for the life of the process.
+    const close: PersistenceAdapter["close"] = async () => {
+      try {
+        await adapter.close();
+      } finally {
+        if (store !== undefined && held?.get(key) === store) held.delete(key);
+        store = undefined;
+      }
+    };
     return new Proxy(adapter, {
       get(target, property) {
         if (property === "load") return load;
+        if (property === "close") return close;
         const value = Reflect.get(target, property, target) as unknown;
         return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
