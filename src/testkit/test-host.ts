@@ -3,7 +3,13 @@
  * An {@link ObjectHost} on a fake clock with in-memory persistence per object.
  */
 
-import { type HostEnv, type NamespaceClasses, ObjectHost } from "../host/object-host";
+import {
+  type HostEnv,
+  type HostedObjectInfo,
+  type HostStats,
+  type NamespaceClasses,
+  ObjectHost,
+} from "../host/object-host";
 import { memoryPerObject, type PersistenceFactory } from "../host/options";
 import type { ObjectStorageOptions } from "../storage/object-storage";
 import { FakeClock } from "../util/clock";
@@ -69,6 +75,16 @@ export class TestHost<N extends NamespaceClasses, E = object> {
     }
     await this.clock.advanceTo(target);
     await this.host.settled();
+  }
+
+  /** The host's counters: live and sleeping objects, starts, evictions, alarm wake-ups. */
+  stats(): HostStats {
+    return this.host.stats();
+  }
+
+  /** Every object the host knows now, with its state (`active`, `sleeping` …) and next alarm. */
+  objects(): HostedObjectInfo[] {
+    return this.host.objects();
   }
 
   /** Closes every object. */

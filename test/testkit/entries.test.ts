@@ -21,6 +21,18 @@ describe("entries", () => {
     expect(typeof testkit.FaultyPersistence).toBe("function");
   });
 
+  it("testing.md: a test host's stats() and objects() show what is live, and an idle object is evicted", async () => {
+    const host = testkit.createTestHost({ COUNTER: Counter });
+    const stub = host.env.COUNTER.get(host.env.COUNTER.idFromName("a"));
+    expect(await stub.increment(2)).toBe(2);
+    expect(host.stats()).toMatchObject({ live: 1, starts: 1, evictions: 0 });
+    expect(host.objects()).toEqual([expect.objectContaining({ namespace: "COUNTER", name: "a", state: "active" })]);
+    await host.advance(10_000);
+    expect(host.stats()).toMatchObject({ live: 0, evictions: 1 });
+    expect(host.objects()).toEqual([]);
+    await host.close();
+  });
+
   it("testing.md's write-failure recipe: the call rejects with the platform's reset message and nothing was stored", async () => {
     const faulty = new testkit.FaultyPersistence(main.createMemoryPersistence());
     const counter = await testkit.createTestObject(Counter, { persistence: faulty });
