@@ -8,7 +8,7 @@
  * <prefix>seg/<firstSeq:16>-<lastSeq:16>-<lastPosition:16>  compacted log: the frames of positions ≤ lastPosition
  * <prefix>snap/<seq:16>-<timeMs:16>-<crc32:8>-<epoch:16>    database images
  * <prefix>manifest/<n:16>                                  which segments and snapshots exist (JSON), create-only
- * <prefix>meta/<version:16>                                 metadata versions (tag, crc32le, bytes)
+ * <prefix>meta/<n:16>                                      metadata (tag, crc32le, bytes; x-amz-meta-version)
  * <prefix>probe/<random>                                    the conditional-write probe of an open (deleted)
  * ```
  *

@@ -5,7 +5,8 @@
  * Protocol (docs/durability.md, "S3" has the layout and why it is safe):
  * - open: probe that the store honours `If-None-Match`, claim epoch `e` by creating `claim/e`, read
  *   the newest manifest, walk the log objects after it, then create a fence (an empty log object) at
- *   the first free position: no older writer can ever extend the log past it.
+ *   the first free position: no older writer can ever extend the log past it; then copy the newest
+ *   metadata object to the next index (the metadata's fence: no older writer's `writeMetaIf` lands).
  * - append: create the next log object (all commits queued meanwhile go together: group commit),
  *   then confirm only if `claim/e+1` does not exist. A newer claim, or a position taken by someone
  *   else, fences this writer for good (`ERR_FENCED`).
@@ -43,13 +44,14 @@ import { emptyManifest, type LogObject, type Manifest, parseManifest, serializeM
 import {
   concat,
   createOwned,
+  fenceMeta,
   findLast,
   prunedError,
   randomId,
   readMetaVersion,
   sameSegment,
   type WriterMeta,
-  writeMetaVersion,
+  writeMetaIfNewest,
 } from "./s3-series";
 
 const FETCH_WINDOW = 8;
@@ -91,7 +93,8 @@ class S3Adapter implements S3Persistence {
   });
   #maintenance: Promise<unknown> = Promise.resolve();
   #compactionQueued = false;
-  #metaVersion = 0;
+  /** The newest index of the metadata series this adapter has seen. */
+  #metaIndex = 0;
   #logObjects = 0;
   #appends = 0;
   #compactions = 0;
@@ -160,6 +163,7 @@ class S3Adapter implements S3Persistence {
         chain.push(landed);
         position++;
       }
+      await this.#fenceMeta();
       if (await client.exists(layout.claim(epoch + 1))) throw this.#fence(epoch + 1);
     }
     return this.#build(chain, position);
@@ -238,6 +242,16 @@ class S3Adapter implements S3Persistence {
         `The store at ${this.location} ignored If-None-Match: * (a create-only write replaced an existing object), so it cannot keep one writer per object. Use a store with conditional writes (AWS S3, Cloudflare R2, Ceph RADOS Gateway, MinIO).`,
       );
     this.#probed = true;
+  }
+
+  /** The metadata's fence (see {@link fenceMeta}). */
+  async #fenceMeta(): Promise<void> {
+    const epoch = this.#epoch as number;
+    const done = await fenceMeta(this.#client, this.#layout, this.#metaIndex, epoch, this.#writerMeta(), (what) =>
+      this.#corrupt(what),
+    );
+    this.#metaIndex = done.index;
+    if (done.newer !== undefined) throw this.#fence(done.newer);
   }
 
   /** Creates the next claim: the new epoch. */
@@ -571,15 +585,24 @@ class S3Adapter implements S3Persistence {
   }
 
   async readMetaVersion(): Promise<VersionedMeta> {
-    const found = await readMetaVersion(this.#client, this.#layout, this.#metaVersion, (what) => this.#corrupt(what));
-    this.#metaVersion = found.version;
-    return found;
+    const found = await readMetaVersion(this.#client, this.#layout, this.#metaIndex, (what) => this.#corrupt(what));
+    this.#metaIndex = found.index;
+    return { bytes: found.bytes, version: found.version };
   }
 
+  /** A compare-and-swap that an older holder can never win (see {@link writeMetaIfNewest}). */
   async writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
     this.#checkWritable("writeMetaIf");
-    if (!(await writeMetaVersion(this.#client, this.#layout, expectedVersion, bytes, this.#writerMeta()))) return false;
-    this.#metaVersion = expectedVersion + 1;
+    const epoch = this.#epoch as number;
+    const done = await writeMetaIfNewest(
+      this.#client,
+      this.#layout,
+      { known: this.#metaIndex, epoch, expectedVersion, bytes, meta: this.#writerMeta() },
+      (what) => this.#corrupt(what),
+    );
+    this.#metaIndex = done.index;
+    if (done.newer !== undefined) throw this.#fence(done.newer);
+    if (!done.written) return false;
     await this.#checkNotFenced();
     return true;
   }

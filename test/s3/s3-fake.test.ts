@@ -274,3 +274,25 @@ describe("s3 (fake): an object taken over by another holder", () => {
     await first.close().catch(() => undefined);
   });
 });
+
+describe("s3 (fake): metadata versions", () => {
+  it("metadata written without x-amz-meta-version keeps its index as its version; an open's fence keeps bytes and version", async () => {
+    const prefix = freshPrefix("legacy-meta");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    expect(await a.writeMetaIf(0, new Uint8Array([1]))).toBe(true);
+    expect(await a.writeMetaIf(1, new Uint8Array([2]))).toBe(true);
+    // As an older release stored them: the version is the index, no header says it.
+    for (const key of s3.keys("objects", `${prefix}meta/`)) delete s3.object("objects", key)?.meta.version;
+    const b = s3Persistence(optionsFor(target, prefix));
+    await b.load();
+    const seen = await b.readMetaVersion();
+    expect(seen.bytes).toEqual(new Uint8Array([2]));
+    expect(seen.version).toBe(3);
+    expect(await b.writeMetaIf(2, new Uint8Array([3]))).toBe(false);
+    expect(await b.writeMetaIf(3, new Uint8Array([4]))).toBe(true);
+    const c = s3Persistence(optionsFor(target, prefix, { readOnly: true }));
+    await c.load();
+    expect(await c.readMetaVersion()).toEqual({ bytes: new Uint8Array([4]), version: 4 });
+  });
+});

@@ -83,6 +83,51 @@ export function describeS3Suite(name: string, target: () => S3Target): void {
       expect((await loadWithRecords(d)).records.map((r) => r.seq)).toEqual(range(1, 7));
     });
 
+    it("a fenced holder's metadata write (a restore request) is refused and never takes effect", async () => {
+      const t = target();
+      const prefix = freshPrefix("zombie-meta");
+      const a = s3Persistence(optionsFor(t, prefix));
+      await a.load();
+      await a.append([kvRecord(1)]);
+      const b = s3Persistence(optionsFor(t, prefix));
+      await b.load();
+      const before = await b.readMetaVersion();
+      // a does not know yet: its compare-and-swap on the version it last saw, and on the newest.
+      expect(isFencedError(await rejection(a.writeMetaIf(0, new Uint8Array([9]))))).toBe(true);
+      expect(await b.readMetaVersion()).toEqual(before);
+      const c = s3Persistence(optionsFor(t, prefix));
+      await c.load();
+      const seen = await c.readMetaVersion();
+      expect(seen.bytes).toBeNull();
+      expect(isFencedError(await rejection(b.writeMetaIf(seen.version, new Uint8Array([8]))))).toBe(true);
+      expect(await c.writeMetaIf(seen.version, new Uint8Array([7]))).toBe(true);
+      const d = s3Persistence(optionsFor(t, prefix, { readOnly: true }));
+      await d.load();
+      expect(await d.readMeta()).toEqual(new Uint8Array([7]));
+    });
+
+    it("a restore requested by a holder that was taken over never undoes what the new holder confirmed", async () => {
+      const t = target();
+      const prefix = freshPrefix("zombie-restore");
+      const clock = new FakeClock();
+      const open = () => ObjectStorage.open({ clock, persistence: s3Persistence(optionsFor(t, prefix)) });
+      const a = await open();
+      await a.put("k", "one");
+      await a.sync();
+      const bookmark = await a.getCurrentBookmark();
+      await clock.advance(60_000);
+      await a.put("k", "two");
+      await a.sync();
+      const b = await open();
+      expect(isFencedError(await rejection(a.onNextSessionRestoreBookmark(bookmark)))).toBe(true);
+      await b.put("k", "three");
+      await b.sync();
+      await b.close();
+      const c = await open();
+      expect(await c.get("k")).toBe("three");
+      await c.close();
+    });
+
     it("appends queued when the newer claim lands all fail, and none is found afterwards that was not written", async () => {
       const t = target();
       const prefix = freshPrefix("pending");
