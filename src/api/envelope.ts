@@ -173,6 +173,8 @@ export const ERROR_CODES = {
   internalError: 1004,
   /** actorstore: no invitation with that id. */
   inviteNotFound: 1003,
+  /** actorstore: the request body is larger than the server accepts (413). */
+  requestTooLarge: 1005,
   /** actorstore: the zone has no entry-point ruleset in that phase yet. */
   rulesetNotFound: 10500,
   /** actorstore: the path names a phase the rulesets API does not have. */

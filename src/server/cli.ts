@@ -20,6 +20,8 @@ Options:
   --token <token>    accept this API token (repeatable)
   --email <email>    with --key: accept this email and Global API Key pair (repeatable, in pairs)
   --key <key>
+  --max-request-bytes <n>
+                     answer a larger request body 413 (default 104857600, 100 MiB)
   --help             show this text
 `;
 
@@ -30,6 +32,7 @@ interface Parsed {
   fixture?: string;
   tokens: string[];
   keys: ApiKeyCredential[];
+  maxRequestBytes?: number;
 }
 
 function parse(args: readonly string[]): Parsed | string {
@@ -54,6 +57,12 @@ function parse(args: readonly string[]): Parsed | string {
       case "--host":
         out.host = need();
         break;
+      case "--max-request-bytes": {
+        const n = Number(need());
+        if (!Number.isSafeInteger(n) || n < 1) return "--max-request-bytes must be a positive integer (bytes).";
+        out.maxRequestBytes = n;
+        break;
+      }
       case "--directory":
         out.directory = need();
         break;
@@ -107,6 +116,7 @@ async function main(argv: readonly string[]): Promise<number> {
     hostname: parsed.host,
     ...(parsed.directory === undefined ? {} : { directory: parsed.directory }),
     ...(parsed.fixture === undefined ? {} : { fixture: parsed.fixture }),
+    ...(parsed.maxRequestBytes === undefined ? {} : { maxRequestBytes: parsed.maxRequestBytes }),
   });
   process.stdout.write(`actorstore-api listening on ${server.url}\n`);
   const stop = () => {

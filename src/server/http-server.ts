@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ERROR_CODES, fail, noRoute } from "../api/envelope";
 import { matchRoute } from "../api/service/routes";
 import { createApiHandler, respond } from "./handler";
-import { checkServerOptions, type StartApiServerOptions } from "./options";
+import { checkServerOptions, DEFAULT_MAX_REQUEST_BYTES, type StartApiServerOptions } from "./options";
 
 /** A running API server. */
 export interface ApiServer {
@@ -52,9 +52,28 @@ function unread(req: IncomingMessage, response: Response): Promise<Response> {
   return Promise.resolve(response);
 }
 
-async function toRequest(req: IncomingMessage, url: URL): Promise<Request> {
+/** The answer to a body larger than `maxRequestBytes`; its connection is closed once it is sent. */
+function tooLarge(maxRequestBytes: number): Response {
+  return respond(
+    fail(413, {
+      code: ERROR_CODES.requestTooLarge,
+      message: `Request body is larger than ${maxRequestBytes} bytes, the most this server accepts (maxRequestBytes).`,
+    }),
+  );
+}
+
+/** Thrown while reading a body that grows past the limit; answered with {@link tooLarge}. */
+class BodyTooLarge extends Error {}
+
+async function toRequest(req: IncomingMessage, url: URL, maxRequestBytes: number): Promise<Request> {
   const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  let bytes = 0;
+  for await (const chunk of req) {
+    bytes += (chunk as Buffer).length;
+    // Stops holding the body at once: a client may send far more than it announced, or no length.
+    if (bytes > maxRequestBytes) throw new BodyTooLarge();
+    chunks.push(chunk as Buffer);
+  }
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] ?? "";
@@ -96,7 +115,7 @@ async function write(res: ServerResponse, response: Response): Promise<void> {
  */
 export async function startApiServer(options: StartApiServerOptions): Promise<ApiServer> {
   checkServerOptions(options);
-  const { port = 0, hostname = "127.0.0.1", ...handlerOptions } = options;
+  const { port = 0, hostname = "127.0.0.1", maxRequestBytes = DEFAULT_MAX_REQUEST_BYTES, ...handlerOptions } = options;
   const handler = createApiHandler(handlerOptions);
   try {
     await handler.ready();
@@ -112,12 +131,21 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     if (url === undefined) return unread(req, respond(fail(404, noRoute())));
     const refused = forbiddenMethodAnswer(req.method ?? "GET", url);
     if (refused !== undefined) return unread(req, refused);
-    return toRequest(req, url).then(handler);
+    const announced = Number(req.headers["content-length"]);
+    if (announced > maxRequestBytes) throw new BodyTooLarge();
+    return toRequest(req, url, maxRequestBytes).then(handler);
   };
   const server = http.createServer((req, res) => {
-    answer(req)
+    new Promise<Response>((resolve) => resolve(answer(req)))
       .then((response) => write(res, response))
-      .catch(() => {
+      .catch((error: unknown) => {
+        if (error instanceof BodyTooLarge && !res.headersSent) {
+          // The rest of the body is not read: the connection closes once the answer is sent.
+          res.shouldKeepAlive = false;
+          res.setHeader("connection", "close");
+          write(res, tooLarge(maxRequestBytes)).catch(() => res.destroy());
+          return;
+        }
         // Reading the request failed (the client went away mid-body): answer in the envelope if still possible.
         if (res.headersSent) {
           res.end();

@@ -46,7 +46,16 @@ export interface StartApiServerOptions extends CreateApiHandlerOptions {
   readonly port?: number;
   /** Interface to listen on; loopback (`127.0.0.1`) by default. */
   readonly hostname?: string;
+  /**
+   * The largest request body accepted, in bytes: a larger one is answered 413 (code 1005) without
+   * being held in memory, and its connection is closed. 100 MiB by default, about the body limit
+   * the platform's network applies on its Free and Pro plans.
+   */
+  readonly maxRequestBytes?: number;
 }
+
+/** {@link StartApiServerOptions.maxRequestBytes}'s default: 100 MiB. */
+export const DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024;
 
 type Check = (value: unknown) => string | undefined;
 
@@ -58,6 +67,8 @@ const isClock: Check = (v) =>
     : "a clock (an object with now())";
 const isPort: Check = (v) =>
   typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 65535 ? undefined : "an integer from 0 to 65535";
+const isByteCount: Check = (v) =>
+  typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? undefined : "a positive integer (bytes)";
 const anything: Check = () => undefined;
 
 function describe(value: unknown): string {
@@ -127,6 +138,7 @@ const SERVER_CHECKS: Readonly<Record<string, Check>> = {
   ...HANDLER_CHECKS,
   port: isPort,
   hostname: isString,
+  maxRequestBytes: isByteCount,
 };
 
 function checkAgainst(options: unknown, checks: Readonly<Record<string, Check>>, name: string): void {

@@ -65,4 +65,14 @@ describe("actorstore-api serve", () => {
     expect(await typo.exited).toBe(1);
     expect(typo.err()).toMatch(/Unknown option --prot/);
   }, 60_000);
+
+  it("refuses a --max-request-bytes that is not a positive integer, saying so", async () => {
+    const runs = ["0", "-1", "1.5", "lots"].map((bad) =>
+      run(["serve", "--port", "0", "--token", "x", "--max-request-bytes", bad]),
+    );
+    for (const limit of runs) {
+      expect(await limit.exited).toBe(1);
+      expect(limit.err()).toMatch(/--max-request-bytes must be a positive integer/);
+    }
+  }, 60_000);
 });

@@ -325,3 +325,68 @@ describe("startApiServer: request targets and methods the fetch API cannot carry
     },
   );
 });
+
+describe("startApiServer: the request body limit", () => {
+  const filtersUrl = (url: string) => `${url}/zones/${ENT_ZONE}/filters`;
+  const listFilters = async (url: string) =>
+    ((await (await fetch(filtersUrl(url), { headers: AUTH })).json()) as { result: unknown[] }).result.length;
+
+  it("a body of exactly maxRequestBytes is served; one byte more is 413 1005, closes the connection and changes nothing", async () => {
+    const limit = 4096;
+    const server = await startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE, maxRequestBytes: limit });
+    const before = await listFilters(server.url);
+    // JSON may end in spaces: the same request, padded to the exact size.
+    const fits = filterBody.padEnd(limit, " ");
+    const ok = await fetch(filtersUrl(server.url), { method: "POST", headers: AUTH, body: fits });
+    expect(ok.status).toBe(200);
+    const over = await fetch(filtersUrl(server.url), {
+      method: "POST",
+      headers: AUTH,
+      body: JSON.stringify([{ expression: 'http.host eq "b.example"' }]).padEnd(limit + 1, " "),
+    });
+    expect(over.status).toBe(413);
+    expect(over.headers.get("connection")).toBe("close");
+    const body = (await over.json()) as { success: boolean; errors: { code: number; message: string }[] };
+    expect(body.success).toBe(false);
+    expect(body.errors.map((e) => e.code)).toEqual([1005]);
+    expect(body.errors[0]?.message).toContain(String(limit));
+    expect(await listFilters(server.url)).toBe(before + 1);
+    await server.close();
+  });
+
+  it("a body without a length that never ends is answered 413 once it passes the limit, not read to its end", async () => {
+    const server = await startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE, maxRequestBytes: 64 * 1024 });
+    const before = await listFilters(server.url);
+    const { request } = await import("node:http");
+    let sent = 0;
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(filtersUrl(server.url), { method: "POST", headers: AUTH }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("error", reject);
+      const chunk = "[".repeat(16 * 1024);
+      // Sends for as long as the server reads: an endless body (chunked, no Content-Length).
+      const pump = () => {
+        while (!req.destroyed && req.write(chunk)) sent += chunk.length;
+        if (!req.destroyed) req.once("drain", pump);
+      };
+      pump();
+    });
+    expect(answer.status).toBe(413);
+    expect((JSON.parse(answer.body) as { errors: { code: number }[] }).errors.map((e) => e.code)).toEqual([1005]);
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
+    expect(await listFilters(server.url)).toBe(before);
+    await server.close();
+  });
+
+  it.each([0, -1, 1.5, Number.NaN, "1024"])("maxRequestBytes %s is a TypeError naming it", async (bad) => {
+    await expect(startApiServer({ credentials: CREDENTIALS, maxRequestBytes: bad as number })).rejects.toThrow(
+      /maxRequestBytes must be a positive integer/,
+    );
+  });
+});
