@@ -61,6 +61,9 @@ Commands:
 keys, get, sql, bookmarks and export only read: they take no lock, run while the object is open,
 and never change the directory. restore and repair refuse while another process has it open.`;
 
+/** The commands, as `runInspect` dispatches them. */
+const COMMANDS: readonly string[] = ["keys", "get", "sql", "bookmarks", "restore", "export", "repair"];
+
 /** Most commits `bookmarks` prints without `--all`. */
 const DEFAULT_BOOKMARK_LINES = 50;
 
@@ -99,6 +102,14 @@ export async function runInspect(
   try {
     if (module === undefined && argv[0] === "--adapter") throw new UsageError("--adapter needs a module.");
     if (location === undefined || command === undefined) throw new UsageError("Missing the command.");
+    // Checked before the location is opened, so that a mistyped command line is a usage error
+    // whatever the location holds.
+    if (!COMMANDS.includes(command))
+      throw new UsageError(
+        COMMANDS.includes(location)
+          ? `The location comes first: actorstore-inspect <directory> ${location} …`
+          : `Unknown command "${command}".`,
+      );
     const opener = options.open ?? (module === undefined ? undefined : await loadOpener(module));
     const target = await resolveTarget(location, opener);
     switch (command) {
@@ -114,7 +125,8 @@ export async function runInspect(
         await bookmarks(target, rest, io);
         return 0;
       case "restore":
-        await restore(target, rest, io);
+        // The undo line repeats how this object was reached, so that it runs as printed.
+        await restore(target, rest, io, [...(module === undefined ? [] : ["--adapter", module]), location]);
         return 0;
       case "export":
         await exportDatabase(target, rest, io);
@@ -268,7 +280,12 @@ async function bookmarks(target: InspectTarget, args: readonly string[], io: Ins
   }
 }
 
-async function restore(target: InspectTarget, args: readonly string[], io: InspectIo): Promise<void> {
+async function restore(
+  target: InspectTarget,
+  args: readonly string[],
+  io: InspectIo,
+  reachedWith: readonly string[],
+): Promise<void> {
   const { positional } = parseArgs(args, [], 1);
   const bookmark = positional[0] as string;
   const storage = await ObjectStorage.open({ persistence: await target.open("write") });
@@ -284,7 +301,7 @@ async function restore(target: InspectTarget, args: readonly string[], io: Inspe
     const now = await reopened.getCurrentBookmark();
     io.out(`restored to ${bookmark}`);
     io.out(`current bookmark ${now}`);
-    io.out(`undo with: actorstore-inspect ${target.name} restore ${undo}`);
+    io.out(`undo with: actorstore-inspect ${[...reachedWith, "restore", undo].map(shellQuote).join(" ")}`);
   } finally {
     await reopened.close();
   }
@@ -354,6 +371,11 @@ function parseArgs(
         : `Expected ${positionals} argument${positionals === 1 ? "" : "s"}, got ${positional.length}.`,
     );
   return { flags, positional };
+}
+
+/** `arg` as a POSIX shell reads it back: as it is when it has no special characters, else single-quoted. */
+function shellQuote(arg: string): string {
+  return /^[\w./:@%+=,-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`;
 }
 
 function formatSqlValue(value: EngineValue): string {

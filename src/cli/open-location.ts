@@ -81,8 +81,14 @@ export async function loadOpener(module: string): Promise<LocationOpener> {
 }
 
 async function requireDirectory(directory: string): Promise<void> {
-  const info = await stat(directory).catch(() => undefined);
-  if (info === undefined || !info.isDirectory())
+  const info = await stat(directory).catch((e: NodeJS.ErrnoException) => e.code ?? "an error");
+  if (typeof info === "string")
+    throw new Error(
+      info === "ENOENT"
+        ? `${directory} does not exist: pass the directory given to ObjectStorage.open({ directory }).`
+        : `${directory} cannot be read (${info}): check its permissions, or pass the directory given to ObjectStorage.open({ directory }).`,
+    );
+  if (!info.isDirectory())
     throw new Error(`${directory} is not a directory: pass the directory given to ObjectStorage.open({ directory }).`);
   const names = await readdir(directory);
   if (!names.some(isObjectFile))

@@ -87,6 +87,16 @@ describe("actorstore-inspect over any adapter", () => {
       code: 0,
       out: ["user:1", "user:2"],
     });
+    // restore's undo line names the adapter too, so that it runs as printed.
+    const early = await inspect(["--adapter", MODULE, "mem:room-2", "bookmarks"]);
+    const first = early.out.find((l) => l.startsWith("1\t"))?.split("\t")[2] as string;
+    const restored = await inspect(["--adapter", MODULE, "mem:room-2", "restore", first]);
+    expect(restored.code, restored.err.join("\n")).toBe(0);
+    const undo = restored.out[2]?.split(" ").pop() as string;
+    expect(restored.out[2]).toBe(`undo with: actorstore-inspect --adapter ${MODULE} mem:room-2 restore ${undo}`);
+    expect(await inspect(["--adapter", MODULE, "mem:room-2", "keys"])).toMatchObject({ out: ["user:1"] });
+    expect((await inspect(["--adapter", MODULE, "mem:room-2", "restore", undo])).code).toBe(0);
+    expect(await inspect(["--adapter", MODULE, "mem:room-2", "keys"])).toMatchObject({ out: ["user:1", "user:2"] });
     const missing = await inspect(["--adapter", MODULE, "mem:nowhere", "keys"]);
     expect(missing.code).toBe(1);
     expect(missing.err.join("\n")).toContain("no object at mem:nowhere");

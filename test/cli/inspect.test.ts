@@ -3,7 +3,7 @@
  * opened by a second, independent sql.js database, and the executable once as a child process.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -124,6 +124,28 @@ describe("actorstore-inspect", () => {
     expect((await inspectCli(dir, "keys")).out).toEqual(["config", "user:1"]);
   });
 
+  it("restore: the printed undo line runs as printed, whatever the directory's name", async () => {
+    const spaced = join(dir, "..", `${dir.split("/").pop()} it's here`);
+    await cp(dir, spaced, { recursive: true });
+    try {
+      const run = await inspectCli(spaced, "restore", bookmarkBeforeDelete);
+      expect(run.code, run.err.join("\n")).toBe(0);
+      const line = run.out[2] as string;
+      expect(line.startsWith("undo with: actorstore-inspect ")).toBe(true);
+      // What a POSIX shell makes of the printed command is the command line that undoes the restore.
+      const { stdout } = await promisify(execFile)("sh", [
+        "-c",
+        `printf '%s\\n' ${line.slice("undo with: actorstore-inspect ".length)}`,
+      ]);
+      const argv = stdout.split("\n").slice(0, -1);
+      expect(argv.slice(0, 2)).toEqual([spaced, "restore"]);
+      expect((await inspectCli(...argv)).code).toBe(0);
+      expect((await inspectCli(spaced, "keys")).out).toEqual(["config", "user:1"]);
+    } finally {
+      await rm(spaced, { recursive: true, force: true });
+    }
+  });
+
   it("restore: a malformed bookmark fails without changing anything", async () => {
     const run = await inspectCli(dir, "restore", "not-a-bookmark");
     expect(run.code).toBe(1);
@@ -154,7 +176,25 @@ describe("actorstore-inspect", () => {
     expect((await inspectCli(dir, "frobnicate")).code).toBe(2);
     const missing = await inspectCli(join(dir, "nope"), "keys");
     expect(missing.code).toBe(1);
-    expect(missing.err.join("\n")).toContain("is not a directory");
+    expect(missing.err).toEqual([
+      `error: ${join(dir, "nope")} does not exist: pass the directory given to ObjectStorage.open({ directory }).`,
+    ]);
+    const file = join(dir, "..", `${dir.split("/").pop()}-a-file`);
+    await writeFile(file, "x");
+    try {
+      expect((await inspectCli(file, "keys")).err.join("\n")).toContain(`${file} is not a directory`);
+    } finally {
+      await rm(file);
+    }
+  });
+
+  it("usage: a mistyped command is exit code 2 whatever the location, and the location comes first", async () => {
+    const unknown = await inspectCli(join(dir, "nope"), "frobnicate");
+    expect(unknown).toMatchObject({ code: 2, out: [] });
+    expect(unknown.err.join("\n")).toContain('Unknown command "frobnicate".');
+    const swapped = await inspectCli("keys", dir);
+    expect(swapped).toMatchObject({ code: 2, out: [] });
+    expect(swapped.err.join("\n")).toContain("The location comes first: actorstore-inspect <directory> keys");
   });
 
   it("the executable: runs as a process and sets its exit code", async () => {
