@@ -113,9 +113,28 @@ export function belongsTo(key: string, hex: string): boolean {
   return hex.length === 64 && namespaceTag(key, hex.slice(0, 32)) === hex.slice(32);
 }
 
+/**
+ * A name's bytes: UTF-8, with a lone surrogate encoded as its own three bytes (WTF-8) rather than
+ * replaced by U+FFFD, so that two names that differ only there give two ids, as on the platform.
+ * Well-formed names give their plain UTF-8 bytes.
+ */
+function nameBytes(name: string): Uint8Array {
+  if (!/[\uD800-\uDFFF]/.test(name)) return new TextEncoder().encode(name);
+  const out: number[] = [];
+  for (let i = 0; i < name.length; i++) {
+    const c = name.codePointAt(i) as number;
+    if (c > 0xffff) i++;
+    if (c < 0x80) out.push(c);
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 0x3f));
+    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f));
+    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 0x3f), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f));
+  }
+  return Uint8Array.from(out);
+}
+
 /** A deterministic 256-bit hash of a name (FNV-1a lanes; ids need stability, not secrecy). */
 function hashToHex(name: string): string {
-  const bytes = new TextEncoder().encode(name);
+  const bytes = nameBytes(name);
   let out = "";
   for (let lane = 0; lane < 8; lane++) {
     let h = (0x811c9dc5 ^ Math.imul(lane + 1, 0x9e3779b1)) >>> 0;

@@ -164,9 +164,14 @@ export class ObjectNamespace<I = unknown> {
     this.#jurisdiction = jurisdiction;
   }
 
-  /** The id of the object called `name` in this namespace (the same name always gives the same id). */
+  /**
+   * The id of the object called `name` in this namespace (the same name always gives the same id).
+   * `name` converts to a string as on the platform (`5` is `"5"`, a Symbol is a `TypeError`).
+   */
   idFromName(name: string): ObjectId {
-    return scopedIdFromName(this.#key, String(name), this.#jurisdiction);
+    // biome-ignore lint/complexity/noArguments: a missing argument differs from an explicit undefined, as on the platform
+    if (arguments.length === 0) throw argumentError("idFromName", 1, "string");
+    return scopedIdFromName(this.#key, toDomString(name), this.#jurisdiction);
   }
 
   /**
@@ -174,29 +179,33 @@ export class ObjectNamespace<I = unknown> {
    * namespace made it.
    */
   idFromString(id: string): ObjectId {
-    return scopedIdFromString(this.#key, id);
+    // biome-ignore lint/complexity/noArguments: a missing argument differs from an explicit undefined, as on the platform
+    if (arguments.length === 0) throw argumentError("idFromString", 1, "string");
+    return scopedIdFromString(this.#key, toDomString(id));
   }
 
   /** A new random id in this namespace. */
   newUniqueId(options?: NewUniqueIdOptions): ObjectId {
+    if (!isDictionary(options)) throw argumentError("newUniqueId", 1, "NewUniqueIdOptions");
     if (options?.jurisdiction !== undefined) checkJurisdiction(options.jurisdiction);
     return scopedUniqueId(this.#key, options?.jurisdiction ?? this.#jurisdiction);
   }
 
   /** A stub for the object with this id (the object starts on the stub's first call). */
-  get(id: ObjectId | { toString(): string }, _options?: GetObjectOptions): ObjectStub<I> {
-    if (!(id instanceof ObjectId)) {
-      throw new TypeError(
-        "Failed to execute 'get' on 'DurableObjectNamespace': parameter 1 is not of type 'DurableObjectId'.",
-      );
-    }
+  get(id: ObjectId | { toString(): string }, options?: GetObjectOptions): ObjectStub<I> {
+    if (!(id instanceof ObjectId)) throw argumentError("get", 1, "DurableObjectId");
+    if (!isDictionary(options)) throw argumentError("get", 2, "GetDurableObjectOptions");
     if (!belongsTo(this.#key, id.toString())) throw new TypeError("Durable Object ID is not valid for this namespace.");
     return createStub<I>(this.name, id, this.#dispatcher);
   }
 
   /** `get(idFromName(name))`. */
   getByName(name: string, options?: GetObjectOptions): ObjectStub<I> {
-    return this.get(this.idFromName(name), options);
+    // biome-ignore lint/complexity/noArguments: a missing argument differs from an explicit undefined, as on the platform
+    if (arguments.length === 0) throw argumentError("getByName", 1, "string");
+    const id = scopedIdFromName(this.#key, toDomString(name), this.#jurisdiction);
+    if (!isDictionary(options)) throw argumentError("getByName", 2, "GetDurableObjectOptions");
+    return this.get(id, options);
   }
 
   /**
@@ -208,6 +217,24 @@ export class ObjectNamespace<I = unknown> {
     checkJurisdiction(jurisdiction);
     return new ObjectNamespace<I>(this.name, this.#key, this.#dispatcher, jurisdiction);
   }
+}
+
+/** The platform's `TypeError` for an argument of the wrong type (or a missing one). */
+function argumentError(method: string, position: number, type: string): TypeError {
+  return new TypeError(
+    `Failed to execute '${method}' on 'DurableObjectNamespace': parameter ${position} is not of type '${type}'.`,
+  );
+}
+
+/** Converts an argument to a string as the platform's bindings do: a Symbol is a `TypeError`. */
+function toDomString(value: unknown): string {
+  if (typeof value === "symbol") throw new TypeError("Cannot convert a Symbol value to a string");
+  return String(value);
+}
+
+/** Whether `value` converts to an options dictionary: `undefined`, `null`, an object or a function. */
+function isDictionary(value: unknown): boolean {
+  return value === undefined || value === null || typeof value === "object" || typeof value === "function";
 }
 
 function checkJurisdiction(jurisdiction: unknown): void {
@@ -227,9 +254,11 @@ function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher):
   const binding: StubBinding = { token: null };
   const run = (operation: StubOperation): Promise<unknown> => dispatcher.dispatch(namespace, id, binding, operation);
   const target: Record<string, unknown> = {};
-  Object.defineProperty(target, "id", { value: id, enumerable: true });
+  // In the platform's order: `Object.keys(stub)` is ["name", "id"].
   Object.defineProperty(target, "name", { value: id.name, enumerable: true });
+  Object.defineProperty(target, "id", { value: id, enumerable: true });
   Object.defineProperty(target, "fetch", {
+    writable: true,
     value: (input: RequestInfo | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<unknown> =>
       settle(() => {
         const request = new Request(input as RequestInfo | URL, init as RequestInit | undefined);
@@ -237,6 +266,7 @@ function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher):
       }),
   });
   Object.defineProperty(target, "connect", {
+    writable: true,
     value: (): never => {
       throw new TypeError("connect() to an object is not supported by this host; use fetch() or RPC.");
     },
@@ -262,8 +292,15 @@ function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher):
       if (m === undefined) methods.set(prop, (m = method(prop)));
       return m;
     },
-    set() {
-      return false;
+    // As on the platform, a stub takes other properties (`stub.x = 1` keeps 1, fetch included), but
+    // not its id or name.
+    set(t, prop, value) {
+      if (prop === "id" || prop === "name") {
+        throw new TypeError(`Cannot assign to read only property '${prop}' of object '#<DurableObject>'`);
+      }
+      if (Object.hasOwn(t, prop)) return Reflect.set(t, prop, value);
+      Object.defineProperty(t, prop, { value, writable: true, enumerable: true, configurable: true });
+      return true;
     },
   }) as unknown as ObjectStub<I>;
 }

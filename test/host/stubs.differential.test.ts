@@ -64,6 +64,39 @@ async function scenario(env: Record<string, any>): Promise<Record<string, unknow
   await t("unusedStubAfter", () => unused.increment(1));
   await t("newStubAfter", () => env.C.get(id).increment(1));
   await t("byName", () => env.C.getByName("bn").whoAmI());
+  // Arguments convert as the platform's bindings convert them.
+  await t("nameMissing", () => env.C.idFromName());
+  await t("nameSymbol", () => env.C.idFromName(Symbol("s")));
+  await t("nameUndefined", () => env.C.idFromName(undefined).name);
+  await t("nameNumber", () => env.C.idFromName(5).equals(env.C.idFromName("5")));
+  await t("byNameMissing", () => env.C.getByName());
+  await t("byNameSymbol", () => env.C.getByName(Symbol("s")));
+  await t("byNameBadOptions", () => env.C.getByName("x", 5));
+  await t("getBadOptions", () => env.C.get(id, 5));
+  await t("stringMissing", () => env.C.idFromString());
+  await t("stringSymbol", () => env.C.idFromString(Symbol("s")));
+  await t("stringObject", () => env.C.idFromString({ toString: () => id.toString() }).equals(id));
+  await t("uniqueNumber", () => env.C.newUniqueId(5));
+  await t("uniqueString", () => env.C.newUniqueId("x"));
+  await t("uniqueNull", () => typeof env.C.newUniqueId(null).toString());
+  // Names that differ only in a lone surrogate are two names.
+  await t("loneSurrogate", () => env.C.idFromName("\uD800").equals(env.C.idFromName("\uFFFD")));
+  await t("loneSurrogateInside", () => env.C.idFromName("a\uDC00b").equals(env.C.idFromName("a\uFFFDb")));
+  await t("surrogatePair", () => env.C.idFromName("\uD83D\uDE00").equals(env.C.idFromName("\u{1F600}")));
+  // A stub takes other properties, but not its id or name.
+  await t("stubKeys", () => Object.keys(env.C.get(id)));
+  await t("stubSet", () => {
+    const stub = env.C.get(id);
+    stub.extra = 1;
+    stub.fetch = 2;
+    return [stub.extra, stub.fetch];
+  });
+  await t("stubSetId", () => {
+    env.C.get(id).id = 1;
+  });
+  await t("stubSetName", () => {
+    env.C.get(id).name = "b";
+  });
   return out;
 }
 
