@@ -175,7 +175,9 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         self.#lost.add(`${ns}/${id.toString()}`);
       },
     });
-    const server = createServer((req, res) => {
+    // An id's name travels in a header, and a name has no length limit: the headers may be as large
+    // as a call's arguments.
+    const server = createServer({ maxHeaderSize: MAX_FORWARDED_RPC_BYTES }, (req, res) => {
       if (self === undefined) {
         res.writeHead(503).end();
         return;
@@ -423,7 +425,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       const holder = response.headers.get("x-actorstore-holder");
       return { misdirected: true as const, ...(holder ? { holder } : {}) };
     };
-    if (id.name !== undefined) headers["x-actorstore-name"] = encodeURIComponent(id.name);
+    if (id.name !== undefined) Object.assign(headers, nameHeaders(id.name));
     if (op.kind === "fetch") {
       const request = op.request;
       const forwardHeaders = new Headers(request.headers);
@@ -644,7 +646,13 @@ function parseForwarded(req: IncomingMessage, env: Record<string, unknown>): For
   const namespace = Object.hasOwn(env, ns) ? env[ns] : undefined;
   if (!(namespace instanceof ObjectNamespace)) throw new ForwardRefusal(400, `no namespace ${ns}`);
   const nameHeader = req.headers["x-actorstore-name"];
-  const name = typeof nameHeader === "string" ? decodeOrRefuse(nameHeader, "name") : undefined;
+  const unitsHeader = req.headers["x-actorstore-name-units"];
+  const name =
+    typeof unitsHeader === "string"
+      ? nameFromUnits(unitsHeader)
+      : typeof nameHeader === "string"
+        ? decodeOrRefuse(nameHeader, "name")
+        : undefined;
   let id: ObjectId;
   try {
     id = name !== undefined ? namespace.idFromName(name) : namespace.idFromString(idPart);
@@ -658,6 +666,28 @@ function parseForwarded(req: IncomingMessage, env: Record<string, unknown>): For
   const limit = kind === "fetch" ? MAX_FORWARDED_FETCH_BYTES : MAX_FORWARDED_RPC_BYTES;
   if (length > limit) throw tooLarge(limit);
   return { ns, id, kind: kind as ForwardedRequest["kind"], member };
+}
+
+/**
+ * The headers that carry an id's name: `x-actorstore-name`, percent-encoded; or, for a name with a
+ * lone surrogate (which percent-encoding cannot carry, and which is a name of its own, with its own
+ * id), `x-actorstore-name-units`: its UTF-16 code units, four hex digits each.
+ */
+function nameHeaders(name: string): Record<string, string> {
+  try {
+    return { "x-actorstore-name": encodeURIComponent(name) };
+  } catch {
+    let units = "";
+    for (let i = 0; i < name.length; i++) units += name.charCodeAt(i).toString(16).padStart(4, "0");
+    return { "x-actorstore-name-units": units };
+  }
+}
+
+function nameFromUnits(units: string): string {
+  if (!/^(?:[0-9a-f]{4})*$/.test(units)) throw new ForwardRefusal(400, "malformed name (x-actorstore-name-units)");
+  let name = "";
+  for (let i = 0; i < units.length; i += 4) name += String.fromCharCode(Number.parseInt(units.slice(i, i + 4), 16));
+  return name;
 }
 
 function decodeOrRefuse(text: string, what: string): string {

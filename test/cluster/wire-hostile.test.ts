@@ -29,6 +29,9 @@ class Counter extends DurableObject {
   fn(): () => number {
     return () => 1;
   }
+  whoAmI(): string | null {
+    return this.ctx.id.name ?? null;
+  }
 }
 
 type Node = ClusterHost<{ COUNTER: typeof Counter }>;
@@ -161,5 +164,23 @@ describe("the forwarding endpoint under hostile input", () => {
       expect(fn).toMatchObject({ name: "DataCloneError", message: "() => 1 could not be cloned." });
     }
     expect(a.stats().forwarded).toBeGreaterThan(0);
+  });
+
+  test("names of every spelling reach their owner from another host, with ctx.id.name intact", async () => {
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await a.membership.beat();
+    await b.membership.beat();
+    const spellings = ["", "%", "a/b?c#d", "%E0%A4%A", "\u00e9", "😀", "x\uD800", "\uDC00y", "z".repeat(50_000)];
+    let forwarded = 0;
+    for (const base of spellings) {
+      // Make each name owned by b, so that a forwards it.
+      const name = Array.from({ length: 64 }, (_, i) => `${base}${i}`).find(
+        (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b",
+      ) as string;
+      expect(await a.env.COUNTER.getByName(name).whoAmI()).toBe(name);
+      forwarded++;
+    }
+    expect(a.stats().forwarded).toBeGreaterThanOrEqual(forwarded);
   });
 });
