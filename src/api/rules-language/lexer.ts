@@ -214,10 +214,11 @@ export function utf8Bytes(text: string): number[] {
  * @example
  * decodeUtf8([0x61]); // "a"
  * decodeUtf8([0xff]); // null
+ * decodeUtf8([0xef, 0xbb, 0xbf, 0x61]); // "\uFEFFa": a leading U+FEFF is a character, kept
  */
 export function decodeUtf8(bytes: readonly number[]): string | null {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(new Uint8Array(bytes));
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(new Uint8Array(bytes));
   } catch {
     return null;
   }

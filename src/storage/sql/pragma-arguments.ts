@@ -24,7 +24,8 @@ import { byteOffset, type SqlToken, tokenize } from "./sql-tokenizer";
 /** The run-time check's function name (internal: `_cf_` names are out of user SQL's reach). */
 export const PRAGMA_ARGUMENT_GUARD = "_cf_pragma_argument";
 
-const decoder = new TextDecoder();
+// A leading U+FEFF is text, not a byte-order mark to drop.
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * Registers the guard on a connection of the storage (live connections and replay alike, so that a

@@ -236,6 +236,22 @@ describe("printExpression", () => {
     }
   });
 
+  it("keeps a leading U+FEFF in a string or map key: the printed expression matches the same bytes", () => {
+    // Regression: the bytes were decoded with a decoder that drops a leading byte-order mark, so
+    // "\xef\xbb\xbfa" printed as "a", an expression that matches other requests.
+    for (const [text, printed] of [
+      ['http.host eq "\\xef\\xbb\\xbfa"', 'http.host eq "\uFEFFa"'],
+      ['http.request.headers["\\xef\\xbb\\xbfx-a"][0] eq "b"', 'http.request.headers["\uFEFFx-a"][0] eq "b"'],
+    ] as const) {
+      const first = parseExpression(text);
+      if (!first.ok) throw new Error(first.error.formatted);
+      expect(printExpression(first.ast)).toBe(printed);
+      const again = parseExpression(printExpression(first.ast));
+      if (!again.ok) throw new Error(again.error.formatted);
+      expect(withoutSpans(again.ast)).toEqual(withoutSpans(first.ast));
+    }
+  });
+
   it("uses English operators and canonical literals", () => {
     const result = parseExpression(
       'http.host == "a" && !ssl || cf.edge.server_port in {0x50 0777} && ip.src in {2001:0db8:0::1}',
