@@ -28,7 +28,7 @@ import {
   type VersionedMeta,
 } from "../durability/persistence";
 import { decodeRecords } from "../durability/record-codec";
-import { type RangeCursor, recordsInRange } from "../durability/record-range";
+import type { RangeCursor } from "../durability/record-range";
 import { planPrune } from "../durability/retention";
 import { ActorStoreError } from "../errors";
 import {
@@ -41,6 +41,7 @@ import {
 import { S3Client } from "./s3-client";
 import { S3Layout } from "./s3-layout";
 import { emptyManifest, type LogObject, type Manifest, parseManifest, serializeManifest } from "./s3-manifest";
+import { type LogSource, readSources } from "./s3-read";
 import {
   concat,
   createOwned,
@@ -377,12 +378,46 @@ class S3Adapter implements S3Persistence {
     return collectRecords(this.streamRecords(fromSeq, toSeq));
   }
 
+  /**
+   * Streams the records from the segments and log objects the manifest and the chain name. An
+   * object found missing may have been folded or pruned after the list was taken (by this
+   * holder's compaction, or the live holder's under a read-only view): the list is taken again
+   * from the newest manifest and the read goes on from where it was. One that the newest manifest
+   * still names is damage (`ERR_CORRUPT`), not pruned history.
+   */
   async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
     await this.#log.settledThrough(this.#log.acceptedSeq);
     checkRange(fromSeq, toSeq, this.#firstSeq(), this.#log.durableSeq);
     if (toSeq <= fromSeq) return;
     const cursor: RangeCursor = { expected: fromSeq + 1, toSeq };
-    const sources: Array<{ key: string; firstSeq: number; lastSeq: number }> = [
+    const reader = {
+      client: this.#client,
+      window: FETCH_WINDOW,
+      cached: (key: string) => {
+        const body = this.#loadedBodies.get(key);
+        if (body !== undefined) {
+          this.#loadedBodies.delete(key);
+          this.#loadedBytes -= body.length;
+        }
+        return body;
+      },
+      damaged: (key: string, s: { firstSeq: number; lastSeq: number }) =>
+        this.#corrupt(`${key} is damaged (it does not hold seq ${s.firstSeq} to ${s.lastSeq})`),
+      pruned: () => prunedError(fromSeq),
+    };
+    for (;;) {
+      const missing = yield* readSources(this.#sources(), cursor, reader);
+      if (missing === undefined) break;
+      if (this.#options.readOnly) await this.#refreshManifest();
+      if (this.#sources().some((s) => s.key === missing))
+        throw this.#corrupt(`${missing}, which the manifest names, is missing`);
+    }
+    if (cursor.expected <= toSeq) throw prunedError(fromSeq);
+  }
+
+  /** The objects that hold the log, oldest first. */
+  #sources(): LogSource[] {
+    return [
       ...this.#manifest.segments.map((s) => ({
         key: this.#layout.segment(s),
         firstSeq: s.firstSeq,
@@ -390,39 +425,16 @@ class S3Adapter implements S3Persistence {
       })),
       ...this.#chain.map((o) => ({ key: this.#layout.log(o.position), firstSeq: o.firstSeq, lastSeq: o.lastSeq })),
     ];
-    const wanted = sources.filter(
-      (x) => x.lastSeq >= cursor.expected && x.firstSeq <= toSeq && x.lastSeq >= x.firstSeq,
-    );
-    // A window of GETs in flight ahead of the reader: a round trip an object would make a long
-    // unfolded log slow to open, and the window bounds what is held.
-    const fetches = wanted.map(() => null as Promise<{ body: Uint8Array } | null> | null);
-    const fetchAt = (k: number) => {
-      const source = wanted[k];
-      if (source !== undefined && fetches[k] === null) {
-        const cached = this.#loadedBodies.get(source.key);
-        if (cached !== undefined) {
-          this.#loadedBodies.delete(source.key);
-          this.#loadedBytes -= cached.length;
-        }
-        const pending = cached !== undefined ? Promise.resolve({ body: cached }) : this.#client.get(source.key);
-        pending.catch(() => undefined);
-        fetches[k] = pending;
-      }
-    };
-    for (let k = 0; k < wanted.length; k++) {
-      for (let ahead = k; ahead < Math.min(wanted.length, k + FETCH_WINDOW); ahead++) fetchAt(ahead);
-      const source = wanted[k] as (typeof wanted)[number];
-      const found = await (fetches[k] as Promise<{ body: Uint8Array } | null>);
-      fetches[k] = null;
-      if (found === null) throw prunedError(fromSeq);
-      const damaged = () =>
-        this.#corrupt(`${source.key} is damaged (it does not hold seq ${source.firstSeq} to ${source.lastSeq})`);
-      const contiguous = { next: source.firstSeq };
-      yield* recordsInRange(found.body, false, cursor, damaged, () => prunedError(fromSeq), contiguous);
-      if (cursor.expected > toSeq) return;
-      if (contiguous.next !== source.lastSeq + 1) throw damaged();
-    }
-    if (cursor.expected <= toSeq) throw prunedError(fromSeq);
+  }
+
+  /** A read-only view follows the live holder's compaction and retention: the newest manifest. */
+  async #refreshManifest(): Promise<void> {
+    const n = await findLast(this.#client, (k) => this.#layout.manifest(k), this.#manifestNumber);
+    if (n === this.#manifestNumber) return;
+    const m = await this.#readManifest(n);
+    this.#manifest = m;
+    this.#manifestNumber = n;
+    this.#chain = this.#chain.filter((o) => o.position > m.lastPosition);
   }
 
   #firstSeq(): number {

@@ -3,6 +3,7 @@
  */
 import { inspect } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CommitRecord } from "../../src/durability/commit-record";
 import { isFencedError, loadWithRecords } from "../../src/durability/persistence";
 import { s3Persistence } from "../../src/s3/index";
 import { kvRecord, range } from "../durability/adapter-contract";
@@ -294,5 +295,54 @@ describe("s3 (fake): metadata versions", () => {
     const c = s3Persistence(optionsFor(target, prefix, { readOnly: true }));
     await c.load();
     expect(await c.readMetaVersion()).toEqual({ bytes: new Uint8Array([4]), version: 4 });
+  });
+});
+
+describe("s3 (fake): reading the log while it is compacted", () => {
+  const seqs = async (stream: AsyncIterable<readonly CommitRecord[]>, during: () => Promise<void>) => {
+    const seen: number[] = [];
+    let done = false;
+    for await (const chunk of stream) {
+      seen.push(...chunk.map((r) => r.seq));
+      if (!done) {
+        done = true;
+        await during();
+      }
+    }
+    return seen;
+  };
+
+  it("a read of the log overlapping this holder's compaction reads the folded records from the new segment", async () => {
+    const prefix = freshPrefix("stream-compact");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    for (const s of range(1, 20)) await a.append([kvRecord(s)]);
+    expect(await seqs(a.streamRecords(0, 20), () => a.compact())).toEqual(range(1, 20));
+  });
+
+  it("a read-only view's read follows the live holder's compaction (the newest manifest), not reported as pruned", async () => {
+    const prefix = freshPrefix("view-compact");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    for (const s of range(1, 20)) await a.append([kvRecord(s)]);
+    const view = s3Persistence(optionsFor(target, prefix, { readOnly: true }));
+    await view.load();
+    // The first read takes the bodies load() kept; the second downloads them.
+    expect((await view.readRecords(0, 20)).length).toBe(20);
+    expect(await seqs(view.streamRecords(0, 20), () => a.compact())).toEqual(range(1, 20));
+  });
+
+  it("a segment the newest manifest names but the bucket lacks is damage (ERR_CORRUPT), not pruned history", async () => {
+    const prefix = freshPrefix("missing-segment");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    for (const s of range(1, 5)) await a.append([kvRecord(s)]);
+    await a.compact();
+    const [segment] = s3.keys("objects", `${prefix}seg/`);
+    s3.buckets.get("objects")?.delete(segment as string);
+    const b = s3Persistence(optionsFor(target, prefix));
+    const error = (await rejection(loadWithRecords(b))) as { code?: string; message: string };
+    expect(error.code).toBe("ERR_CORRUPT");
+    expect(error.message).toContain(`${segment}, which the manifest names, is missing`);
   });
 });
