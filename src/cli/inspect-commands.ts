@@ -2,10 +2,12 @@
  * The commands of `actorstore-inspect`, as a function from arguments to output lines and an exit
  * code, so that tests run them in-process. `inspect.ts` is the executable around it.
  */
-import { stat, writeFile } from "node:fs/promises";
+import { realpath, stat, writeFile } from "node:fs/promises";
+import { basename, dirname, resolve } from "node:path";
 import { inspect } from "node:util";
 import { formatBookmark } from "../durability/bookmarks";
 import type { CommitRecord } from "../durability/commit-record";
+import { isObjectFile } from "../durability/file-layout";
 import { streamHistory } from "../durability/persistence";
 import type { EngineValue } from "../engine/engine";
 import { loadSqlJsEngine } from "../engine/sqljs";
@@ -311,6 +313,10 @@ async function exportDatabase(target: InspectTarget, args: readonly string[], io
   const { flags, positional } = parseArgs(args, ["force"], 1);
   const file = positional[0] as string;
   const force = flags.force === "true";
+  if (target.directory && (await isOwnFile(target.name, file)))
+    throw new Error(
+      `${file} would be one of the object's own files (log, snapshot, meta or lock) in ${target.name}: writing it would damage the object; export to a file outside that directory.`,
+    );
   if (!force && (await stat(file).catch(() => undefined)) !== undefined)
     throw new Error(`${file} already exists; pass --force to replace it, or choose another file name.`);
   const image = await withReadOnly(target, async (storage) => coreOf(storage).engine.exportBytes());
@@ -326,6 +332,17 @@ async function exportDatabase(target: InspectTarget, args: readonly string[], io
 }
 
 // ------------------------------------------------------------------ helpers
+
+/** Whether `file` names one of the files of the object directory `directory` (a log segment, snapshot, meta or lock). */
+async function isOwnFile(directory: string, file: string): Promise<boolean> {
+  const name = basename(file);
+  if (!isObjectFile(name)) return false;
+  const [own, parent] = await Promise.all([
+    realpath(directory).catch(() => resolve(directory)),
+    realpath(dirname(resolve(file))).catch(() => undefined),
+  ]);
+  return parent === own;
+}
 
 async function withReadOnly<T>(target: InspectTarget, fn: (storage: ObjectStorage) => Promise<T>): Promise<T> {
   const storage = await ObjectStorage.open({

@@ -8,7 +8,7 @@
 import { execFile } from "node:child_process";
 import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
@@ -111,6 +111,25 @@ describe("actorstore-inspect: safety", () => {
     const forced = await inspectCli(dir, "export", file, "--force");
     expect(forced.code).toBe(0);
     expect((await readFile(file)).subarray(0, 15).toString()).toBe("SQLite format 3");
+  });
+
+  it("export: refuses a file name of the object's own directory (a log segment, snapshot, meta or lock), --force or not", async () => {
+    const dir = await objectWith(3);
+    const before = await contents(dir);
+    const names = (await readdir(dir)).filter((n) => n.startsWith("snap-") || n.startsWith("lock-"));
+    for (const name of ["log-0000000000000009.seg", "meta", ...names]) {
+      for (const target of [join(dir, name), join(dir, "..", basename(dir), name)]) {
+        for (const force of [[], ["--force"]]) {
+          const run = await inspectCli(dir, "export", target, ...force);
+          expect(run.code).toBe(1);
+          expect(run.err.join("\n")).toContain("would be one of the object's own files");
+        }
+      }
+    }
+    expect(await contents(dir)).toEqual(before);
+    expect(await inspectCli(dir, "keys")).toMatchObject({ code: 0 });
+    // Any other name there is the user's business.
+    expect((await inspectCli(dir, "export", join(dir, "backup.sqlite"))).code).toBe(0);
   });
 
   it("bookmarks shows the newest 50 commits; --all shows every one, as the help says", async () => {
