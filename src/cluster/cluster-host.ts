@@ -600,7 +600,9 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
   async #handOver(): Promise<void> {
     if (this.#closed) return;
     for (const { namespace, id } of this.#internals.held()) {
-      if (this.ownerOf(namespace, id) !== this.id) await this.#internals.evict(namespace, id).catch(() => false);
+      // One busy now (events in flight) goes as soon as they end, if it still belongs elsewhere then.
+      const elsewhere = () => !this.#closed && this.ownerOf(namespace, id) !== this.id;
+      if (elsewhere()) await this.#internals.evict(namespace, id, elsewhere).catch(() => false);
     }
     if (this.#closed || this.#draining) return;
     await this.#internals.scanAlarms((namespace, id) => this.ownerOf(namespace, id) === this.id).catch(() => {});

@@ -118,14 +118,23 @@ interface Entry {
   wakeAtMs: number | null;
   /** The current instance's token: stubs bound to it fail once it carries the reset's error. */
   token: { error: Error | null };
+  /**
+   * Set when an eviction was asked for while events were in flight (a cluster handing the object
+   * over): once the last of them ends, the object is evicted if this still says so.
+   */
+  leaveWhenIdle: (() => boolean) | null;
 }
 
 /** What the cluster layer needs from a host, beyond its public API. @internal */
 export interface HostInternals {
   /** Runs an operation on a local object (a forwarded one uses a fresh binding). */
   dispatch: Dispatcher["dispatch"];
-  /** Evicts one object if it is live and idle; resolves with whether it did. */
-  evict(namespace: string, id: ObjectId): Promise<boolean>;
+  /**
+   * Evicts one object if it is live and idle; resolves with whether it did. With `whenIdle`, an
+   * object that was busy is evicted as soon as its last event in flight ends, if `whenIdle()` still
+   * says so then.
+   */
+  evict(namespace: string, id: ObjectId, whenIdle?: () => boolean): Promise<boolean>;
   /** The objects with a live context. */
   held(): Array<{ namespace: string; id: ObjectId }>;
   /** Whether the object has a live context now. */
@@ -280,9 +289,16 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   static {
     internalsOf = (host) => ({
       dispatch: (ns, id, binding, op) => host.#dispatch(ns, id, binding, op),
-      evict: async (ns, id) => {
+      evict: async (ns, id, whenIdle) => {
         const entry = host.#entries.get(`${ns}\u0000${id.toString()}`);
-        return entry === undefined ? false : host.#evict(entry, true);
+        if (entry === undefined) return false;
+        const evicted = await host.#evict(entry, true);
+        if (!evicted && whenIdle !== undefined && entry.context !== null && !entry.closing) {
+          entry.leaveWhenIdle = whenIdle;
+          // Busy only with its own work (waitUntil, an alarm) when asked: try once more now that it settled.
+          if (entry.inFlight === 0) host.#afterEvents(entry);
+        }
+        return evicted;
       },
       held: () =>
         [...host.#entries.values()]
@@ -443,6 +459,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
         wakeTimer: undefined,
         wakeAtMs: null,
         token: { error: null },
+        leaveWhenIdle: null,
       };
       this.#entries.set(key, entry);
     }
@@ -466,6 +483,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   }
 
   async #start(entry: Entry): Promise<void> {
+    entry.leaveWhenIdle = null;
     if (entry.wakeTimer !== undefined) {
       this.clock.clearTimer(entry.wakeTimer);
       entry.wakeTimer = undefined;
@@ -514,6 +532,16 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       if (entry.wakeTimer === undefined) this.#entries.delete(entry.key);
       return;
     }
+    const leave = entry.leaveWhenIdle;
+    if (leave !== null && entry.context !== null && !entry.closing) {
+      // Kept until the eviction happens: an event that arrives while it waits for the object's own
+      // work tries again when it ends (an alarm being retried re-arms the idle timer itself).
+      if (leave()) {
+        void this.#evict(entry, true);
+        return;
+      }
+      entry.leaveWhenIdle = null;
+    }
     this.#armIdle(entry);
   }
 
@@ -552,6 +580,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     }
     if (entry.idleTimer !== undefined) this.clock.clearTimer(entry.idleTimer);
     entry.idleTimer = undefined;
+    entry.leaveWhenIdle = null;
     entry.context = null;
     entry.closing = (async () => {
       try {

@@ -33,6 +33,11 @@ class Counter extends DurableObject<Env> {
   boom(): never {
     throw new RangeError("bad thing");
   }
+  /** Stays in flight until the test releases it. */
+  async busy(): Promise<string> {
+    await released;
+    return this.env.HOST_ID;
+  }
   echo(value: unknown): unknown {
     return value;
   }
@@ -44,6 +49,9 @@ class Counter extends DurableObject<Env> {
     });
   }
 }
+
+let release: () => void = () => {};
+let released: Promise<void> = Promise.resolve();
 
 let dir: string;
 const nodes: Array<ClusterHost<{ COUNTER: typeof Counter }, Env>> = [];
@@ -184,6 +192,32 @@ describe("cluster of hosts on loopback", () => {
       const owner = a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n));
       expect(await b.env.COUNTER.getByName(n).increment(1)).toEqual({ n: 2, servedBy: owner });
     }
+  });
+
+  test("an object busy when it moves is handed over as soon as its calls end, not when it next goes idle", async () => {
+    const a = await startNode("host-a");
+    await beatAll();
+    // A name that b will own once it joins.
+    const name = Array.from({ length: 64 }, (_, i) => `busy-${i}`).find(
+      (n) => rendezvousOwner(`COUNTER/${a.env.COUNTER.idFromName(n).toString()}`, ["host-a", "host-b"]) === "host-b",
+    ) as string;
+    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 1, servedBy: "host-a" });
+    released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const inFlight = a.env.COUNTER.getByName(name).busy();
+    const b = await startNode("host-b");
+    await beatAll();
+    await a.settled();
+    // Its call is still running: a keeps it for now (holding beats hashing) …
+    expect(a.host.objects().map((o) => o.name)).toContain(name);
+    release();
+    expect(await inFlight).toBe("host-a");
+    await a.settled();
+    // … and lets it go once the call ended (the fake clock does not move here, so no idle timer would).
+    expect(a.host.objects().map((o) => o.name)).not.toContain(name);
+    expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 2, servedBy: "host-b" });
+    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 3, servedBy: "host-b" });
   });
 
   test("an evicted object's alarm wakes it on its owner, also when the owner changed meanwhile", async () => {
