@@ -80,13 +80,21 @@ function request<T>(req: IDBRequest<T>): Promise<T> {
   });
 }
 
-/** Resolves once a transaction has completed (durably, for "strict" ones); rejects if it aborts. */
+/**
+ * Resolves once a transaction has completed (durably, for "strict" ones); rejects if it aborts.
+ * A request that fails inside it (a put refused for quota, as Firefox reports it; a read error)
+ * aborts it, as IndexedDB does by default: its error event is not cancelled, since a cancelled one
+ * would let the transaction commit without that request's write and the call would be confirmed.
+ * The promise counts as handled, so a caller that sees a request fail first (and awaits no further)
+ * leaves no unhandled rejection.
+ */
 function completion(txn: IDBTransaction): Promise<void> {
-  return new Promise((resolve, reject) => {
+  const done = new Promise<void>((resolve, reject) => {
     txn.oncomplete = () => resolve();
     txn.onabort = () => reject(txn.error ?? new Error("IndexedDB transaction aborted"));
-    txn.onerror = (event) => event.preventDefault();
   });
+  done.catch(() => undefined);
+  return done;
 }
 
 /**
@@ -104,6 +112,8 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   #db: IDBDatabase | null = null;
   #open = false;
   #lastSeq = 0;
+  /** The last seq whose log transaction completed (durable); `#lastSeq` also counts queued appends. */
+  #durableSeq = 0;
   /** The first seq still stored (lastSeq + 1 when the log is empty). */
   #firstSeq = 1;
   #snapshots: StoredSnapshotInfo[] = [];
@@ -209,6 +219,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     const lastRecord = validKeys.at(-1) ?? 0;
     this.#snapshots = snapshots;
     this.#lastSeq = Math.max(lastRecord, snapshots.at(-1)?.seq ?? 0);
+    this.#durableSeq = this.#lastSeq;
     this.#firstSeq = validKeys[0] ?? this.#lastSeq + 1;
     this.#open = true;
     return {
@@ -255,6 +266,8 @@ export class IndexedDbPersistence implements PersistenceAdapter {
         for (const p of batch) for (let i = 0; i < p.frames.length; i++) store.put(p.frames[i], p.firstSeq + i);
       });
       if (this.#firstSeq > (batch[0] as PendingAppend).firstSeq) this.#firstSeq = (batch[0] as PendingAppend).firstSeq;
+      const last = batch.at(-1) as PendingAppend;
+      this.#durableSeq = last.firstSeq + last.frames.length - 1;
       this.#flushes++;
       this.#appends += batch.length;
       for (const p of batch) p.resolve();
@@ -280,6 +293,10 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       crc: crc32(copy),
     };
     return this.#enqueue(async () => {
+      // Queued behind the appends called before it: a snapshot is of a durable state only, never
+      // of a commit whose log write failed (a load would bring that refused commit back).
+      if (this.#failure !== null) throw this.#fenced ?? this.#failedError();
+      checkSnapshotSeq(info.seq, this.#durableSeq);
       await this.#write([SNAPSHOTS, IMAGES], (txn) => {
         txn.objectStore(IMAGES).put(copy, stored.seq);
         txn.objectStore(SNAPSHOTS).put(stored, stored.seq);
