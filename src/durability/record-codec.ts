@@ -20,7 +20,7 @@
  * @packageDocumentation
  */
 import { type EngineValue, MAX_REAL_TEXT_DIGITS } from "../engine/engine";
-import { utf8Length } from "../util/utf8";
+import { isWellFormed, utf8Length, writeWtf8 } from "../util/utf8";
 import {
   CONNECTION_SETTING_NAMES,
   type CommitRecord,
@@ -136,13 +136,22 @@ function writeString(s: string): void {
     scratch[pos++] = c;
   }
   if (i === n) return;
-  // Not ASCII: rewind and write the true UTF-8 length first. Lone surrogates become U+FFFD, as they
-  // do when SQLite stores TEXT.
+  // Not ASCII: rewind and write the true UTF-8 length first.
   pos = start;
   const bytes = utf8Length(s);
   writeVarint(bytes);
   ensure(bytes);
-  pos += textEncoder.encodeInto(s, scratch.subarray(pos, pos + bytes)).written;
+  writeText(s, bytes);
+}
+
+/**
+ * `s` as the `bytes` bytes of its UTF-8 at `pos`; a lone surrogate as the three bytes of its own
+ * code unit (WTF-8), as the engine stores it and as the platform stores a key with one, so replay
+ * writes what the live write wrote (`"a\uD800b"` stays distinct from `"a\uFFFDb"`).
+ */
+function writeText(s: string, bytes: number): void {
+  if (isWellFormed(s)) pos += textEncoder.encodeInto(s, scratch.subarray(pos, pos + bytes)).written;
+  else pos += writeWtf8(s, scratch, pos);
 }
 
 function writeBytes(b: Uint8Array): void {
@@ -338,7 +347,7 @@ function writeSqlText(s: string): void {
   ensure(bytes);
   if (bytes === s.length) {
     for (let i = 0; i < bytes; i++) scratch[pos++] = s.charCodeAt(i);
-  } else pos += textEncoder.encodeInto(s, scratch.subarray(pos, pos + bytes)).written;
+  } else writeText(s, bytes);
 }
 
 /**

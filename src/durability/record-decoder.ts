@@ -8,6 +8,7 @@
  * @packageDocumentation
  */
 import { type EngineValue, MAX_REAL_TEXT_DIGITS } from "../engine/engine";
+import { decodeWtf8Strict } from "../util/utf8";
 import {
   CONNECTION_SETTING_NAMES,
   type CommitRecord,
@@ -78,6 +79,7 @@ class Malformed extends Error {}
  * string the encoder wrote (a key `"\uFEFFk"`), not a byte-order mark to drop.
  */
 const textDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const decodeStrict = (bytes: Uint8Array): string => textDecoder.decode(bytes);
 
 /** A bounds-checked cursor over one payload. */
 class Reader {
@@ -183,7 +185,11 @@ class Reader {
     try {
       return textDecoder.decode(b.subarray(start, start + length));
     } catch {
-      throw new Malformed();
+      // Not UTF-8: a string with a lone surrogate, written as WTF-8 (record-codec.ts), or damage.
+      // Logs written before WTF-8 hold only UTF-8, which the line above reads as it always did.
+      const text = decodeWtf8Strict(b, start, start + length, decodeStrict);
+      if (text === undefined) throw new Malformed();
+      return text;
     }
   }
 

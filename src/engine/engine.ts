@@ -63,17 +63,21 @@ export interface EngineStatement {
   /**
    * Steps through the remaining rows of a statement of two or more columns, as
    * {@link EngineStatement.step} does, and hands `visit` each row: its first column as
-   * {@link EngineStatement.column} reads it, its second as {@link EngineStatement.readColumn} hands
+   * {@link EngineStatement.column} reads it, except that TEXT comes back as the string that was
+   * bound, a lone surrogate included (it is stored as WTF-8; `column` reads U+FFFD for each of its
+   * three bytes, as the platform's SQL API does), so a key scan sees the keys written; its second as {@link EngineStatement.readColumn} hands
    * it over (a blob in place, valid only while `visit` runs, under the same rules). One call for a
    * whole scan instead of a step and two column reads per row (a listing of 1,000 rows). Stops after
    * the row for which `visit` returns `false`; `visit` must not call into this engine. With
    * `wantsSecond`, asked for each row first, a row it answers `false` for is handed over without
-   * reading its second column: an empty array as `second`, `start` and `end` 0.
+   * reading its second column: an empty array as `second`, `start` and `end` 0. Returns whether a
+   * first column it handed over had a lone surrogate (so a caller that hands such strings back
+   * differently need not look at each string of a scan that had none).
    */
   eachPair(
     visit: (first: EngineValue, second: EngineValue, start: number, end: number) => boolean | undefined,
     wantsSecond?: (first: EngineValue) => boolean,
-  ): void;
+  ): boolean;
   /** The result column names, also for statements that return no rows. */
   columnNames(): string[];
   /**

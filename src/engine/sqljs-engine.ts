@@ -10,6 +10,7 @@
  */
 import { ActorStoreError } from "../errors";
 import { scheduleMacrotask } from "../util/clock";
+import { isWellFormed } from "../util/utf8";
 import {
   type ConnectionInput,
   type ConnectionInputSource,
@@ -186,10 +187,23 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     if (result.done) return { statement: null, tail: "" };
     // sql.js hands SQLite a C string, so SQLite's input (and sql.js's remainder) ends at the first
     // NUL; the text from that NUL on is unparsed too, and stays part of the remainder.
-    const nul = sql.indexOf("\0");
-    const tail = nul < 0 ? it.getRemainingSQL() : it.getRemainingSQL() + sql.slice(nul);
     const raw = this.#module.raw;
-    const text = raw.UTF8ToString(raw._sqlite3_sql(this.#module.statementPointer(result.value)));
+    const head = raw._sqlite3_sql(this.#module.statementPointer(result.value));
+    let text: string;
+    let tail: string;
+    if (isWellFormed(sql)) {
+      const nul = sql.indexOf("\0");
+      tail = nul < 0 ? it.getRemainingSQL() : it.getRemainingSQL() + sql.slice(nul);
+      text = raw.UTF8ToString(head);
+    } else {
+      // sql.js's strings (the head's text, the remainder) are decoded from SQLite's copy of the
+      // text, which reads a lone surrogate as U+FFFD; SQLite got it as WTF-8 (three bytes of its
+      // own unit), and compiling the decoded text again would store U+FFFD where a literal had the
+      // surrogate. Cut the caller's own string where the head's bytes end instead.
+      const at = unitsInBytes(sql, byteLengthAt(this.heap.bytes, head));
+      text = sql.slice(0, at);
+      tail = sql.slice(at);
+    }
     // The iterator owns (and frees) its statement; compile our own copy of the same text so its
     // lifetime is ours. This costs a second compile only for scripts, which callers cache.
     (it as unknown as { return(): void }).return();
@@ -482,4 +496,25 @@ function guessResultCode(message: string): number {
   if (/database is locked/i.test(message)) return 5;
   if (/out of memory/i.test(message)) return 7;
   return 1;
+}
+
+/** The length of the NUL-terminated string at `ptr` of `heap`, in bytes. */
+function byteLengthAt(heap: Uint8Array, ptr: number): number {
+  const nul = heap.indexOf(0, ptr);
+  return (nul < 0 ? heap.length : nul) - ptr;
+}
+
+/** How many UTF-16 units of `s` its first `bytes` bytes of UTF-8 (WTF-8 for a lone surrogate) hold. */
+function unitsInBytes(s: string, bytes: number): number {
+  let i = 0;
+  for (let n = 0; n < bytes && i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return i;
 }

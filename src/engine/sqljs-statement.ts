@@ -6,7 +6,7 @@
  * copies blobs one byte at a time, and loses the result code of a failed step; these calls go
  * straight to the C functions sql.js exports instead (`_sqlite3_bind_double`, `_sqlite3_step`…).
  */
-import { asciiString, decodeUtf8, isWellFormed } from "../util/utf8";
+import { asciiString, decodeUtf8, decodeWtf8, isWellFormed } from "../util/utf8";
 import { EngineError, type EngineStatement, type EngineValue, type NumberBinding, type RowCounts } from "./engine";
 import type { WasmHeap } from "./sqljs-heap";
 import type { ProgramLayout } from "./sqljs-program-rewrite";
@@ -82,7 +82,8 @@ export const SQLITE_TRANSIENT = -1;
  * Strings are bound from UTF-8 that {@link TextEncoder} writes (natively, ~4x faster than
  * Emscripten's JS encoder for a 100-character string) into this scratch buffer, then copied into
  * the WASM heap. Only well-formed strings take this path: for a lone surrogate TextEncoder writes
- * U+FFFD, where Emscripten's encoder (and so sql.js until now) writes something else.
+ * U+FFFD, where Emscripten's encoder writes WTF-8 (the three bytes of the surrogate's own unit),
+ * which is what the platform binds and stores (docs/semantics.md, "Keys with a lone surrogate").
  */
 const encoder = new TextEncoder();
 const SCRATCH_MAX_BYTES = 1 << 22;
@@ -166,6 +167,8 @@ export class SqlJsStatement implements EngineStatement {
    * see {@link SqlJsStatement.step}.
    */
   #countedRunStart: "rerunnable" | "once" | undefined;
+  /** Whether the running {@link SqlJsStatement.eachPair} read a first column with a lone surrogate. */
+  #loneSurrogateRead = false;
 
   constructor(engine: StatementOwner, raw: RawSqlite, heap: WasmHeap, stmt: StatementHandle, ptr: number, sql: string) {
     this.#engine = engine;
@@ -425,6 +428,26 @@ export class SqlJsStatement implements EngineStatement {
     return asciiString(heap, text, length) ?? decodeUtf8(heap, text, text + length);
   }
 
+  /**
+   * The first column of {@link SqlJsStatement.eachPair}: as {@link SqlJsStatement.#column} reads it,
+   * except that TEXT is read back exactly as a string was bound (WTF-8, see `decodeWtf8`).
+   */
+  #exactFirst(): EngineValue {
+    const raw = this.#raw;
+    if (raw._sqlite3_column_type(this.#ptr, 0) !== SQLITE_TEXT) return this.#column(0);
+    const ptr = raw._sqlite3_column_text(this.#ptr, 0);
+    const length = raw._sqlite3_column_bytes(this.#ptr, 0);
+    const heap = this.#heap.bytes;
+    const ascii = asciiString(heap, ptr, length);
+    if (ascii !== undefined) return ascii;
+    const text = decodeUtf8(heap, ptr, ptr + length);
+    // Only text with a U+FFFD can hold an encoded surrogate (valid UTF-8 decodes without one).
+    if (text.indexOf("\uFFFD") === -1) return text;
+    const exact = decodeWtf8(heap, ptr, ptr + length);
+    if (exact !== text) this.#loneSurrogateRead = true;
+    return exact;
+  }
+
   readColumn<T>(index: number, read: (value: EngineValue, start: number, end: number) => T): T {
     this.#assertLive();
     const raw = this.#raw;
@@ -443,15 +466,16 @@ export class SqlJsStatement implements EngineStatement {
   eachPair(
     visit: (first: EngineValue, second: EngineValue, start: number, end: number) => boolean | undefined,
     wantsSecond?: (first: EngineValue) => boolean,
-  ): void {
+  ): boolean {
     this.#assertLive();
     this.#clean = false;
+    this.#loneSurrogateRead = false;
     const raw = this.#raw;
     const ptr = this.#ptr;
     // The first step as step() takes it (a counted run's first step has more to do), the rest plain.
     let rc = this.#countedRunStart === undefined ? raw._sqlite3_step(ptr) : this.#firstCountedStep(undefined);
     while (rc === SQLITE_ROW) {
-      const first = this.#column(0);
+      const first = this.#exactFirst();
       let keep: boolean | undefined;
       if (wantsSecond !== undefined && !wantsSecond(first)) {
         keep = visit(first, NO_BYTES, 0, 0);
@@ -464,10 +488,11 @@ export class SqlJsStatement implements EngineStatement {
       } else {
         keep = visit(first, this.#column(1), 0, 0);
       }
-      if (keep === false) return;
+      if (keep === false) return this.#loneSurrogateRead;
       rc = raw._sqlite3_step(ptr);
     }
     if (rc !== SQLITE_DONE) throw this.#engine.lastError(rc);
+    return this.#loneSurrogateRead;
   }
 
   columnNames(): string[] {

@@ -3,44 +3,63 @@
  * with the platform's checks in the platform's order.
  */
 import type { StorageLimits } from "../limits";
-import { toWellFormed, utf8Length } from "../util/utf8";
+import { readBackAsUtf8, utf8Length } from "../util/utf8";
 import type { SyncKvListOptions } from "./options";
-
-const encoder = new TextEncoder();
 
 export { utf8Length } from "../util/utf8";
 
 /**
- * Compares two strings by their UTF-8 encoding (= Unicode code point order), which is the
- * platform's key order. JS's `<` compares UTF-16 code units, which differs exactly when one side
- * has a surrogate (U+D800–DFFF) and the other a unit in U+E000–FFFF: `"\uFFFF" < "😀"` in UTF-8.
+ * Compares two keys by the bytes the platform stores for them: UTF-8, with a lone surrogate written
+ * as the three bytes of its own code unit (WTF-8, `writeWtf8` in util/utf8.ts). That is code point
+ * order, a lone surrogate counting as its own value (between U+D7FF and U+E000) and a pair as the
+ * character it makes (above U+FFFF). JS's `<` compares UTF-16 code units, which differs exactly where
+ * the first differing units are both U+D800 or above, the case handled here.
  */
 export function compareKeys(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
     if (x === y) continue;
-    if (x >= 0xd800 && y >= 0xd800) {
-      // Move surrogates above U+E000–U+FFFF so the order matches code points.
-      x = x < 0xe000 ? x + 0x2000 : x - 0x800;
-      y = y < 0xe000 ? y + 0x2000 : y - 0x800;
-    }
+    if (x >= 0xd800 && y >= 0xd800) return unitRank(a, i, x) - unitRank(b, i, y);
     return x - y;
   }
   return a.length - b.length;
 }
 
 /**
- * Converts a key the way the platform does: `String(key)`, then to well-formed Unicode (the
- * platform stores keys as UTF-8, which cannot hold a lone surrogate: it becomes U+FFFD).
+ * Where the unit `c` (U+D800 or above) at `s[i]` sorts, as the first difference of two keys whose
+ * units before `i` are equal: a surrogate that is half of a pair above every BMP unit (as its
+ * character is above U+FFFF), in the pair's order; a lone one at its own value, below U+E000.
+ */
+function unitRank(s: string, i: number, c: number): number {
+  if (c > 0xdfff) return c;
+  const paired =
+    c <= 0xdbff
+      ? i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+      : i > 0 && (s.charCodeAt(i - 1) & 0xfc00) === 0xd800;
+  return paired ? c + 0x10000 : c;
+}
+
+/**
+ * Converts a key the way the platform does: `String(key)`. A lone surrogate stays: the platform
+ * stores it as its WTF-8 bytes, so `"a\uD800b"` and `"a\uFFFDb"` are different keys
+ * ({@link listedKey} is how it reads back).
  */
 export function toKey(key: unknown): string {
   // String(symbol) would give "Symbol(x)"; the platform converts keys as a template literal does,
   // which throws for a symbol: "Cannot convert a Symbol value to a string".
-  const s = typeof key === "string" ? key : `${key as string}`;
-  return toWellFormed(s);
+  return typeof key === "string" ? key : `${key as string}`;
 }
+
+/**
+ * The string `list()` and `get([...])` hand back for a stored key, as the platform decodes the key's
+ * bytes: the key itself, unless it has a lone surrogate, whose three bytes are not UTF-8 and read
+ * back as three U+FFFD (`"a\uD800b"` lists as `"a\uFFFD\uFFFD\uFFFDb"`). Distinct keys can so read
+ * back as one string; in a Map they collapse as on the platform (the last in listing order wins).
+ * `get("a\uD800b")` still finds the key: only what is handed back changes.
+ */
+export const listedKey: (key: string) => string = readBackAsUtf8;
 
 /** Throws the platform's RangeError when a key is over the limit. */
 export function checkKeySize(key: string, limits: StorageLimits): void {
@@ -123,9 +142,11 @@ export function compileListOptions(options: ListRangeOptions | undefined): KeyRa
 }
 
 /**
- * The smallest string greater than every string with this prefix, in UTF-8 order: strip trailing
- * U+10FFFF code points (the UTF-8 analogue of 0xFF bytes), then increment the last code point.
- * `undefined` means unbounded.
+ * The smallest key greater than every key with this prefix, in the order of {@link compareKeys}
+ * (the platform's successor of the prefix's bytes, for the keys a string can be): strip trailing
+ * U+10FFFF code points (the UTF-8 analogue of 0xFF bytes), then increment the last code point, a
+ * lone surrogate counting as its own value (U+D7FF → U+D800: a key with a lone surrogate sorts
+ * there). `undefined` means unbounded.
  */
 export function prefixSuccessor(prefix: string): string | undefined {
   const points = Array.from(prefix);
@@ -133,13 +154,11 @@ export function prefixSuccessor(prefix: string): string | undefined {
   const last = points.pop();
   if (last === undefined) return undefined;
   let cp = (last.codePointAt(0) ?? 0) + 1;
-  if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xe000; // skip the surrogate range, which UTF-8 cannot hold
-  return points.join("") + String.fromCodePoint(cp);
-}
-
-/** UTF-8 encoding of a key (for sizes that must be exact). */
-export function encodeKey(key: string): Uint8Array {
-  return encoder.encode(key);
+  const head = points.join("");
+  // After a lone high surrogate (U+DBFF → U+DC00), a low one would make a pair with it, which sorts
+  // elsewhere; no key has a lone high one followed by a lone low one, so the next key is U+E000.
+  if (cp === 0xdc00 && (head.charCodeAt(head.length - 1) & 0xfc00) === 0xd800) cp = 0xe000;
+  return head + String.fromCodePoint(cp);
 }
 
 /** Whether `key` is in `[range.start, range.end)` (`end` undefined = unbounded). */

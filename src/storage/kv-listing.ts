@@ -9,7 +9,7 @@
  * does not hold go into it while it has room.
  */
 
-import type { KeyRange } from "./keys";
+import { type KeyRange, listedKey } from "./keys";
 import type { CacheEntry, KvCache } from "./kv-cache";
 import { copyStored, type KvTable } from "./kv-table";
 import { isPrimitive } from "./value-io";
@@ -51,7 +51,9 @@ export function listEntries(source: ListingSource, range: KeyRange, noCache: boo
 /**
  * Entries in `range` with decoded values, as `list()` answers: a new Map in the range's order, every
  * value a fresh copy (primitives, being immutable, may be shared with the cache). A value that
- * cannot be decoded fails the whole call, as on the platform.
+ * cannot be decoded fails the whole call, as on the platform. Keys are as the platform reads them
+ * back ({@link listedKey}): keys with lone surrogates that read back alike are one entry of the
+ * Map, at the first one's place with the last one's value, as there; `limit` counts stored keys.
  *
  * A row neither cached nor going into the cache is decoded straight from the engine's memory, by
  * offset (no copy of its bytes, no view of them): `decode` reads only the row's range and builds
@@ -67,10 +69,12 @@ export function listValues(
   if (range.empty) return out;
   const overlay = overlayInRange(source.layers, range);
   if (overlay.size > 0) {
-    for (const [key, bytes] of mergedEntries(source, range, overlay)) out.set(key, decode(bytes, 0, bytes.byteLength));
+    for (const [key, bytes] of mergedEntries(source, range, overlay)) {
+      out.set(listedKey(key), decode(bytes, 0, bytes.byteLength));
+    }
     return out;
   }
-  scanCommitted(source, range, noCache, (key, entry, bytes, start, end) => {
+  const loneSurrogates = scanCommitted(source, range, noCache, (key, entry, bytes, start, end) => {
     if (entry === undefined) {
       out.set(key, decode(bytes, start, end));
       return;
@@ -85,6 +89,15 @@ export function listValues(
     if (isPrimitive(decoded)) entry.primitive = { value: decoded };
     out.set(key, decoded);
   });
+  // Keys are stored keys, each its own entry; only a scan that read a key with a lone surrogate
+  // has keys to hand back otherwise (the scan tells, so other listings look at no key).
+  return loneSurrogates ? withListedKeys(out) : out;
+}
+
+/** `entries` (stored keys, in listing order) keyed as {@link listedKey} reads them back. */
+function withListedKeys(entries: Map<string, unknown>): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [key, value] of entries) out.set(listedKey(key), value);
   return out;
 }
 
@@ -92,14 +105,14 @@ export function listValues(
  * The committed rows of `range` (nothing buffered overlaps it), each handed to `emit` with, when the
  * read cache holds the key (or it went into the cache now), its cache entry, whose `bytes` are the
  * row's; otherwise `emit` reads the row's value from `bytes[start, end)` before it returns (the
- * engine's memory, see `RowVisit` in kv-table.ts).
+ * engine's memory, see `RowVisit` in kv-table.ts). Returns whether a key had a lone surrogate.
  */
 function scanCommitted(
   source: ListingSource,
   range: KeyRange,
   noCache: boolean,
   emit: (key: string, entry: CacheEntry | undefined, bytes: Uint8Array, start: number, end: number) => void,
-): void {
+): boolean {
   const cache = source.cache;
   // Listed rows go into the read cache only while it has room: a large listing would otherwise
   // evict the working set (and pay for the churn) to cache rows that are rarely read again.
@@ -127,7 +140,7 @@ function scanCommitted(
     }
     return true;
   };
-  source.table.scanRows(
+  const loneSurrogates = source.table.scanRows(
     range.start,
     range.end,
     range.reverse,
@@ -154,6 +167,7 @@ function scanCommitted(
   // Every stored key of the part of the range we read is now cached: later gets of absent keys in
   // it need no SQLite lookup.
   if (caching) markListed(cache, range, count, last);
+  return loneSurrogates;
 }
 
 /** Records which part of `range` a listing that cached every row it read has covered. */

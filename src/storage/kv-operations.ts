@@ -4,7 +4,7 @@
  * Everything here is synchronous; the async API wraps it so that errors become rejections.
  */
 import type { StorageLimits } from "../limits";
-import { checkKeyCount, checkKeySize, compareKeys, compileListOptions, toKey } from "./keys";
+import { checkKeyCount, checkKeySize, compareKeys, compileListOptions, listedKey, toKey } from "./keys";
 import type { ListOptions } from "./options";
 import type { StorageCore } from "./storage-core";
 import { type Codecs, decodeValue, decodeValueRange, encodeValue, isPrimitive } from "./value-io";
@@ -29,7 +29,11 @@ export class KvOperations {
     return this.#value(key, noCache);
   }
 
-  /** get(keys[]): a Map in UTF-8 key order, missing keys omitted, duplicates collapsed. */
+  /**
+   * get(keys[]): a Map in key order, missing keys omitted, duplicates collapsed; each key as the
+   * platform reads it back ({@link listedKey}), so keys that read back alike collapse too (the
+   * last in key order wins, as there).
+   */
   getMany(rawKeys: readonly unknown[], noCache: boolean): Map<string, unknown> {
     checkKeyCount(rawKeys.length, this.#limits);
     const keys = rawKeys.map(toKey);
@@ -39,7 +43,7 @@ export class KvOperations {
     const out = new Map<string, unknown>();
     for (const k of unique) {
       const v = this.#value(k, noCache);
-      if (v !== undefined) out.set(k, v);
+      if (v !== undefined) out.set(listedKey(k), v);
     }
     return out;
   }

@@ -138,7 +138,8 @@ export class KvTable {
    * a key whose bytes the caller already holds costs no copy, and a value the caller only decodes is
    * decoded straight from the engine's memory. The whole scan is one engine call
    * ({@link EngineStatement.eachPair}). With `wantsValue`, asked for each key first, a row it
-   * answers `false` for is visited without its value being read (empty bytes).
+   * answers `false` for is visited without its value being read (empty bytes). Returns whether a
+   * key it visited has a lone surrogate.
    */
   scanRows(
     start: string,
@@ -147,15 +148,15 @@ export class KvTable {
     limit: number | undefined,
     visit: RowVisit,
     wantsValue?: (key: string) => boolean,
-  ): void {
-    if (!this.exists()) return;
+  ): boolean {
+    if (!this.exists()) return false;
     const order = reverse ? "DESC" : "ASC";
     const name = `scan:${end === undefined ? "open" : "closed"}:${order}`;
     const sql = `SELECT key, value FROM _cf_KV WHERE key >= ?${end === undefined ? "" : " AND key < ?"} ORDER BY key ${order} LIMIT ?`;
     const s = this.#stmt(name, sql);
     s.bind(end === undefined ? [start, limit ?? -1] : [start, end, limit ?? -1], "integer");
     try {
-      s.eachPair(
+      return s.eachPair(
         (key, value, from, to) => {
           if (value instanceof Uint8Array) return visit(key as string, value, from, to);
           // Not a blob (written by other tools): its bytes, as toBytes reads them.

@@ -4,7 +4,7 @@
  */
 import { ActorStoreError } from "../errors";
 import { argumentTypeError, checkOptions } from "./argument-types";
-import { compileListOptions, toKey } from "./keys";
+import { compileListOptions, listedKey, toKey } from "./keys";
 import type { KvOperations } from "./kv-operations";
 import type { SyncKvListOptions } from "./options";
 import type { StorageCore } from "./storage-core";
@@ -107,7 +107,8 @@ export class SyncKvStorage {
         }
         const entry = page[index++] as [string, Uint8Array];
         if (remaining !== undefined) remaining--;
-        return { done: false, value: [entry[0], ops.decode(entry[1]) as T] };
+        // Each stored key, as the platform reads it back (an iterator, unlike a Map, repeats a key).
+        return { done: false, value: [listedKey(entry[0]), ops.decode(entry[1]) as T] };
       },
       [Symbol.iterator]() {
         return iterator;

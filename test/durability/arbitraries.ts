@@ -11,7 +11,20 @@ import {
 } from "../../src/durability/commit-record";
 import type { EngineValue } from "../../src/engine/engine";
 
-const text = fc.string({ unit: "binary", maxLength: 40 });
+/** Text of every kind: whole characters, and single UTF-16 units (lone surrogates among them). */
+const text = fc.oneof(
+  { weight: 3, arbitrary: fc.string({ unit: "binary", maxLength: 40 }) },
+  {
+    weight: 1,
+    arbitrary: fc.string({
+      unit: fc.oneof(
+        fc.constantFrom("\uD800", "\uDBFF", "\uDC00", "\uDFFF", "\uFFFD", "\uFEFF", "é", "a"),
+        fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+      ),
+      maxLength: 40,
+    }),
+  },
+);
 const bytes = fc.uint8Array({ maxLength: 64 });
 
 /** Every kind of number the engine can hand over, including the awkward ones. */

@@ -92,6 +92,56 @@ describe("record codec", () => {
     expect(decodeRecords(encodeRecord(record)).records).toEqual([record]);
   });
 
+  it("encodeRecord: a string with a lone surrogate is written as WTF-8 (its unit's three bytes) and read back exactly", () => {
+    const record: CommitRecord = {
+      ...kvRecord(1, [
+        { key: "a\uD800b", value: new Uint8Array([1]) },
+        { key: "a\uFFFDb", value: new Uint8Array([2]) },
+        { key: "\uDC00\uD800", value: null },
+        { key: `${"k".repeat(40)}\uDFFF`, value: null },
+      ]),
+      sql: [{ sql: "INSERT INTO t VALUES ('\uDC00', ?)", bindings: ["x\uD800y"], nowMs: 1_767_225_600_001 }],
+    };
+    const frame = encodeRecord(record);
+    expect(Buffer.from(frame).includes(Buffer.from([0x61, 0xed, 0xa0, 0x80, 0x62]))).toBe(true);
+    expect(encodedRecordSize(record)).toBe(frame.length);
+    expect(decodeRecords(frame).records).toEqual([record]);
+  });
+
+  it("decodeRecords: a log written before WTF-8 (a lone surrogate written as U+FFFD) decodes as it always did", () => {
+    // encodeRecord of the version before, for the record of the test above with seq 7: every
+    // string was UTF-8 from TextEncoder, so each lone surrogate is EF BF BD.
+    const old = Buffer.from(
+      "41300780a0d5edee66013e494e5345525420494e544f20742056414c554553202827efbfbd272c203f290001030578efbfbd79020561efbfbd6203010203efbfbd001f933a0c",
+      "hex",
+    );
+    const decoded = decodeRecords(new Uint8Array(old));
+    expect(decoded.tornTail).toBe(false);
+    expect(decoded.records).toEqual([
+      {
+        seq: 7,
+        timeMs: 1_767_225_600_000,
+        reset: false,
+        sql: [{ sql: "INSERT INTO t VALUES ('\uFFFD', ?)", bindings: ["x\uFFFDy"], nowMs: 1_767_225_600_000 }],
+        kv: [
+          { key: "a\uFFFDb", value: new Uint8Array([1, 2]) },
+          { key: "\uFFFD", value: null },
+        ],
+      },
+    ]);
+  });
+
+  it("decodeRecords: invalid UTF-8 that is not an encoded lone surrogate is still damage (malformed)", () => {
+    const frame = encodeRecord(kvRecord(1, [{ key: "a\uD800\uD800b", value: null }]));
+    // Turn the second surrogate's lead byte (ED) into FF: a checksum-valid frame with invalid text.
+    const at = Buffer.from(frame).indexOf(Buffer.from([0xed, 0xa0, 0x80, 0xed]));
+    const damaged = frame.slice();
+    damaged[at + 3] = 0xff;
+    const payloadEnd = damaged.length - 4;
+    new DataView(damaged.buffer).setUint32(payloadEnd, crc32(damaged, 0, payloadEnd), true);
+    expect(decodeRecords(damaged)).toMatchObject({ records: [], tornTail: true, reason: "malformed" });
+  });
+
   it("encodeRecords: equals the concatenation of single frames", () => {
     fc.assert(
       fc.property(commitRecords(1, 6), (records) => {

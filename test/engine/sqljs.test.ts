@@ -185,6 +185,36 @@ describe("sql.js engine", () => {
     insert.free();
   });
 
+  test("eachPair: first-column TEXT comes back as bound (a lone surrogate kept, stored as WTF-8), column() reads U+FFFD; returns whether it met one", () => {
+    engine.exec("CREATE TABLE w (k TEXT PRIMARY KEY, v)");
+    const insert = engine.prepare("INSERT INTO w VALUES (?, ?)");
+    const keys = ["a\uD800b", "a\uFFFDb", `${"x".repeat(40)}\uDC00`, "\uDBFF\uDBFF", "plain", "é\uFFFD"];
+    for (const k of keys) {
+      insert.bind([k, 1], "integer");
+      insert.step();
+    }
+    insert.free();
+    expect(engine.query("SELECT hex(k) FROM w WHERE v = 1 AND k LIKE 'a%' ORDER BY k")).toEqual([
+      ["61EDA08062"],
+      ["61EFBFBD62"],
+    ]);
+    const scan = (sql: string) => {
+      const s = engine.prepare(sql);
+      s.bind([], "integer");
+      const firsts: unknown[] = [];
+      const lone = s.eachPair((first) => void firsts.push(first));
+      s.free();
+      return { firsts, lone };
+    };
+    const all = scan("SELECT k, v FROM w ORDER BY rowid");
+    expect(all).toEqual({ firsts: keys, lone: true });
+    expect(scan("SELECT k, v FROM w WHERE k IN ('plain', 'a\uFFFDb', 'é\uFFFD') ORDER BY k")).toEqual({
+      firsts: ["a\uFFFDb", "plain", "é\uFFFD"],
+      lone: false,
+    });
+    expect(engine.query("SELECT k FROM w WHERE v = 1 ORDER BY rowid LIMIT 1")).toEqual([["a\uFFFD\uFFFD\uFFFDb"]]);
+  });
+
   test("eachPair: a step that fails mid-scan throws the engine's error after the rows before it", () => {
     engine.exec("CREATE TABLE f (i INTEGER PRIMARY KEY, v)");
     engine.exec("INSERT INTO f VALUES (1, 'a'), (2, 'b'), (3, 'c')");

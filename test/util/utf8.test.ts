@@ -6,7 +6,17 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { ASCII_STRING_MAX, asciiString, decodeUtf8 } from "../../src/util/utf8";
+import {
+  ASCII_STRING_MAX,
+  asciiString,
+  decodeUtf8,
+  decodeWtf8,
+  decodeWtf8Strict,
+  isWellFormed,
+  readBackAsUtf8,
+  utf8Length,
+  writeWtf8,
+} from "../../src/util/utf8";
 
 const decoder = new TextDecoder();
 
@@ -128,5 +138,70 @@ describe("decodeUtf8", () => {
     (buffer as unknown as { resize(n: number): void }).resize(8);
     growing.set([0x65, 0x66, 0xc3, 0xa9], 4);
     expect(decodeUtf8(growing, 2, 8)).toBe("cdef\u00e9");
+  });
+});
+
+describe("WTF-8: writeWtf8, decodeWtf8, decodeWtf8Strict, readBackAsUtf8", () => {
+  /** Single UTF-16 units of every kind (lone surrogates among them) and whole characters. */
+  const anyString = fc.string({
+    unit: fc.oneof(
+      fc.constantFrom("\uD800", "\uDBFF", "\uDC00", "\uDFFF", "\uD83D", "\uDE00", "\uFFFD", "\uFEFF", "é", "😀", "a"),
+      fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+      fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
+    ),
+    maxLength: 24,
+  });
+  const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  const encode = (s: string): Uint8Array => {
+    const out = new Uint8Array(utf8Length(s));
+    expect(writeWtf8(s, out, 0)).toBe(out.length);
+    return out;
+  };
+
+  test("writeWtf8: a lone surrogate is the three bytes of its own unit; everything else is TextEncoder's UTF-8", () => {
+    expect([...encode("a\uD800b")]).toEqual([0x61, 0xed, 0xa0, 0x80, 0x62]);
+    expect([...encode("\uDC00\uD800")]).toEqual([0xed, 0xb0, 0x80, 0xed, 0xa0, 0x80]);
+    expect([...encode("\uD800\uDC00")]).toEqual([0xf0, 0x90, 0x80, 0x80]);
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 24 }), (s) => {
+        expect(encode(s)).toEqual(new TextEncoder().encode(s));
+      }),
+    );
+  });
+
+  test("decodeWtf8 and decodeWtf8Strict give back the string written, at any offset of a larger buffer", () => {
+    fc.assert(
+      fc.property(anyString, fc.uint8Array({ maxLength: 5 }), fc.uint8Array({ maxLength: 5 }), (s, before, after) => {
+        const bytes = encode(s);
+        const buffer = new Uint8Array([...before, ...bytes, ...after]);
+        const end = before.length + bytes.length;
+        expect(decodeWtf8(buffer, before.length, end)).toBe(s);
+        const decoded = decodeWtf8Strict(buffer, before.length, end, (b) => strict.decode(b));
+        // Strict decoding is for text the fast decoder refused: undefined when there is no surrogate to read.
+        expect(decoded).toBe(isWellFormed(s) ? undefined : s);
+        expect(readBackAsUtf8(s)).toBe(new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  test("decodeWtf8: other bytes decode as decodeUtf8 decodes them; decodeWtf8Strict refuses them", () => {
+    fc.assert(
+      fc.property(bytesArb, (bytes) => {
+        const text = decodeWtf8(bytes, 0, bytes.length);
+        // Only encoded surrogates read differently, and each is one unit where decodeUtf8 has three U+FFFD.
+        if (text !== decodeUtf8(bytes, 0, bytes.length)) {
+          expect(readBackAsUtf8(text)).toBe(decodeUtf8(bytes, 0, bytes.length));
+        }
+        const strictText = decodeWtf8Strict(bytes, 0, bytes.length, (b) => strict.decode(b));
+        if (strictText !== undefined) expect([...encode(strictText)]).toEqual([...bytes]);
+      }),
+      { numRuns: 3000 },
+    );
+    // A surrogate pair written as two 3-byte halves is not WTF-8: never read as two units (which would pair up).
+    const halves = new Uint8Array([0xed, 0xa0, 0x80, 0xed, 0xb0, 0x80]);
+    expect(decodeWtf8(halves, 0, 6)).toBe("\uFFFD".repeat(6));
+    expect(decodeWtf8Strict(halves, 0, 6, (b) => strict.decode(b))).toBeUndefined();
+    expect(decodeWtf8Strict(new Uint8Array([0xed, 0xa0, 0x80, 0xff]), 0, 4, (b) => strict.decode(b))).toBeUndefined();
   });
 });

@@ -7,16 +7,36 @@ import {
   compareKeys,
   compileListOptions,
   type ListRangeOptions,
+  listedKey,
   prefixSuccessor,
   toKey,
   utf8Length,
 } from "../../../src/storage/keys";
-import { PLATFORM_ORDER, utf8Compare } from "./helpers";
+import { PLATFORM_ORDER, platformReadBack, UNIT_STRING_CHARS, utf8Compare, wtf8Bytes, wtf8Compare } from "./helpers";
 
 const encoder = new TextEncoder();
 
 /** Well-formed strings (whole code points, astral ones included), so UTF-8 encoding is lossless. */
 const wellFormed = fc.string({ unit: "binary", maxLength: 6 });
+
+/** Any string: single UTF-16 units (lone surrogates included) mixed with whole characters. */
+const anyString = (maxLength: number, minLength = 0) =>
+  fc.string({
+    unit: fc.oneof(
+      fc.constantFrom(...UNIT_STRING_CHARS),
+      fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+      fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
+    ),
+    minLength,
+    maxLength,
+  });
+
+/** Whether `key`'s stored bytes start with `prefix`'s (the platform's prefix: bytes, not UTF-16 units). */
+const hasBytePrefix = (key: string, prefix: string): boolean => {
+  const k = wtf8Bytes(key);
+  const p = wtf8Bytes(prefix);
+  return p.length <= k.length && p.every((b, i) => k[i] === b);
+};
 
 describe("compareKeys", () => {
   it("compareKeys: sorts the platform's ordering vector in UTF-8 byte order", () => {
@@ -47,6 +67,28 @@ describe("compareKeys", () => {
     );
   });
 
+  it("compareKeys: with lone surrogates, agrees in sign with a byte-wise comparison of the platform's bytes (WTF-8)", () => {
+    // A lone surrogate sorts at its own value, below U+E000 and above U+D7FF; a pair above U+FFFF.
+    expect(compareKeys("\uD800", "\uE000")).toBeLessThan(0);
+    expect(compareKeys("\uDC00", "\uD800\uDC00")).toBeLessThan(0);
+    expect(compareKeys("\uDBFF", "\uD800\uDC00")).toBeLessThan(0);
+    expect(compareKeys("\uD7FF", "\uD800")).toBeLessThan(0);
+    expect(compareKeys("\uD800\uE000", "\uD800\uDC00")).toBeLessThan(0);
+    expect(compareKeys("a\uD800b", "a\uFFFDb")).toBeLessThan(0);
+    fc.assert(
+      fc.property(anyString(6), anyString(6), (a, b) => {
+        expect(Math.sign(compareKeys(a, b))).toBe(Math.sign(wtf8Compare(a, b)));
+      }),
+      { numRuns: 3000 },
+    );
+    fc.assert(
+      fc.property(anyString(4), anyString(3), anyString(3), (common, a, b) => {
+        expect(Math.sign(compareKeys(common + a, common + b))).toBe(Math.sign(wtf8Compare(common + a, common + b)));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it("compareKeys: is a total order (antisymmetric, transitive through sorting)", () => {
     fc.assert(
       fc.property(fc.array(wellFormed, { maxLength: 12 }), (keys) => {
@@ -70,7 +112,7 @@ describe("utf8Length", () => {
     expect(utf8Length("e\u0301")).toBe(3);
   });
 
-  it("utf8Length: counts a lone surrogate as the 3 bytes of its replacement character", () => {
+  it("utf8Length: counts a lone surrogate as 3 bytes (its WTF-8 form, as the platform stores it)", () => {
     expect(utf8Length("\uD800")).toBe(3);
     expect(utf8Length("\uDC00a")).toBe(4);
   });
@@ -94,12 +136,25 @@ describe("toKey", () => {
     expect(toKey("")).toBe("");
   });
 
-  it("toKey: replaces lone surrogates with U+FFFD (keys are stored as UTF-8) and keeps pairs", () => {
-    expect(toKey("\uD800")).toBe("\uFFFD");
-    expect(toKey("a\uDC00b")).toBe("a\uFFFDb");
-    expect(toKey("\uDC00\uD800")).toBe("\uFFFD\uFFFD");
-    expect(toKey("😀")).toBe("😀");
-    expect(toKey("\uD83D\uDE00\uD83D")).toBe("😀\uFFFD");
+  it("toKey: keeps lone surrogates (the platform stores them as WTF-8: a key of its own)", () => {
+    expect(toKey("\uD800")).toBe("\uD800");
+    expect(toKey("a\uDC00b")).toBe("a\uDC00b");
+    expect(toKey("\uD83D\uDE00\uD83D")).toBe("😀\uD83D");
+  });
+});
+
+describe("listedKey", () => {
+  it("listedKey: a stored key's bytes read as UTF-8, as the platform hands keys back", () => {
+    expect(listedKey("a\uD800b")).toBe("a\uFFFD\uFFFD\uFFFDb");
+    expect(listedKey("\uDC00\uD800")).toBe("\uFFFD".repeat(6));
+    expect(listedKey("😀\uD83D")).toBe("😀\uFFFD\uFFFD\uFFFD");
+    expect(listedKey("plain é 😀")).toBe("plain é 😀");
+    fc.assert(
+      fc.property(anyString(8), (s) => {
+        expect(listedKey(s)).toBe(platformReadBack(s));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
@@ -156,8 +211,27 @@ describe("prefixSuccessor", () => {
     expect(prefixSuccessor("😀")).toBe("😁");
   });
 
-  it("prefixSuccessor: skips the surrogate range, which UTF-8 cannot hold", () => {
-    expect(prefixSuccessor("\uD7FF")).toBe("\uE000");
+  it("prefixSuccessor: a lone surrogate is a code point of its own value; after a lone high one, U+DBFF is followed by U+E000", () => {
+    expect(prefixSuccessor("\uD7FF")).toBe("\uD800");
+    expect(prefixSuccessor("\uDBFF")).toBe("\uDC00");
+    expect(prefixSuccessor("a\uD800")).toBe("a\uD801");
+    // "\uD800" + "\uDC00" would be a pair (U+10000), which sorts far above every key with the prefix.
+    expect(prefixSuccessor("\uD800\uDBFF")).toBe("\uD800\uE000");
+    expect(prefixSuccessor("\uDFFF")).toBe("\uE000");
+  });
+
+  it("prefixSuccessor: with lone surrogates, the range [prefix, successor) holds exactly the keys whose bytes start with the prefix's", () => {
+    fc.assert(
+      fc.property(anyString(4, 1), anyString(3), anyString(6), (p, tail, s) => {
+        const succ = prefixSuccessor(p);
+        const inRange = compareKeys(s, p) >= 0 && (succ === undefined || compareKeys(s, succ) < 0);
+        expect(inRange).toBe(hasBytePrefix(s, p));
+        const k = p + tail;
+        const kInRange = compareKeys(k, p) >= 0 && (succ === undefined || compareKeys(k, succ) < 0);
+        expect(kInRange).toBe(hasBytePrefix(k, p));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it("prefixSuccessor: strips trailing U+10FFFF and is unbounded for an all-max prefix", () => {

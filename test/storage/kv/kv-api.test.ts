@@ -107,20 +107,29 @@ describe.each(BACKENDS)("key-value API (%s backend)", (backend) => {
   });
 
   describe("keys", () => {
-    it("keys: a key with a lone surrogate is the key U+FFFD everywhere (put, put(entries), get, list, delete)", async () => {
+    it("keys: a key with a lone surrogate is a key of its own (put, put(entries), get, delete); list hands it back as its bytes read as UTF-8", async () => {
       await open();
-      await storage.put({ "\uD800": 1, "\uE000": 2 });
+      await storage.put({ "\uD800": 1, "\uE000": 2, "\uFFFD": 4 });
       await storage.put("x\uDC00", 3);
-      const buffered = keysOf(await storage.list());
-      const got = keysOf(await storage.get(["\uD800", "\uE000", "x\uDC00"]));
+      const buffered = [...(await storage.list())];
+      const got = [...(await storage.get(["\uD800", "\uE000", "x\uDC00", "\uFFFD"]))];
       await storage.sync();
       coreOf(storage).cache.clear();
-      const flushed = keysOf(await storage.list());
-      expect(flushed).toEqual(["x\uFFFD", "\uE000", "\uFFFD"]);
+      const flushed = [...(await storage.list())];
+      // Key order is the stored bytes' (ED A0 80 < EE 80 80 < EF BF BD); each lone surrogate reads back as 3 U+FFFD.
+      expect(flushed).toEqual([
+        ["x\uFFFD\uFFFD\uFFFD", 3],
+        ["\uFFFD\uFFFD\uFFFD", 1],
+        ["\uE000", 2],
+        ["\uFFFD", 4],
+      ]);
       expect(got).toEqual(flushed);
       expect(buffered).toEqual(flushed);
-      expect(await storage.get("\uFFFD")).toBe(1);
-      expect(await storage.delete("\uDBFF")).toBe(true);
+      expect(await storage.get("\uD800")).toBe(1);
+      expect(await storage.get("\uFFFD\uFFFD\uFFFD")).toBeUndefined();
+      expect(await storage.delete("\uDBFF")).toBe(false);
+      expect(await storage.delete("\uD800")).toBe(true);
+      expect(await storage.get("\uFFFD")).toBe(4);
     });
   });
 
