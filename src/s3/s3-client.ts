@@ -170,10 +170,14 @@ export class S3Client {
     throw this.#fail("PUT", key, answer);
   }
 
-  /** Reads an object, or `null` when there is none. */
+  /**
+   * Reads an object, or `null` when there is none. A 404 that says the bucket does not exist is an
+   * error, not a missing object: a read-only view of a misspelled bucket would otherwise show an
+   * empty object.
+   */
   async get(key: string): Promise<S3Object | null> {
     const answer = await this.#send("GET", "GET", `/${encodeKey(key)}`);
-    if (answer.status === 404) return null;
+    if (answer.status === 404 && !noSuchBucket(answer.body)) return null;
     if (answer.status !== 200) throw this.#fail("GET", key, answer);
     return { body: answer.body, meta: metaOf(answer.headers) };
   }
@@ -210,6 +214,10 @@ export class S3Client {
       if (token === undefined) return keys;
     }
   }
+}
+
+function noSuchBucket(body: Uint8Array): boolean {
+  return xmlText(new TextDecoder().decode(body.subarray(0, 2048)), "Code") === "NoSuchBucket";
 }
 
 function metaOf(headers: Headers): Record<string, string> {

@@ -276,6 +276,18 @@ describe("s3 (fake): an object taken over by another holder", () => {
   });
 });
 
+describe("s3 (fake): a bucket that does not exist", () => {
+  it("a read-only view of it fails naming NoSuchBucket instead of showing an empty object", async () => {
+    const view = s3Persistence(
+      optionsFor({ ...target, bucket: "no-such-bucket" }, freshPrefix("nb"), { readOnly: true }),
+    );
+    const error = (await rejection(loadWithRecords(view))) as { code?: string; message: string };
+    expect(error.code).toBe("ERR_WRITE_FAILED");
+    expect(error.message).toContain("HTTP 404 NoSuchBucket");
+    expect(error.message).not.toContain(SECRET);
+  });
+});
+
 describe("s3 (fake): metadata versions", () => {
   it("metadata written without x-amz-meta-version keeps its index as its version; an open's fence keeps bytes and version", async () => {
     const prefix = freshPrefix("legacy-meta");
