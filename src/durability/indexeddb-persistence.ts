@@ -72,6 +72,32 @@ interface PendingAppend {
   reject: (error: Error) => void;
 }
 
+/**
+ * Whether a stored value is bytes: rows can hold anything (another script of the origin, devtools
+ * or a bug may have written them), and only a `Uint8Array` is a frame or an image.
+ */
+function isBytes(value: unknown): value is Uint8Array {
+  return Object.prototype.toString.call(value) === "[object Uint8Array]";
+}
+
+/** A stored value as a message shows it (a string quoted, so that "2" is told from 2). */
+function show(value: unknown): string {
+  const text = typeof value === "string" ? JSON.stringify(value) : String(value);
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+/** Why a stored snapshot entry cannot be used, or `undefined` when it is well formed (under its own seq). */
+function badSnapshotInfo(info: unknown, key: IDBValidKey): string | undefined {
+  if (typeof info !== "object" || info === null) return "it is not an object";
+  const { seq, timeMs, bytes, crc } = info as Partial<StoredSnapshotInfo>;
+  if (seq !== key || !Number.isSafeInteger(seq) || (seq as number) < 0) return `its seq is ${show(seq)}`;
+  if (typeof timeMs !== "number" || !Number.isFinite(timeMs)) return `its time is ${show(timeMs)}`;
+  if (!Number.isSafeInteger(bytes) || (bytes as number) < 0) return `its size is ${show(bytes)}`;
+  if (!Number.isInteger(crc) || (crc as number) < 0 || (crc as number) > 0xffffffff)
+    return `its checksum is ${show(crc)}`;
+  return undefined;
+}
+
 /** Resolves with a request's result, or rejects with its error. */
 function request<T>(req: IDBRequest<T>): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -157,62 +183,77 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     this.#epoch = await this.#claim(db);
     const txn = db.transaction(STORES, "readonly");
     const done = completion(txn);
-    const [infos, keys] = await Promise.all([
-      request(txn.objectStore(SNAPSHOTS).getAll() as IDBRequest<StoredSnapshotInfo[]>),
+    const [infos, infoKeys, keys] = await Promise.all([
+      request(txn.objectStore(SNAPSHOTS).getAll() as IDBRequest<unknown[]>),
+      request(txn.objectStore(SNAPSHOTS).getAllKeys()),
       request(txn.objectStore(RECORDS).getAllKeys()),
     ]);
     await done;
-    const snapshots = infos.sort((a, b) => a.seq - b.seq);
+    // Listed without reading an image, so an entry is checked here: one that is not what
+    // writeSnapshot stores would name a state it does not hold.
+    for (let i = 0; i < infos.length; i++) {
+      const why = badSnapshotInfo(infos[i], infoKeys[i] as IDBValidKey);
+      if (why !== undefined)
+        throw new ActorStoreError(
+          "ERR_CORRUPT",
+          `The persisted data in IndexedDB database "${this.#name}" is damaged: the entry of snapshot ${show(infoKeys[i])} is not one this adapter wrote (${why}). Delete the database (or restore it from an export) to start again.`,
+        );
+    }
+    const snapshots = (infos as StoredSnapshotInfo[]).sort((a, b) => a.seq - b.seq);
     // The records are checked a page at a time and dropped: streamRecords reads them again when
     // the storage opens, so the log is never in memory at once.
-    let page: Uint8Array[] = [];
+    let page: unknown[] = [];
     let pageStart = 0;
-    const frameAt = async (i: number): Promise<Uint8Array> => {
+    const frameAt = async (i: number): Promise<unknown> => {
       if (i >= pageStart + page.length || i < pageStart) {
         pageStart = i;
-        page = await this.#frames(keys[i] as number, keys[Math.min(keys.length, i + STREAM_PAGE) - 1] as number);
+        page = await this.#frames(keys[i] as IDBValidKey, keys[Math.min(keys.length, i + STREAM_PAGE) - 1] as IDBValidKey);
       }
-      return page[i - pageStart] as Uint8Array;
+      return page[i - pageStart];
     };
-    const cutFrames: number[] = [];
-    // The first bad or missing record ends the log; valid data after it means real damage.
+    let truncatedBytes = 0;
+    // The first bad or missing record ends the log; valid data after it means real damage. The log
+    // starts right after the oldest snapshot (a prune keeps every record after it), or at seq 1.
     let bad: { at: number; why: string } | undefined;
     for (let i = 0; i < keys.length; i++) {
-      const key = keys[i] as number;
+      const key = keys[i] as IDBValidKey;
       const frame = await frameAt(i);
-      if (bad !== undefined) cutFrames.push(frame.length);
-      const decoded = decodeRecords(frame);
-      const record = decoded.records[0];
       const expected = i === 0 ? undefined : (keys[i - 1] as number) + 1;
-      if (bad === undefined && expected !== undefined && key !== expected)
-        bad = { at: i, why: `record ${expected} is missing` };
-      const why =
-        record === undefined || decoded.tornTail || decoded.records.length !== 1
-          ? `record ${key} does not decode (${decoded.reason ?? "extra bytes"})`
-          : record.seq !== key
-            ? `record stored under ${key} has seq ${record.seq}`
-            : undefined;
-      if (why !== undefined) {
-        if (bad === undefined) {
-          bad = { at: i, why };
-          cutFrames.push(frame.length);
-        }
-        continue;
+      const firstAllowed = (snapshots[0]?.seq ?? 0) + 1;
+      if (bad === undefined && typeof key === "number" && Number.isSafeInteger(key)) {
+        if (expected !== undefined && key !== expected) bad = { at: i, why: `record ${expected} is missing` };
+        else if (expected === undefined && key > firstAllowed)
+          bad = {
+            at: i,
+            why: key - 1 === firstAllowed ? `record ${firstAllowed} is missing` : `records ${firstAllowed}..${key - 1} are missing`,
+          };
       }
-      if (bad !== undefined)
+      const decoded = isBytes(frame) ? decodeRecords(frame) : undefined;
+      const record = decoded?.records[0];
+      const why =
+        typeof key !== "number" || !Number.isSafeInteger(key) || key < 1
+          ? `a row is stored under key ${show(key)}`
+          : decoded === undefined
+            ? `record ${key} is not bytes`
+            : record === undefined || decoded.tornTail || decoded.records.length !== 1
+              ? `record ${key} does not decode (${decoded.reason ?? "extra bytes"})`
+              : record.seq !== key
+                ? `record stored under ${key} has seq ${record.seq}`
+                : undefined;
+      if (why !== undefined) bad ??= { at: i, why };
+      if (bad !== undefined && why === undefined)
         throw new ActorStoreError(
           "ERR_CORRUPT",
           `The persisted data in IndexedDB database "${this.#name}" is damaged: ${bad.why}, but record ${key} follows it. Delete the database (or restore it from an export) to start again.`,
         );
+      if (bad !== undefined) truncatedBytes += isBytes(frame) ? frame.length : 0;
     }
-    let truncatedBytes = 0;
     if (bad !== undefined) {
       // A damaged tail with nothing valid after it: cut it off durably, as the file adapter does.
-      const doomed = keys.slice(bad.at) as number[];
-      for (const bytes of cutFrames) truncatedBytes += bytes;
+      const doomed = keys.slice(bad.at);
       const cut = db.transaction([RECORDS], "readwrite", { durability: "strict" });
       const cutDone = completion(cut);
-      cut.objectStore(RECORDS).delete(this.#range.bound(doomed[0] as number, doomed.at(-1) as number));
+      cut.objectStore(RECORDS).delete(this.#range.bound(doomed[0] as IDBValidKey, doomed.at(-1) as IDBValidKey));
       await cutDone;
     }
     const validKeys = (bad === undefined ? keys : keys.slice(0, bad.at)) as number[];
@@ -311,10 +352,10 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       const txn = this.#connection("readSnapshot").transaction([SNAPSHOTS, IMAGES], "readonly");
       const [info, image] = await Promise.all([
         request(txn.objectStore(SNAPSHOTS).get(seq) as IDBRequest<StoredSnapshotInfo | undefined>),
-        request(txn.objectStore(IMAGES).get(seq) as IDBRequest<Uint8Array | undefined>),
+        request(txn.objectStore(IMAGES).get(seq) as IDBRequest<unknown>),
       ]);
       if (info === undefined || image === undefined) throw missingSnapshot(seq);
-      if (image.length !== info.bytes || crc32(image) !== info.crc)
+      if (!isBytes(image) || image.length !== info.bytes || crc32(image) !== info.crc)
         throw new ActorStoreError(
           "ERR_CORRUPT",
           `The persisted data in IndexedDB database "${this.#name}" is damaged: snapshot ${seq} fails its checksum.`,
@@ -334,7 +375,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     for (let from = fromSeq; from < toSeq; from += STREAM_PAGE) {
       const to = Math.min(toSeq, from + STREAM_PAGE);
       const frames = await this.#enqueue(() => this.#frames(from + 1, to));
-      const records = frames.flatMap((frame) => decodeRecords(frame).records);
+      const records = frames.flatMap((frame) => (isBytes(frame) ? decodeRecords(frame).records : []));
       if (records.length !== to - from || records.some((r, i) => r.seq !== from + 1 + i))
         throw new ActorStoreError(
           "ERR_CORRUPT",
@@ -345,9 +386,9 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   }
 
   /** The stored frames of seqs `from..to` (inclusive), in one read transaction. */
-  async #frames(from: number, to: number): Promise<Uint8Array[]> {
+  async #frames(from: IDBValidKey, to: IDBValidKey): Promise<unknown[]> {
     const txn = this.#connection("streamRecords").transaction([RECORDS], "readonly");
-    return request(txn.objectStore(RECORDS).getAll(this.#range.bound(from, to)) as IDBRequest<Uint8Array[]>);
+    return request(txn.objectStore(RECORDS).getAll(this.#range.bound(from, to)) as IDBRequest<unknown[]>);
   }
 
   prune(keepFromSeq: number): Promise<void> {

@@ -121,6 +121,56 @@ describe("IndexedDbPersistence", () => {
     });
   });
 
+  it("rows that are not what the adapter wrote (wrong types, stray keys, a missing first record) are damage, never a crash", async () => {
+    /** A log of records 1..3 (and a snapshot of 2 when asked), then `damage` on one store. */
+    const damaged = async (store: string, damage: (s: IDBObjectStore) => IDBRequest, snapshot = false) => {
+      const name = fresh();
+      const adapter = await openIndexedDbPersistence(name, options);
+      await adapter.load();
+      await adapter.append(range(1, 3).map((s) => kvRecord(s)));
+      if (snapshot) await adapter.writeSnapshot({ seq: 2, timeMs: 5 }, new Uint8Array([1, 2, 3]));
+      await adapter.close();
+      await raw(name, store, damage);
+      return adapter;
+    };
+    const corrupt = (message: RegExp) => ({ code: "ERR_CORRUPT", message: expect.stringMatching(message) });
+    // The last record is not bytes: a damaged tail, cut off like one that does not decode.
+    for (const value of ["hello", 42, null, new ArrayBuffer(8), { seq: 3 }]) {
+      const adapter = await damaged("records", (s) => s.put(value, 3));
+      const loaded = await loadWithRecords(adapter);
+      expect(loaded.records.map((r) => r.seq)).toEqual([1, 2]);
+      expect(loaded.lastSeq).toBe(2);
+      await adapter.close();
+    }
+    // In the middle, with a valid record after it: ERR_CORRUPT, naming what is wrong.
+    let adapter = await damaged("records", (s) => s.put("hello", 2));
+    await expect(adapter.load()).rejects.toMatchObject(corrupt(/record 2 is not bytes, but record 3 follows it/));
+    adapter = await damaged("records", (s) => s.put(new Uint8Array(3), 2.5));
+    await expect(adapter.load()).rejects.toMatchObject(corrupt(/a row is stored under key 2\.5, but record 3 follows it/));
+    // The first record gone with no snapshot before it: the log no longer reaches back to the start.
+    adapter = await damaged("records", (s) => s.delete(1));
+    await expect(adapter.load()).rejects.toMatchObject(corrupt(/record 1 is missing, but record 2 follows it/));
+    // A snapshot entry that is not what writeSnapshot stores would name a state that is not held.
+    for (const [entry, why] of [
+      [null, "it is not an object"],
+      [{ seq: "2", timeMs: 5, bytes: 3, crc: 0 }, 'its seq is "2"'],
+      [{ seq: 99, timeMs: 5, bytes: 3, crc: 0 }, "its seq is 99"],
+      [{ seq: 2, timeMs: 5, crc: 0 }, "its size is undefined"],
+      [{ seq: 2, timeMs: "x", bytes: 3, crc: 0 }, 'its time is "x"'],
+    ] as const) {
+      adapter = await damaged("snapshots", (s) => s.put(entry, 2), true);
+      await expect(adapter.load()).rejects.toMatchObject(corrupt(new RegExp(`the entry of snapshot 2 .*\\(${why}\\)`)));
+    }
+    // An image that is not bytes fails its check when read (the storage core then passes it over).
+    adapter = await damaged("images", (s) => s.put("abc", 2), true);
+    await adapter.load();
+    await expect(adapter.readSnapshot(2)).rejects.toMatchObject(corrupt(/snapshot 2 fails its checksum/));
+    // A record that turned into something else after the load is refused when streamed.
+    await raw(adapter.name, "records", (s) => s.put(7, 3));
+    await expect(adapter.readRecords(2, 3)).rejects.toMatchObject(corrupt(/records 3\.\.3 are not all readable/));
+    await adapter.close();
+  });
+
   it("a snapshot image that fails its checksum is ERR_CORRUPT", async () => {
     const name = fresh();
     const adapter = await openIndexedDbPersistence(name, options);
