@@ -48,9 +48,11 @@ export) is a function (location, mode) returning a persistence adapter;
 take the object from its live holder) or "write" (restore).
 
 Commands:
-  keys [--prefix <p>] [--limit <n>]  list keys in UTF-8 order
-  get <key>                          print a key's value
-  sql "<read-only SQL>"              run one read-only statement (hidden _cf_ tables are readable)
+  keys [--prefix <p>] [--limit <n>]  list keys in UTF-8 order, one a line (a key with a control
+                                     character, or starting with ", as a JSON string)
+  get <key>                          print a key's value (<key> as keys prints it)
+  sql "<read-only SQL>"              run one read-only statement (hidden _cf_ tables are readable;
+                                     text with a control character is printed as a JSON string)
   bookmarks [--all]                  the newest 50 commits with their times and bookmarks (--all:
                                      every commit kept), then snapshots and a pending restore
   restore <bookmark>                 restore the object to a bookmark now; prints how to undo it
@@ -163,14 +165,14 @@ async function keys(target: InspectTarget, args: readonly string[], io: InspectI
       ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
       ...(limit === undefined ? {} : { limit }),
     });
-    for (const key of listed.keys()) io.out(key);
+    for (const key of listed.keys()) io.out(printable(key));
     io.err(`(${listed.size} key${listed.size === 1 ? "" : "s"})`);
   });
 }
 
 async function get(target: InspectTarget, args: readonly string[], io: InspectIo): Promise<number> {
   const { positional } = parseArgs(args, [], 1);
-  const key = positional[0] as string;
+  const key = unprintable(positional[0] as string);
   return withReadOnly(target, async (storage) => {
     const value = await storage.get(key);
     if (value === undefined && !(await storage.list({ start: key, limit: 1 })).has(key)) {
@@ -209,7 +211,7 @@ async function sql(target: InspectTarget, args: readonly string[], io: InspectIo
             : message,
         );
       }
-      if (columns.length > 0) io.out(columns.join("\t"));
+      if (columns.length > 0) io.out(columns.map(printable).join("\t"));
       for (const row of rows) io.out(row.map(formatSqlValue).join("\t"));
       io.err(`(${rows.length} row${rows.length === 1 ? "" : "s"})`);
     } finally {
@@ -395,13 +397,43 @@ function shellQuote(arg: string): string {
   return /^[\w./:@%+=,-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`;
 }
 
+/**
+ * Characters a terminal does not show as themselves: C0 and C1 controls (escape sequences, line
+ * breaks, tabs), line and paragraph separators, bidirectional overrides, and lone surrogates.
+ */
+const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069\p{Cs}]/u;
+
+/**
+ * `text` as one line that shows what it holds: unchanged when it is plain, else as a JSON string
+ * (also when it starts with a quote, so that a plain text is never mistaken for a quoted one). A
+ * stored key or value can then neither split a line nor send escape sequences to the terminal.
+ */
+function printable(text: string): string {
+  if (!UNPRINTABLE.test(text) && !text.startsWith('"')) return text;
+  return JSON.stringify(text).replace(
+    /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu,
+    (c) => `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** The text `printable` printed as `shown`: a JSON string decoded, anything else as it is. */
+function unprintable(shown: string): string {
+  if (!shown.startsWith('"')) return shown;
+  try {
+    const parsed: unknown = JSON.parse(shown);
+    return typeof parsed === "string" ? parsed : shown;
+  } catch {
+    return shown;
+  }
+}
+
 function formatSqlValue(value: EngineValue): string {
   if (value === null) return "NULL";
   if (value instanceof Uint8Array) {
     const hex = Array.from(value.subarray(0, 32), (b) => b.toString(16).padStart(2, "0")).join("");
     return `x'${hex}${value.byteLength > 32 ? "…" : ""}' (${value.byteLength} bytes)`;
   }
-  return String(value);
+  return typeof value === "string" ? printable(value) : String(value);
 }
 
 function iso(ms: number): string {

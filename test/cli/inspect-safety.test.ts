@@ -132,6 +132,43 @@ describe("actorstore-inspect: safety", () => {
     expect((await inspectCli(dir, "export", join(dir, "backup.sqlite"))).code).toBe(0);
   });
 
+  it("keys and sql print stored text so that it can neither split a line nor reach the terminal as escape sequences; get takes a key as keys prints it", async () => {
+    const dir = freshDir();
+    const hostile = [
+      "two\nlines",
+      "\u001b]0;title\u0007\u001b[2J",
+      "tab\there",
+      "c1\u009b31m",
+      "bidi\u202eevil",
+      "line\u2028separator",
+      '"quoted"',
+    ];
+    const storage = await ObjectStorage.open({ directory: dir });
+    await storage.put(Object.fromEntries([["plain é😀", 0], ...hostile.map((k, i) => [k, i + 1])]));
+    storage.sql.exec("CREATE TABLE t (x TEXT)");
+    for (const k of hostile) storage.sql.exec("INSERT INTO t VALUES (?)", k);
+    await storage.close();
+    const unsafe = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069\p{Cs}]/u;
+
+    const keys = await inspectCli(dir, "keys");
+    expect(keys.code).toBe(0);
+    expect(keys.out).toHaveLength(hostile.length + 1);
+    for (const line of keys.out) expect(line).not.toMatch(unsafe);
+    expect(keys.out).toContain("plain é😀");
+    // Each printed key is the stored key: plain as it is, the others as JSON strings.
+    const printed = keys.out.map((l) => (l.startsWith('"') ? (JSON.parse(l) as string) : l));
+    expect(printed.sort()).toEqual(["plain é😀", ...hostile].sort());
+    for (const line of keys.out) {
+      const got = await inspectCli(dir, "get", line);
+      expect(got.code, line).toBe(0);
+    }
+
+    const rows = await inspectCli(dir, "sql", "SELECT x FROM t ORDER BY rowid");
+    expect(rows.out.slice(1)).toHaveLength(hostile.length);
+    for (const line of rows.out) expect(line).not.toMatch(unsafe);
+    expect(rows.out.slice(1).map((l) => JSON.parse(l))).toEqual(hostile);
+  });
+
   it("bookmarks shows the newest 50 commits; --all shows every one, as the help says", async () => {
     expect(INSPECT_USAGE).toContain("the newest 50 commits");
     expect(INSPECT_USAGE).toContain("--all:");
