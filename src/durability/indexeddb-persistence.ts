@@ -207,7 +207,10 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     const frameAt = async (i: number): Promise<unknown> => {
       if (i >= pageStart + page.length || i < pageStart) {
         pageStart = i;
-        page = await this.#frames(keys[i] as IDBValidKey, keys[Math.min(keys.length, i + STREAM_PAGE) - 1] as IDBValidKey);
+        page = await this.#frames(
+          keys[i] as IDBValidKey,
+          keys[Math.min(keys.length, i + STREAM_PAGE) - 1] as IDBValidKey,
+        );
       }
       return page[i - pageStart];
     };
@@ -225,7 +228,10 @@ export class IndexedDbPersistence implements PersistenceAdapter {
         else if (expected === undefined && key > firstAllowed)
           bad = {
             at: i,
-            why: key - 1 === firstAllowed ? `record ${firstAllowed} is missing` : `records ${firstAllowed}..${key - 1} are missing`,
+            why:
+              key - 1 === firstAllowed
+                ? `record ${firstAllowed} is missing`
+                : `records ${firstAllowed}..${key - 1} are missing`,
           };
       }
       const decoded = isBytes(frame) ? decodeRecords(frame) : undefined;

@@ -146,7 +146,9 @@ describe("IndexedDbPersistence", () => {
     let adapter = await damaged("records", (s) => s.put("hello", 2));
     await expect(adapter.load()).rejects.toMatchObject(corrupt(/record 2 is not bytes, but record 3 follows it/));
     adapter = await damaged("records", (s) => s.put(new Uint8Array(3), 2.5));
-    await expect(adapter.load()).rejects.toMatchObject(corrupt(/a row is stored under key 2\.5, but record 3 follows it/));
+    await expect(adapter.load()).rejects.toMatchObject(
+      corrupt(/a row is stored under key 2\.5, but record 3 follows it/),
+    );
     // The first record gone with no snapshot before it: the log no longer reaches back to the start.
     adapter = await damaged("records", (s) => s.delete(1));
     await expect(adapter.load()).rejects.toMatchObject(corrupt(/record 1 is missing, but record 2 follows it/));
