@@ -81,6 +81,12 @@ export interface ClusterHostOptions<N extends NamespaceClasses, E = object> exte
 /** How many times an operation follows a 421 (a host with another view) before giving up. */
 const MAX_HOPS = 4;
 
+/**
+ * What a forwarded operation came back with: its value, what it threw (or the other host's refusal),
+ * or "not here" (421, with the holder the other host knows of). A transport failure rejects instead.
+ */
+type ForwardAnswer = { value: unknown } | { thrown: unknown } | { misdirected: true; holder?: string };
+
 /** Where an operation goes (see `#target`). */
 type Target = "local" | "none" | "unknown" | { host: string; address: string; holderOnly: boolean };
 
@@ -321,27 +327,50 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         await this.membership.refresh();
         continue;
       }
-      const answer = await this.#forward(target.address, ns, id, op, target.holderOnly).catch((e: unknown) => {
-        // No answer in time: the owner may or may not have run the operation, so it is not retried.
-        if ((e as { name?: unknown })?.name === "TimeoutError") {
+      let answer: ForwardAnswer;
+      try {
+        answer = await this.#forward(target.address, ns, id, op, target.holderOnly);
+      } catch (e) {
+        const code = connectFailure(e);
+        if (code === undefined) {
+          // The request may have reached the owner (no answer in time, a connection that broke off):
+          // it may or may not have run, so it is not sent again.
+          const what =
+            (e as { name?: unknown })?.name === "TimeoutError"
+              ? `did not answer within ${this.#forwardTimeoutMs} ms`
+              : `stopped answering (${describeFailure(e)})`;
           throw new ActorStoreError(
             "ERR_UNAVAILABLE",
-            `Host ${target.host} did not answer within ${this.#forwardTimeoutMs} ms; the operation on ${ns} object ${id.toString()} may or may not have run.`,
+            `Host ${target.host} ${what}; the operation on ${ns} object ${id.toString()} may or may not have run.`,
+            { cause: e },
           );
         }
-        return { failed: e };
-      });
-      if ("misdirected" in answer || "failed" in answer) {
+        // Never delivered (nothing listens there: the host died or is restarting), so it is safe to
+        // send again once the members were re-read. The holder we were sent to is gone: the object
+        // is ours to start again.
+        if (target.holderOnly) this.#lost.delete(key);
+        if (hop === MAX_HOPS - 1) {
+          throw new ActorStoreError(
+            "ERR_UNAVAILABLE",
+            `Host ${target.host} could not be reached (${code}); the operation on ${ns} object ${id.toString()} did not run. A host that died stops being routed to once its heartbeat is older than ttlMs; try again then.`,
+            { cause: e },
+          );
+        }
+        await this.membership.refresh();
+        continue;
+      }
+      // What the object threw (or the host refused) reaches the caller as it is: it ran once, or not at all.
+      if ("thrown" in answer) throw answer.thrown;
+      if ("misdirected" in answer) {
         // The holder we were sent to no longer holds the object: it is ours to start again.
         if (target.holderOnly) this.#lost.delete(key);
-        if ("misdirected" in answer && answer.holder !== undefined && answer.holder !== this.id) {
+        if (answer.holder !== undefined && answer.holder !== this.id) {
           const member = this.membership.member(answer.holder);
           if (member !== undefined && this.membership.live().includes(answer.holder))
             redirect = { host: answer.holder, address: member.address, holderOnly: true };
         }
-        // The owner's view differs from ours, or it is unreachable: re-read the members and retry.
+        // The owner's view differs from ours: re-read the members and retry.
         if (redirect === undefined) await this.membership.refresh();
-        if ("failed" in answer && hop === MAX_HOPS - 1) throw answer.failed;
         continue;
       }
       return answer.value;
@@ -415,7 +444,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     id: ObjectId,
     op: StubOperation,
     holderOnly: boolean,
-  ): Promise<{ value: unknown } | { misdirected: true; holder?: string }> {
+  ): Promise<ForwardAnswer> {
     this.#forwarded++;
     const base = `${address}${FORWARD_PREFIX}${encodeURIComponent(ns)}/${id.toString()}`;
     const headers: Record<string, string> = {};
@@ -441,7 +470,9 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       });
       if (response.status === 421 && response.headers.has("x-actorstore-owner")) return misdirected(response);
       if (response.headers.get("x-actorstore-error") === "1") {
-        throw fromWireError(decode<WireResult & { ok: false }>(new Uint8Array(await response.arrayBuffer())).error);
+        return {
+          thrown: fromWireError(decode<WireResult & { ok: false }>(new Uint8Array(await response.arrayBuffer())).error),
+        };
       }
       const out = new Headers(response.headers);
       out.delete("content-length");
@@ -472,14 +503,15 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     });
     if (response.status === 421) return misdirected(response);
     if (response.headers.get("content-type") !== "application/octet-stream") {
-      throw new ActorStoreError(
-        "ERR_UNAVAILABLE",
-        `Host ${address} answered ${response.status}: ${await response.text()}`,
-      );
+      return {
+        thrown: new ActorStoreError(
+          "ERR_UNAVAILABLE",
+          `Host ${address} answered ${response.status}: ${await response.text()}`,
+        ),
+      };
     }
     const result = decode<WireResult>(new Uint8Array(await response.arrayBuffer()));
-    if (!result.ok) throw fromWireError(result.error);
-    return { value: result.value };
+    return result.ok ? { value: result.value } : { thrown: fromWireError(result.error) };
   }
 
   /**
@@ -737,4 +769,28 @@ function answerCall(res: ServerResponse, result: WireResult): void {
     bytes = encode({ ok: false, error: toWireError(e) });
   }
   res.writeHead(200, { "content-type": "application/octet-stream" }).end(bytes);
+}
+
+/** Codes of a connection that was never made: the request did not leave this host. */
+const CONNECT_FAILURES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/** The code when `e` (a rejection of `fetch`) says the connection was never made; otherwise undefined. */
+function connectFailure(e: unknown): string | undefined {
+  const code = (e as { cause?: { code?: unknown } })?.cause?.code;
+  return typeof code === "string" && CONNECT_FAILURES.has(code) ? code : undefined;
+}
+
+/** A short description of a transport failure, for messages. */
+function describeFailure(e: unknown): string {
+  const cause = (e as { cause?: { code?: unknown; message?: unknown } })?.cause;
+  if (typeof cause?.code === "string") return cause.code;
+  if (typeof cause?.message === "string") return cause.message;
+  return e instanceof Error ? e.message : String(e);
 }

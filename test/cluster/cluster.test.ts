@@ -33,6 +33,17 @@ class Counter extends DurableObject<Env> {
   boom(): never {
     throw new RangeError("bad thing");
   }
+  /** Counts its runs in storage, then throws (and fetch() does the same, as "fetches"). */
+  async countAndThrow(): Promise<never> {
+    await this.ctx.storage.put("runs", ((await this.ctx.storage.get<number>("runs")) ?? 0) + 1);
+    throw new RangeError("counted");
+  }
+  async runs(): Promise<{ runs: number; fetches: number }> {
+    return {
+      runs: (await this.ctx.storage.get<number>("runs")) ?? 0,
+      fetches: (await this.ctx.storage.get<number>("fetches")) ?? 0,
+    };
+  }
   /** Stays in flight until the test releases it. */
   async busy(): Promise<string> {
     await released;
@@ -42,6 +53,10 @@ class Counter extends DurableObject<Env> {
     return value;
   }
   override async fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname === "/count-and-throw") {
+      await this.ctx.storage.put("fetches", ((await this.ctx.storage.get<number>("fetches")) ?? 0) + 1);
+      throw new TypeError("counted");
+    }
     const body = request.method === "POST" ? await request.text() : "";
     return new Response(`${request.method} ${new URL(request.url).pathname} ${body} by ${this.env.HOST_ID}`, {
       status: 201,
@@ -138,6 +153,36 @@ describe("cluster of hosts on loopback", () => {
     expect(res.status).toBe(201);
     expect(res.headers.get("x-served-by")).toBe("host-b");
     expect(await res.text()).toBe("POST /path hello by host-b");
+  });
+
+  test("a forwarded call or fetch that throws on its owner ran once there: the error is not taken for a lost answer", async () => {
+    const a = await startNode("host-a");
+    await startNode("host-b");
+    await beatAll();
+    const name = Array.from({ length: 50 }, (_, i) => `t-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b",
+    ) as string;
+    const stub = a.env.COUNTER.getByName(name);
+    await expect(stub.countAndThrow()).rejects.toThrowError(new RangeError("counted"));
+    await expect(stub.fetch("http://room/count-and-throw")).rejects.toThrowError(new TypeError("counted"));
+    expect(await stub.runs()).toEqual({ runs: 1, fetches: 1 });
+  });
+
+  test("an owner that died (before its heartbeat expired) is ERR_UNAVAILABLE saying the operation did not run", async () => {
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await beatAll();
+    const name = Array.from({ length: 50 }, (_, i) => `u-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b",
+    ) as string;
+    await b.crashForTest();
+    await expect(a.env.COUNTER.getByName(name).increment(1)).rejects.toMatchObject({
+      name: "ActorStoreError",
+      code: "ERR_UNAVAILABLE",
+      message: expect.stringMatching(
+        /^Host host-b could not be reached \(ECONNREFUSED\); the operation on COUNTER object [0-9a-f]{64} did not run\./,
+      ),
+    });
   });
 
   test("kill of the owner: after its heartbeat expires another host serves the object with every confirmed write", async () => {
