@@ -256,11 +256,11 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     }
     if (bad !== undefined) {
       // A damaged tail with nothing valid after it: cut it off durably, as the file adapter does.
+      // Fenced like every write: a newer holder may have cut it already and written there since.
       const doomed = keys.slice(bad.at);
-      const cut = db.transaction([RECORDS], "readwrite", { durability: "strict" });
-      const cutDone = completion(cut);
-      cut.objectStore(RECORDS).delete(this.#range.bound(doomed[0] as IDBValidKey, doomed.at(-1) as IDBValidKey));
-      await cutDone;
+      await this.#write([RECORDS], (cut) =>
+        cut.objectStore(RECORDS).delete(this.#range.bound(doomed[0] as IDBValidKey, doomed.at(-1) as IDBValidKey)),
+      );
     }
     const validKeys = (bad === undefined ? keys : keys.slice(0, bad.at)) as number[];
     const lastRecord = validKeys.at(-1) ?? 0;

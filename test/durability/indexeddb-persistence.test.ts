@@ -349,4 +349,57 @@ describe("IndexedDbPersistence: one writer per database", () => {
     await a.close();
     await b.close();
   });
+
+  it("a load that cuts a damaged tail is fenced too: it never deletes what a newer holder wrote there", async () => {
+    const name = fresh();
+    const setup = await openIndexedDbPersistence(name, options);
+    await setup.load();
+    await setup.append(range(1, 3).map((s) => kvRecord(s)));
+    await setup.close();
+    const frame = await raw(name, "records", (s) => s.get(3) as IDBRequest<Uint8Array>);
+    await raw(name, "records", (s) => s.put(frame.subarray(0, frame.length - 1).slice(), 3));
+    // Tab A's load reads the log's frames; their answer reaches it only once tab B has opened the
+    // object, cut the same tail and written its own record 3.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let reached = () => {};
+    const reading = new Promise<void>((resolve) => (reached = resolve));
+    const slow = wrapFactory((txn, stores, mode) => {
+      if (mode === "readwrite" || !stores.includes("records")) return;
+      const objectStore = txn.objectStore.bind(txn);
+      txn.objectStore = (store: string) => {
+        const s = objectStore(store);
+        if (store !== "records") return s;
+        const getAll = s.getAll.bind(s);
+        s.getAll = (query?: IDBValidKey | IDBKeyRange | null, count?: number) => {
+          const req = getAll(query, count);
+          let handler: IDBRequest["onsuccess"] = null;
+          Object.defineProperty(req, "onsuccess", {
+            configurable: true,
+            get: () => handler,
+            set: (fn: IDBRequest["onsuccess"]) => {
+              handler = fn && ((event: Event) => void gate.then(() => fn.call(req, event)));
+            },
+          });
+          reached();
+          return req;
+        };
+        return s;
+      };
+    });
+    const a = await openIndexedDbPersistence(name, { indexedDB: slow, IDBKeyRange });
+    const loadingA = a.load();
+    await reading;
+    const b = await openIndexedDbPersistence(name, options);
+    expect((await b.load()).lastSeq).toBe(2);
+    await b.append([kvRecord(3, { kv: [{ key: "b", value: new Uint8Array([3]) }] })]);
+    release();
+    await expect(loadingA).rejects.toMatchObject({ code: "ERR_FENCED" });
+    // B's confirmed record 3 is still there.
+    const c = await openIndexedDbPersistence(name, options);
+    const loaded = await loadWithRecords(c);
+    expect(loaded.records.map((r) => r.seq)).toEqual([1, 2, 3]);
+    expect(loaded.records[2]?.kv).toEqual([{ key: "b", value: new Uint8Array([3]) }]);
+    await Promise.all([a.close(), b.close(), c.close()]);
+  });
 });
