@@ -110,8 +110,13 @@ async function openBucket(location: string, mode: "read" | "write"): Promise<Per
     throw new Error(
       `To read ${location}, set ACTORSTORE_S3_ENDPOINT (for example http://127.0.0.1:27480), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.`,
     );
-  const { s3Persistence } = await import("../s3/index");
-  return s3Persistence({
+  const [{ s3Persistence }, { resolveS3Options }, { S3Client }, { S3Layout }] = await Promise.all([
+    import("../s3/index"),
+    import("../s3/options"),
+    import("../s3/s3-client"),
+    import("../s3/s3-layout"),
+  ]);
+  const options = {
     endpoint,
     bucket,
     prefix,
@@ -120,5 +125,13 @@ async function openBucket(location: string, mode: "read" | "write"): Promise<Per
       ? { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN }
       : { accessKeyId, secretAccessKey },
     readOnly: mode === "read",
-  });
+  };
+  // As with a directory: a prefix that holds no object (a typo, or "room-1" for "room-1/") is
+  // refused, never read as an empty object or, for a restore, claimed and written to.
+  const first = new S3Layout(prefix).claim(1);
+  if (!(await new S3Client(resolveS3Options(options)).exists(first)))
+    throw new Error(
+      `${location} holds no actorstore object (there is no ${first}): pass the prefix given to s3Persistence({ prefix }), with its trailing "/" if it has one.`,
+    );
+  return s3Persistence(options);
 }

@@ -61,6 +61,27 @@ describe("actorstore-inspect s3://bucket/prefix", () => {
     await storage.close();
   });
 
+  it("a prefix that holds no object (a typo, a missing trailing slash) is refused, read or restore, and nothing is written there", async () => {
+    const prefix = freshPrefix("inspect-typo");
+    const storage = await ObjectStorage.open({ persistence: s3Persistence(optionsFor(target, prefix)) });
+    await storage.put("k", "v");
+    await storage.sync();
+    const bookmark = await storage.getCurrentBookmark();
+    await storage.close();
+    const wrong = prefix.slice(0, -1);
+    const before = s3.keys("objects", wrong);
+    for (const argv of [["keys"], ["restore", bookmark]]) {
+      const run = await inspectCli(`s3://objects/${wrong}`, ...argv);
+      expect(run.code).toBe(1);
+      expect(run.err.join("\n")).toContain(`s3://objects/${wrong} holds no actorstore object`);
+      expect(run.err.join("\n")).not.toContain("inspect-secret");
+    }
+    expect(s3.keys("objects", wrong)).toEqual(before);
+    const right = await inspectCli(`s3://objects/${prefix}`, "keys");
+    expect(right.code).toBe(0);
+    expect(right.err).toEqual(["(1 key)"]);
+  });
+
   it("without endpoint and credentials in the environment it says what to set", async () => {
     const endpoint = process.env.ACTORSTORE_S3_ENDPOINT;
     delete process.env.ACTORSTORE_S3_ENDPOINT;
