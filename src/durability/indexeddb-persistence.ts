@@ -55,6 +55,8 @@ const SNAPSHOTS = "snapshots";
 const IMAGES = "images";
 const META = "meta";
 const STORES = [RECORDS, SNAPSHOTS, IMAGES, META];
+/** The version the adapter opens its databases with (it creates the stores above at it). */
+const DATABASE_VERSION = 1;
 /** Keys in the META store beside the metadata itself: the writer epoch and the metadata's version. */
 const EPOCH_KEY = "epoch";
 const VERSION_KEY = "meta-version";
@@ -541,12 +543,33 @@ export class IndexedDbPersistence implements PersistenceAdapter {
 
   async #database(): Promise<IDBDatabase> {
     if (this.#db !== null) return this.#db;
-    const open = this.#factory.open(this.#name, 1);
+    const open = this.#factory.open(this.#name, DATABASE_VERSION);
     open.onupgradeneeded = () => {
       for (const store of STORES)
         if (!open.result.objectStoreNames.contains(store)) open.result.createObjectStore(store);
     };
-    this.#db = await request(open);
+    let db: IDBDatabase;
+    try {
+      db = await request(open);
+    } catch (error) {
+      // IndexedDB's VersionError: the database exists with a higher version than this adapter's.
+      if ((error as { name?: unknown } | null)?.name === "VersionError")
+        throw new ActorStoreError(
+          "ERR_CORRUPT",
+          `IndexedDB database "${this.#name}" cannot be opened as an object's persistence: its version is newer than ${DATABASE_VERSION}, the one this adapter creates (a newer actorstore wrote it, or it belongs to other code of the origin). Open it with the version that wrote it, or use another name.`,
+          { cause: error },
+        );
+      throw error;
+    }
+    const missing = STORES.filter((store) => !db.objectStoreNames.contains(store));
+    if (missing.length > 0) {
+      db.close();
+      throw new ActorStoreError(
+        "ERR_CORRUPT",
+        `IndexedDB database "${this.#name}" is not one this adapter created: it has no ${missing.join(", ")} store${missing.length > 1 ? "s" : ""} (it belongs to other code of the origin). Use another name for the object (one database per object).`,
+      );
+    }
+    this.#db = db;
     // Another tab deleting or upgrading the database: let it, and reopen on the next load().
     this.#db.onversionchange = () => {
       this.#db?.close();

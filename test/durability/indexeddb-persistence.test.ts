@@ -173,6 +173,43 @@ describe("IndexedDbPersistence", () => {
     await adapter.close();
   });
 
+  it("a database of the origin that the adapter did not create (a newer version, other stores) is refused with a message saying so", async () => {
+    const create = (name: string, version: number, stores: string[]) =>
+      new Promise<void>((resolve, reject) => {
+        const open = indexedDB.open(name, version);
+        open.onupgradeneeded = () => {
+          for (const store of stores) open.result.createObjectStore(store);
+        };
+        open.onsuccess = () => {
+          open.result.close();
+          resolve();
+        };
+        open.onerror = () => reject(open.error);
+      });
+    const newer = fresh();
+    await create(newer, 2, ["records", "snapshots", "images", "meta"]);
+    await expect((await openIndexedDbPersistence(newer, options)).load()).rejects.toMatchObject({
+      code: "ERR_CORRUPT",
+      message: expect.stringMatching(/its version is newer than 1, .*or use another name/),
+      cause: { name: "VersionError" },
+    });
+    const other = fresh();
+    await create(other, 1, ["todos"]);
+    const adapter = await openIndexedDbPersistence(other, options);
+    await expect(adapter.load()).rejects.toMatchObject({
+      code: "ERR_CORRUPT",
+      message: expect.stringMatching(
+        /is not one this adapter created: it has no records, snapshots, images, meta stores/,
+      ),
+    });
+    // Its connection was closed: the origin can delete that database without being blocked.
+    await new Promise<void>((resolve, reject) => {
+      const del = indexedDB.deleteDatabase(other);
+      del.onsuccess = () => resolve();
+      del.onblocked = () => reject(new Error("blocked by the adapter's connection"));
+    });
+  });
+
   it("a snapshot image that fails its checksum is ERR_CORRUPT", async () => {
     const name = fresh();
     const adapter = await openIndexedDbPersistence(name, options);
