@@ -50,7 +50,8 @@ take the object from its live holder) or "write" (restore).
 Commands:
   keys [--prefix <p>] [--limit <n>]  list keys in UTF-8 order, one a line (a key with a control
                                      character, or starting with ", as a JSON string)
-  get <key>                          print a key's value (<key> as keys prints it)
+  get <key>                          print a key's value (<key> as keys prints it; get -- <key>
+                                     for a key that starts with - )
   sql "<read-only SQL>"              run one read-only statement (hidden _cf_ tables are readable;
                                      text with a control character is printed as a JSON string)
   bookmarks [--all]                  the newest 50 commits with their times and bookmarks (--all:
@@ -92,7 +93,8 @@ export async function runInspect(
   io: InspectIo,
   options: InspectOptions = {},
 ): Promise<number> {
-  if (argv.length === 0 || argv.includes("--help") || argv.includes("-h")) {
+  const beforeEnd = argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv;
+  if (argv.length === 0 || beforeEnd.includes("--help") || beforeEnd.includes("-h")) {
     (argv.length === 0 ? io.err : io.out)(INSPECT_USAGE);
     return argv.length === 0 ? 2 : 0;
   }
@@ -358,7 +360,10 @@ async function withReadOnly<T>(target: InspectTarget, fn: (storage: ObjectStorag
   }
 }
 
-/** Splits `--name value` / `--name=value` flags (a flag without a value reads `"true"`) from positionals. */
+/**
+ * Splits `--name value` / `--name=value` flags (a flag without a value reads `"true"`) from
+ * positionals; after `--` every argument is a positional (`get -- --key`).
+ */
 function parseArgs(
   args: readonly string[],
   known: readonly string[],
@@ -366,9 +371,11 @@ function parseArgs(
 ): { flags: Record<string, string | undefined>; positional: string[] } {
   const flags: Record<string, string | undefined> = {};
   const positional: string[] = [];
+  let optionsEnded = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
-    if (arg.startsWith("--") && arg.length > 2) {
+    if (arg === "--" && !optionsEnded) optionsEnded = true;
+    else if (arg.startsWith("--") && arg.length > 2 && !optionsEnded) {
       const eq = arg.indexOf("=");
       const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
       if (!known.includes(name)) throw new UsageError(`Unknown option --${name}.`);

@@ -169,6 +169,22 @@ describe("actorstore-inspect: safety", () => {
     expect(rows.out.slice(1).map((l) => JSON.parse(l))).toEqual(hostile);
   });
 
+  it("get -- <key>: a key that looks like an option (--force, -h, --) is read after --", async () => {
+    const dir = freshDir();
+    const storage = await ObjectStorage.open({ directory: dir });
+    await storage.put({ "--force": "f", "-h": "h", "--": "dd" });
+    await storage.close();
+    for (const [key, value] of [
+      ["--force", "'f'"],
+      ["-h", "'h'"],
+      ["--", "'dd'"],
+    ] as const)
+      expect(await inspectCli(dir, "get", "--", key)).toMatchObject({ code: 0, out: [value] });
+    expect((await inspectCli(dir, "get", "--force")).code).toBe(2);
+    expect((await inspectCli(dir, "get", "-h")).out.join("\n")).toContain("Usage: actorstore-inspect");
+    expect(INSPECT_USAGE).toContain("get -- <key>");
+  });
+
   it("bookmarks shows the newest 50 commits; --all shows every one, as the help says", async () => {
     expect(INSPECT_USAGE).toContain("the newest 50 commits");
     expect(INSPECT_USAGE).toContain("--all:");
