@@ -570,13 +570,20 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       );
     }
     this.#db = db;
-    // Another tab deleting or upgrading the database: let it, and reopen on the next load().
-    this.#db.onversionchange = () => {
-      this.#db?.close();
+    const drop = () => {
+      if (this.#db !== db) return;
       this.#db = null;
       this.#open = false;
     };
-    return this.#db;
+    // Another tab deleting or upgrading the database: let it, and reopen on the next load().
+    db.onversionchange = () => {
+      db.close();
+      drop();
+    };
+    // The browser closed the connection itself (site data cleared, a backing-store error): its
+    // transactions abort, and the next load() opens a new one instead of failing on the closed one.
+    db.onclose = drop;
+    return db;
   }
 
   #checkOpen(method: string): void {

@@ -4,7 +4,7 @@
  * test/browser/recipe.test.ts.
  */
 
-import { IDBKeyRange, indexedDB } from "fake-indexeddb";
+import { forceCloseDatabase, IDBKeyRange, indexedDB } from "fake-indexeddb";
 import { describe, expect, it } from "vitest";
 import { openIndexedDbPersistence } from "../../src/durability/indexeddb-persistence";
 import { loadWithRecords } from "../../src/durability/persistence";
@@ -39,14 +39,18 @@ async function raw<T>(name: string, store: string, fn: (s: IDBObjectStore) => ID
 
 /**
  * The fake IndexedDB factory, with `change` called on every transaction its connections open (to
- * make writes fail the way a full disk or a browser would).
+ * make writes fail the way a full disk or a browser would), and `opened` on every connection.
  */
-function wrapFactory(change: (txn: IDBTransaction, stores: string[], mode: IDBTransactionMode | undefined) => void) {
+function wrapFactory(
+  change: (txn: IDBTransaction, stores: string[], mode: IDBTransactionMode | undefined) => void,
+  opened: (db: IDBDatabase) => void = () => undefined,
+) {
   return {
     open(dbName: string, version?: number) {
       const req = indexedDB.open(dbName, version);
       req.addEventListener("success", () => {
         const db = req.result;
+        opened(db);
         const transaction = db.transaction.bind(db);
         db.transaction = ((stores, mode, opts) => {
           const txn = transaction(stores, mode, opts);
@@ -331,6 +335,28 @@ describe("IndexedDbPersistence", () => {
     const loaded = await adapter.load();
     expect(loaded.lastSeq).toBe(0);
     await adapter.append([kvRecord(1)]);
+  });
+
+  it("a connection the browser closes (site data cleared): writes fail, and load() reopens as its error says", async () => {
+    const name = fresh();
+    let connection: IDBDatabase | undefined;
+    const watched = wrapFactory(
+      () => undefined,
+      (db) => (connection = db),
+    );
+    const adapter = await openIndexedDbPersistence(name, { indexedDB: watched, IDBKeyRange });
+    await adapter.load();
+    await adapter.append([kvRecord(1)]);
+    forceCloseDatabase(connection as IDBDatabase);
+    await expect(adapter.append([kvRecord(2)])).rejects.toMatchObject({
+      code: "ERR_CLOSED",
+      message: expect.stringMatching(/load \(or reload\) the persistence/),
+    });
+    const loaded = await loadWithRecords(adapter);
+    expect(loaded.records.map((r) => r.seq)).toEqual([1]);
+    await adapter.append([kvRecord(2)]);
+    expect((await adapter.readRecords(0, 2)).map((r) => r.seq)).toEqual([1, 2]);
+    await adapter.close();
   });
 
   it("ObjectStorage over it: writes survive a reopen, and a bookmark restore applies on the next open", async () => {
