@@ -28,7 +28,9 @@
  * - every object gets the next id (0, 1, 2…) the first time it is written; later occurrences are
  *   `REF id`, which preserves shared references and cycles;
  * - binary data as raw bytes: a view writes its `ArrayBuffer` (or a reference to it) and then its
- *   kind, `byteOffset` and length, as V8 does, so views sharing a buffer still share it.
+ *   kind, `byteOffset` and length, as V8 does, so views sharing a buffer still share it. A resizable
+ *   buffer also writes its `maxByteLength` (RESIZABLE_ARRAY_BUFFER), a length-tracking view of one
+ *   no length (VIEW_TRACKING); a view past the end of a shrunk buffer is refused, as V8 refuses it.
  *
  * What round-trips, and what becomes what, follows workerd (V8's serializer), so both codecs give
  * the same results: see docs/values.md.

@@ -223,8 +223,12 @@ export class Decoder {
       case Tag.ARRAY_BUFFER:
         // slice() copies, so every decode hands out a fresh buffer that does not alias `bytes`.
         return this.#register(this.#take(this.#varint()).slice().buffer);
+      case Tag.RESIZABLE_ARRAY_BUFFER:
+        return this.#resizableArrayBuffer();
       case Tag.VIEW:
-        return this.#arrayBufferView();
+        return this.#arrayBufferView(false);
+      case Tag.VIEW_TRACKING:
+        return this.#arrayBufferView(true);
       case Tag.ERROR:
         return this.#error();
       default:
@@ -239,7 +243,26 @@ export class Decoder {
     }
   }
 
-  #arrayBufferView(): ArrayBufferView {
+  #resizableArrayBuffer(): ArrayBuffer {
+    // Registered before its maxByteLength is read, at the id the encoder gave it.
+    const id = this.#objects.length;
+    this.#objects.push(undefined);
+    const bytes = this.#take(this.#varint());
+    const maxByteLength = this.#varint();
+    if (maxByteLength < bytes.byteLength) this.#fail("resizable ArrayBuffer longer than its maxByteLength");
+    const Resizable = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ArrayBuffer;
+    let buffer: ArrayBuffer;
+    try {
+      buffer = new Resizable(bytes.byteLength, { maxByteLength });
+    } catch {
+      return this.#fail("resizable ArrayBuffer not supported by this runtime or too large");
+    }
+    new Uint8Array(buffer).set(bytes);
+    this.#objects[id] = buffer;
+    return buffer;
+  }
+
+  #arrayBufferView(tracking: boolean): ArrayBufferView {
     // Reserve the view's id before reading its buffer, matching the encoder's numbering.
     const id = this.#objects.length;
     this.#objects.push(undefined);
@@ -248,11 +271,23 @@ export class Decoder {
     const buffer = this.#read();
     if (!(buffer instanceof ArrayBuffer)) this.#fail("view without an ArrayBuffer");
     const byteOffset = this.#varint();
-    const byteLength = this.#varint();
-    if (byteOffset + byteLength > buffer.byteLength || byteLength % kind.bytesPerElement !== 0) {
-      this.#fail("view outside its buffer");
+    let view: ArrayBufferView;
+    if (tracking) {
+      // Made without a length, so it follows the buffer's size, as the view that was stored did.
+      if (!(buffer as { resizable?: boolean }).resizable) this.#fail("length-tracking view of a fixed-length buffer");
+      if (byteOffset > buffer.byteLength || byteOffset % kind.bytesPerElement !== 0)
+        this.#fail("view outside its buffer");
+      view = new (kind.ctor as unknown as new (buffer: ArrayBuffer, byteOffset: number) => ArrayBufferView)(
+        buffer,
+        byteOffset,
+      );
+    } else {
+      const byteLength = this.#varint();
+      if (byteOffset + byteLength > buffer.byteLength || byteLength % kind.bytesPerElement !== 0) {
+        this.#fail("view outside its buffer");
+      }
+      view = new kind.ctor(buffer, byteOffset, byteLength / kind.bytesPerElement);
     }
-    const view = new kind.ctor(buffer, byteOffset, byteLength / kind.bytesPerElement);
     this.#objects[id] = view;
     return view;
   }

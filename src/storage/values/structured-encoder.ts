@@ -8,16 +8,21 @@ import {
   hasOwn,
   isDetached,
   isIndexKey,
+  isLengthTracking,
+  isOutOfBounds,
   isWellFormed,
   KEEP_BUFFER_BYTES,
   nodeBuffer,
   objectToString,
+  outOfBoundsView,
+  resizableMaxByteLength,
   SHORT_STRING,
   Tag,
   typedArrayKindOf,
   UNCLONEABLE_TAGS,
   uncloneable,
   utf8Encoder,
+  VIEW_BY_KIND,
   VIEW_KIND_BY_NAME,
 } from "./structured-format";
 import { STRUCTURED_CODEC_TAG } from "./tags";
@@ -310,9 +315,8 @@ export class Encoder {
         return;
       }
       case "ArrayBuffer":
-        if (isDetached(value as ArrayBuffer)) throw detachedArrayBuffer();
-        this.#tag(Tag.ARRAY_BUFFER);
-        this.#rawBytes(new Uint8Array(value as ArrayBuffer));
+        // A method of its own: a local here would enlarge this frame, which every nesting level pays.
+        this.#arrayBuffer(value as ArrayBuffer);
         return;
       case "Error":
         this.#error(value as Error);
@@ -393,16 +397,32 @@ export class Encoder {
     }
   }
 
+  #arrayBuffer(buffer: ArrayBuffer): void {
+    if (isDetached(buffer)) throw detachedArrayBuffer();
+    // A resizable one keeps its maxByteLength, as V8 (and so the platform) stores it.
+    const maxByteLength = resizableMaxByteLength(buffer);
+    this.#tag(maxByteLength === undefined ? Tag.ARRAY_BUFFER : Tag.RESIZABLE_ARRAY_BUFFER);
+    this.#rawBytes(new Uint8Array(buffer));
+    if (maxByteLength !== undefined) this.#varint(maxByteLength);
+  }
+
   #arrayBufferView(view: ArrayBufferView): void {
     const kindName = typedArrayKindOf?.call(view) ?? "DataView";
     const kind = VIEW_KIND_BY_NAME.get(kindName);
     if (kind === undefined) throw uncloneable(describeObject(view, kindName));
     // Before the view's offset is read: a DataView over a detached buffer throws a TypeError there.
     if (isDetached(view.buffer)) throw detachedArrayBuffer();
-    this.#tag(Tag.VIEW);
+    // So does one past the end of a resizable buffer that shrank; V8 refuses such a view.
+    const isDataView = kindName === "DataView";
+    const resizable = resizableMaxByteLength(view.buffer) !== undefined;
+    if (resizable && isOutOfBounds(view, isDataView)) throw outOfBoundsView(view, isDataView);
+    const pooled = nodeBuffer?.isBuffer(view) === true && view.byteLength !== view.buffer.byteLength;
+    const tracking =
+      resizable && !pooled && isLengthTracking(view, isDataView, VIEW_BY_KIND.get(kind)?.bytesPerElement ?? 1);
+    this.#tag(tracking ? Tag.VIEW_TRACKING : Tag.VIEW);
     this.#tag(kind);
     const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-    if (nodeBuffer?.isBuffer(view) && view.byteLength !== view.buffer.byteLength) {
+    if (pooled) {
       // A small Node Buffer is a window on a shared 8 KiB pool of unrelated data: store only its
       // own bytes (read back as a Uint8Array, as on the platform, which has no Buffer type).
       this.#tag(Tag.ARRAY_BUFFER);
@@ -414,7 +434,8 @@ export class Encoder {
       this.#object(view.buffer);
       this.#varint(view.byteOffset);
     }
-    this.#varint(view.byteLength);
+    // A tracking view has no length of its own: it covers its buffer from its offset on.
+    if (!tracking) this.#varint(view.byteLength);
   }
 
   #error(error: Error): void {

@@ -35,6 +35,17 @@ export const Tag = {
   ARRAY_BUFFER: 24,
   VIEW: 25,
   ERROR: 26,
+  /**
+   * A resizable ArrayBuffer: its current bytes (as ARRAY_BUFFER), then varint maxByteLength. Views
+   * over it refer to it as to any buffer. Older versions never wrote it (they stored such a buffer
+   * as a fixed-length ARRAY_BUFFER).
+   */
+  RESIZABLE_ARRAY_BUFFER: 27,
+  /**
+   * A length-tracking view of a resizable buffer (made without a length: it follows the buffer's
+   * size): as VIEW, without the byte length. Older versions never wrote it.
+   */
+  VIEW_TRACKING: 28,
 } as const;
 
 /** View kinds, in the stored format. `undefined` constructors are absent in this runtime. */
@@ -150,6 +161,86 @@ export function isDetached(buffer: ArrayBufferLike): boolean {
   } catch {
     return true;
   }
+}
+
+const resizableGetter = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "resizable")?.get;
+const maxByteLengthGetter = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "maxByteLength")?.get;
+
+/**
+ * The `maxByteLength` of a resizable ArrayBuffer, `undefined` for a fixed-length one (and in a
+ * runtime without resizable buffers). Read through `ArrayBuffer.prototype`'s brand-checking
+ * getters, so an own property or a subclass's getter cannot make a buffer look otherwise.
+ */
+export function resizableMaxByteLength(buffer: ArrayBufferLike): number | undefined {
+  if (resizableGetter === undefined || maxByteLengthGetter === undefined) return undefined;
+  if (!(resizableGetter.call(buffer) as boolean)) return undefined;
+  return maxByteLengthGetter.call(buffer) as number;
+}
+
+const typedArrayAt = (Object.getPrototypeOf(Uint8Array.prototype) as { at?: (i: number) => unknown }).at;
+
+/**
+ * Whether a view over a resizable buffer that shrank lies (partly) past its end. Its `byteOffset`
+ * and `byteLength` then read 0 (a typed array) or throw (a DataView); V8 refuses to clone it, see
+ * {@link outOfBoundsView}. Only a view over a resizable buffer can be out of bounds.
+ */
+export function isOutOfBounds(view: ArrayBufferView, isDataView: boolean): boolean {
+  try {
+    if (isDataView) void view.byteOffset;
+    // %TypedArray%.prototype.at validates the array first: it throws for one out of bounds.
+    else if (view.byteLength === 0 && typedArrayAt !== undefined) typedArrayAt.call(view, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+const byteLengthGetter = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")?.get;
+const resizeMethod = (ArrayBuffer.prototype as { resize?: (byteLength: number) => void }).resize;
+
+/** `ArrayBuffer.prototype`'s own `resize`, whatever the buffer's own properties say. */
+function resize(buffer: ArrayBufferLike, byteLength: number): void {
+  resizeMethod?.call(buffer, byteLength);
+}
+
+/**
+ * Whether a view of a resizable buffer (in bounds) is length-tracking, made without a length so
+ * that it follows the buffer's size, as V8 stores it (the platform reads it back tracking). JS
+ * cannot ask a view; the buffer is resized by one element and back, which changes the length of a
+ * tracking view only, and leaves the buffer's size and bytes as they were. Grown where there is room
+ * (the new bytes are dropped again); otherwise shrunk, with the bytes it drops put back after, where
+ * a fixed view that reaches into them goes out of bounds and a tracking one does not. A view that
+ * ends an element or more before the buffer's end is fixed, and is told without a resize. Left as
+ * fixed: an empty tracking view at the very end of a buffer at its maximum size (no resize tells it).
+ */
+export function isLengthTracking(view: ArrayBufferView, isDataView: boolean, bytesPerElement: number): boolean {
+  const buffer = view.buffer;
+  const length = byteLengthGetter?.call(buffer) as number;
+  const max = resizableMaxByteLength(buffer);
+  if (max === undefined || resizeMethod === undefined) return false;
+  if (length - (view.byteOffset + view.byteLength) >= bytesPerElement) return false;
+  if (length + bytesPerElement <= max) {
+    const before = view.byteLength;
+    resize(buffer, length + bytesPerElement);
+    const grew = view.byteLength !== before;
+    resize(buffer, length);
+    return grew;
+  }
+  if (length < bytesPerElement || view.byteOffset > length - bytesPerElement) return false;
+  const dropped = new Uint8Array(buffer, length - bytesPerElement, bytesPerElement).slice();
+  resize(buffer, length - bytesPerElement);
+  const tracking = !isOutOfBounds(view, isDataView);
+  resize(buffer, length);
+  new Uint8Array(buffer, length - bytesPerElement, bytesPerElement).set(dropped);
+  return tracking;
+}
+
+/**
+ * V8's refusal of a view that is out of bounds ({@link isOutOfBounds}), as workerd words it: a
+ * DataView is named, a typed array is `[object Object]`.
+ */
+export function outOfBoundsView(view: ArrayBufferView, isDataView: boolean): Error {
+  return uncloneable(isDataView ? describeObject(view, "DataView") : "[object Object]");
 }
 
 /** V8's refusal of a detached ArrayBuffer, or of a view over one. */

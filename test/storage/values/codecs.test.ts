@@ -267,3 +267,125 @@ describe("codec tags", () => {
     });
   });
 });
+
+describe("resizable ArrayBuffers (as workerd stores them, probed through Miniflare)", () => {
+  type Resizable = ArrayBuffer & { resizable: boolean; maxByteLength: number; resize(n: number): void };
+  const rab = (length: number, maxByteLength: number, fill: number[] = []): Resizable => {
+    const b = new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => Resizable)(length, {
+      maxByteLength,
+    });
+    new Uint8Array(b).set(fill);
+    return b;
+  };
+  const shape = (b: ArrayBuffer) => {
+    const r = b as Resizable;
+    return {
+      resizable: r.resizable,
+      byteLength: r.byteLength,
+      maxByteLength: r.maxByteLength,
+      bytes: [...new Uint8Array(b)],
+    };
+  };
+
+  for (const codec of codecs) {
+    it(`${codec.name}: a resizable buffer keeps its maxByteLength, its bytes and its identity among views; it still resizes`, () => {
+      const buffer = rab(4, 16, [1, 2, 3, 4]);
+      const got = roundTrip(codec, [buffer, new Uint16Array(buffer, 0, 1), new DataView(buffer, 1, 2), rab(0, 0)]) as [
+        Resizable,
+        Uint16Array,
+        DataView,
+        Resizable,
+      ];
+      expect(shape(got[0])).toEqual({ resizable: true, byteLength: 4, maxByteLength: 16, bytes: [1, 2, 3, 4] });
+      expect(got[1].buffer).toBe(got[0]);
+      expect(got[2].buffer).toBe(got[0]);
+      expect([got[1].byteOffset, got[1].length, got[2].byteOffset, got[2].byteLength]).toEqual([0, 1, 1, 2]);
+      expect(shape(got[3])).toEqual({ resizable: true, byteLength: 0, maxByteLength: 0, bytes: [] });
+      got[0].resize(16);
+      expect(got[0].byteLength).toBe(16);
+      // A fixed-length view over it stays fixed.
+      expect(got[1].length).toBe(1);
+    });
+
+    it(`${codec.name}: a length-tracking view comes back tracking and a fixed one fixed; encoding leaves the buffer as it was`, () => {
+      const roomy = rab(6, 16, [1, 2, 3, 4, 5, 6]);
+      const full = rab(6, 6, [1, 2, 3, 4, 5, 6]);
+      const views = {
+        tracking: new Uint8Array(roomy, 1),
+        trackingData: new DataView(roomy, 2),
+        fixedToEnd: new Uint8Array(roomy, 1, 5),
+        trackingAtMax: new Uint16Array(full, 2),
+        fixedAtMax: new Uint16Array(full, 2, 2),
+        trackingDataAtMax: new DataView(full, 5),
+        fixedShort: new Uint8Array(full, 0, 3),
+      };
+      const got = roundTrip(codec, views) as Record<keyof typeof views, ArrayBufferView>;
+      // The buffers were resized and put back: same size, same bytes.
+      expect([shape(roomy), shape(full)]).toEqual([
+        { resizable: true, byteLength: 6, maxByteLength: 16, bytes: [1, 2, 3, 4, 5, 6] },
+        { resizable: true, byteLength: 6, maxByteLength: 6, bytes: [1, 2, 3, 4, 5, 6] },
+      ]);
+      const byteLength = (v: ArrayBufferView): number | "out of bounds" => {
+        try {
+          return v.byteLength;
+        } catch {
+          return "out of bounds"; // a DataView past its buffer's end throws
+        }
+      };
+      const lengths = () => Object.fromEntries(Object.entries(got).map(([k, v]) => [k, byteLength(v)]));
+      expect(lengths()).toEqual({
+        tracking: 5,
+        trackingData: 4,
+        fixedToEnd: 5,
+        trackingAtMax: 4,
+        fixedAtMax: 4,
+        trackingDataAtMax: 1,
+        fixedShort: 3,
+      });
+      (got.tracking.buffer as Resizable).resize(10);
+      (got.trackingAtMax.buffer as Resizable).resize(4);
+      expect(lengths()).toEqual({
+        tracking: 9,
+        trackingData: 8,
+        fixedToEnd: 5,
+        trackingAtMax: 2,
+        fixedAtMax: 0, // out of bounds now, as any fixed view past the end
+        trackingDataAtMax: "out of bounds",
+        fixedShort: 3,
+      });
+    });
+
+    it(`${codec.name}: a view past the end of its shrunk resizable buffer is refused with V8's DataCloneError`, () => {
+      const typed = rab(8, 8);
+      const u16 = new Uint16Array(typed, 4, 2);
+      const tracking = new Uint8Array(typed, 4);
+      typed.resize(2);
+      const viewed = rab(8, 8);
+      const dataView = new DataView(viewed, 4, 4);
+      viewed.resize(2);
+      const refusal = (value: unknown) => {
+        try {
+          codec.encode(value);
+          return "encoded";
+        } catch (e) {
+          return `${(e as Error).name}: ${(e as Error).message}`;
+        }
+      };
+      expect(refusal([u16])).toBe("DataCloneError: [object Object] could not be cloned.");
+      expect(refusal(tracking)).toBe("DataCloneError: [object Object] could not be cloned.");
+      expect(refusal({ dataView })).toBe("DataCloneError: #<DataView> could not be cloned.");
+      // An empty view inside the bounds is a view like any other.
+      const inBounds = rab(8, 8);
+      const empty = roundTrip(codec, new Uint8Array(inBounds, 8, 0)) as Uint8Array;
+      expect([empty.byteOffset, empty.byteLength, (empty.buffer as Resizable).resizable]).toEqual([8, 0, true]);
+    });
+  }
+
+  it("structured: a fixed-length ArrayBuffer is written as before (the resizable form is a tag older values never have)", () => {
+    const fixed = structuredCodec.encode(new Uint8Array([1, 2, 3]).buffer);
+    const resizable = structuredCodec.encode(rab(3, 3, [1, 2, 3]));
+    expect(fixed.length).toBe(resizable.length - 1); // the same bytes, plus maxByteLength
+    expect(fixed[1]).not.toBe(resizable[1]);
+    expect(shape(structuredCodec.decode(fixed) as ArrayBuffer).resizable).toBe(false);
+  });
+});
