@@ -34,6 +34,28 @@ export function isErrno(error: unknown, code: string): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
 }
 
+/**
+ * The first path on the way to `directory` (from the root down, `directory` included) that exists
+ * and is not a directory, or `undefined`.
+ */
+export async function fileOnPath(
+  directory: string,
+  fs: typeof import("node:fs/promises"),
+  path: typeof import("node:path"),
+): Promise<string | undefined> {
+  const ancestors: string[] = [];
+  for (let p = path.resolve(directory); ; p = path.dirname(p)) {
+    ancestors.unshift(p);
+    if (path.dirname(p) === p) break;
+  }
+  for (const p of ancestors) {
+    const info = await fs.stat(p).catch(() => undefined);
+    if (info === undefined) return undefined;
+    if (!info.isDirectory()) return p;
+  }
+  return undefined;
+}
+
 /** Writes all of `data` at `position` (a single write may write less). */
 export async function writeAll(handle: FileHandle, data: Uint8Array, position: number): Promise<void> {
   let at = 0;

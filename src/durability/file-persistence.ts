@@ -35,7 +35,16 @@ import { type NativeCrc32, useNativeCrc32 } from "./crc32";
 import { DirectoryLock, type LockEnv, syncLockFs } from "./directory-lock";
 import { type DirectoryScan, type Segment, scanDirectory } from "./directory-scan";
 import { DirectoryIo, loadNodeModules } from "./file-io";
-import { asPlainBytes, deltaName, isErrno, META_NAME, segmentName, snapshotName, writeAll } from "./file-layout";
+import {
+  asPlainBytes,
+  deltaName,
+  fileOnPath,
+  isErrno,
+  META_NAME,
+  segmentName,
+  snapshotName,
+  writeAll,
+} from "./file-layout";
 import { SegmentReader } from "./file-log-reader";
 import { decodeMeta, encodeMeta } from "./file-meta";
 import type { FilePersistence, FilePersistenceStats, OpenFilePersistenceOptions } from "./file-persistence-types";
@@ -154,7 +163,14 @@ class FileAdapter implements FilePersistence {
         }
       }
     } else {
-      const created = await fs.mkdir(this.directory, { recursive: true });
+      const created = await fs.mkdir(this.directory, { recursive: true }).catch(async (error: unknown) => {
+        // mkdir names the whole path; the file in the way is one of its ancestors: name that one.
+        if (isErrno(error, "ENOTDIR")) {
+          const file = await fileOnPath(this.directory, fs, this.#io.path);
+          if (file !== undefined) (error as { path?: string }).path = file;
+        }
+        throw error;
+      });
       // A freshly created directory must itself survive a crash before anything in it can.
       if (created !== undefined) await this.#io.syncDir(this.#io.path.dirname(this.directory));
       this.#lock ??= await DirectoryLock.acquire(this.directory, this.#lockEnv);

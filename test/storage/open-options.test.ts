@@ -148,9 +148,13 @@ describe("ObjectStorage.open: a directory that cannot hold the data", () => {
   it("a file on the way to the directory", async () => {
     const file = join(root, "b-file");
     writeFileSync(file, "x");
-    const e = await dirErrorOf(join(file, "sub"));
-    expect(e.message).toContain("a part of its path");
-    expect(e.message).toContain(JSON.stringify(join(file, "sub")));
+    for (const directory of [join(file, "sub"), join(file, "sub", "deeper")]) {
+      const e = await dirErrorOf(directory);
+      // It names the file in the way, not the whole path.
+      expect(e.message).toBe(
+        `The storage directory ${JSON.stringify(directory)} cannot be used: a part of its path (${JSON.stringify(file)}) is a file, not a directory. Choose another directory, or move the file away. (ENOTDIR on mkdir)`,
+      );
+    }
   });
 
   it("ObjectContext.create({ storage: { directory } }) explains it the same way", async () => {
