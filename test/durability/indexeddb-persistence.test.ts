@@ -347,7 +347,7 @@ describe("IndexedDbPersistence", () => {
     const adapter = await openIndexedDbPersistence(name, { indexedDB: watched, IDBKeyRange });
     await adapter.load();
     await adapter.append([kvRecord(1)]);
-    forceCloseDatabase(connection as IDBDatabase);
+    forceCloseDatabase(connection as unknown as Parameters<typeof forceCloseDatabase>[0]);
     await expect(adapter.append([kvRecord(2)])).rejects.toMatchObject({
       code: "ERR_CLOSED",
       message: expect.stringMatching(/load \(or reload\) the persistence/),
