@@ -110,12 +110,22 @@ export function applyOperation(instance: object, operation: StubOperation): unkn
     return (handler as (r: Request) => Response | Promise<Response>).call(instance, operation.request);
   }
   const name = operation.kind === "call" ? operation.method : operation.property;
+  if (RESERVED_HANDLERS.has(name)) throw new TypeError(`'${name}' is a reserved method and cannot be called over RPC.`);
   const member = findMember(instance, name);
-  const value = member === undefined ? undefined : "value" in member ? member.value : member.get?.call(instance);
+  if (member === undefined) throw new TypeError(missingMethodMessage(name));
+  const value = "value" in member ? member.value : member.get?.call(instance);
   if (operation.kind === "get") return value;
   if (typeof value !== "function") throw new TypeError(missingMethodMessage(name));
   return (value as (...a: unknown[]) => unknown).apply(instance, operation.args);
 }
+
+/** The event handlers the platform refuses to run over RPC (the host calls them itself). */
+const RESERVED_HANDLERS: ReadonlySet<string> = new Set([
+  "alarm",
+  "webSocketMessage",
+  "webSocketClose",
+  "webSocketError",
+]);
 
 /** A stub's binding to one instance of its object. @internal */
 export interface StubBinding {

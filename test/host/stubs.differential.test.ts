@@ -94,6 +94,16 @@ async function scenario(env: Record<string, any>): Promise<Record<string, unknow
   await t("stubSetId", () => {
     env.C.get(id).id = 1;
   });
+  // The platform's event handlers are not RPC methods; a property the class does not have is not one
+  // either. (A fresh stub: `s` was bound to the instance that abortMe reset.)
+  const fresh = env.C.get(id);
+  await t("alarmOverRpc", () => fresh.alarm());
+  await t("webSocketMessageOverRpc", () => fresh.webSocketMessage(null, "x"));
+  await t("awaitAlarm", async () => typeof (await fresh.alarm));
+  await t("awaitMissing", async () => await fresh.nope);
+  await t("awaitField", async () => await fresh.field);
+  await t("awaitCtx", async () => typeof (await fresh.ctx));
+  await t("freshStubWorks", () => fresh.increment(1));
   await t("stubSetName", () => {
     env.C.get(id).name = "b";
   });
@@ -110,6 +120,8 @@ const CLASS_SOURCE = `
   get answer() { return 42; }
   field = 7;
   whoAmI() { return { name: this.ctx.id.name ?? null }; }
+  async alarm() { return "alarm ran"; }
+  webSocketMessage() { return "webSocketMessage ran"; }
   async fetch(request) { return new Response("fetched " + new URL(request.url).pathname); }
 `;
 
