@@ -1,0 +1,163 @@
+/**
+ * The forwarding endpoint's wire side, for cluster-host.ts: reading a forwarded request (its path,
+ * the headers that carry an object's name, a body within its limit, a call's arguments), answering a
+ * call, and telling a connection that was never made from one that broke after the request left.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ObjectId } from "../context/object-id";
+import { ObjectNamespace } from "../host/namespace";
+import { decode, encode, FORWARD_PREFIX, toWireError, type WireResult } from "./wire";
+
+/** The largest body of a forwarded call or property read (its v8-serialized arguments). */
+export const MAX_FORWARDED_RPC_BYTES = 32 * 1024 * 1024;
+/** The largest body of a forwarded request to an object's `fetch()`. */
+export const MAX_FORWARDED_FETCH_BYTES = 100 * 1024 * 1024;
+
+/** A forwarded request refused before it reached an object (answered with `status`, plain text). */
+export class ForwardRefusal extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** What a forwarded request's path and headers name. */
+export interface ForwardedRequest {
+  readonly ns: string;
+  readonly id: ObjectId;
+  readonly kind: "call" | "get" | "start" | "fetch";
+  /** The method (call) or property (get); `""` otherwise. */
+  readonly member: string;
+}
+
+const KINDS: ReadonlySet<string> = new Set(["call", "get", "start", "fetch"]);
+
+/**
+ * Reads `/actorstore/v1/<namespace>/<id>/<kind>[/<member>]` and `x-actorstore-name`. Throws a
+ * {@link ForwardRefusal} (404 for another path or version, 400 for anything malformed).
+ */
+export function parseForwarded(req: IncomingMessage, env: Record<string, unknown>): ForwardedRequest {
+  const path = (req.url ?? "/").split("?")[0] as string;
+  if (!path.startsWith(FORWARD_PREFIX)) throw new ForwardRefusal(404, "not found");
+  const parts = path.slice(FORWARD_PREFIX.length).split("/");
+  const [nsPart = "", idPart = "", kind = "", memberPart] = parts;
+  if (!KINDS.has(kind) || parts.length > 4) throw new ForwardRefusal(400, `unknown operation ${path}`);
+  const ns = decodeOrRefuse(nsPart, "namespace");
+  const namespace = Object.hasOwn(env, ns) ? env[ns] : undefined;
+  if (!(namespace instanceof ObjectNamespace)) throw new ForwardRefusal(400, `no namespace ${ns}`);
+  const nameHeader = req.headers["x-actorstore-name"];
+  const unitsHeader = req.headers["x-actorstore-name-units"];
+  const name =
+    typeof unitsHeader === "string"
+      ? nameFromUnits(unitsHeader)
+      : typeof nameHeader === "string"
+        ? decodeOrRefuse(nameHeader, "name")
+        : undefined;
+  let id: ObjectId;
+  try {
+    id = name !== undefined ? namespace.idFromName(name) : namespace.idFromString(idPart);
+  } catch (e) {
+    throw new ForwardRefusal(400, (e as Error).message);
+  }
+  if (id.toString() !== idPart) throw new ForwardRefusal(400, "the name does not match the id");
+  const member = kind === "call" || kind === "get" ? decodeOrRefuse(memberPart ?? "", "member") : "";
+  if ((kind === "call" || kind === "get") && member === "") throw new ForwardRefusal(400, `no member in ${path}`);
+  const length = Number(req.headers["content-length"] ?? 0);
+  const limit = kind === "fetch" ? MAX_FORWARDED_FETCH_BYTES : MAX_FORWARDED_RPC_BYTES;
+  if (length > limit) throw tooLarge(limit);
+  return { ns, id, kind: kind as ForwardedRequest["kind"], member };
+}
+
+/**
+ * The headers that carry an id's name: `x-actorstore-name`, percent-encoded; or, for a name with a
+ * lone surrogate (which percent-encoding cannot carry, and which is a name of its own, with its own
+ * id), `x-actorstore-name-units`: its UTF-16 code units, four hex digits each.
+ */
+export function nameHeaders(name: string): Record<string, string> {
+  try {
+    return { "x-actorstore-name": encodeURIComponent(name) };
+  } catch {
+    let units = "";
+    for (let i = 0; i < name.length; i++) units += name.charCodeAt(i).toString(16).padStart(4, "0");
+    return { "x-actorstore-name-units": units };
+  }
+}
+
+function nameFromUnits(units: string): string {
+  if (!/^(?:[0-9a-f]{4})*$/.test(units)) throw new ForwardRefusal(400, "malformed name (x-actorstore-name-units)");
+  let name = "";
+  for (let i = 0; i < units.length; i += 4) name += String.fromCharCode(Number.parseInt(units.slice(i, i + 4), 16));
+  return name;
+}
+
+function decodeOrRefuse(text: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new ForwardRefusal(400, `malformed ${what} (bad percent-encoding)`);
+  }
+}
+
+function tooLarge(limit: number): ForwardRefusal {
+  return new ForwardRefusal(413, `a forwarded operation's body may have at most ${limit} bytes`);
+}
+
+/** The request's body, refusing one over `limit` bytes (it stops reading there). */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer<ArrayBuffer>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A call's arguments: a v8-serialized array, or a 400. */
+export function decodeArguments(body: Buffer): unknown[] {
+  let args: unknown;
+  try {
+    args = decode<unknown>(body);
+  } catch {
+    throw new ForwardRefusal(400, "the call's arguments are not a v8-serialized array");
+  }
+  if (!Array.isArray(args)) throw new ForwardRefusal(400, "the call's arguments are not a v8-serialized array");
+  return args;
+}
+
+/** Answers a call or property read with its serialized result (or the error serializing it gave). */
+export function answerCall(res: ServerResponse, result: WireResult): void {
+  let bytes: Uint8Array;
+  try {
+    bytes = encode(result);
+  } catch (e) {
+    bytes = encode({ ok: false, error: toWireError(e) });
+  }
+  res.writeHead(200, { "content-type": "application/octet-stream" }).end(bytes);
+}
+
+/** Codes of a connection that was never made: the request did not leave this host. */
+const CONNECT_FAILURES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/** The code when `e` (a rejection of `fetch`) says the connection was never made; otherwise undefined. */
+export function connectFailure(e: unknown): string | undefined {
+  const code = (e as { cause?: { code?: unknown } })?.cause?.code;
+  return typeof code === "string" && CONNECT_FAILURES.has(code) ? code : undefined;
+}
+
+/** A short description of a transport failure, for messages. */
+export function describeFailure(e: unknown): string {
+  const cause = (e as { cause?: { code?: unknown; message?: unknown } })?.cause;
+  if (typeof cause?.code === "string") return cause.code;
+  if (typeof cause?.message === "string") return cause.message;
+  return e instanceof Error ? e.message : String(e);
+}
