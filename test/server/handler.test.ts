@@ -23,6 +23,14 @@ async function tempDir(): Promise<string> {
 }
 
 const base = "http://local/client/v4";
+
+/** A node:http response's status and whole body, as text. */
+async function answerOf(res: import("node:http").IncomingMessage): Promise<{ status: number; body: string }> {
+  res.setEncoding("utf8");
+  let body = "";
+  for await (const chunk of res) body += chunk as string;
+  return { status: res.statusCode ?? 0, body };
+}
 const filterBody = JSON.stringify([{ expression: 'http.request.uri.path contains "/admin"' }]);
 
 describe("options", () => {
@@ -278,14 +286,9 @@ describe("startApiServer: request targets and methods the fetch API cannot carry
     const { request } = await import("node:http");
     const { hostname, port } = new URL(url);
     return new Promise((resolve, reject) => {
-      const req = request({ hostname, port, method, path, headers: { authorization: AUTH.authorization } }, (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = request({ hostname, port, method, path, headers: { authorization: AUTH.authorization } }, (res) =>
+        answerOf(res).then(resolve, reject),
+      );
       req.on("error", reject);
       req.end();
     });
@@ -360,14 +363,9 @@ describe("startApiServer: the request body limit", () => {
     const { request } = await import("node:http");
     let sent = 0;
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(filtersUrl(server.url), { method: "POST", headers: AUTH }, (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = request(filtersUrl(server.url), { method: "POST", headers: AUTH }, (res) =>
+        answerOf(res).then(resolve, reject),
+      );
       req.on("error", reject);
       const chunk = "[".repeat(16 * 1024);
       // Sends for as long as the server reads: an endless body (chunked, no Content-Length).
