@@ -129,8 +129,16 @@ async function scanOnce(
   deferred: { offThread: OffThreadCrc; started(check: Promise<boolean>): void } | undefined,
 ): Promise<DirectoryScan> {
   const file = (name: string) => path.join(directory, name);
-  const corrupt = (what: string, damage: Damage) => {
-    const error = corruptError(directory, what);
+  const corrupt = (what: string, damage: Damage, advice?: string) => {
+    // `repair` cuts damage; it cannot bring back what is missing, so it is not offered for that.
+    const error = corruptError(
+      directory,
+      what,
+      advice ??
+        (damage.kind === "unreachable"
+          ? "Restore the directory from a backup: repair cannot rebuild a state from files that are missing or damaged."
+          : undefined),
+    );
     damages.set(error, damage);
     return error;
   };
@@ -139,10 +147,9 @@ async function scanOnce(
     const value = Number(digits);
     if (!Number.isSafeInteger(value))
       throw corrupt(
-        `${name} names the number ${digits ?? ""}, which is past the largest this adapter writes (it is not one of its files: move it out of the directory)`,
-        {
-          kind: "unreachable",
-        },
+        `${name} names the number ${digits ?? ""}, which is past the largest this adapter writes`,
+        { kind: "unreachable" },
+        "It is not one of the adapter's files: move it out of the directory.",
       );
     return value;
   };
@@ -358,7 +365,7 @@ async function scanOnce(
     throw corrupt(
       damaged !== ""
         ? `the newest snapshot cannot be read (${damaged}), and no older snapshot with the log after it reaches the newest commit (seq ${lastSeq}), so that state cannot be rebuilt`
-        : `the log starts at commit ${firstLogSeq ?? lastSeq + 1}, but no snapshot holds the state before it (the snapshot files are missing), so no commit can be rebuilt`,
+        : `the log starts at commit ${firstLogSeq ?? lastSeq + 1}, but no snapshot holds the state before it (the log segments before it, or the snapshot that replaced them, are missing), so no commit can be rebuilt`,
       { kind: "unreachable" },
     );
   }
@@ -396,11 +403,14 @@ export function damageOf(error: unknown): Damage | undefined {
   return error instanceof Error ? damages.get(error) : undefined;
 }
 
-/** The `ERR_CORRUPT` error of a damaged directory. @internal */
-export function corruptError(directory: string, what: string): ActorStoreError {
+/**
+ * The `ERR_CORRUPT` error of a damaged directory; `advice` replaces the default (a backup, or
+ * `repair`) where repair cannot help. @internal
+ */
+export function corruptError(directory: string, what: string, advice?: string): ActorStoreError {
   return new ActorStoreError(
     "ERR_CORRUPT",
-    `The persisted data in ${directory} is damaged: ${what}. Nothing was changed. Restore the directory from a backup, or run actorstore-inspect ${directory} repair (it keeps a copy of every file it changes).`,
+    `The persisted data in ${directory} is damaged: ${what}. Nothing was changed. ${advice ?? `Restore the directory from a backup, or run actorstore-inspect ${directory} repair (it keeps a copy of every file it changes).`}`,
   );
 }
 

@@ -170,7 +170,7 @@ describe("file persistence: bit flips", () => {
     );
     expect(error).toMatchObject({ name: "ActorStoreError", code: "ERR_CORRUPT" });
     expect((error as Error).message).toMatch(
-      /the log starts at commit \d+, but no snapshot holds the state before it \(the snapshot files are missing\), so no commit can be rebuilt/,
+      /the log starts at commit \d+, but no snapshot holds the state before it \(the log segments before it, or the snapshot that replaced them, are missing\), so no commit can be rebuilt\. Nothing was changed\. Restore the directory from a backup: repair cannot rebuild a state from files that are missing or damaged\.$/,
     );
     expect(await contents(dir)).toEqual(before);
   });

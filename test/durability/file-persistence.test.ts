@@ -239,6 +239,7 @@ describe("FilePersistence: names it did not write", () => {
       );
       expect(error).toMatchObject({ code: "ERR_CORRUPT" });
       expect((error as Error).message).toContain(name);
+      expect((error as Error).message).toMatch(/move it out of the directory\.$/);
       expect((await readdir(dir)).filter((n) => !n.startsWith("lock-")).sort()).toEqual(
         before.filter((n) => !n.startsWith("lock-")),
       );
