@@ -4,7 +4,7 @@
  * it changes or removes it into `<dir>/repair-<time>/`, and says what it did and which commits it
  * dropped. docs/durability.md ("Repair") describes each step.
  */
-import { copyFile, mkdir, readFile, rm, truncate } from "node:fs/promises";
+import { copyFile, mkdir, open, readFile, rm, truncate } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, join } from "node:path";
 import { crc32 } from "../durability/crc32";
@@ -34,9 +34,17 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
   const backupDir = join(directory, `repair-${stamp}`);
   let backups = 0;
   const file = (name: string) => join(directory, name);
+  // Each copy is on disk (its bytes and its name) before the original changes: a power loss during
+  // a repair must not take both.
   const backup = async (name: string) => {
-    if (backups++ === 0) await mkdir(backupDir);
-    await copyFile(file(name), join(backupDir, name));
+    if (backups++ === 0) {
+      await mkdir(backupDir);
+      await syncPath(directory);
+    }
+    const copy = join(backupDir, name);
+    await copyFile(file(name), copy);
+    await syncPath(copy);
+    await syncPath(backupDir);
   };
   const remove = async (name: string, why: string) => {
     await backup(name);
@@ -96,6 +104,27 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
     return false;
   } finally {
     await lock.release();
+  }
+}
+
+/**
+ * fsyncs a file or a directory. Where a directory cannot be opened or synced (Windows), its entries
+ * are as durable as the platform makes them.
+ */
+async function syncPath(path: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, "r");
+  } catch (error) {
+    if (["EISDIR", "EPERM", "EACCES"].includes((error as { code?: string }).code ?? "")) return;
+    throw error;
+  }
+  try {
+    await handle.sync();
+  } catch (error) {
+    if (!["EINVAL", "EPERM", "EBADF"].includes((error as { code?: string }).code ?? "")) throw error;
+  } finally {
+    await handle.close();
   }
 }
 
