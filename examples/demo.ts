@@ -145,34 +145,81 @@ function fmtStock(stock: unknown): string {
     .join(", ");
 }
 
-/** Command-line flags: `--memory`, `--dir <path>`. */
-function parseArgs(argv: readonly string[]): { directory: string | undefined } {
-  if (argv.includes("--memory")) return { directory: undefined };
-  const i = argv.indexOf("--dir");
-  const base = i >= 0 && argv[i + 1] !== undefined ? (argv[i + 1] as string) : ".actorstore-demo";
-  return { directory: resolve(base, "warehouse-1") };
+/** What the command line asks for (see the usage at the top of this file). */
+export interface DemoArgs {
+  /** `--cluster`: two hosts on loopback (examples/cluster-demo.ts). */
+  cluster: boolean;
+  /** Where the object persists; `undefined` in memory (`--memory`), or the cluster's default. */
+  directory: string | undefined;
+  /** `--bucket '<json>'` (with `--cluster`): the bucket the hosts share. */
+  bucket: string | undefined;
+}
+
+export const DEMO_USAGE =
+  "usage: npm run demo -- [--memory | --dir <path>] | --cluster [--dir <path> | --bucket '<json>']";
+
+/**
+ * Reads the demo's flags: `--memory`, `--dir <path>`, `--cluster`, `--bucket <json>`. Anything else,
+ * a flag without its value or two that exclude each other throws an Error saying which, so a typo
+ * (`--memroy`) never runs the demo somewhere the user did not ask for.
+ */
+export function parseDemoArgs(argv: readonly string[]): DemoArgs {
+  let memory = false;
+  let cluster = false;
+  let dir: string | undefined;
+  let bucket: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] as string;
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith("--")) throw new Error(`${flag} needs a value. ${DEMO_USAGE}`);
+      return v;
+    };
+    if (flag === "--memory") memory = true;
+    else if (flag === "--cluster") cluster = true;
+    else if (flag === "--dir") dir = value();
+    else if (flag === "--bucket") bucket = value();
+    else throw new Error(`Unknown option ${flag}. ${DEMO_USAGE}`);
+  }
+  if (memory && (dir !== undefined || cluster))
+    throw new Error(`--memory runs one object in memory: it takes no --dir or --cluster. ${DEMO_USAGE}`);
+  if (bucket !== undefined && !cluster) throw new Error(`--bucket is for --cluster. ${DEMO_USAGE}`);
+  if (cluster) return { cluster, directory: dir === undefined ? undefined : resolve(dir), bucket };
+  return {
+    cluster,
+    directory: memory ? undefined : resolve(dir ?? ".actorstore-demo", "warehouse-1"),
+    bucket: undefined,
+  };
 }
 
 const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("/demo.ts");
-if (isMain && process.argv.includes("--cluster")) {
-  // Two hosts on loopback sharing a directory (or a bucket, with --bucket): see examples/cluster-demo.ts.
-  const i = process.argv.indexOf("--dir");
-  const dir = i >= 0 ? process.argv[i + 1] : undefined;
-  import("./cluster-demo")
-    .then((m) =>
-      m.runClusterDemo(
-        dir === undefined ? undefined : resolve(dir),
-        (line) => console.log(line),
-        m.bucketArgument(process.argv),
-      ),
-    )
-    .catch((e: unknown) => {
+if (isMain) {
+  let args: DemoArgs | undefined;
+  try {
+    args = parseDemoArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exitCode = 2;
+  }
+  if (args?.cluster) {
+    // Two hosts on loopback sharing a directory (or a bucket, with --bucket): see examples/cluster-demo.ts.
+    const { directory, bucket } = args;
+    import("./cluster-demo")
+      .then((m) =>
+        m.runClusterDemo(
+          directory,
+          (line) => console.log(line),
+          m.bucketArgument(bucket === undefined ? [] : ["--bucket", bucket]),
+        ),
+      )
+      .catch((e: unknown) => {
+        console.error(e);
+        process.exitCode = 1;
+      });
+  } else if (args !== undefined) {
+    runDemo({ directory: args.directory, print: (line) => console.log(line) }).catch((e: unknown) => {
       console.error(e);
       process.exitCode = 1;
     });
-} else if (isMain) {
-  runDemo({ ...parseArgs(process.argv.slice(2)), print: (line) => console.log(line) }).catch((e: unknown) => {
-    console.error(e);
-    process.exitCode = 1;
-  });
+  }
 }

@@ -71,4 +71,47 @@ describe("examples/demo.ts", () => {
       await rm(cwd, { recursive: true, force: true });
     }
   });
+
+  it("demo: an unknown or incomplete flag is refused with exit code 2 before anything runs or touches the disk", async () => {
+    const cwd = await mkdtemp(join(tmpdir(), "actorstore-demo-typo-"));
+    try {
+      const failed = await runDemo(cwd, "--memroy").then(
+        () => undefined,
+        (e: unknown) => e as { code: number; stderr: string },
+      );
+      expect(failed?.code).toBe(2);
+      expect(failed?.stderr).toContain("Unknown option --memroy");
+      expect(await readdir(cwd)).toEqual([]);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("parseDemoArgs", () => {
+  it("reads every flag and refuses the rest, saying which", async () => {
+    const { parseDemoArgs } = await import("../../examples/demo");
+    expect(parseDemoArgs([])).toEqual({
+      cluster: false,
+      directory: resolve(".actorstore-demo", "warehouse-1"),
+      bucket: undefined,
+    });
+    expect(parseDemoArgs(["--memory"])).toEqual({ cluster: false, directory: undefined, bucket: undefined });
+    expect(parseDemoArgs(["--dir", "/tmp/x"])).toEqual({
+      cluster: false,
+      directory: "/tmp/x/warehouse-1",
+      bucket: undefined,
+    });
+    expect(parseDemoArgs(["--cluster"])).toEqual({ cluster: true, directory: undefined, bucket: undefined });
+    expect(parseDemoArgs(["--cluster", "--bucket", "{}"])).toEqual({
+      cluster: true,
+      directory: undefined,
+      bucket: "{}",
+    });
+    expect(() => parseDemoArgs(["--memroy"])).toThrow(/Unknown option --memroy/);
+    expect(() => parseDemoArgs(["--dir"])).toThrow(/--dir needs a value/);
+    expect(() => parseDemoArgs(["--dir", "--memory"])).toThrow(/--dir needs a value/);
+    expect(() => parseDemoArgs(["--memory", "--dir", "x"])).toThrow(/takes no --dir/);
+    expect(() => parseDemoArgs(["--bucket", "{}"])).toThrow(/--bucket is for --cluster/);
+  });
 });
