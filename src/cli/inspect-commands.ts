@@ -202,20 +202,25 @@ async function sql(target: InspectTarget, args: readonly string[], io: InspectIo
         throw new UsageError("Run one statement at a time.");
       }
       const columns = statement.columnNames();
-      const rows: EngineValue[][] = [];
+      // Rows are printed as they are stepped: a large result is never held whole.
+      let rows = 0;
       try {
-        while (statement.step()) rows.push(statement.row());
+        while (statement.step()) {
+          if (rows === 0 && columns.length > 0) io.out(columns.map(printable).join("\t"));
+          io.out(statement.row().map(formatSqlValue).join("\t"));
+          rows++;
+        }
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
+        const after = rows === 0 ? "" : ` (after ${rows} row${rows === 1 ? "" : "s"})`;
         throw new Error(
           /readonly|query_only/i.test(message)
             ? `The inspector only runs read-only SQL (${message}). Change data through the object, or use restore.`
-            : message,
+            : `${message}${after}`,
         );
       }
-      if (columns.length > 0) io.out(columns.map(printable).join("\t"));
-      for (const row of rows) io.out(row.map(formatSqlValue).join("\t"));
-      io.err(`(${rows.length} row${rows.length === 1 ? "" : "s"})`);
+      if (rows === 0 && columns.length > 0) io.out(columns.map(printable).join("\t"));
+      io.err(`(${rows} row${rows === 1 ? "" : "s"})`);
     } finally {
       statement.free();
     }

@@ -169,6 +169,23 @@ describe("actorstore-inspect: safety", () => {
     expect(rows.out.slice(1).map((l) => JSON.parse(l))).toEqual(hostile);
   });
 
+  it("sql prints rows as it steps them: a statement that fails at its fourth row has printed three, and says so", async () => {
+    const dir = freshDir();
+    const storage = await ObjectStorage.open({ directory: dir });
+    await storage.put("a", 1);
+    await storage.close();
+    const query =
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5) " +
+      "SELECT CASE WHEN x = 4 THEN abs(-9223372036854775807 - 1) ELSE x END AS v FROM c";
+    const run = await inspectCli(dir, "sql", query);
+    expect(run.code).not.toBe(0);
+    expect(run.out).toEqual(["v", "1", "2", "3"]);
+    expect(run.err.join("\n")).toMatch(/integer overflow \(after 3 rows\)/);
+    const whole = await inspectCli(dir, "sql", "SELECT 1 AS one WHERE 0");
+    expect(whole).toMatchObject({ code: 0, out: ["one"] });
+    expect(whole.err.join("\n")).toContain("(0 rows)");
+  });
+
   it("get -- <key>: a key that looks like an option (--force, -h, --) is read after --", async () => {
     const dir = freshDir();
     const storage = await ObjectStorage.open({ directory: dir });
