@@ -232,6 +232,8 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   /** Index writes of each object, one at a time in commit order. */
   readonly #indexChains = new Map<string, Promise<void>>();
   #scan: Promise<void> = Promise.resolve();
+  /** The next read of the alarm index after one failed, while it is planned. */
+  #rescanTimer: TimerHandle | undefined;
   #alarmIndexErrors = 0;
   #closed = false;
   #starts = 0;
@@ -400,6 +402,8 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#rescanTimer !== undefined) this.clock.clearTimer(this.#rescanTimer);
+    this.#rescanTimer = undefined;
     const closing: Array<Promise<unknown>> = [];
     for (const e of this.#entries.values()) {
       this.#clearTimers(e);
@@ -658,8 +662,10 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
         entries = await index.list(namespace);
       } catch {
         this.#alarmIndexErrors++;
-        // Read again later rather than lose the alarms.
-        this.clock.setTimer(() => {
+        // Read again later rather than lose the alarms: one timer however many namespaces failed
+        // (each read reads them all), cancelled by close().
+        this.#rescanTimer ??= this.clock.setTimer(() => {
+          this.#rescanTimer = undefined;
           if (!this.#closed) this.#scan = this.#scanAlarms(owns);
         }, 60_000);
         continue;

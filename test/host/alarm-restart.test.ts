@@ -194,4 +194,37 @@ describe("alarms after a host restart: the alarm index", () => {
       /option "alarmIndex"/,
     );
   });
+
+  test("an index that cannot be read is read again in a minute, once however many namespaces failed, and close() cancels that", async () => {
+    const clock = new FakeClock(T0);
+    let failing = true;
+    const reads: string[] = [];
+    const inner = memoryAlarmIndex();
+    const index: AlarmIndex = {
+      set: (namespace, id, entry) => inner.set(namespace, id, entry),
+      async list(namespace) {
+        reads.push(namespace);
+        if (failing) throw new Error("index unreadable");
+        return inner.list(namespace);
+      },
+    };
+    const host = new ObjectHost({ namespaces: { A: Sleeper, B: Sleeper }, clock, alarmIndex: index });
+    hosts.push(host as unknown as ObjectHost);
+    await host.settled();
+    expect(reads).toEqual(["A", "B"]);
+    expect(host.stats().alarmIndexErrors).toBe(2);
+    expect(clock.pendingTimers).toBe(1);
+    failing = false;
+    await clock.advance(60_000);
+    await host.settled();
+    expect(reads).toEqual(["A", "B", "A", "B"]);
+    expect(clock.pendingTimers).toBe(0);
+
+    failing = true;
+    const again = new ObjectHost({ namespaces: { A: Sleeper, B: Sleeper }, clock, alarmIndex: index });
+    await again.settled();
+    expect(clock.pendingTimers).toBe(1);
+    await again.close();
+    expect(clock.pendingTimers).toBe(0);
+  });
 });
