@@ -30,6 +30,7 @@
  * is sqljs-row-counters.ts, and how the layout is found is sqljs-program-layout.ts.
  */
 
+import { decodeUtf8 } from "../util/utf8";
 import type { EngineValue } from "./engine";
 import type { WasmHeap } from "./sqljs-heap";
 
@@ -149,15 +150,12 @@ export function writeOp(heap: WasmHeap, at: number, op: Op, opSize: number): voi
   heap.setU32(at + 16, op.p4 >>> 0);
 }
 
-/** Keeps a leading U+FEFF: in a name it is a character, not a byte-order mark. */
-const cStringDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
-
 /** The NUL-terminated UTF-8 string at `ptr`. */
 export function cString(heap: WasmHeap, ptr: number): string {
   const bytes = heap.bytes;
   let end = ptr;
   while (end < bytes.length && bytes[end] !== 0) end++;
-  return cStringDecoder.decode(bytes.subarray(ptr, end));
+  return decodeUtf8(bytes, ptr, end);
 }
 
 /** Rewrites one program (see the module comment): the copy's ops and its counting sites. */

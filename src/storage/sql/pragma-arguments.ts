@@ -17,15 +17,13 @@
  * names it fails as with any function the platform does not have.
  */
 import type { EngineValue, SqlEngine } from "../../engine/engine";
+import { decodeUtf8 } from "../../util/utf8";
 import { isPragmaAllowed, PRAGMA_FUNCTIONS } from "./allowed-pragmas";
 import { PRAGMA_ARGUMENT_REFUSED, SQLITE_AUTH, SQLITE_ERROR, sqliteError } from "./sql-errors";
 import { byteOffset, type SqlToken, tokenize } from "./sql-tokenizer";
 
 /** The run-time check's function name (internal: `_cf_` names are out of user SQL's reach). */
 export const PRAGMA_ARGUMENT_GUARD = "_cf_pragma_argument";
-
-// A leading U+FEFF is text, not a byte-order mark to drop.
-const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * Registers the guard on a connection of the storage (live connections and replay alike, so that a
@@ -34,7 +32,8 @@ const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 export function registerPragmaArgumentGuard(engine: SqlEngine): void {
   engine.createFunction(PRAGMA_ARGUMENT_GUARD, 3, (pragma, position, value) => {
     // `value` is already text (CAST in the wrapped call) or NULL (no argument, as SQLite treats it).
-    const text = value === null ? undefined : value instanceof Uint8Array ? decoder.decode(value) : String(value);
+    const text =
+      value === null ? undefined : value instanceof Uint8Array ? decodeUtf8(value, 0, value.length) : String(value);
     const name = String(pragma);
     const allowed =
       position === 1
