@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ObjectId } from "../context/object-id";
 import { ObjectNamespace } from "../host/namespace";
+import { readAtMost } from "../util/read-limited";
 import { decode, encode, FORWARD_PREFIX, toWireError, type WireResult } from "./wire";
 
 /** The largest body of a forwarded call or property read (its v8-serialized arguments). */
@@ -105,13 +106,8 @@ function tooLarge(limit: number): ForwardRefusal {
 
 /** The request's body, refusing one over `limit` bytes (it stops reading there). */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer<ArrayBuffer>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk as Buffer);
-  }
+  const chunks = await readAtMost(req, limit);
+  if (chunks === undefined) throw tooLarge(limit);
   return Buffer.concat(chunks);
 }
 

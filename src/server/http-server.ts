@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ERROR_CODES, fail, noRoute } from "../api/envelope";
 import { matchRoute } from "../api/service/routes";
+import { readAtMost } from "../util/read-limited";
 import { createApiHandler, respond } from "./handler";
 import { checkServerOptions, DEFAULT_MAX_REQUEST_BYTES, type StartApiServerOptions } from "./options";
 
@@ -66,14 +67,8 @@ function tooLarge(maxRequestBytes: number): Response {
 class BodyTooLarge extends Error {}
 
 async function toRequest(req: IncomingMessage, url: URL, maxRequestBytes: number): Promise<Request> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of req) {
-    bytes += (chunk as Buffer).length;
-    // Stops holding the body at once: a client may send far more than it announced, or no length.
-    if (bytes > maxRequestBytes) throw new BodyTooLarge();
-    chunks.push(chunk as Buffer);
-  }
+  const chunks = await readAtMost(req, maxRequestBytes);
+  if (chunks === undefined) throw new BodyTooLarge();
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] ?? "";
