@@ -143,6 +143,7 @@ export type { Invite, InvitePatch, InviteResponse, InviteStatus } from "./invite
 export {
   INVITE_RESPONSES,
   INVITE_STATUSES,
+  inviteAsOf,
   isInviteResponse,
   isInviteStatus,
   respondToInvite,

@@ -51,6 +51,22 @@ export interface Invite {
   readonly roles?: readonly unknown[];
 }
 
+/**
+ * An invitation as it stands at `nowMs`: a `pending` one whose `expires_on` has passed is `expired`
+ * (it can no longer be answered); any other invitation is returned as it is.
+ *
+ * @example
+ * ```ts
+ * inviteAsOf({ id: "a", status: "pending", expires_on: "2024-01-08T00:00:00.000000Z" }, Date.UTC(2024, 1, 1)).status;
+ * // "expired"
+ * ```
+ */
+export function inviteAsOf(invite: Invite, nowMs: number): Invite {
+  if (invite.status !== "pending" || invite.expires_on === undefined) return invite;
+  const expires = Date.parse(invite.expires_on);
+  return Number.isFinite(expires) && expires <= nowMs ? { ...invite, status: "expired" } : invite;
+}
+
 /** The validated PATCH body. */
 export interface InvitePatch {
   readonly status: InviteResponse;

@@ -108,6 +108,34 @@ describe("the service's route table", () => {
     expect(user.invites.find((i) => i.id === PENDING_INVITE)?.status).toBe("pending");
   });
 
+  it("the user's invitations: one past its expires_on reads as expired and can no longer be answered", () => {
+    const user = deepFreeze(seed().user);
+    const run = (method: string, path: string, body: unknown, nowMs: number) => {
+      const m = matchRoute(method, path);
+      if (!m.ok || m.route.scope !== "user") throw new Error("did not route");
+      return m.route.run(user, { ...request(method, path, body), nowMs });
+    };
+    const expiresOn = user.invites.find((i) => i.id === PENDING_INVITE)?.expires_on ?? "";
+    const expiry = Date.parse(expiresOn);
+    expect(expiry).toBeGreaterThan(NOW);
+    const path = `/user/invites/${PENDING_INVITE}`;
+    // Just before the expiry it is pending; from the expiry on it is expired, read alone or listed.
+    expect((run("GET", path, undefined, expiry - 1).response.body.result as { status: string }).status).toBe("pending");
+    expect((run("GET", path, undefined, expiry).response.body.result as { status: string }).status).toBe("expired");
+    const listed = run("GET", "/user/invites", undefined, expiry).response.body.result as {
+      id: string;
+      status: string;
+    }[];
+    expect(listed.find((i) => i.id === PENDING_INVITE)?.status).toBe("expired");
+    // Answering it is refused as for any invitation no longer pending, and nothing changes.
+    const late = run("PATCH", path, { status: "accepted" }, expiry + 1);
+    expect([late.response.status, late.response.body.errors.map((e) => e.code)]).toEqual([400, [1002]]);
+    expect(late.response.body.errors[0]?.message).toContain("expired");
+    expect(late.state).toBe(user);
+    const inTime = run("PATCH", path, { status: "accepted" }, expiry - 1);
+    expect(inTime.state.invites.find((i) => i.id === PENDING_INVITE)?.status).toBe("accepted");
+  });
+
   it.each(["true", "2", "yes", ""])(
     "waf_migration/check: phase_two=%j is refused with 10401 as the entry-point PUT refuses it, not read as phase 1",
     (value) => {

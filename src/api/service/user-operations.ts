@@ -4,7 +4,7 @@
  */
 import type { ApiResponse } from "../envelope";
 import { ERROR_CODES, fail, invalidRequest, ok } from "../envelope";
-import { type Invite, respondToInvite, validateInviteId } from "../invites";
+import { type Invite, inviteAsOf, respondToInvite, validateInviteId } from "../invites";
 import { paginate } from "../listing";
 import { matchesZoneQuery, parseZoneListQuery, type Zone } from "../zones";
 import type { ApiRequest, Operation } from "./operation";
@@ -18,23 +18,29 @@ function inviteNotFound(id: string): ApiResponse<never> {
   });
 }
 
-/** `GET /user/invites`. */
-export const listInvitesOperation: Operation<UserRecord> = reading((user) => ok(user.invites));
+/** `GET /user/invites`: a pending invitation past its `expires_on` reads as `expired`. */
+export const listInvitesOperation: Operation<UserRecord> = reading((user, request) =>
+  ok(user.invites.map((i) => inviteAsOf(i, request.nowMs))),
+);
 
 /** `GET /user/invites/{invite_id}`. */
 export const getInviteOperation: Operation<UserRecord> = reading((user, request) => {
   const id = request.params.invite_id ?? "";
   const invite = user.invites.find((i) => i.id === id);
-  return invite === undefined ? inviteNotFound(id) : ok(invite);
+  return invite === undefined ? inviteNotFound(id) : ok(inviteAsOf(invite, request.nowMs));
 });
 
-/** `PATCH /user/invites/{invite_id}`: `{status: accepted|rejected}` answers a pending invitation. */
+/**
+ * `PATCH /user/invites/{invite_id}`: `{status: accepted|rejected}` answers a pending invitation; one
+ * past its `expires_on` is expired and refused like any invitation no longer pending.
+ */
 export const editInviteOperation: Operation<UserRecord> = (user, request) => {
   const id = request.params.invite_id ?? "";
   const checked = validateInviteId(id);
   if (!checked.ok) return { state: user, response: invalidRequest(checked.errors) };
-  const invite = user.invites.find((i) => i.id === id);
-  if (invite === undefined) return { state: user, response: inviteNotFound(id) };
+  const stored = user.invites.find((i) => i.id === id);
+  if (stored === undefined) return { state: user, response: inviteNotFound(id) };
+  const invite = inviteAsOf(stored, request.nowMs);
   const answered = respondToInvite(invite, request.body);
   if (answered.invite === invite) return { state: user, response: answered.response };
   const invites: Invite[] = user.invites.map((i) => (i.id === id ? answered.invite : i));
