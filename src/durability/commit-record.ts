@@ -97,7 +97,11 @@ export interface CommitRecord {
    * by an empty one (the alarm is carried over unless the batch also changes it).
    */
   reset: boolean;
-  /** When set, this commit is a point-in-time restore: the state becomes the state after `restoreToSeq`. */
+  /**
+   * When set, this commit is a point-in-time restore: the state becomes the state after
+   * `restoreToSeq`. Its `alarm` then repeats the restored state's alarm for readers of the log (a
+   * host's alarm index); replay ignores it.
+   */
   restoreToSeq?: number;
   /** Set on the first record of a session and the first after a snapshot (see {@link SessionMark}). */
   session?: SessionMark;

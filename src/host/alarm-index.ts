@@ -6,9 +6,10 @@
  * The index follows the committed alarm through the object's persistence: a commit that changes the
  * alarm is confirmed only once both the commit and the index update are durable (see
  * {@link withAlarmIndex}). So a confirmed `setAlarm` is always in the index, even if the host dies
- * right after confirming it. The index may hold more than is pending (an update that landed for a
- * commit that then failed, an alarm deleted by a point-in-time restore): such an entry only costs one
- * wake-up that finds nothing to do, after which the host removes it.
+ * right after confirming it. A point-in-time restore's commit carries the restored state's alarm, so
+ * the index follows it too. The index may hold more than is pending (an update that landed for a
+ * commit that then failed): such an entry only costs one wake-up that finds nothing to do, after
+ * which the host removes it.
  */
 import type { CommitRecord } from "../durability/commit-record";
 import type { PersistenceAdapter } from "../durability/persistence";

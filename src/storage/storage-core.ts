@@ -677,14 +677,17 @@ export class StorageCore {
   /**
    * Commits a point-in-time restore whose state the engine already holds: a record naming the
    * restored seq (so replay rebuilds the same state), then a snapshot, so that later opens need
-   * not rebuild it from older history.
+   * not rebuild it from older history. The record also carries the restored state's alarm (replay
+   * takes it from the restored state and ignores the field), so whatever follows the log's alarm
+   * (a host's alarm index) sees the alarm the restore brought back or removed.
    */
   async #commitRestore(restoreToSeq: number): Promise<void> {
     const seq = ++this.#lastSeq;
     const timeMs = Math.max(this.settings.clock.now(), this.#lastCommitTimeMs);
     this.#lastCommitTimeMs = timeMs;
     this.timeline.append(seq, timeMs);
-    const record: CommitRecord = { seq, timeMs, reset: false, restoreToSeq, sql: [], kv: [] };
+    const alarm = this.#committedAlarm;
+    const record: CommitRecord = { seq, timeMs, reset: false, restoreToSeq, alarm, sql: [], kv: [] };
     const append = this.settings.persistence.append([record]);
     this.#lastConfirmation = append;
     await append;

@@ -22,6 +22,17 @@ class Sleeper extends DurableObject {
   async disarm(): Promise<void> {
     await this.ctx.storage.deleteAlarm();
   }
+  async bookmark(): Promise<string> {
+    return this.ctx.storage.getCurrentBookmark();
+  }
+  /** Asks for `bookmark` to be restored and ends the session, as the platform's docs recommend. */
+  async restoreTo(bookmark: string): Promise<void> {
+    await this.ctx.storage.onNextSessionRestoreBookmark(bookmark);
+    this.ctx.abort();
+  }
+  async alarmAt(): Promise<number | null> {
+    return this.ctx.storage.getAlarm();
+  }
   override async alarm(): Promise<void> {
     const fired = (await this.ctx.storage.get<number[]>("fired")) ?? [];
     await this.ctx.storage.put("fired", [...fired, Date.now()]);
@@ -150,6 +161,52 @@ describe("alarms after a host restart: the alarm index", () => {
     const third = startHost(factory, clock);
     await third.settled();
     expect(third.stats()).toMatchObject({ sleeping: 0 });
+  });
+
+  test("an alarm that a point-in-time restore brings back is in the index, and a restarted host fires it", async () => {
+    // Regression: the restore's commit said nothing about the alarm, so the index kept what the
+    // state before the restore had (here: none) and a restarted host never woke the object.
+    const root = await mkdtemp(join(tmpdir(), "actorstore-alarm-index-"));
+    dirs.push(root);
+    const clock = new FakeClock(T0);
+    const first = startHost(directoryPerObject(root), clock);
+    const stub = () => first.env.SLEEPER.getByName("restored");
+    await stub().armAt(T0 + 60_000);
+    const armed = await stub().bookmark();
+    await stub().disarm();
+    await expect(stub().restoreTo(armed)).rejects.toThrow(/abort/);
+    expect(await stub().alarmAt()).toBe(T0 + 60_000);
+    await first.close();
+    hosts.splice(0);
+    const index = directoryAlarmIndex(join(root, ".alarms"));
+    expect((await index.list("SLEEPER")).map((e) => [e.name, e.atMs])).toEqual([["restored", T0 + 60_000]]);
+
+    const second = startHost(directoryPerObject(root), clock);
+    await second.settled();
+    expect(second.stats()).toMatchObject({ live: 0, sleeping: 1, starts: 0 });
+    await clock.advance(60_000);
+    await vi.waitFor(async () => {
+      await clock.advance(0);
+      await second.settled();
+      expect(second.stats()).toMatchObject({ alarmWakes: 1 });
+    });
+    await vi.waitFor(async () => {
+      await clock.advance(0);
+      expect(await second.env.SLEEPER.getByName("restored").fired()).toBe(1);
+    });
+  });
+
+  test("a point-in-time restore to a state without an alarm removes the index entry", async () => {
+    const clock = new FakeClock(T0);
+    const factory = memoryPerObject();
+    const host = startHost(factory, clock);
+    const stub = () => host.env.SLEEPER.getByName("cleared");
+    const unarmed = await stub().bookmark();
+    await stub().armAt(T0 + 60_000);
+    expect((await indexOf(factory)?.list("SLEEPER"))?.map((e) => e.name)).toEqual(["cleared"]);
+    await expect(stub().restoreTo(unarmed)).rejects.toThrow(/abort/);
+    expect(await stub().alarmAt()).toBeNull();
+    expect(await indexOf(factory)?.list("SLEEPER")).toEqual([]);
   });
 
   test("a commit that sets the alarm is confirmed only once the index has it (so a crash right after cannot lose it)", async () => {
