@@ -86,6 +86,24 @@ const sqlOps: Array<fc.Arbitrary<SqlOp>> = [
   fc.string({ maxLength: 3 }).map((k) => ({ sql: "DELETE FROM norowid WHERE k >= ?", bindings: [k] })),
   fc.constant({ sql: "INSERT INTO auto(v, r) SELECT y, random() FROM plain LIMIT 3", bindings: [] }),
   fc.constant({ sql: "DROP TABLE IF EXISTS plain", bindings: [] }),
+  // Schema changes: columns added and dropped, tables renamed, triggers, views, indexes, full text.
+  fc
+    .constantFrom(
+      "ALTER TABLE auto ADD COLUMN extra DEFAULT 7",
+      "ALTER TABLE auto DROP COLUMN extra",
+      "ALTER TABLE plain RENAME TO plain_renamed",
+      "ALTER TABLE plain_renamed RENAME TO plain",
+      "ALTER TABLE plain RENAME COLUMN y TO why",
+      "CREATE TRIGGER IF NOT EXISTS auto_log AFTER INSERT ON auto BEGIN INSERT INTO plain(x, y) VALUES ('trigger', new.id); END",
+      "DROP TRIGGER IF EXISTS auto_log",
+      "CREATE VIEW IF NOT EXISTS auto_view AS SELECT id, v FROM auto",
+      "DROP VIEW IF EXISTS auto_view",
+      "DROP INDEX IF EXISTS plain_y",
+      "CREATE VIRTUAL TABLE IF NOT EXISTS ft USING fts5(body)",
+      "INSERT INTO ft(body) SELECT quote(v) FROM auto LIMIT 2",
+      "DROP TABLE IF EXISTS ft",
+    )
+    .map((sql) => ({ sql, bindings: [] })),
   // Fails (constraint) after it has changed nothing: a failing statement is part of history too.
   fc.constant({ sql: "INSERT INTO norowid VALUES (NULL, NULL, NULL)", bindings: [] }),
 ];
