@@ -65,7 +65,7 @@ export class PointInTimeRecovery {
    */
   async requestRestore(bookmark: string): Promise<string> {
     if (typeof bookmark !== "string") throw new TypeError("onNextSessionRestoreBookmark() requires a bookmark string.");
-    const { seq } = parseBookmark(bookmark);
+    const { seq, timeMs } = parseBookmark(bookmark);
     await this.#core.sync();
     const timeline = this.#core.timeline;
     if (seq > this.#core.lastSeq) {
@@ -80,6 +80,15 @@ export class PointInTimeRecovery {
       throw new ActorStoreError(
         "ERR_BOOKMARK",
         `Bookmark ${bookmark} is older than the history this object keeps (the retention window is ${Math.round(this.#retention.windowMs / 86_400_000)} days); choose a newer bookmark.`,
+      );
+    }
+    // The seq alone would accept another object's bookmark for a commit this object also made, and
+    // restore this object's state of that number. Each bookmark also holds its commit's time.
+    const committedAt = this.#timeOf(seq);
+    if (timeMs !== committedAt) {
+      throw new ActorStoreError(
+        "ERR_BOOKMARK",
+        `Bookmark ${bookmark} was not made by this object: it names commit ${seq} at ${new Date(timeMs).toISOString()}, but this object's commit ${seq} was made at ${new Date(committedAt).toISOString()}. Use a bookmark returned by this object's getCurrentBookmark(), getBookmarkForTime() or onNextSessionRestoreBookmark().`,
       );
     }
     const undo = this.#bookmarkOf(this.#core.lastSeq);
@@ -118,8 +127,13 @@ export class PointInTimeRecovery {
   }
 
   #bookmarkOf(seq: number): string {
+    return formatBookmark({ seq, timeMs: this.#timeOf(seq) });
+  }
+
+  /** The time a bookmark of `seq` holds: its commit's, in whole ms (0 for an empty history's start). */
+  #timeOf(seq: number): number {
     const timeMs = this.#core.timeline.timeOf(seq) ?? this.#core.lastCommitTimeMs;
-    return formatBookmark({ seq, timeMs: Number.isFinite(timeMs) ? timeMs : 0 });
+    return Number.isFinite(timeMs) ? Math.floor(timeMs) : 0;
   }
 }
 

@@ -231,6 +231,36 @@ describe("onNextSessionRestoreBookmark", () => {
     await expectBookmarkError(storage.onNextSessionRestoreBookmark(ahead), /has not reached yet/);
   });
 
+  test("onNextSessionRestoreBookmark: a bookmark of another object is refused, even when this object has reached its seq", async () => {
+    // Regression: only the seq was checked, so another object's bookmark for commit 1 restored this
+    // object to its own commit 1, a state the caller never named.
+    const clock = new FakeClock();
+    const options = { clock, persistence: createMemoryPersistence(), snapshotEveryRecords: 2 };
+    let storage = await ObjectStorage.open(options);
+    const own: string[] = [await storage.getCurrentBookmark()];
+    for (let i = 0; i < 4; i++) {
+      await clock.advance(1000);
+      await storage.put("v", i);
+      await storage.sync();
+      own.push(await storage.getCurrentBookmark());
+    }
+    const other = await ObjectStorage.open({ clock: new FakeClock(clock.now() - 60_000) });
+    await other.put("w", 1);
+    const foreign = await other.getCurrentBookmark();
+    expect(seqOf(foreign)).toBe(1);
+    await expectBookmarkError(storage.onNextSessionRestoreBookmark(foreign), /not made by this object/);
+    expect(await coreOf(storage).settings.persistence.readMeta()).toBeNull();
+    // The object's own bookmarks still restore after a restart (the timeline is rebuilt from
+    // snapshots and the log) and after a restore (a new commit).
+    storage = await restart(storage, options);
+    await storage.onNextSessionRestoreBookmark(own[2] as string);
+    storage = await restart(storage, options);
+    expect(await storage.get("v")).toBe(1);
+    for (const bookmark of own) await storage.onNextSessionRestoreBookmark(bookmark);
+    storage = await restart(storage, options);
+    expect(await storage.get("v")).toBe(3);
+  });
+
   test("onNextSessionRestoreBookmark: restores SQL, key-value data and the alarm on the next session", async () => {
     const clock = new FakeClock();
     const options = { clock, persistence: createMemoryPersistence() };
