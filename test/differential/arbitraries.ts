@@ -21,9 +21,24 @@ const encode = (value: unknown): Encoded => codec.encode(value);
 
 /**
  * Keys whose UTF-8 byte order differs from UTF-16 order or from naive normalisation: the empty
- * key, an embedded NUL, precomposed vs combining é, the last BMP code point vs an astral one.
+ * key, an embedded NUL, precomposed vs combining é, the last BMP code point vs an astral one, and
+ * keys with a lone surrogate (stored as its three WTF-8 bytes, listed back with U+FFFD as the
+ * platform lists them) beside the key that reads alike once listed.
  */
-export const KEY_SPACE = ["", "a\u0000", "é", "e\u0301", "\uFFFF", "😀", "a", "ab", "b"] as const;
+export const KEY_SPACE = [
+  "",
+  "a\u0000",
+  "é",
+  "e\u0301",
+  "\uFFFF",
+  "😀",
+  "a",
+  "ab",
+  "b",
+  "a\uD800b",
+  "a\uFFFDb",
+  "\uDFFF",
+] as const;
 
 /** A key from {@link KEY_SPACE}, rarely a number (storage converts it with `String()`). */
 export function keyArb(): fc.Arbitrary<KeyArg> {
@@ -36,7 +51,7 @@ export function keyArb(): fc.Arbitrary<KeyArg> {
 const stringKeyArb = fc.constantFrom(...KEY_SPACE);
 
 /** Bounds for list-option strings: the key space plus prefixes that cut between its keys. */
-const boundArb = fc.constantFrom(...KEY_SPACE, "a\u0000b", "e", "\uFFFF\uFFFF", "c", "😀😀");
+const boundArb = fc.constantFrom(...KEY_SPACE, "a\u0000b", "e", "\uFFFF\uFFFF", "c", "😀😀", "a\uDBFF", "\uD83D");
 
 const stringArb = fc.oneof(
   fc.string({ maxLength: 8 }),
@@ -134,7 +149,7 @@ export function listOptionsArb(): fc.Arbitrary<Encoded | undefined> {
         start: boundArb,
         startAfter: boundArb,
         end: boundArb,
-        prefix: fc.constantFrom("", "a", "e", "\uFFFF", "a\u0000", "é", "😀"),
+        prefix: fc.constantFrom("", "a", "e", "\uFFFF", "a\u0000", "é", "😀", "a\uD800", "\uD83D"),
         reverse: fc.boolean(),
         limit: limitArb,
         noCache: fc.boolean(),
