@@ -7,7 +7,7 @@ import type { StorageLimits } from "../limits";
 import { checkKeyCount, checkKeySize, compareKeys, compileListOptions, listedKey, toKey } from "./keys";
 import type { ListOptions } from "./options";
 import type { StorageCore } from "./storage-core";
-import { type Codecs, decodeValue, decodeValueRange, encodeValue, isPrimitive } from "./value-io";
+import { type Codecs, checkEncodedValue, decodeValue, decodeValueRange, encodeValue, isPrimitive } from "./value-io";
 
 /** Key-value operations over one core. */
 export class KvOperations {
@@ -86,13 +86,35 @@ export class KvOperations {
       const value = entries[k];
       if (value !== undefined) defined.push([k, value]);
     }
+    // The platform serializes every value before it checks any limit: an unclonable value is
+    // reported before too many pairs, an over-long key or an oversized value elsewhere in the call.
+    const encoded = defined.map(([, value]) => this.#codecs.write.encode(value));
     checkKeyCount(defined.length, this.#limits);
-    for (const [k, value] of defined) {
-      const bytes = encodeValue(value, k, this.#codecs, this.#limits);
+    for (let i = 0; i < defined.length; i++) {
+      const [k, value] = defined[i] as [string, unknown];
+      const bytes = encoded[i] as Uint8Array;
+      checkEncodedValue(value, bytes, k, this.#codecs, this.#limits);
       pairs.push([toKey(k), bytes]); // keys from Object.keys can hold lone surrogates too
     }
     this.#core.assertUsable();
     for (const [k, bytes] of pairs) this.#core.write(k, bytes, allowUnconfirmed, noCache);
+  }
+
+  /**
+   * Serializes what a put() call would write and discards it: the platform serializes a put's
+   * values before it looks at the transaction, so an unclonable value is reported (DataCloneError)
+   * even on a transaction that can no longer write.
+   */
+  serializeOnly(keyOrEntries: unknown, value: unknown): void {
+    if (typeof keyOrEntries === "object" && keyOrEntries !== null && !Array.isArray(keyOrEntries)) {
+      const entries = keyOrEntries as Record<string, unknown>;
+      for (const k of Object.keys(entries)) {
+        const v = entries[k];
+        if (v !== undefined) this.#codecs.write.encode(v);
+      }
+      return;
+    }
+    if (value !== undefined) this.#codecs.write.encode(value);
   }
 
   /** delete(key) → whether it existed. */

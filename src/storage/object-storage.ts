@@ -476,6 +476,7 @@ export class ObjectStorage {
     const target: TransactionTarget = {
       get: (k, o) => this.#get(k, o, "DurableObjectTransaction"),
       put: (k, v, o) => this.#put(k, v, o, "DurableObjectTransaction"),
+      serialize: (k, v) => this.#ops.serializeOnly(k, v),
       delete: (k, o) => this.#delete(k, o, "DurableObjectTransaction"),
       list: (o) => this.#list(o, "DurableObjectTransaction"),
       getAlarm: () => this.#getAlarm(undefined, "DurableObjectTransaction"),

@@ -13,6 +13,8 @@ import { ORPHANED_TRANSACTION_MESSAGE } from "./storage-core";
 export interface TransactionTarget {
   get(keyOrKeys: unknown, options: GetOptions | undefined): unknown;
   put(keyOrEntries: unknown, valueOrOptions: unknown, options: PutOptions | undefined): void;
+  /** Serializes what `put(keyOrEntries, valueOrOptions)` would write, and discards it. */
+  serialize(keyOrEntries: unknown, valueOrOptions: unknown): void;
   delete(keyOrKeys: unknown, options: PutOptions | undefined): boolean | number;
   list(options: ListOptions | undefined): Map<string, unknown>;
   getAlarm(): number | null;
@@ -109,7 +111,12 @@ export class ObjectTransaction {
     return this.#run(
       "put",
       () => this.#target.put(keyOrEntries, valueOrOptions, options),
-      () => checkPutArguments(keyOrEntries, valueOrOptions, options, "DurableObjectTransaction"),
+      () => {
+        checkPutArguments(keyOrEntries, valueOrOptions, options, "DurableObjectTransaction");
+        // The platform serializes the values before it looks at the transaction: an unclonable
+        // value is its DataCloneError even on a rolled back or finished transaction.
+        if (!this.#usable()) this.#target.serialize(keyOrEntries, valueOrOptions);
+      },
     ) as Promise<void>;
   }
 
@@ -168,6 +175,11 @@ export class ObjectTransaction {
     if (this.#state === "committed") throw committedError("rollback");
     this.#target.rollback();
     this.#state = "rolledBack";
+  }
+
+  /** Whether an operation would reach storage (not rolled back, not finished, savepoint open). */
+  #usable(): boolean {
+    return this.#state === "active" && this.#target.alive();
   }
 
   /**

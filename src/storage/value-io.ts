@@ -24,9 +24,24 @@ export interface Codecs {
  */
 export function encodeValue(value: unknown, key: string, codecs: Codecs, limits: StorageLimits): Uint8Array {
   const bytes = codecs.write.encode(value);
+  checkEncodedValue(value, bytes, key, codecs, limits);
+  return bytes;
+}
+
+/**
+ * The limits of one serialized entry, in the platform's order: the key's size, then the value's
+ * (see {@link encodeValue}). `put(entries)` serializes every value first, then checks each entry.
+ */
+export function checkEncodedValue(
+  value: unknown,
+  bytes: Uint8Array,
+  key: string,
+  codecs: Codecs,
+  limits: StorageLimits,
+): void {
   checkKeySize(key, limits);
   const max = limits.maxValueBytes + VALUE_SIZE_SLACK_BYTES;
-  if (bytes.byteLength <= max - NEAR_LIMIT_BYTES) return bytes;
+  if (bytes.byteLength <= max - NEAR_LIMIT_BYTES) return;
   // Near or over the limit, decide (and report) by the size the platform measures: V8's
   // serialized size, which can differ from our codec's by a few bytes.
   const size =
@@ -36,7 +51,6 @@ export function encodeValue(value: unknown, key: string, codecs: Codecs, limits:
       `Values cannot be larger than ${limits.maxValueBytes} bytes. A value of size ${size} was provided.`,
     );
   }
-  return bytes;
 }
 
 /** Reads stored bytes back into a fresh value. */

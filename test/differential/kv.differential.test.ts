@@ -198,6 +198,53 @@ describe("kv differential: fixed scenarios from workerd-semantics.md", () => {
     ]);
   });
 
+  it("put() serializes its values before it looks at the transaction or at any limit", async () => {
+    const fn = enc(() => 1);
+    const sym = enc(Symbol("s"));
+    const manyFns = Array.from({ length: 130 }, (_, i): [string, Encoded] => [String(i), fn]);
+    await expectSameAsWorkerd([
+      { op: "transaction", ops: [{ op: "rollback" }, { op: "put", key: "a", value: fn }] },
+      { op: "transaction", ops: [{ op: "rollback" }, { op: "put", key: "a", value: sym }] },
+      { op: "transaction", ops: [{ op: "rollback" }, { op: "putMany", entries: [["a", fn]] }] },
+      {
+        op: "transaction",
+        ops: [
+          { op: "rollback" },
+          {
+            op: "putMany",
+            entries: [
+              ["a", enc(1)],
+              ["b", fn],
+            ],
+          },
+        ],
+      },
+      { op: "transaction", ops: [{ op: "rollback" }, { op: "put", key: "a", value: 1 }] },
+      { op: "transaction", ops: [{ op: "rollback" }, { op: "put", key: "a", value: enc(undefined) }] },
+      { op: "transaction", ops: [{ op: "rollback" }, { op: "putMany", entries: manyFns }] },
+      { op: "transaction", ops: [{ op: "put", key: "t", value: 1 }] },
+      { op: "leakedTxn", method: "put", args: [enc("a"), fn] },
+      { op: "leakedTxn", method: "put", args: [enc({ a: fn })] },
+      { op: "leakedTxn", method: "put", args: [enc("a"), enc(2)] },
+      { op: "putMany", entries: manyFns },
+      {
+        op: "putMany",
+        entries: [
+          ["k".repeat(3000), enc(1)],
+          ["b", fn],
+        ],
+      },
+      {
+        op: "putMany",
+        entries: [
+          ["a", enc("x".repeat(200_000))],
+          ["b", fn],
+        ],
+      },
+      { op: "list" },
+    ]);
+  });
+
   it("alarm: set, get, delete, invalid times, fractional milliseconds", async () => {
     await expectSameAsWorkerd([
       { op: "getAlarm" },
