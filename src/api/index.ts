@@ -48,6 +48,18 @@ export {
   validateCertificate,
   validateCertificatePack,
 } from "./certificate-packs";
+export type { CheckedDnsRecord, DnsRecordZone } from "./dns-record-checks";
+export {
+  checkDnsRecord,
+  DATA_DNS_RECORD_TYPES,
+  DNS_RECORD_INPUT_KEYS,
+  dnsRecordConflict,
+  isIpv4Address,
+  isIpv6Address,
+  MAX_TXT_CONTENT_CHARS,
+  normaliseDnsRecordName,
+  PROXIABLE_DNS_RECORD_TYPES,
+} from "./dns-record-checks";
 export type { DnsRecordListQuery, DnsRecordType, PresenceTextFilter, TextFilter } from "./dns-records";
 export { DNS_RECORD_TYPES, isDnsRecordType, parseDnsRecordListQuery } from "./dns-records";
 // The envelope, listing, auth and resource models. Named exports, so the public surface is

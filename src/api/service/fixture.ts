@@ -5,8 +5,7 @@
  * refused whole, with every problem and where it is.
  */
 import { validateCertificatePack } from "../certificate-packs";
-import type { DnsRecordType } from "../dns-records";
-import { isDnsRecordType } from "../dns-records";
+import { checkDnsRecord, type DnsRecordZone, dnsRecordConflict } from "../dns-record-checks";
 import { EMPTY_FIREWALL_STATE, type FirewallState } from "../filters";
 import { createFirewallRules } from "../firewall-rules";
 import type { IdGenerator } from "../ids";
@@ -82,56 +81,48 @@ function seedAccount(value: unknown, path: string, issues: ValidationIssue[], ct
   return { id: idOr(value.id, joinPath(path, "id"), issues, ctx.newId), name: value.name };
 }
 
-function seedDnsRecord(value: unknown, path: string, issues: ValidationIssue[], ctx: SeedContext): DnsRecord | null {
+function seedDnsRecord(
+  value: unknown,
+  path: string,
+  zone: DnsRecordZone | undefined,
+  sameName: Map<string, DnsRecord[]>,
+  issues: ValidationIssue[],
+  ctx: SeedContext,
+): DnsRecord | null {
   if (!isRecord(value)) {
     issues.push({ path, message: `${path} must be an object with type, name and content.` });
     return null;
   }
-  const start = issues.length;
-  if (!isDnsRecordType(value.type)) issues.push({ path: joinPath(path, "type"), message: "type is not a DNS type." });
-  for (const key of ["name", "content"] as const) {
-    if (typeof value[key] !== "string" || (value[key] as string).length === 0) {
-      issues.push({ path: joinPath(path, key), message: `${joinPath(path, key)} must be a non-empty string.` });
-    }
-  }
-  const ttl = value.ttl ?? 1;
-  if (typeof ttl !== "number" || !Number.isInteger(ttl) || (ttl !== 1 && (ttl < 30 || ttl > 86400))) {
-    issues.push({ path: joinPath(path, "ttl"), message: "ttl must be 1 (automatic) or 30 to 86400 seconds." });
-  }
-  if (value.proxied !== undefined && typeof value.proxied !== "boolean") {
-    issues.push({ path: joinPath(path, "proxied"), message: "proxied must be true or false." });
-  }
-  if (value.comment !== undefined && value.comment !== null && typeof value.comment !== "string") {
-    issues.push({ path: joinPath(path, "comment"), message: "comment must be a string or null." });
-  }
-  const tags = value.tags ?? [];
-  if (!Array.isArray(tags) || !tags.every((t) => typeof t === "string")) {
-    issues.push({ path: joinPath(path, "tags"), message: "tags must be an array of name:value strings." });
-  }
-  if (value.priority !== undefined && (typeof value.priority !== "number" || !Number.isInteger(value.priority))) {
-    issues.push({ path: joinPath(path, "priority"), message: "priority must be an integer." });
-  }
   const id = idOr(value.id, joinPath(path, "id"), issues, ctx.newId);
-  if (issues.length > start) return null;
-  const type = value.type as DnsRecordType;
+  // Without a valid zone name the record's name cannot be read; the zone's name is reported instead.
+  if (zone === undefined) return null;
+  const checked = checkDnsRecord(value, zone);
+  if (!checked.ok) {
+    for (const e of checked.errors) {
+      const at = e.path === "" ? path : joinPath(path, e.path);
+      issues.push({ path: at, message: e.path === "" ? `${path}: ${e.message}` : e.message });
+    }
+    return null;
+  }
+  const record = checked.value;
+  const others = sameName.get(record.name);
+  const conflict = others === undefined ? undefined : dnsRecordConflict(record, others);
+  if (conflict !== undefined) {
+    issues.push({ path, message: conflict });
+    return null;
+  }
   const now = formatMicrosecondTimestamp(ctx.nowMs);
-  const proxiable = type === "A" || type === "AAAA" || type === "CNAME";
-  return {
+  const seeded: DnsRecord = {
     id,
-    type,
-    name: value.name as string,
-    content: value.content as string,
-    ttl: ttl as number,
-    proxied: proxiable && value.proxied === true,
-    proxiable,
-    comment: (value.comment as string | null | undefined) ?? null,
-    tags: tags as string[],
+    ...record,
     settings: {},
     meta: {},
     created_on: now,
     modified_on: now,
-    ...(typeof value.priority === "number" ? { priority: value.priority } : {}),
   };
+  if (others === undefined) sameName.set(record.name, [seeded]);
+  else others.push(seeded);
+  return seeded;
 }
 
 function seedInvite(value: unknown, path: string, issues: ValidationIssue[], ctx: SeedContext): Invite | null {
@@ -190,8 +181,13 @@ function seedZone(
     issues.push({ path: joinPath(path, "type"), message: "type must be full, partial, secondary or internal." });
   }
   const id = idOr(value.id, joinPath(path, "id"), issues, ctx.newId);
+  const recordZone: DnsRecordZone | undefined =
+    nameProblem === undefined
+      ? { name: (value.name as string).toLowerCase(), enterprise: value.plan === "enterprise" }
+      : undefined;
+  const sameName = new Map<string, DnsRecord[]>();
   const dnsRecords = list(value.dns_records, joinPath(path, "dns_records"), issues).flatMap((r, i) => {
-    const rec = seedDnsRecord(r, joinPath(joinPath(path, "dns_records"), i), issues, ctx);
+    const rec = seedDnsRecord(r, joinPath(joinPath(path, "dns_records"), i), recordZone, sameName, issues, ctx);
     return rec === null ? [] : [rec];
   });
   const packs = list(value.certificate_packs, joinPath(path, "certificate_packs"), issues).flatMap((p, i) => {

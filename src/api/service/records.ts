@@ -18,6 +18,8 @@ export interface DnsRecord {
   readonly type: DnsRecordType;
   readonly name: string;
   readonly content: string;
+  /** Structured data, for the types the published schema gives it (CAA, SRV, …). */
+  readonly data?: Readonly<Record<string, string | number>>;
   readonly ttl: number;
   readonly proxied: boolean;
   readonly proxiable: boolean;
