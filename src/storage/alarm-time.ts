@@ -1,7 +1,8 @@
 /**
  * Validating an alarm time the way the platform does: a number or a Date, milliseconds since the
  * epoch, fractions truncated, nothing at or before 0, nothing the platform's date type (signed
- * 64-bit nanoseconds since the epoch) cannot hold.
+ * 64-bit nanoseconds since the epoch) cannot hold. `getBookmarkForTime` converts its time the same
+ * way ({@link toPlatformDate}).
  */
 import { type AsyncApiInterface, argumentTypeError } from "./argument-types";
 
@@ -19,10 +20,25 @@ const NS_RANGE = 2 ** 63;
  * transaction's). The check that the time is positive comes later, see {@link checkAlarmTime}.
  */
 export function toAlarmTime(scheduledTime: unknown, on: AsyncApiInterface = "DurableObjectStorage"): number {
+  return toPlatformDate(scheduledTime, "setAlarm", on);
+}
+
+/**
+ * Converts parameter 1 of `method` (a number or a Date, as the platform's date type) to integer ms,
+ * throwing the platform's TypeErrors: not a number or a Date, not finite, or outside the signed
+ * 64-bit nanoseconds the type holds. `setAlarm` and `getBookmarkForTime` take their time this way.
+ *
+ * @example
+ * ```ts
+ * toPlatformDate(new Date("2026-01-01"), "getBookmarkForTime"); // 1767225600000
+ * toPlatformDate("2026-01-01", "getBookmarkForTime"); // TypeError: … parameter 1 is not of type 'date'.
+ * ```
+ */
+export function toPlatformDate(value: unknown, method: string, on: AsyncApiInterface = "DurableObjectStorage"): number {
   let ms: number;
-  if (scheduledTime instanceof Date) ms = scheduledTime.getTime();
-  else if (typeof scheduledTime === "number") ms = scheduledTime;
-  else throw argumentTypeError("setAlarm", on, 1, "date");
+  if (value instanceof Date) ms = value.getTime();
+  else if (typeof value === "number") ms = value;
+  else throw argumentTypeError(method, on, 1, "date");
   if (!Number.isFinite(ms)) throw new TypeError("The value cannot be converted because it is not a valid Date.");
   // The range checks come first, as the platform converts to its date type before comparing.
   const ns = ms * 1e6;

@@ -15,8 +15,14 @@ import { resolveLimits, type StorageLimits } from "../limits";
 import { type AsyncScope, loadAsyncScope } from "../util/async-scope";
 import { type Clock, systemClock } from "../util/clock";
 import { Mutex } from "../util/mutex";
-import { checkAlarmTime, toAlarmTime } from "./alarm-time";
-import { type AsyncApiInterface, checkClosure, checkOptions, checkPutArguments } from "./argument-types";
+import { checkAlarmTime, toAlarmTime, toPlatformDate } from "./alarm-time";
+import {
+  type AsyncApiInterface,
+  argumentTypeError,
+  checkClosure,
+  checkOptions,
+  checkPutArguments,
+} from "./argument-types";
 import { explainDirectoryError } from "./directory-errors";
 import { KvOperations } from "./kv-operations";
 import { checkStorageOptions } from "./open-options";
@@ -369,8 +375,10 @@ export class ObjectStorage {
   /** The bookmark of the state at (approximately) `timestamp`, within the retention window. */
   getBookmarkForTime(timestamp: number | Date): Promise<string> {
     return attempt(() => {
+      // The platform's binding converts the argument before the call (its TypeErrors come first).
+      const ms = toPlatformDate(timestamp, "getBookmarkForTime");
       this.#requireSqlite("getBookmarkForTime()");
-      return this.#pitr.bookmarkForTime(timestamp);
+      return this.#pitr.bookmarkForTime(ms);
     });
   }
 
@@ -379,9 +387,15 @@ export class ObjectStorage {
    * (after `abort()` or a restart). Returns a bookmark that undoes the restore.
    */
   onNextSessionRestoreBookmark(bookmark: string): Promise<string> {
+    // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined, as get() does
+    const given = arguments.length > 0;
     return attempt(() => {
+      // As the platform's binding: a missing argument is a TypeError, anything else becomes a string
+      // (42 → "42", an invalid bookmark), and a Symbol or a throwing toString() fails the conversion.
+      if (!given) throw argumentTypeError("onNextSessionRestoreBookmark", "DurableObjectStorage", 1, "string");
+      const text = `${bookmark as unknown as string}`;
       this.#requireSqlite("onNextSessionRestoreBookmark()");
-      return this.#pitr.requestRestore(bookmark);
+      return this.#pitr.requestRestore(text);
     });
   }
 

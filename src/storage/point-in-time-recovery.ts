@@ -36,18 +36,14 @@ export class PointInTimeRecovery {
     return this.#bookmarkOf(this.#core.lastSeq);
   }
 
-  /** The bookmark of the state in force at `timestamp`. */
-  async bookmarkForTime(timestamp: number | Date): Promise<string> {
-    const ms = timestamp instanceof Date ? timestamp.getTime() : Number(timestamp);
-    if ((typeof timestamp !== "number" && !(timestamp instanceof Date)) || !Number.isFinite(ms)) {
-      throw new TypeError("The value cannot be converted because it is not a valid Date.");
-    }
+  /** The bookmark of the state in force at `ms` (whole ms, converted as the platform converts a date). */
+  async bookmarkForTime(ms: number): Promise<string> {
     await this.#core.sync();
     const kept = this.#core.settings.persistence.keptHistory?.();
-    const what = () => `The state at ${new Date(Math.trunc(ms)).toISOString()}`;
+    const what = () => `The state at ${new Date(ms).toISOString()}`;
     let seq: number;
     try {
-      seq = this.#retention.seqForTime(this.#core.timeline, Math.trunc(ms));
+      seq = this.#retention.seqForTime(this.#core.timeline, ms);
     } catch (e) {
       // Inside the retention window but before what the adapter keeps: say which bound it was.
       const inWindow = ms >= this.#core.settings.clock.now() - this.#retention.windowMs;
@@ -61,10 +57,10 @@ export class PointInTimeRecovery {
 
   /**
    * Records durably that the next session must restore `bookmark`; returns the bookmark of the
-   * current state, which undoes the restore when restored in turn.
+   * current state, which undoes the restore when restored in turn. The caller has converted the
+   * argument to a string (as the platform does).
    */
   async requestRestore(bookmark: string): Promise<string> {
-    if (typeof bookmark !== "string") throw new TypeError("onNextSessionRestoreBookmark() requires a bookmark string.");
     const { seq, timeMs } = parseBookmark(bookmark);
     await this.#core.sync();
     const timeline = this.#core.timeline;

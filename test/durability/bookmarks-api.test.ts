@@ -204,6 +204,46 @@ describe("getBookmarkForTime", () => {
     const fromString = await rejection(storage.getBookmarkForTime("yesterday" as unknown as number));
     expect(fromString).toBeInstanceOf(TypeError);
   });
+
+  test("getBookmarkForTime: what is not a number or a Date, and dates the platform's date type cannot hold, reject with its TypeErrors", async () => {
+    // Regression: every non-number said "not a valid Date" (workerd: "parameter 1 is not of type
+    // 'date'"), and times past 2262 or before 1677 were ERR_BOOKMARK (workerd: its range TypeErrors).
+    // Checked against workerd (Miniflare); its own message says 2189 although the limit is 2262.
+    const { storage } = await threeCommits();
+    const notDate =
+      "Failed to execute 'getBookmarkForTime' on 'DurableObjectStorage': parameter 1 is not of type 'date'.";
+    const call = storage.getBookmarkForTime as (...args: unknown[]) => Promise<string>;
+    for (const args of [
+      [],
+      [undefined],
+      [null],
+      ["2026-01-01"],
+      ["5"],
+      [true],
+      [{}],
+      [{ valueOf: () => 5 }],
+      [1n],
+      [Symbol("t")],
+    ]) {
+      const error = await rejection(call.apply(storage, args));
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error.message).toBe(notDate);
+    }
+    for (const [time, message] of [
+      [9_223_372_036_854.775, "This API doesn't support dates after 2189."],
+      [new Date(8.64e15), "This API doesn't support dates after 2189."],
+      [1e20, "This API doesn't support dates after 2189."],
+      [-9_223_372_036_855, "This API doesn't support dates before 1687."],
+      [Number.NEGATIVE_INFINITY, "The value cannot be converted because it is not a valid Date."],
+    ] as const) {
+      const error = await rejection(storage.getBookmarkForTime(time));
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error.message).toBe(message);
+    }
+    // Inside the type's range, the window decides.
+    await expectBookmarkError(storage.getBookmarkForTime(9_223_372_036_854.7), /in the future/);
+    await expectBookmarkError(storage.getBookmarkForTime(-1), /older than the retention window/);
+  });
 });
 
 describe("onNextSessionRestoreBookmark", () => {
@@ -215,8 +255,49 @@ describe("onNextSessionRestoreBookmark", () => {
     for (const bad of ["", "nope", good.toUpperCase(), good.slice(1), `${good}0`, flipped]) {
       await expectBookmarkError(storage.onNextSessionRestoreBookmark(bad), /Invalid bookmark/);
     }
-    await expect(storage.onNextSessionRestoreBookmark(42 as unknown as string)).rejects.toThrow(TypeError);
     expect(await coreOf(storage).settings.persistence.readMeta()).toBeNull();
+  });
+
+  test("onNextSessionRestoreBookmark: the argument converts to a string as on the platform; only a missing one is a TypeError", async () => {
+    // Regression: every non-string was a TypeError of our own. workerd (checked through Miniflare)
+    // converts the argument with ToString (42 → "42", undefined → "undefined"), so those are invalid
+    // bookmarks; a missing argument is its "parameter 1 is not of type 'string'"; a Symbol or a
+    // throwing toString() fails the conversion with its own error.
+    const storage = await ObjectStorage.open({ clock: new FakeClock() });
+    await storage.put("a", 1);
+    const call = storage.onNextSessionRestoreBookmark as (...args: unknown[]) => Promise<string>;
+    const missing = await rejection(call.call(storage));
+    expect(missing).toBeInstanceOf(TypeError);
+    expect(missing.message).toBe(
+      "Failed to execute 'onNextSessionRestoreBookmark' on 'DurableObjectStorage': parameter 1 is not of type 'string'.",
+    );
+    for (const [value, shown] of [
+      [42, '"42"'],
+      [undefined, '"undefined"'],
+      [null, '"null"'],
+      [{}, '"[object Object]"'],
+    ] as const) {
+      const error = await rejection(call.call(storage, value));
+      expect(error).toBeInstanceOf(ActorStoreError);
+      expect(error.message).toContain(`Invalid bookmark ${shown}`);
+    }
+    const symbol = await rejection(call.call(storage, Symbol("b")));
+    expect(symbol).toBeInstanceOf(TypeError);
+    expect(symbol.message).toBe("Cannot convert a Symbol value to a string");
+    const boom = new RangeError("boom");
+    expect(
+      await rejection(
+        call.call(storage, {
+          toString: () => {
+            throw boom;
+          },
+        }),
+      ),
+    ).toBe(boom);
+    // A bookmark object with a toString() returning a bookmark is that bookmark.
+    const bookmark = await storage.getCurrentBookmark();
+    expect(await call.call(storage, { toString: () => bookmark })).toBe(bookmark);
+    expect(await coreOf(storage).settings.persistence.readMeta()).not.toBeNull();
   });
 
   test("onNextSessionRestoreBookmark: a bookmark from this object's future rejects", async () => {
