@@ -16,7 +16,11 @@ export { formatBookmark, isBookmark, parseBookmark } from "./durability/bookmark
 export type { CommitRecord, KvWrite, SqlWrite } from "./durability/commit-record";
 export { DelegatingPersistence } from "./durability/delegating-persistence";
 export { openFilePersistence } from "./durability/file-persistence";
-export type { IndexedDbPersistenceOptions } from "./durability/indexeddb-persistence";
+export type {
+  IndexedDbFactoryLike,
+  IndexedDbKeyRangeLike,
+  IndexedDbPersistenceOptions,
+} from "./durability/indexeddb-persistence";
 export { IndexedDbPersistence, openIndexedDbPersistence } from "./durability/indexeddb-persistence";
 export { createMemoryPersistence, MemoryPersistence } from "./durability/memory-persistence";
 export type {

@@ -34,6 +34,13 @@ export interface PlatformStateLike {
  * ```
  */
 export abstract class DurableObject<Env = unknown> {
+  /**
+   * The platform's type brand (`Rpc.DurableObjectBranded` in `@cloudflare/workers-types`), so that a
+   * subclass is accepted where the platform's types ask for a Durable Object class, as in
+   * `DurableObjectNamespace<Counter>`. A declaration only: no such property exists at run time, and
+   * it is never a method (stubs and the test kit leave it out).
+   */
+  declare readonly __DURABLE_OBJECT_BRAND: never;
   /** The object's state: id, storage, blockConcurrencyWhile, waitUntil, abort. */
   protected readonly ctx: ObjectState;
   /** The environment passed to {@link ObjectContext.create}. */

@@ -143,7 +143,7 @@ export class ObjectState {
   }
 
   /** `fetch()` through the output gate (a subrequest waits for earlier writes, as on the platform). */
-  fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  fetch(input: Request | string | URL, init?: RequestInit): Promise<Response> {
     return this.#host.sendOutgoing(() => globalThis.fetch(input, init));
   }
 }

@@ -39,15 +39,30 @@ import { checkPersistenceArguments, INDEXEDDB_PERSISTENCE_OPTIONS } from "./pers
 import { decodeRecords, encodeRecord } from "./record-codec";
 import { planPrune } from "./retention";
 
+/**
+ * An IndexedDB factory: the DOM's `IDBFactory` (the global `indexedDB`) or another implementation
+ * of it, such as the `fake-indexeddb` package's. Typed by the one member the adapter checks, so that
+ * the public types compile in a project without the DOM library (Node, workers).
+ */
+export interface IndexedDbFactoryLike {
+  open(name: string, version?: number): unknown;
+}
+
+/** The `IDBKeyRange` class that goes with an {@link IndexedDbFactoryLike} (its static methods). */
+export interface IndexedDbKeyRangeLike {
+  bound(lower: unknown, upper: unknown, lowerOpen?: boolean, upperOpen?: boolean): unknown;
+  upperBound(upper: unknown, open?: boolean): unknown;
+}
+
 /** Options of {@link openIndexedDbPersistence}. */
 export interface IndexedDbPersistenceOptions {
   /**
    * The IndexedDB factory to use. Default: the global `indexedDB`. Pass another (for example one
    * from the `fake-indexeddb` package) to run the adapter where there is no global one.
    */
-  indexedDB?: IDBFactory;
+  indexedDB?: IndexedDbFactoryLike;
   /** The `IDBKeyRange` that goes with {@link IndexedDbPersistenceOptions.indexedDB}. Default: the global one. */
-  IDBKeyRange?: typeof IDBKeyRange;
+  IDBKeyRange?: IndexedDbKeyRangeLike;
 }
 
 const RECORDS = "records";
@@ -158,10 +173,10 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   #fenced: Error | null = null;
 
   /** @internal Use {@link openIndexedDbPersistence}. */
-  constructor(name: string, factory: IDBFactory, range: typeof IDBKeyRange) {
+  constructor(name: string, factory: IndexedDbFactoryLike, range: IndexedDbKeyRangeLike) {
     this.#name = name;
-    this.#factory = factory;
-    this.#range = range;
+    this.#factory = factory as IDBFactory;
+    this.#range = range as typeof IDBKeyRange;
   }
 
   /** The IndexedDB database name. */
@@ -619,7 +634,7 @@ export async function openIndexedDbPersistence(
   options: IndexedDbPersistenceOptions = {},
 ): Promise<IndexedDbPersistence> {
   checkPersistenceArguments("openIndexedDbPersistence()", "name", name, options, INDEXEDDB_PERSISTENCE_OPTIONS);
-  const global = globalThis as { indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange };
+  const global = globalThis as { indexedDB?: IndexedDbFactoryLike; IDBKeyRange?: IndexedDbKeyRangeLike };
   const factory = options.indexedDB ?? global.indexedDB;
   const range = options.IDBKeyRange ?? global.IDBKeyRange;
   if (factory === undefined || typeof factory.open !== "function" || typeof range?.bound !== "function")

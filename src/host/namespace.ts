@@ -29,9 +29,11 @@ export type RpcMethods<I> = {
   [K in keyof I as K extends ReservedStubName
     ? never
     : K extends string
-      ? I[K] extends (...args: never[]) => unknown
-        ? K
-        : never
+      ? [I[K]] extends [never]
+        ? never
+        : I[K] extends (...args: never[]) => unknown
+          ? K
+          : never
       : never]: I[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
 };
 
@@ -45,7 +47,7 @@ export type ObjectStub<I = unknown> = RpcMethods<I> & {
    * Sends an HTTP request to the object's `fetch()` handler and resolves with the `Response` it
    * returned. (`R` only lets the stub stand where the platform's `Response` type is expected.)
    */
-  fetch<R = Response>(input: RequestInfo | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<R>;
+  fetch<R = Response>(input: Request | string | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<R>;
   /** Raw sockets to an object are not supported here; always throws. */
   connect(address: unknown, options?: unknown): never;
 };
@@ -269,9 +271,9 @@ function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher):
   Object.defineProperty(target, "id", { value: id, enumerable: true });
   Object.defineProperty(target, "fetch", {
     writable: true,
-    value: (input: RequestInfo | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<unknown> =>
+    value: (input: Request | string | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<unknown> =>
       settle(() => {
-        const request = new Request(input as RequestInfo | URL, init as RequestInit | undefined);
+        const request = new Request(input as Request | string | URL, init as RequestInit | undefined);
         return run({ kind: "fetch", request });
       }),
   });

@@ -26,7 +26,7 @@ export type TestObjectClass<Env, I extends object> = new (ctx: ObjectState, env:
 
 /** The names of `I`'s methods (what {@link TestObject.call} accepts). */
 export type MethodName<I> = {
-  [K in keyof I]: I[K] extends (...args: never[]) => unknown ? K : never;
+  [K in keyof I]: [I[K]] extends [never] ? never : I[K] extends (...args: never[]) => unknown ? K : never;
 }[keyof I] &
   string;
 

@@ -3,12 +3,20 @@
  * platform's `DurableObjectState`, `extends DurableObject`, `super(ctx, env)`. (A type test: `tsc`
  * in `npm test` is what fails if this stops compiling; the run checks the members behave.)
  */
-import type { DurableObjectState, DurableObjectStorage, DurableObjectTransaction } from "@cloudflare/workers-types";
+import type {
+  DurableObjectNamespace,
+  DurableObjectState,
+  DurableObjectStorage,
+  DurableObjectTransaction,
+  Rpc,
+} from "@cloudflare/workers-types";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { DurableObject } from "../../src/context/durable-object";
 import { ObjectContext } from "../../src/context/object-context";
 import type { ObjectState } from "../../src/context/object-state";
 import { ActorStoreError } from "../../src/errors";
+import type { RpcMethods } from "../../src/host/namespace";
+import type { MethodName } from "../../src/testkit/test-object";
 import { createTestObject } from "../../src/testkit/test-object";
 
 interface Env {
@@ -48,6 +56,23 @@ class PlainPlatformClass {
 describe("platform types", () => {
   it("ObjectState is assignable to DurableObjectState", () => {
     expectTypeOf<ObjectState>().toExtend<DurableObjectState>();
+  });
+
+  it("a class extending DurableObject is a Durable Object class to the platform's types", async () => {
+    // The platform's Env typing: a namespace of the class (its type parameter wants the brand).
+    interface PlatformEnv {
+      COUNTER: DurableObjectNamespace<PlatformCounter>;
+    }
+    expectTypeOf<PlatformCounter>().toExtend<Rpc.DurableObjectBranded>();
+    expectTypeOf<PlatformEnv["COUNTER"]>().toExtend<DurableObjectNamespace<PlatformCounter>>();
+    // The brand is a declaration only: never a method of a stub or of the test kit, never at run time.
+    expectTypeOf<"__DURABLE_OBJECT_BRAND">().not.toExtend<MethodName<PlatformCounter>>();
+    expectTypeOf<"__DURABLE_OBJECT_BRAND">().not.toExtend<keyof RpcMethods<PlatformCounter>>();
+    const context = await ObjectContext.create(PlatformCounter, { env: { GREETING: "hi" } });
+    const instance = await context.instance();
+    expect("__DURABLE_OBJECT_BRAND" in instance).toBe(false);
+    expect(Object.getOwnPropertyNames(DurableObject.prototype)).toEqual(["constructor"]);
+    await context.close();
   });
 
   it("a class extending DurableObject with a DurableObjectState constructor runs", async () => {
