@@ -7,6 +7,7 @@ import { formatBookmark, parseBookmark } from "../durability/bookmarks";
 import { type PersistenceAdapter, updateMeta } from "../durability/persistence";
 import { planPrune, RetentionPolicy } from "../durability/retention";
 import { ActorStoreError } from "../errors";
+import { Mutex } from "../util/mutex";
 import { type CoreSettings, StorageCore } from "./storage-core";
 
 const META_VERSION = 1;
@@ -15,6 +16,7 @@ const META_VERSION = 1;
 export class PointInTimeRecovery {
   readonly #core: StorageCore;
   readonly #retention: RetentionPolicy;
+  readonly #requests = new Mutex();
 
   constructor(core: StorageCore, retentionMs: number) {
     this.#core = core;
@@ -62,6 +64,12 @@ export class PointInTimeRecovery {
    */
   async requestRestore(bookmark: string): Promise<string> {
     const { seq, timeMs } = parseBookmark(bookmark);
+    // One request at a time, in call order: two in flight at once each read the metadata's version,
+    // and the earlier one's retried compare-and-swap would overwrite the later one's request.
+    return this.#requests.run(() => this.#requestRestore(bookmark, seq, timeMs));
+  }
+
+  async #requestRestore(bookmark: string, seq: number, timeMs: number): Promise<string> {
     await this.#core.sync();
     const timeline = this.#core.timeline;
     if (seq > this.#core.lastSeq) {

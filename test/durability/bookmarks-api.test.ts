@@ -410,6 +410,36 @@ describe("onNextSessionRestoreBookmark", () => {
     expect(records?.restoreToSeq).toBe(seqOf(one));
   });
 
+  test("onNextSessionRestoreBookmark: of two requests in flight at once, the later call wins", async () => {
+    // Regression: both read the metadata's version, the later call's write landed first, and the
+    // earlier call's compare-and-swap then failed, read again and overwrote it, so the earlier
+    // request was applied. A slow first write (a disk's fsync) is enough.
+    class SlowFirstMetaWrite extends DelegatingPersistence {
+      writes = 0;
+      override async writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
+        if (this.writes++ === 0) for (let i = 0; i < 50; i++) await nextTurn();
+        return super.writeMetaIf(expectedVersion, bytes);
+      }
+    }
+    const clock = new FakeClock();
+    const persistence = new SlowFirstMetaWrite(createMemoryPersistence());
+    const options = { clock, persistence };
+    let storage = await ObjectStorage.open(options);
+    await storage.put("v", 1);
+    const one = await storage.getCurrentBookmark();
+    await storage.put("v", 2);
+    const two = await storage.getCurrentBookmark();
+    await storage.put("v", 3);
+    const current = await storage.getCurrentBookmark();
+    const undos = await Promise.all([
+      storage.onNextSessionRestoreBookmark(one),
+      storage.onNextSessionRestoreBookmark(two),
+    ]);
+    expect(undos).toEqual([current, current]);
+    storage = await restart(storage, options);
+    expect(await storage.get("v")).toBe(2);
+  });
+
   test("onNextSessionRestoreBookmark: the request is durable and survives a process restart (file adapter)", async () => {
     const directory = await tempDir();
     const clock = new FakeClock();
