@@ -136,6 +136,30 @@ describe("the service's route table", () => {
     expect(inTime.state.invites.find((i) => i.id === PENDING_INVITE)?.status).toBe("accepted");
   });
 
+  it.each([
+    ["an unknown field (a typo)", { expires: "2025-01-08T00:00:00.000000Z" }, "expires"],
+    ["an expires_on that is not a timestamp", { expires_on: 5 }, "expires_on"],
+    ["an invited_on that is not a timestamp", { invited_on: "next week" }, "invited_on"],
+    ["roles that are not role objects", { roles: "admin" }, "roles"],
+    [
+      "an organization_name over the schema's 100 characters",
+      { organization_name: "n".repeat(101) },
+      "organization_name",
+    ],
+    [
+      "a two-factor flag that is not a boolean",
+      { organization_is_enforcing_twofactor: "yes" },
+      "organization_is_enforcing_twofactor",
+    ],
+    ["an invited_member_id that is not an id", { invited_member_id: 7 }, "invited_member_id"],
+  ])("a fixture invitation with %s is refused, naming the field", (_what, extra, field) => {
+    const s = seedFromFixture(
+      { accounts: FIXTURE.accounts, zones: [], invites: [{ organization_id: FIXTURE.accounts[0]?.id, ...extra }] },
+      { nowMs: NOW, newId: sequentialHexIds() },
+    );
+    expect(s.ok === false && s.errors.map((e) => e.path)).toEqual([`invites[0].${field}`]);
+  });
+
   it.each(["true", "2", "yes", ""])(
     "waf_migration/check: phase_two=%j is refused with 10401 as the entry-point PUT refuses it, not read as phase 1",
     (value) => {

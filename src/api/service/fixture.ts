@@ -9,11 +9,11 @@ import { checkDnsRecord, type DnsRecordZone, dnsRecordConflict } from "../dns-re
 import { EMPTY_FIREWALL_STATE, type FirewallState } from "../filters";
 import { createFirewallRules } from "../firewall-rules";
 import type { IdGenerator } from "../ids";
-import { formatMicrosecondTimestamp, isHexId } from "../ids";
+import { formatMicrosecondTimestamp, isHexId, isMicrosecondTimestamp } from "../ids";
 import type { Invite } from "../invites";
 import { isInviteStatus } from "../invites";
 import type { Validation, ValidationIssue } from "../validation";
-import { isRecord, joinPath } from "../validation";
+import { checkOptionalBoolean, checkOptionalString, isRecord, joinPath } from "../validation";
 import {
   createZoneState,
   isPlan,
@@ -125,15 +125,67 @@ function seedDnsRecord(
   return seeded;
 }
 
+// The published schema's invitation fields, with their string length limits.
+const INVITE_STRINGS: Readonly<Record<string, number>> = {
+  organization_id: 32,
+  organization_name: 100,
+  invited_by: 90,
+  invited_member_email: 90,
+};
+const INVITE_KEYS = new Set([
+  "id",
+  "status",
+  ...Object.keys(INVITE_STRINGS),
+  "invited_member_id",
+  "organization_is_enforcing_twofactor",
+  "invited_on",
+  "expires_on",
+  "roles",
+]);
+
+function isRole(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    typeof value.id === "string" &&
+    value.id.length <= 32 &&
+    typeof value.name === "string" &&
+    typeof value.description === "string" &&
+    isRecord(value.permissions)
+  );
+}
+
 function seedInvite(value: unknown, path: string, issues: ValidationIssue[], ctx: SeedContext): Invite | null {
   if (!isRecord(value) || typeof value.organization_id !== "string") {
     issues.push({ path, message: `${path} must be an object with an organization_id.` });
     return null;
   }
+  const start = issues.length;
+  issues.push(...unknownKeys(value, INVITE_KEYS, path));
   if (value.status !== undefined && !isInviteStatus(value.status)) {
     issues.push({ path: joinPath(path, "status"), message: "status must be pending, accepted, rejected or expired." });
-    return null;
   }
+  for (const [key, max] of Object.entries(INVITE_STRINGS)) checkOptionalString(value, key, path, max, issues);
+  const member = value.invited_member_id;
+  if (member !== undefined && member !== null && (typeof member !== "string" || member.length > 32)) {
+    const at = joinPath(path, "invited_member_id");
+    issues.push({ path: at, message: `${at} must be null or an id of at most 32 characters.` });
+  }
+  checkOptionalBoolean(value, "organization_is_enforcing_twofactor", path, issues);
+  for (const key of ["invited_on", "expires_on"]) {
+    if (value[key] !== undefined && !isMicrosecondTimestamp(value[key])) {
+      const at = joinPath(path, key);
+      issues.push({ path: at, message: `${at} must be a timestamp like 2024-01-01T00:00:00.000000Z.` });
+    }
+  }
+  if (value.roles !== undefined && !(Array.isArray(value.roles) && value.roles.every(isRole))) {
+    const at = joinPath(path, "roles");
+    issues.push({
+      path: at,
+      message: `${at} must be an array of roles, each with id, name, description and permissions.`,
+    });
+  }
+  const id = idOr(value.id, joinPath(path, "id"), issues, ctx.newId);
+  if (issues.length > start) return null;
   const now = formatMicrosecondTimestamp(ctx.nowMs);
   const week = formatMicrosecondTimestamp(ctx.nowMs + 7 * 24 * 3600 * 1000);
   return {
@@ -143,7 +195,7 @@ function seedInvite(value: unknown, path: string, issues: ValidationIssue[], ctx
     roles: [],
     organization_is_enforcing_twofactor: false,
     ...(value as Partial<Invite>),
-    id: idOr(value.id, joinPath(path, "id"), issues, ctx.newId),
+    id,
     status: (value.status as Invite["status"] | undefined) ?? "pending",
     organization_id: value.organization_id,
   };
