@@ -17,6 +17,8 @@ export class PointInTimeRecovery {
   readonly #core: StorageCore;
   readonly #retention: RetentionPolicy;
   readonly #requests = new Mutex();
+  /** The seq this session's restore request names, if it made one (applied by the next session). */
+  #pendingRestoreSeq: number | undefined;
 
   constructor(core: StorageCore, retentionMs: number) {
     this.#core = core;
@@ -100,12 +102,13 @@ export class PointInTimeRecovery {
     // A later request replaces an earlier pending one (the newest call wins), through a
     // compare-and-swap like every metadata write.
     await updateMeta(this.#core.settings.persistence, () => meta);
+    this.#pendingRestoreSeq = seq;
     return undo;
   }
 
   /**
-   * Drops history older than the retention window (keeping what any bookmark inside it needs),
-   * then thins the snapshots inside it.
+   * Drops history older than the retention window (keeping what any bookmark inside it needs, and
+   * what this session's pending restore request needs), then thins the snapshots inside it.
    */
   async prune(): Promise<void> {
     const core = this.#core;
@@ -116,7 +119,9 @@ export class PointInTimeRecovery {
       core.snapshots = core.snapshots.filter((x) => x.seq >= kept.fromSeq);
       core.timeline.rebase(kept.fromSeq);
     }
-    const keepFrom = this.#retention.keepFromSeq(core.timeline);
+    // The request the next session applies keeps its state reachable, even when this session runs
+    // on past the window: pruning it would cancel a restore the caller was told is recorded.
+    const keepFrom = Math.min(this.#retention.keepFromSeq(core.timeline), this.#pendingRestoreSeq ?? Infinity);
     const plan = planPrune(core.snapshots, keepFrom);
     if (plan.baseSeq !== null) {
       await core.settings.persistence.prune(keepFrom);

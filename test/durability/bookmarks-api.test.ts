@@ -601,6 +601,36 @@ describe("retention", () => {
     }
   });
 
+  test("retention: a pending restore keeps the history it needs until the next session applies it", async () => {
+    // Regression: a session that ran on past the window after the request pruned the bookmark's
+    // history, so the next open cancelled the accepted request and failed with ERR_BOOKMARK.
+    const clock = new FakeClock();
+    const options = { clock, persistence: createMemoryPersistence(), retentionMs: HOUR_MS, snapshotEveryRecords: 2 };
+    let storage = await ObjectStorage.open(options);
+    await storage.put("v", 1);
+    const bookmark = await storage.getCurrentBookmark();
+    await clock.advance(1000);
+    await storage.put("v", 2);
+    await storage.onNextSessionRestoreBookmark(bookmark);
+    for (let n = 0; n < 8; n++) {
+      await clock.advance(HOUR_MS / 2);
+      await storage.put("n", n);
+      await storage.sync();
+    }
+    await settle(storage);
+    storage = await restart(storage, options);
+    expect(await storage.get("v")).toBe(1);
+    expect(await storage.get("n")).toBeUndefined();
+    // Once applied, the old history is no longer held: the next prune drops it.
+    for (let n = 0; n < 4; n++) {
+      await clock.advance(HOUR_MS);
+      await storage.put("n", n);
+      await storage.sync();
+    }
+    await settle(storage);
+    await expectBookmarkError(storage.onNextSessionRestoreBookmark(bookmark), /older than the history/);
+  });
+
   test("retention: without a snapshot old enough, nothing is pruned", async () => {
     const clock = new FakeClock();
     const persistence = createMemoryPersistence();
