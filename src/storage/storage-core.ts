@@ -456,8 +456,10 @@ export class StorageCore {
   #unwind(layer: WriteLayer): void {
     const index = this.#layers.indexOf(layer);
     const closed = this.#layers.length - index;
-    // The platform ran these layers' calls before rolling them back: their counts stay.
-    this.sqlHost.applyPending(false);
+    // The platform ran these layers' calls before rolling them back: their counts stay, and so
+    // does what the last call left in changes(), matched now, while the tables those calls may
+    // have created still exist (the rollback takes a _cf_KV made inside the savepoint with it).
+    this.sqlHost.applyPending(true);
     this.#engine.exec(`ROLLBACK TO ${layer.savepoint}; RELEASE ${layer.savepoint}`);
     // The rollback undid what these layers applied, lower layers' buffered writes included.
     for (const k of appliedKeys(this.#layers.slice(index))) this.#pending.keys.add(k);

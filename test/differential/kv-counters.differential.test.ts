@@ -216,6 +216,33 @@ describe("changes() / total_changes() / last_insert_rowid() after key-value call
     ]);
   });
 
+  it("a rollback keeps what the last call left in changes(), also when the rolled back savepoint made _cf_KV", async () => {
+    await expectSameAsWorkerd([
+      CREATE,
+      // The put creates _cf_KV inside the savepoint; the missing key's delete leaves changes() at 0.
+      {
+        op: "transaction",
+        ops: [{ op: "put", key: "", value: false }, { op: "delete", key: "ab" }, { op: "rollback" }],
+      },
+      COUNTERS,
+      {
+        op: "transaction",
+        ops: [
+          { op: "put", key: "x", value: 1 },
+          { op: "delete", key: "y" },
+          { op: "throw", message: "no" },
+        ],
+      },
+      { op: "transaction", ops: [] },
+      COUNTERS,
+      { op: "put", key: "k", value: 1 },
+      { op: "transaction", ops: [{ op: "delete", key: "k" }, { op: "delete", key: "zz" }, { op: "rollback" }] },
+      COUNTERS,
+      { op: "transaction", ops: [{ op: "delete", key: "zz" }, { op: "put", key: "k", value: 2 }, { op: "rollback" }] },
+      COUNTERS,
+    ]);
+  });
+
   it("calls inside transactions count, and a rollback takes none of the counts back", async () => {
     await expectSameAsWorkerd([
       CREATE,
