@@ -185,16 +185,19 @@ export class RetentionPolicy {
   /**
    * The seq whose state was current at `timeMs` (the last commit at or before it), after
    * {@link RetentionPolicy.checkTime}. Rejects with `ERR_BOOKMARK` when the history that far back is
-   * no longer kept.
+   * no longer kept, or (a timeline from seq 0) when the time is before the object's first state.
    */
   seqForTime(timeline: CommitTimeline, timeMs: number): number {
     this.checkTime(timeMs);
     const seq = timeline.findSeqForTime(timeMs);
-    if (seq === undefined)
-      throw new ActorStoreError(
-        "ERR_BOOKMARK",
-        `Cannot get a bookmark for ${isoOrNumber(timeMs)}: the history before ${isoOrNumber(timeline.firstTimeMs)} was pruned.`,
-      );
+    if (seq === undefined) {
+      // A timeline that still starts at seq 0 lost nothing: the time is before the object existed.
+      const why =
+        timeline.firstSeq === 0
+          ? `this object's history starts at ${isoOrNumber(timeline.firstTimeMs)}, when its storage was first opened; there is no earlier state.`
+          : `the history before ${isoOrNumber(timeline.firstTimeMs)} was pruned.`;
+      throw new ActorStoreError("ERR_BOOKMARK", `Cannot get a bookmark for ${isoOrNumber(timeMs)}: ${why}`);
+    }
     return seq;
   }
 

@@ -5,6 +5,7 @@ import { DEFAULT_RETENTION_WINDOW_MS, planPrune, RetentionPolicy } from "../../s
 import { FakeClock } from "../../src/util/clock";
 
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 0, 1);
 const snap = (seq: number) => ({ seq, timeMs: T0 + seq, bytes: 1 });
 
@@ -128,6 +129,26 @@ describe("RetentionPolicy", () => {
     const r = new RetentionPolicy({ clock });
     const t = new CommitTimeline(5, clock.now() - DAY);
     expect(() => r.seqForTime(t, clock.now() - 2 * DAY)).toThrow(/was pruned/);
+  });
+
+  it("seqForTime: before the first state of a history that starts at seq 0 says so, not that it was pruned", () => {
+    // Regression: an object first opened an hour ago, asked for two hours ago, was told its history was pruned.
+    const clock = new FakeClock(T0 + 100 * DAY);
+    const r = new RetentionPolicy({ clock });
+    const t = new CommitTimeline(0, clock.now() - HOUR);
+    t.append(1, clock.now() - HOUR / 2);
+    expect(r.seqForTime(t, clock.now() - HOUR)).toBe(0);
+    let error: unknown;
+    try {
+      r.seqForTime(t, clock.now() - 2 * HOUR);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: "ERR_BOOKMARK" });
+    expect((error as Error).message).toMatch(
+      /history starts at .*when its storage was first opened; there is no earlier state/,
+    );
+    expect((error as Error).message).not.toMatch(/pruned/);
   });
 
   it("keepFromSeq: the state current at the window start stays reachable as time moves", async () => {
