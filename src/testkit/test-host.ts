@@ -12,7 +12,7 @@ import {
 } from "../host/object-host";
 import { memoryPerObject, type PersistenceFactory } from "../host/options";
 import type { ObjectStorageOptions } from "../storage/object-storage";
-import { FakeClock } from "../util/clock";
+import { checkClockStep, FakeClock } from "../util/clock";
 
 /** Options of {@link createTestHost}. */
 export interface CreateTestHostOptions<E> {
@@ -66,7 +66,7 @@ export class TestHost<N extends NamespaceClasses, E = object> {
    * wake-ups) and letting what it starts finish before going on.
    */
   async advance(ms: number): Promise<void> {
-    const target = this.clock.now() + ms;
+    const target = checkClockStep("advance(ms)", this.clock.now(), ms);
     for (;;) {
       await this.host.settled();
       const next = this.clock.nextTimerAt();

@@ -15,7 +15,7 @@ import type { ObjectStorage, ObjectStorageOptions } from "../storage/object-stor
 import { isPersistence, storageSpecWithout } from "../storage/open-options";
 import type { ListOptions } from "../storage/options";
 import { loadAsyncScope } from "../util/async-scope";
-import { type Clock, FakeClock } from "../util/clock";
+import { type Clock, checkClockStep, checkClockTime, FakeClock } from "../util/clock";
 import { checkOptions, is, type OptionCheck } from "../util/options";
 import { useFakeDate } from "./date-clock";
 
@@ -202,11 +202,15 @@ export class TestObject<Env, I extends object> {
    * a handler's retry planned during the advance also fires if it falls inside it.
    */
   async advance(ms: number): Promise<void> {
-    await this.advanceTo(this.clock.now() + ms);
+    await this.advanceTo(checkClockStep("advance(ms)", this.clock.now(), ms));
   }
 
-  /** Like {@link TestObject.advance}, to an absolute time in ms since the epoch. */
-  advanceTo(targetMs: number): Promise<void> {
+  /**
+   * Like {@link TestObject.advance}, to an absolute time in ms since the epoch (an earlier time leaves
+   * the clock where it is).
+   */
+  async advanceTo(targetMs: number): Promise<void> {
+    checkClockTime("advanceTo(targetMs)", "targetMs", targetMs);
     return this.#inScope(() => this.#advanceTo(targetMs));
   }
 

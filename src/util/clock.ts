@@ -41,6 +41,31 @@ export const systemClock: Clock = {
   },
 };
 
+/** The largest distance from the epoch, in ms, that a `Date` can hold. */
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * Checks a time a fake clock is set or moved to: a finite number of ms that a `Date` can hold.
+ * (NaN would fire every pending timer on the way and leave "now" NaN; Infinity would fire timers
+ * that rearm themselves forever.) Returns `timeMs`.
+ */
+export function checkClockTime(where: string, name: string, timeMs: number): number {
+  if (typeof timeMs !== "number" || !Number.isFinite(timeMs) || Math.abs(timeMs) > MAX_DATE_MS)
+    throw new RangeError(
+      `${where}: ${name} must be a time a Date can hold, a finite number of ms within ±${MAX_DATE_MS} of the epoch (got ${String(timeMs)}).`,
+    );
+  return timeMs;
+}
+
+/** Checks a step a fake clock moves forward by (finite, 0 or more) and returns the time it ends at. */
+export function checkClockStep(where: string, nowMs: number, ms: number): number {
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0)
+    throw new RangeError(
+      `${where}: ms must be a finite number of milliseconds, 0 or more (got ${String(ms)}); to go back in time use set().`,
+    );
+  return checkClockTime(where, "the time it moves to", nowMs + ms);
+}
+
 interface FakeTimer {
   id: number;
   atMs: number;
@@ -64,7 +89,7 @@ export class FakeClock implements Clock {
   #timers: FakeTimer[] = [];
 
   constructor(startMs = 1_767_225_600_000 /* 2026-01-01T00:00:00Z */) {
-    this.#nowMs = startMs;
+    this.#nowMs = checkClockTime("new FakeClock(startMs)", "startMs", startMs);
   }
 
   now(): number {
@@ -96,14 +121,19 @@ export class FakeClock implements Clock {
 
   /**
    * Moves time forward by `ms`, firing each due timer at its own time, and lets the work those
-   * timers start settle (macrotask turns) before moving on.
+   * timers start settle (macrotask turns) before moving on. `ms` must be finite and not negative
+   * (a `RangeError` otherwise).
    */
   async advance(ms: number): Promise<void> {
-    await this.advanceTo(this.#nowMs + ms);
+    await this.advanceTo(checkClockStep("FakeClock.advance(ms)", this.#nowMs, ms));
   }
 
-  /** Moves time forward to `targetMs` (never backwards), firing due timers in order. */
+  /**
+   * Moves time forward to `targetMs` (never backwards: an earlier time leaves it unchanged), firing
+   * due timers in order. `targetMs` must be a time a `Date` can hold (a `RangeError` otherwise).
+   */
   async advanceTo(targetMs: number): Promise<void> {
+    checkClockTime("FakeClock.advanceTo(targetMs)", "targetMs", targetMs);
     await settle();
     for (;;) {
       const due = this.#earliestDue(targetMs);
@@ -119,7 +149,7 @@ export class FakeClock implements Clock {
 
   /** Sets the time without firing timers (for example to simulate a machine that was down). */
   set(ms: number): void {
-    this.#nowMs = ms;
+    this.#nowMs = checkClockTime("FakeClock.set(ms)", "ms", ms);
   }
 
   #earliestDue(targetMs: number): FakeTimer | undefined {
