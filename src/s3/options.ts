@@ -35,8 +35,16 @@ export interface S3PersistenceOptions {
    * For inspection (the inspector CLI uses it). Default `false`.
    */
   readOnly?: boolean;
-  /** How many times a request that failed transiently (503, 500, 409, a lost answer) is retried. Default 6. */
+  /** How many times a request that failed transiently (503, 500, 409, a lost answer, a timeout) is retried. Default 6. */
   retries?: number;
+  /**
+   * How long one request may go without progress before it is aborted and retried (as a lost
+   * answer is): its answer must begin within this many milliseconds, plus as many again per MiB
+   * of body it sends (an upload is cut off only when it runs slower than about 1 MiB per
+   * `requestTimeoutMs`), and each chunk of the answer's body must follow the one before within it.
+   * `Infinity`: never. Default 30,000 (30 s).
+   */
+  requestTimeoutMs?: number;
   /**
    * Log objects are folded into a compacted segment once this many have accumulated, so that
    * opening and listing stay cheap. Default 128.
@@ -44,9 +52,12 @@ export interface S3PersistenceOptions {
   compactAfterObjects?: number;
   /** A compacted segment is merged with the next fold until it holds this many bytes. Default 8 MiB. */
   segmentBytes?: number;
-  /** The clock used for retry backoff. Default: the system clock. */
+  /** The clock used for retry backoff and request timeouts. Default: the system clock. */
   clock?: Clock;
-  /** The `fetch` used for requests. Default: the global `fetch`. */
+  /**
+   * The `fetch` used for requests. Default: the global `fetch`. It receives each request with an
+   * `AbortSignal` that aborts it on timeout; one that ignores the signal is not waited for.
+   */
   fetch?: typeof fetch;
 }
 
@@ -59,6 +70,7 @@ export interface ResolvedS3Options {
   credentials: S3Credentials;
   readOnly: boolean;
   retries: number;
+  requestTimeoutMs: number;
   compactAfterObjects: number;
   segmentBytes: number;
   clock: Clock | undefined;
@@ -73,6 +85,7 @@ const KNOWN = new Set([
   "credentials",
   "readOnly",
   "retries",
+  "requestTimeoutMs",
   "compactAfterObjects",
   "segmentBytes",
   "clock",
@@ -143,6 +156,17 @@ export function resolveS3Options(options: unknown): ResolvedS3Options {
     fail(`option "clock" must be a Clock (now, setTimer, clearTimer).`);
   const fetchFn = o.fetch;
   if (fetchFn !== undefined && typeof fetchFn !== "function") fail(`option "fetch" must be a function.`);
+  const requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
+  if (
+    typeof requestTimeoutMs !== "number" ||
+    !(
+      requestTimeoutMs === Number.POSITIVE_INFINITY ||
+      (Number.isSafeInteger(requestTimeoutMs) && requestTimeoutMs >= 1)
+    )
+  )
+    fail(
+      `option "requestTimeoutMs" must be an integer ≥ 1 (milliseconds) or Infinity; got ${typeof requestTimeoutMs === "number" ? requestTimeoutMs : typeof requestTimeoutMs}.`,
+    );
   const credentials: S3Credentials = { accessKeyId, secretAccessKey };
   if (sessionToken !== undefined) credentials.sessionToken = sessionToken;
   return {
@@ -153,6 +177,7 @@ export function resolveS3Options(options: unknown): ResolvedS3Options {
     credentials,
     readOnly,
     retries: positiveInteger("retries", o.retries, 6, 0),
+    requestTimeoutMs,
     compactAfterObjects: positiveInteger("compactAfterObjects", o.compactAfterObjects, 128, 2),
     segmentBytes: positiveInteger("segmentBytes", o.segmentBytes, 8 * 1024 * 1024),
     clock,

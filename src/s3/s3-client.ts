@@ -7,7 +7,7 @@
  */
 import { AwsClient } from "aws4fetch";
 import { ActorStoreError } from "../errors";
-import { type Clock, systemClock } from "../util/clock";
+import { type Clock, systemClock, type TimerHandle } from "../util/clock";
 import type { ResolvedS3Options } from "./options";
 
 /** What a GET found. @internal */
@@ -36,6 +36,71 @@ export class S3RequestError extends ActorStoreError {
 }
 
 const TRANSIENT = new Set([0, 408, 409, 429, 500, 502, 503, 504]);
+
+/** The answer to one attempt; status 0 when none came (`error` says why, `timedOut` when it was the timeout). */
+interface Answer {
+  status: number;
+  body: Uint8Array;
+  headers: Headers;
+  error?: string;
+  timedOut?: boolean;
+}
+
+const MIB = 1024 * 1024;
+
+/**
+ * How long an attempt may wait for its answer to begin: the timeout, plus the timeout again for
+ * each MiB of body it sends (the whole body is handed to `fetch` at once, so its progress cannot
+ * be seen: an upload is cut off only when it runs slower than about 1 MiB per timeout).
+ * @internal
+ */
+export function answerWaitMs(timeoutMs: number, bodyBytes: number): number {
+  return timeoutMs + timeoutMs * (bodyBytes / MIB);
+}
+
+/** A timer on the injected clock that aborts an attempt when it makes no progress in time. */
+class Watchdog {
+  readonly controller = new AbortController();
+  readonly #clock: Clock;
+  #timer: TimerHandle | undefined;
+  #fired = false;
+  #onFire: (() => void) | undefined;
+  /** Resolves (never rejects) when the watchdog fires. */
+  readonly fired: Promise<void>;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+    this.fired = new Promise<void>((resolve) => {
+      this.#onFire = resolve;
+    });
+  }
+
+  get hasFired(): boolean {
+    return this.#fired;
+  }
+
+  /** (Re)starts the countdown: `ms` from now (`Infinity`: none). */
+  arm(ms: number): void {
+    this.stop();
+    if (this.#fired || ms === Number.POSITIVE_INFINITY) return;
+    this.#timer = this.#clock.setTimer(() => {
+      this.#timer = undefined;
+      this.#fired = true;
+      this.controller.abort();
+      this.#onFire?.();
+    }, ms);
+  }
+
+  stop(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** `p`, or `undefined` once the watchdog fires first (`p` may then never settle: a fetch that ignores the signal). */
+  race<T>(p: Promise<T>): Promise<T | undefined> {
+    return Promise.race([p, this.fired.then(() => undefined)]);
+  }
+}
 
 function xmlText(xml: string, tag: string): string | undefined {
   const m = new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(xml);
@@ -75,6 +140,7 @@ export class S3Client {
   readonly #fetch: typeof fetch;
   readonly #clock: Clock;
   readonly #retries: number;
+  readonly #timeoutMs: number;
   /** `endpoint/bucket/`, for messages. */
   readonly where: string;
   /** Requests sent (every attempt), by method. */
@@ -94,28 +160,82 @@ export class S3Client {
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#clock = options.clock ?? systemClock;
     this.#retries = options.retries;
+    this.#timeoutMs = options.requestTimeoutMs;
     this.where = `${options.endpoint}/${options.bucket}/${options.prefix}`;
   }
 
-  /** One attempt. Network failures come back as status 0. */
+  /**
+   * One attempt. Network failures come back as status 0, and so does an attempt that makes no
+   * progress in time (see {@link answerWaitMs}; then each chunk of the answer's body must come within
+   * the timeout of the one before): it is aborted through the request's `AbortSignal`, and not
+   * waited for even when the `fetch` in use ignores the signal.
+   */
   async #once(
     method: string,
     path: string,
     init: { body?: Uint8Array; headers?: Record<string, string> } = {},
-  ): Promise<{ status: number; body: Uint8Array; headers: Headers; error?: string }> {
-    const requestInit: RequestInit = { method, headers: init.headers ?? {} };
+  ): Promise<Answer> {
+    const watchdog = new Watchdog(this.#clock);
+    const requestInit: RequestInit = { method, headers: init.headers ?? {}, signal: watchdog.controller.signal };
     if (init.body !== undefined) requestInit.body = init.body as unknown as BodyInit;
+    const timedOut = (): Answer => ({
+      status: 0,
+      body: new Uint8Array(0),
+      headers: new Headers(),
+      error: `no progress within ${this.#timeoutMs} ms`,
+      timedOut: true,
+    });
     try {
       const signed = await this.#aws.sign(`${this.#base}${path}`, requestInit);
-      const response = await this.#fetch(signed);
-      const body = method === "HEAD" ? new Uint8Array(0) : new Uint8Array(await response.arrayBuffer());
+      watchdog.arm(answerWaitMs(this.#timeoutMs, init.body?.length ?? 0));
+      const pending = this.#fetch(signed);
+      pending.catch(() => undefined);
+      const response = await watchdog.race(pending);
+      if (response === undefined) return timedOut();
+      const body = method === "HEAD" ? new Uint8Array(0) : await this.#readBody(response, watchdog);
+      if (body === undefined) return timedOut();
       return { status: response.status, body, headers: response.headers };
     } catch (error) {
+      if (watchdog.hasFired) return timedOut();
       // Only the error's own message and code (for example ECONNREFUSED): never the request.
       const e = error as { message?: unknown; cause?: { code?: unknown; message?: unknown } };
       const detail = typeof e?.cause?.code === "string" ? e.cause.code : String(e?.message ?? "network error");
       return { status: 0, body: new Uint8Array(0), headers: new Headers(), error: detail };
+    } finally {
+      watchdog.stop();
     }
+  }
+
+  /** The answer's body, each chunk within the timeout of the one before; `undefined` when one was late. */
+  async #readBody(response: Response, watchdog: Watchdog): Promise<Uint8Array | undefined> {
+    const stream = response.body;
+    if (stream === null) return new Uint8Array(0);
+    const reader = stream.getReader();
+    const chunks: Uint8Array[] = [];
+    let length = 0;
+    try {
+      for (;;) {
+        watchdog.arm(this.#timeoutMs);
+        const pending = reader.read();
+        pending.catch(() => undefined);
+        const next = await watchdog.race(pending);
+        if (next === undefined) return undefined;
+        if (next.done) break;
+        chunks.push(next.value);
+        length += next.value.length;
+      }
+    } finally {
+      if (watchdog.hasFired) reader.cancel().catch(() => undefined);
+      else reader.releaseLock();
+    }
+    if (chunks.length === 1) return chunks[0] as Uint8Array;
+    const body = new Uint8Array(length);
+    let at = 0;
+    for (const c of chunks) {
+      body.set(c, at);
+      at += c.length;
+    }
+    return body;
   }
 
   /** Retries transient failures with exponential backoff; returns the last answer. */
@@ -125,18 +245,27 @@ export class S3Client {
     path: string,
     init: { body?: Uint8Array; headers?: Record<string, string> } = {},
     onAttempt?: (attempt: number) => void,
-  ): Promise<{ status: number; body: Uint8Array; headers: Headers; error?: string }> {
+  ): Promise<Answer & { attempts: number; timeouts: number }> {
+    let timeouts = 0;
     for (let attempt = 0; ; attempt++) {
       onAttempt?.(attempt);
       this.counts[kind]++;
       const answer = await this.#once(method, path, init);
-      if (!TRANSIENT.has(answer.status) || attempt >= this.#retries) return answer;
+      if (answer.timedOut === true) timeouts++;
+      if (!TRANSIENT.has(answer.status) || attempt >= this.#retries)
+        return { ...answer, attempts: attempt + 1, timeouts };
       const delay = Math.min(1000, 10 * 2 ** attempt) * (0.5 + Math.random() / 2);
       await new Promise<void>((resolve) => this.#clock.setTimer(resolve, delay));
     }
   }
 
-  #fail(method: string, key: string, answer: { status: number; body: Uint8Array; error?: string }): S3RequestError {
+  #fail(method: string, key: string, answer: Answer & { attempts: number; timeouts: number }): S3RequestError {
+    const where = `S3 ${method} of ${this.#base}/${key}`;
+    if (answer.timedOut === true)
+      return new S3RequestError(
+        `${where} failed: the store made no progress within ${this.#timeoutMs} ms (requestTimeoutMs) in ${answer.timeouts} of ${answer.attempts} attempts. Check that the endpoint is reachable and the store is healthy; on a slow link raise requestTimeoutMs.`,
+        0,
+      );
     const text = new TextDecoder().decode(answer.body.subarray(0, 2048));
     const code = xmlText(text, "Code");
     const what =
@@ -144,7 +273,7 @@ export class S3Client {
         ? `no answer (${answer.error ?? "network error"})`
         : `HTTP ${answer.status}${code === undefined ? "" : ` ${code}`}`;
     return new S3RequestError(
-      `S3 ${method} of ${this.#base}/${key} failed: ${what}. Check the endpoint, the bucket and that the credentials may read and write it.`,
+      `${where} failed: ${what}. Check the endpoint, the bucket and that the credentials may read and write it.`,
       answer.status,
     );
   }

@@ -1,7 +1,8 @@
 /**
  * An in-process S3 server (node:http on loopback) with the semantics the adapter relies on, and
  * injected faults: a write that lands but whose answer is lost, 503 / 409 answers, answers held
- * until the test releases them, and a LIST answered from a stale view.
+ * until the test releases them (or the client gives up), answers whose body stops midway, request
+ * bodies read slowly, and a LIST answered from a stale view.
  *
  * Semantics kept exactly: path-style addressing, `If-None-Match: *` create-only PUT (412
  * PreconditionFailed when the key exists; 409 ConditionalRequestConflict while another conditional
@@ -30,13 +31,27 @@ export type Fault =
   /** Do it, then answer only once `until` resolves. */
   | { kind: "delay-answer"; until: Promise<unknown> }
   /** Wait for `until`, then do it and answer. */
-  | { kind: "delay-request"; until: Promise<unknown> };
+  | { kind: "delay-request"; until: Promise<unknown> }
+  /** Do it, then send the answer's headers and its first `bytes` bytes, and never the rest. */
+  | { kind: "stall-body"; bytes: number }
+  /**
+   * Read the request's body `chunkBytes` at a time, calling `pause(bytesSoFar)` after each chunk
+   * and reading on when it resolves (never: the upload stalls); then do it and answer.
+   */
+  | { kind: "slow-request"; chunkBytes: number; pause: (bytesSoFar: number) => Promise<unknown> }
+  /** Do it, then send the answer's body `chunkBytes` at a time, awaiting `pause()` between chunks. */
+  | { kind: "slow-answer"; chunkBytes: number; pause: () => Promise<unknown> };
 
 export interface FaultRule {
   match: (request: FakeRequest) => boolean;
   fault: Fault;
   /** How many matching requests it applies to (default 1). */
   times?: number;
+}
+
+interface Waiter {
+  match: (request: FakeRequest) => boolean;
+  resolve: (request: FakeRequest) => void;
 }
 
 interface StoredObject {
@@ -67,6 +82,12 @@ export class FakeS3 {
   readonly rules: FaultRule[] = [];
   /** Every request, in arrival order. */
   readonly log: FakeRequest[] = [];
+  /**
+   * Requests whose client closed the connection before the answer was complete (an abort). Seen
+   * only while the server reads the connection: not while a slow-request pause holds the body.
+   */
+  readonly abandoned: FakeRequest[] = [];
+  readonly #waiters: Waiter[] = [];
   /** LIST answers ignore the newest this-many mutations (a stale view). */
   staleListMutations = 0;
   ignoreConditionalWrites: boolean;
@@ -96,6 +117,20 @@ export class FakeS3 {
   async close(): Promise<void> {
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /** Resolves with the next request matching `match` once it has arrived (its body read, unless read slowly). */
+  arrival(match: (request: FakeRequest) => boolean): Promise<FakeRequest> {
+    return new Promise((resolve) => this.#waiters.push({ match, resolve }));
+  }
+
+  #arrived(request: FakeRequest): void {
+    for (let i = 0; i < this.#waiters.length; i++) {
+      const w = this.#waiters[i] as Waiter;
+      if (!w.match(request)) continue;
+      this.#waiters.splice(i--, 1);
+      w.resolve(request);
+    }
   }
 
   /** Adds a fault rule (applied to the next matching requests). */
@@ -136,11 +171,43 @@ export class FakeS3 {
           ? "LIST"
           : "BUCKET"
         : (method as FakeRequest["op"]);
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = Buffer.concat(chunks);
     const request: FakeRequest = { method, bucket, key, op, headers: req.headers };
-    this.log.push(request);
+    // The client may give up (abort) at any point: held answers stop waiting then.
+    let lost = false;
+    const gone = new Promise<void>((resolve) =>
+      res.on("close", () => {
+        if (!res.writableFinished && !lost) {
+          this.abandoned.push(request);
+          resolve();
+        }
+      }),
+    );
+    // Taken before the body is read (a slow-request fault reads it), applied after the checks below.
+    const fault = this.#takeFault(request);
+    const chunks: Buffer[] = [];
+    if (fault?.kind === "slow-request") {
+      const slow = fault;
+      this.log.push(request);
+      this.#arrived(request);
+      let read = 0;
+      let sincePause = 0;
+      req.pause();
+      for await (const c of req) {
+        chunks.push(c as Buffer);
+        read += (c as Buffer).length;
+        sincePause += (c as Buffer).length;
+        if (sincePause >= slow.chunkBytes) {
+          sincePause = 0;
+          await Promise.race([slow.pause(read), gone]);
+          if (res.destroyed) return;
+        }
+      }
+    } else {
+      for await (const c of req) chunks.push(c as Buffer);
+      this.log.push(request);
+      this.#arrived(request);
+    }
+    const body = Buffer.concat(chunks);
 
     const auth = req.headers.authorization ?? "";
     if (
@@ -152,7 +219,6 @@ export class FakeS3 {
     const objects = this.buckets.get(bucket);
     if (objects === undefined) return error(res, 404, "NoSuchBucket", method);
 
-    const fault = this.#takeFault(request);
     if (fault?.kind === "status") return error(res, fault.status, fault.code, method);
     if (fault?.kind === "delay-request") await fault.until;
 
@@ -164,11 +230,28 @@ export class FakeS3 {
     try {
       const answer = this.#apply(op, objects, bucket, key, body, req, url, conditional);
       if (fault?.kind === "lose-answer") {
+        lost = true;
         req.socket.destroy();
         return;
       }
-      if (fault?.kind === "delay-answer") await fault.until;
+      if (fault?.kind === "delay-answer") await Promise.race([fault.until, gone]);
+      if (res.destroyed) return;
       res.writeHead(answer.status, answer.headers);
+      if (fault?.kind === "stall-body" && answer.body !== undefined && method !== "HEAD") {
+        res.write(Buffer.from(answer.body).subarray(0, fault.bytes));
+        await gone;
+        return;
+      }
+      if (fault?.kind === "slow-answer" && answer.body !== undefined && method !== "HEAD") {
+        const all = Buffer.from(answer.body);
+        for (let at = 0; at < all.length; at += fault.chunkBytes) {
+          if (at > 0) await Promise.race([fault.pause(), gone]);
+          if (res.destroyed) return;
+          res.write(all.subarray(at, at + fault.chunkBytes));
+        }
+        res.end();
+        return;
+      }
       res.end(method === "HEAD" ? undefined : answer.body);
     } finally {
       if (conditional) this.#conditionalInFlight.delete(flightKey);
