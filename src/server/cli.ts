@@ -23,6 +23,8 @@ Options:
   --max-request-bytes <n>
                      answer a larger request body 413 (default 104857600, 100 MiB)
   --help             show this text
+
+Every option's value may also be given as --option=value. Errors never repeat a value.
 `;
 
 interface Parsed {
@@ -40,9 +42,21 @@ function parse(args: readonly string[]): Parsed | string {
   const emails: string[] = [];
   const keys: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    const flag = args[i] ?? "";
-    const value = args[i + 1];
+    const arg = args[i] ?? "";
+    // Values may be secrets (tokens, keys): an error names the option or the argument's position,
+    // never the text. `--name=value` gives the value in the same argument.
+    if (!arg.startsWith("--")) {
+      return `Unexpected argument #${i + 1} (not shown: it may be a secret); every value follows its option, e.g. --token <token>.`;
+    }
+    const eq = arg.indexOf("=");
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
     const need = (): string => {
+      if (inline !== undefined) {
+        if (inline.length === 0) throw new Error(`${flag} needs a value.`);
+        return inline;
+      }
+      const value = args[i + 1];
       if (value === undefined || value.startsWith("--")) throw new Error(`${flag} needs a value.`);
       i++;
       return value;

@@ -66,6 +66,41 @@ describe("actorstore-api serve", () => {
     expect(typo.err()).toMatch(/Unknown option --prot/);
   }, 60_000);
 
+  it("never repeats an argument's value in its errors (values may be tokens or keys), and reads --option=value", async () => {
+    const secret = "s3cr3t-T0ken-value";
+    const runs = [
+      [["serve", secret], /Unexpected argument #1 \(not shown/],
+      [["serve", "--port", "0", "--token", "x", secret], /Unexpected argument #5 \(not shown/],
+      [["serve", `--tokn=${secret}`], /Unknown option --tokn\./],
+      [["serve", "--token="], /--token needs a value/],
+    ] as const;
+    const started = runs.map(([args, expected]) => ({ p: run([...args]), expected }));
+    for (const { p, expected } of started) {
+      expect(await p.exited).toBe(1);
+      expect(p.err()).toMatch(expected);
+      expect(p.err() + p.out()).not.toContain(secret);
+    }
+    // --token=<token> is the token: the server starts and accepts it.
+    const p = run(["serve", "--port=0", `--token=${secret}`]);
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const m = /listening on (\S+)/.exec(p.out());
+        if (m?.[1] !== undefined) {
+          clearInterval(timer);
+          resolve(m[1]);
+        }
+      }, 50);
+      p.exited.then((code) => {
+        clearInterval(timer);
+        reject(new Error(`exited with ${code}: ${p.err()}`));
+      });
+    });
+    const response = await fetch(`${url}/zones`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(response.status).toBe(200);
+    p.child.kill("SIGTERM");
+    expect(await p.exited).toBe(0);
+  }, 60_000);
+
   it("refuses a --max-request-bytes that is not a positive integer, saying so", async () => {
     const runs = ["0", "-1", "1.5", "lots"].map((bad) =>
       run(["serve", "--port", "0", "--token", "x", "--max-request-bytes", bad]),
