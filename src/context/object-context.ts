@@ -42,6 +42,11 @@ function inFlight(): Promise<void> {
   return new Promise<void>((resolve) => scheduleMacrotask(resolve));
 }
 
+/** What every use of a closed context fails with. */
+function closedError(): ActorStoreError {
+  return new ActorStoreError("ERR_CLOSED", "This object context was closed; create a new one.");
+}
+
 /** Options of {@link ObjectContext.create}. */
 export interface ObjectContextOptions<Env> {
   /** The `env` passed to the constructor. */
@@ -209,7 +214,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
    * meanwhile, the result is discarded and the promise rejects with the reset's error.
    */
   async deliver<R>(handler: (instance: I, state: ObjectState) => R | Promise<R>): Promise<Awaited<R>> {
-    if (this.#closed) throw new ActorStoreError("ERR_CLOSED", "This object context was closed; create a new one.");
+    if (this.#closed) throw closedError();
     const resetsAtArrival = this.#resets;
     await this.#inputGate.enter();
     // An event that was waiting when the object reset fails with the reset, as on the platform;
@@ -273,6 +278,8 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     if (this.#closed) return;
     this.#closed = true;
     this.alarms.stop();
+    // A session still opening closes its storage itself when it sees #closed (#openSession).
+    await this.#opening?.catch(() => {});
     const session = this.#session;
     this.#session = null;
     if (session && !session.broken) await session.storage.close();
@@ -288,6 +295,9 @@ export class ObjectContext<Env = unknown, I extends object = object> {
 
   #ensureSession(): Promise<Session<I>> {
     if (this.#session && !this.#session.broken) return Promise.resolve(this.#session);
+    // A closed context opens nothing again: that would take the persistence back (a directory's
+    // lock included) with nothing left to close it.
+    if (this.#closed) return Promise.reject(closedError());
     // Reopening would claim the object back from its new holder: the two would take it from each
     // other on every event. A fenced object stays dropped.
     if (this.#fenced !== null) return Promise.reject(this.#fenced);
@@ -306,6 +316,11 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     // Appends of the previous session must settle before the adapter reloads what is durable.
     if (this.#previousStorage) await coreOf(this.#previousStorage).settled();
     const storage = await ObjectStorage.open(this.#storageOptions);
+    if (this.#closed) {
+      // close() ran while the storage was opening: it is not this context's to keep.
+      await storage.close();
+      throw closedError();
+    }
     this.#previousStorage = storage;
     const session: Session<I> = {
       storage,

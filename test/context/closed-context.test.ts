@@ -1,0 +1,78 @@
+/**
+ * A closed object context opens nothing again. `storage()` and `instance()` on a closed context
+ * (and the test kit's storage helpers after `close()`) used to open a fresh session over the closed
+ * persistence, which nothing closed afterwards: a directory stayed locked for the rest of the
+ * process (the next open of it failed with ERR_LOCKED), and a test read storage it had closed.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { DurableObject } from "../../src/context/durable-object";
+import { ObjectContext } from "../../src/context/object-context";
+import { openFilePersistence } from "../../src/durability/file-persistence";
+import { createTestObject } from "../../src/testkit/test-object";
+
+class Counter extends DurableObject {
+  async increment(): Promise<number> {
+    const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + 1;
+    await this.ctx.storage.put("n", n);
+    return n;
+  }
+}
+
+const CLOSED = { code: "ERR_CLOSED", message: "This object context was closed; create a new one." };
+const dirs: string[] = [];
+
+async function directory(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "actorstore-closed-context-"));
+  dirs.push(dir);
+  return dir;
+}
+
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+describe("a closed context", () => {
+  it("storage() and instance() fail with ERR_CLOSED and leave the directory free for the next open", async () => {
+    const dir = await directory();
+    const context = await ObjectContext.create(Counter, { storage: { persistence: await openFilePersistence(dir) } });
+    expect(await context.call("increment")).toBe(1);
+    await context.close();
+    await expect(context.storage()).rejects.toMatchObject(CLOSED);
+    await expect(context.instance()).rejects.toMatchObject(CLOSED);
+    await expect(context.call("increment")).rejects.toMatchObject(CLOSED);
+    const next = await ObjectContext.create(Counter, { storage: { persistence: await openFilePersistence(dir) } });
+    expect(await next.call("increment")).toBe(2);
+    await next.close();
+  });
+
+  it("close() while a session is reopening (after a reset): the opening fails and the directory is released", async () => {
+    const dir = await directory();
+    const context = await ObjectContext.create(Counter, { storage: { persistence: await openFilePersistence(dir) } });
+    expect(await context.call("increment")).toBe(1);
+    context.abort("reset");
+    const reopening = context.storage();
+    await context.close();
+    await expect(reopening).rejects.toMatchObject(CLOSED);
+    const next = await ObjectContext.create(Counter, { storage: { persistence: await openFilePersistence(dir) } });
+    expect(await next.call("increment")).toBe(2);
+    await next.close();
+  });
+
+  it("the test kit's storage helpers after close() fail instead of reading a reopened storage", async () => {
+    const counter = await createTestObject(Counter);
+    expect(await counter.call("increment")).toBe(1);
+    await counter.close();
+    await expect(counter.get("n")).rejects.toMatchObject(CLOSED);
+    await expect(counter.list()).rejects.toMatchObject(CLOSED);
+    await expect(counter.sql("SELECT 1")).rejects.toMatchObject(CLOSED);
+    await expect(counter.seed({ n: 5 })).rejects.toMatchObject(CLOSED);
+    await expect(counter.storage()).rejects.toMatchObject(CLOSED);
+    // restart() is the way back: a new context over the same persistence.
+    await counter.restart();
+    expect(await counter.get("n")).toBe(1);
+    await counter.close();
+  });
+});
