@@ -130,23 +130,20 @@ class S3Adapter implements S3Persistence {
     }
     this.#manifestNumber = await findLast(client, (n) => layout.manifest(n));
     this.#manifest = this.#manifestNumber === 0 ? emptyManifest() : await this.#readManifest(this.#manifestNumber);
-    // The log objects after the manifest, fetched a window at a time; the first missing position
-    // ends the log.
-    const chain: Array<LogObject & { records: CommitRecord[] }> = [];
-    let position = this.#manifest.lastPosition + 1;
-    for (;;) {
-      const window = await Promise.all(
-        Array.from({ length: FETCH_WINDOW }, (_, i) => this.#readLogObject(position + i)),
-      );
-      const end = window.indexOf(null);
-      for (const o of end === -1 ? window : window.slice(0, end)) {
-        const object = o as LogObject & { records: CommitRecord[] };
-        // A newer holder already wrote here: never write after it (that would fence it wrongly).
-        if (!this.#options.readOnly && object.epoch > (this.#epoch as number)) throw this.#fence(object.epoch);
-        chain.push(object);
-      }
-      position += end === -1 ? FETCH_WINDOW : end;
-      if (end !== -1) break;
+    let { chain, position } = await this.#walkLog();
+    // A read-only view claims nothing, so the live holder may have compacted while it walked: the
+    // first missing position may be one it folded and deleted, not the end of the log. Deletes
+    // follow the manifest that folds them, so a manifest newer than the one walked from says so;
+    // the walk starts again from it. (An open that claims needs no check: a holder compacts only
+    // after seeing no newer claim, so its manifest precedes the claim this open read after.)
+    while (this.#options.readOnly) {
+      const newest = await findLast(client, (n) => layout.manifest(n), this.#manifestNumber);
+      if (newest === this.#manifestNumber) break;
+      this.#manifest = await this.#readManifest(newest);
+      this.#manifestNumber = newest;
+      this.#loadedBodies.clear();
+      this.#loadedBytes = 0;
+      ({ chain, position } = await this.#walkLog());
     }
     if (!this.#options.readOnly) {
       // The fence: the first free position, taken by this epoch. An older writer's next log object
@@ -168,6 +165,29 @@ class S3Adapter implements S3Persistence {
       if (await client.exists(layout.claim(epoch + 1))) throw this.#fence(epoch + 1);
     }
     return this.#build(chain, position);
+  }
+
+  /**
+   * The log objects after the manifest, fetched a window at a time; the first missing position
+   * ends the log (`position`).
+   */
+  async #walkLog(): Promise<{ chain: Array<LogObject & { records: CommitRecord[] }>; position: number }> {
+    const chain: Array<LogObject & { records: CommitRecord[] }> = [];
+    let position = this.#manifest.lastPosition + 1;
+    for (;;) {
+      const window = await Promise.all(
+        Array.from({ length: FETCH_WINDOW }, (_, i) => this.#readLogObject(position + i)),
+      );
+      const end = window.indexOf(null);
+      for (const o of end === -1 ? window : window.slice(0, end)) {
+        const object = o as LogObject & { records: CommitRecord[] };
+        // A newer holder already wrote here: never write after it (that would fence it wrongly).
+        if (!this.#options.readOnly && object.epoch > (this.#epoch as number)) throw this.#fence(object.epoch);
+        chain.push(object);
+      }
+      position += end === -1 ? FETCH_WINDOW : end;
+      if (end !== -1) return { chain, position };
+    }
   }
 
   #build(chain: Array<LogObject & { records: CommitRecord[] }>, nextPosition: number): Promise<LoadResult> {

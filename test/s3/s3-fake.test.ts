@@ -344,6 +344,31 @@ describe("s3 (fake): reading the log while it is compacted", () => {
     expect(await seqs(view.streamRecords(0, 20), () => a.compact())).toEqual(range(1, 20));
   });
 
+  it("a read-only view opened while the live holder compacts shows the newest state, not an earlier one", async () => {
+    const prefix = freshPrefix("open-during-compact");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    for (const s of range(1, 20)) await a.append([kvRecord(s)]);
+    // The view has read the (empty) manifest; its GET of the first log position waits while the
+    // holder folds positions 1..20 into a segment and deletes them.
+    const firstLog = `${prefix}log/${"1".padStart(16, "0")}`;
+    const held = gate();
+    s3.fault({
+      match: (r) => r.op === "GET" && r.key === firstLog,
+      fault: { kind: "delay-request", until: held.promise },
+    });
+    const arrived = s3.arrival((r) => r.op === "GET" && r.key === firstLog);
+    const view = s3Persistence(optionsFor(target, prefix, { readOnly: true }));
+    const loading = loadWithRecords(view);
+    await arrived;
+    await a.compact();
+    expect(s3.object("objects", firstLog)).toBeUndefined();
+    held.open();
+    const { lastSeq, records } = await loading;
+    expect(lastSeq).toBe(20);
+    expect(records.map((r) => r.seq)).toEqual(range(1, 20));
+  });
+
   it("a segment the newest manifest names but the bucket lacks is damage (ERR_CORRUPT), not pruned history", async () => {
     const prefix = freshPrefix("missing-segment");
     const a = s3Persistence(optionsFor(target, prefix));
