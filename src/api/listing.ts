@@ -142,7 +142,7 @@ function parseInteger(
     issues.push({
       path: name,
       message:
-        max === Number.MAX_SAFE_INTEGER
+        max === Number.MAX_SAFE_INTEGER && (Number.isNaN(n) || n < min)
           ? `${name} must be an integer of at least ${min}.`
           : `${name} must be an integer between ${min} and ${max}.`,
     });

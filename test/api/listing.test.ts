@@ -73,6 +73,19 @@ describe("parseListingParams", () => {
     if (!v.ok) expect(v.errors.map((e) => e.path)).toEqual([path]);
   });
 
+  it("parseListingParams: a page past the largest safe integer is told the bound it passed, not that it is under 1", () => {
+    const messages = (page: string) => {
+      const v = parseListingParams({ page }, ZONES_LISTING);
+      return v.ok ? [] : v.errors.map((e) => e.message);
+    };
+    expect(messages("99999999999999999")).toEqual([
+      `page must be an integer between 1 and ${Number.MAX_SAFE_INTEGER}.`,
+    ]);
+    expect(messages("0")).toEqual(["page must be an integer of at least 1."]);
+    expect(messages("two")).toEqual(["page must be an integer of at least 1."]);
+    expect(parseListingParams({ page: String(Number.MAX_SAFE_INTEGER) }, ZONES_LISTING).ok).toBe(true);
+  });
+
   it("parseListingParams: reports every bad parameter at once", () => {
     const v = parseListingParams({ page: "0", per_page: "1000", direction: "sideways" }, ZONES_LISTING);
     expect(v.ok === false && v.errors.map((e) => e.path)).toEqual(["page", "per_page", "direction"]);
