@@ -215,7 +215,8 @@ function isoOrNumber(ms: number): string {
   return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
 }
 
-function formatDuration(ms: number): string {
+/** A window length for messages: whole days as days ("30 days"), anything else in ms. */
+export function formatDuration(ms: number): string {
   const days = ms / 86_400_000;
   return Number.isInteger(days) ? `${days} day${days === 1 ? "" : "s"}` : `${ms} ms`;
 }

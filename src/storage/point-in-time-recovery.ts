@@ -5,7 +5,7 @@
  */
 import { formatBookmark, parseBookmark } from "../durability/bookmarks";
 import { type PersistenceAdapter, updateMeta } from "../durability/persistence";
-import { planPrune, RetentionPolicy } from "../durability/retention";
+import { formatDuration, planPrune, RetentionPolicy } from "../durability/retention";
 import { ActorStoreError } from "../errors";
 import { Mutex } from "../util/mutex";
 import { type CoreSettings, StorageCore } from "./storage-core";
@@ -85,7 +85,7 @@ export class PointInTimeRecovery {
     if (seq < timeline.firstSeq) {
       throw new ActorStoreError(
         "ERR_BOOKMARK",
-        `Bookmark ${bookmark} is older than the history this object keeps (the retention window is ${Math.round(this.#retention.windowMs / 86_400_000)} days); choose a newer bookmark.`,
+        `Bookmark ${bookmark} is older than the history this object keeps (the retention window is ${formatDuration(this.#retention.windowMs)}); choose a newer bookmark.`,
       );
     }
     // The seq alone would accept another object's bookmark for a commit this object also made, and
