@@ -37,20 +37,34 @@ export type RpcMethods<I> = {
       : never]: I[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
 };
 
-/** A stub for one object: `fetch`, its id and name, and the object's methods by RPC. */
-export type ObjectStub<I = unknown> = RpcMethods<I> & {
-  /** The id of the object this stub reaches. */
-  readonly id: ObjectId;
-  /** The name the id was made from, when the id was made by `idFromName`/`getByName`. */
-  readonly name?: string;
-  /**
-   * Sends an HTTP request to the object's `fetch()` handler and resolves with the `Response` it
-   * returned. (`R` only lets the stub stand where the platform's `Response` type is expected.)
-   */
-  fetch<R = Response>(input: Request | string | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<R>;
-  /** Raw sockets to an object are not supported here; always throws. */
-  connect(address: unknown, options?: unknown): never;
-};
+/**
+ * The platform's type brand on a stub of a class that carries it (one extending `DurableObject`),
+ * as the platform's `DurableObjectStub<T>` has it: a declaration only, no property at run time.
+ */
+export type StubBrand<I> = I extends { readonly __DURABLE_OBJECT_BRAND: never }
+  ? { readonly __DURABLE_OBJECT_BRAND: never }
+  : unknown;
+
+/**
+ * A stub for one object: `fetch`, its id and name, and the object's methods by RPC. It is assignable
+ * to the platform's `DurableObjectStub`, and to `DurableObjectStub<T>` while `T`'s public members are
+ * methods whose results are not objects (the platform's type gives an object result members of its own,
+ * promise pipelining and a disposer, which this stub does not have).
+ */
+export type ObjectStub<I = unknown> = RpcMethods<I> &
+  StubBrand<I> & {
+    /** The id of the object this stub reaches. */
+    readonly id: ObjectId;
+    /** The name the id was made from, when the id was made by `idFromName`/`getByName`. */
+    readonly name?: string;
+    /**
+     * Sends an HTTP request to the object's `fetch()` handler and resolves with the `Response` it
+     * returned. (`R` only lets the stub stand where the platform's `Response` type is expected.)
+     */
+    fetch<R = Response>(input: Request | string | URL | RequestLike, init?: RequestInit | RequestInitLike): Promise<R>;
+    /** Raw sockets to an object are not supported here; always throws. */
+    connect(address: unknown, options?: unknown): never;
+  };
 
 /** A request of another type declaration of the same runtime class (the platform's `Request` type, say). */
 export interface RequestLike {

@@ -275,4 +275,26 @@ describe("types", () => {
     // @ts-expect-error no such method
     expect(typeof env.PLAIN.getByName("a").pong).toBe("function");
   });
+
+  test("with the platform's type argument: an env typed { NS: DurableObjectNamespace<Tally> } accepts the host's", async () => {
+    class Tally extends DurableObject {
+      async add(by: number): Promise<number> {
+        const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + by;
+        await this.ctx.storage.put("n", n);
+        return n;
+      }
+      reset(): void {}
+    }
+    interface PlatformEnv {
+      TALLY: DurableObjectNamespace<Tally>;
+    }
+    expectTypeOf<ObjectStub<Tally>>().toExtend<DurableObjectStub<Tally>>();
+    expectTypeOf<ObjectNamespace<Tally>>().toExtend<DurableObjectNamespace<Tally>>();
+    const host = new ObjectHost({ namespaces: { TALLY: Tally }, clock: new FakeClock() });
+    const env: PlatformEnv = host.env;
+    const stub: DurableObjectStub<Tally> = env.TALLY.getByName("a");
+    expect(await stub.add(2)).toBe(2);
+    expect("__DURABLE_OBJECT_BRAND" in stub).toBe(false);
+    await host.close();
+  });
 });
