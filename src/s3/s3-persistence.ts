@@ -39,18 +39,17 @@ import {
   type S3PersistenceStats,
 } from "./options";
 import { S3Client } from "./s3-client";
+import { planFold, readFold, sweepFolded, withSegment } from "./s3-compaction";
 import { S3Layout } from "./s3-layout";
 import { emptyManifest, type LogObject, type Manifest, parseManifest, serializeManifest } from "./s3-manifest";
-import { type LogSource, readSources } from "./s3-read";
+import { checkLoadedLog, type LogSource, readSources } from "./s3-read";
 import {
-  concat,
   createOwned,
   fenceMeta,
   findLast,
   prunedError,
   randomId,
   readMetaVersion,
-  sameSegment,
   type WriterMeta,
   writeMetaIfNewest,
 } from "./s3-series";
@@ -193,49 +192,7 @@ class S3Adapter implements S3Persistence {
   #build(chain: Array<LogObject & { records: CommitRecord[] }>, nextPosition: number): Promise<LoadResult> {
     return (async () => {
       const m = this.#manifest;
-      const oldest = m.snapshots[0]?.seq ?? 0;
-      // Each segment and log object is checked and then dropped: the records are streamed again
-      // (streamRecords) when the storage opens, never held all at once.
-      let expected: number | undefined;
-      const take = (where: string, list: CommitRecord[]) => {
-        for (const r of list) {
-          if (expected !== undefined && r.seq !== expected) {
-            const covered = m.snapshots.some((s) => s.seq === r.seq - 1) && r.seq > expected;
-            if (!covered) throw this.#corrupt(`${where} holds seq ${r.seq} where seq ${expected} belongs`);
-          }
-          expected = r.seq + 1;
-        }
-      };
-      // Compacted segments are taken as the manifest describes them (their contents are checked
-      // when streamed): reading them here too would download the log twice on every open.
-      for (const segment of m.segments) {
-        if (segment.lastSeq < segment.firstSeq) continue;
-        if (expected !== undefined && segment.firstSeq !== expected && segment.lastSeq > oldest) {
-          const covered = m.snapshots.some((s) => s.seq === segment.firstSeq - 1) && segment.firstSeq > expected;
-          if (!covered)
-            throw this.#corrupt(
-              `the compacted segment ${this.#layout.segment(segment)} starts at seq ${segment.firstSeq} where seq ${expected} belongs`,
-            );
-        }
-        expected = segment.lastSeq + 1;
-      }
-      const objects: LogObject[] = [];
-      let previousEpoch = 0;
-      for (const o of chain) {
-        if (o.epoch < previousEpoch)
-          throw this.#corrupt(`log object ${this.#layout.log(o.position)} has an older epoch than the one before it`);
-        previousEpoch = o.epoch;
-        take(this.#layout.log(o.position), o.records);
-        objects.push({
-          position: o.position,
-          firstSeq: o.firstSeq,
-          lastSeq: o.lastSeq,
-          epoch: o.epoch,
-          bytes: o.bytes,
-        });
-      }
-      const logEnd = expected === undefined ? 0 : expected - 1;
-      const lastSeq = Math.max(logEnd, m.snapshots[m.snapshots.length - 1]?.seq ?? 0);
+      const { objects, lastSeq } = checkLoadedLog(m, chain, this.#layout, (what) => this.#corrupt(what));
       this.#chain = objects;
       this.#nextPosition = nextPosition;
       this.#log.reset(lastSeq);
@@ -495,47 +452,16 @@ class S3Adapter implements S3Persistence {
 
   /** One compaction against the current manifest; false when that manifest was superseded first. */
   async #compactOnce(): Promise<boolean> {
-    const folded = this.#chain.slice(0, -1);
-    if (folded.length === 0) return true;
     const m = this.#manifest;
-    const previous = m.segments[m.segments.length - 1];
-    const merge = previous !== undefined && previous.bytes < this.#options.segmentBytes ? previous : undefined;
-    const parts: Uint8Array[] = [];
-    if (merge !== undefined) {
-      const found = await this.#client.get(this.#layout.segment(merge));
-      if (found === null) throw this.#corrupt(`the compacted segment ${this.#layout.segment(merge)} is missing`);
-      parts.push(found.body);
-    }
-    for (let i = 0; i < folded.length; i += FETCH_WINDOW) {
-      const window = folded.slice(i, i + FETCH_WINDOW);
-      const found = await Promise.all(window.map((o) => this.#client.get(this.#layout.log(o.position))));
-      found.forEach((f, k) => {
-        if (f === null)
-          throw this.#corrupt(`log object ${this.#layout.log((window[k] as LogObject).position)} is missing`);
-        parts.push(f.body);
-      });
-    }
-    const data = concat(parts);
-    const withRecords = folded.filter((o) => o.lastSeq >= o.firstSeq);
-    const firstSeq =
-      merge?.firstSeq ?? withRecords[0]?.firstSeq ?? (m.segments[m.segments.length - 1]?.lastSeq ?? 0) + 1;
-    const lastSeq = withRecords[withRecords.length - 1]?.lastSeq ?? merge?.lastSeq ?? firstSeq - 1;
-    const segment = {
-      firstSeq,
-      lastSeq,
-      lastPosition: (folded[folded.length - 1] as LogObject).position,
-      bytes: data.length,
-    };
+    const plan = planFold(m, this.#chain, this.#options.segmentBytes);
+    if (plan === null) return true;
+    const { data, segment } = await readFold(this.#client, this.#layout, m, plan, FETCH_WINDOW, (what) =>
+      this.#corrupt(what),
+    );
     const key = this.#layout.segment(segment);
     const put = await this.#client.putIfAbsent(key, data, this.#writerMeta());
     const committed = await this.#commitManifest((base) =>
-      base !== m
-        ? null
-        : {
-            ...base,
-            lastPosition: Math.max(base.lastPosition, segment.lastPosition),
-            segments: [...base.segments.filter((s) => s !== merge && !sameSegment(s, merge)), segment],
-          },
+      base !== m ? null : withSegment(base, segment, plan.merge),
     );
     if (!committed) {
       // Superseded: the segment is named by no manifest unless the adopted one names it too.
@@ -545,16 +471,8 @@ class S3Adapter implements S3Persistence {
     }
     this.#chain = this.#chain.filter((o) => o.position > segment.lastPosition);
     this.#compactions++;
-    // Everything at or before the folded position is never read again: the folded objects, and
-    // leftovers (a crash between manifest and deletes, a fenced writer's late write to a deleted key).
-    const doomed = new Set(folded.map((o) => this.#layout.log(o.position)));
-    const listed = await this.#client.list(this.#layout.logs).catch(() => [] as string[]);
-    for (const key of listed) {
-      const position = this.#layout.number(this.#layout.logs, key);
-      if (position !== undefined && position <= segment.lastPosition) doomed.add(key);
-    }
-    for (const key of doomed) await this.#client.delete(key).catch(() => undefined);
-    if (merge !== undefined) await this.#client.delete(this.#layout.segment(merge)).catch(() => undefined);
+    // Everything at or before the folded position is never read again.
+    await sweepFolded(this.#client, this.#layout, plan, segment);
     return true;
   }
 

@@ -1,12 +1,65 @@
 /**
- * Reading a range of the log from the objects that hold it (compacted segments, then log objects),
- * with a window of GETs in flight ahead of the reader.
+ * Reading the log from the objects that hold it (compacted segments, then log objects): the check
+ * of what an open found, and a range read with a window of GETs in flight ahead of the reader.
  *
  * @packageDocumentation
  */
 import type { CommitRecord } from "../durability/commit-record";
 import { type RangeCursor, recordsInRange } from "../durability/record-range";
 import type { S3Client } from "./s3-client";
+import type { S3Layout } from "./s3-layout";
+import type { LogObject, Manifest } from "./s3-manifest";
+
+/**
+ * Checks the log an open found: the manifest's segments, then the log objects after it (with
+ * their records), in seq order without gaps (except where a snapshot covers one) and with epochs
+ * that never decrease. Returns the objects without their records and the newest seq. Each log
+ * object is checked and then dropped: the records are streamed again (streamRecords) when the
+ * storage opens, never held all at once.
+ * @internal
+ */
+export function checkLoadedLog(
+  m: Manifest,
+  chain: ReadonlyArray<LogObject & { records: CommitRecord[] }>,
+  layout: S3Layout,
+  corrupt: (what: string) => Error,
+): { objects: LogObject[]; lastSeq: number } {
+  const oldest = m.snapshots[0]?.seq ?? 0;
+  let expected: number | undefined;
+  const take = (where: string, list: CommitRecord[]) => {
+    for (const r of list) {
+      if (expected !== undefined && r.seq !== expected) {
+        const covered = m.snapshots.some((s) => s.seq === r.seq - 1) && r.seq > expected;
+        if (!covered) throw corrupt(`${where} holds seq ${r.seq} where seq ${expected} belongs`);
+      }
+      expected = r.seq + 1;
+    }
+  };
+  // Compacted segments are taken as the manifest describes them (their contents are checked
+  // when streamed): reading them here too would download the log twice on every open.
+  for (const segment of m.segments) {
+    if (segment.lastSeq < segment.firstSeq) continue;
+    if (expected !== undefined && segment.firstSeq !== expected && segment.lastSeq > oldest) {
+      const covered = m.snapshots.some((s) => s.seq === segment.firstSeq - 1) && segment.firstSeq > expected;
+      if (!covered)
+        throw corrupt(
+          `the compacted segment ${layout.segment(segment)} starts at seq ${segment.firstSeq} where seq ${expected} belongs`,
+        );
+    }
+    expected = segment.lastSeq + 1;
+  }
+  const objects: LogObject[] = [];
+  let previousEpoch = 0;
+  for (const o of chain) {
+    if (o.epoch < previousEpoch)
+      throw corrupt(`log object ${layout.log(o.position)} has an older epoch than the one before it`);
+    previousEpoch = o.epoch;
+    take(layout.log(o.position), o.records);
+    objects.push({ position: o.position, firstSeq: o.firstSeq, lastSeq: o.lastSeq, epoch: o.epoch, bytes: o.bytes });
+  }
+  const logEnd = expected === undefined ? 0 : expected - 1;
+  return { objects, lastSeq: Math.max(logEnd, m.snapshots[m.snapshots.length - 1]?.seq ?? 0) };
+}
 
 /** One object of the log and the seqs it holds (`lastSeq < firstSeq`: none). @internal */
 export interface LogSource {
