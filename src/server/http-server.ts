@@ -3,7 +3,7 @@
  * can start one per file.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ERROR_CODES, fail, noRoute } from "../api/envelope";
+import { ERROR_CODES, fail, invalidRequestHeaders, noRoute } from "../api/envelope";
 import { matchRoute } from "../api/service/routes";
 import { readAtMost } from "../util/read-limited";
 import { createApiHandler, respond } from "./handler";
@@ -61,6 +61,30 @@ function tooLarge(maxRequestBytes: number): Response {
       message: `Request body is larger than ${maxRequestBytes} bytes, the most this server accepts (maxRequestBytes).`,
     }),
   );
+}
+
+/**
+ * The answer to a request node:http could not parse (a malformed request line or header, headers
+ * over its size limit), written straight to the socket before it is closed: the envelope with
+ * `6003 Invalid request headers`, as every other answer is an envelope, instead of node:http's bare
+ * status line. Nothing of the request is quoted.
+ */
+function unparsableRequest(error: NodeJS.ErrnoException): string {
+  const [status, text] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large"]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout"]
+        : [400, "Bad Request"];
+  const body = JSON.stringify(fail(status, invalidRequestHeaders([])).body);
+  return [
+    `HTTP/1.1 ${status} ${text}`,
+    "content-type: application/json",
+    `content-length: ${Buffer.byteLength(body)}`,
+    "connection: close",
+    "",
+    body,
+  ].join("\r\n");
 }
 
 /** Thrown while reading a body that grows past the limit; answered with {@link tooLarge}. */
@@ -152,6 +176,16 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
         res.writeHead(500, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
         res.end(body);
       });
+  });
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    // A reset connection, or one whose response has begun (node:http's own test, on its in-flight
+    // response), cannot take an answer without corrupting what the client reads.
+    const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    socket.end(unparsableRequest(error));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

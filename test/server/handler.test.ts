@@ -317,6 +317,42 @@ describe("startApiServer: request targets and methods the fetch API cannot carry
     await server.close();
   });
 
+  it("a request node:http cannot parse is answered in the envelope (400, 431 for oversized headers), quoting none of it", async () => {
+    const { connect } = await import("node:net");
+    const server = await startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });
+    const { port } = new URL(server.url);
+    const send = (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), "127.0.0.1", () => socket.write(text));
+        let got = "";
+        socket.on("data", (d: Buffer) => {
+          got += d.toString();
+        });
+        socket.on("end", () => resolve(got));
+        socket.on("error", reject);
+      });
+    const secret = "s3cr3t-T0ken-value";
+    const cases: [string, number][] = [
+      [`GARBAGE ${secret}\r\n\r\n`, 400],
+      [`GET /client/v4/zones HTTP/1.1\r\nHost: x\r\nAuthorization Bearer ${secret}\r\n\r\n`, 400],
+      [`GET /client/v4/zones HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, 431],
+    ];
+    for (const [text, status] of cases) {
+      const answer = await send(text);
+      const [head = "", body = ""] = answer.split("\r\n\r\n");
+      expect(head.split("\r\n")[0]).toBe(
+        `HTTP/1.1 ${status} ${status === 431 ? "Request Header Fields Too Large" : "Bad Request"}`,
+      );
+      expect(head.toLowerCase()).toContain("content-type: application/json");
+      const envelope = JSON.parse(body) as { success: boolean; result: unknown; errors: { code: number }[] };
+      expect([envelope.success, envelope.result, envelope.errors.map((e) => e.code)]).toEqual([false, null, [6003]]);
+      expect(answer).not.toContain(secret);
+    }
+    // The server still serves.
+    expect((await fetch(`${server.url}/zones`, { headers: AUTH })).status).toBe(200);
+    await server.close();
+  });
+
   it.each(["//evil.example:99999/zones", "http://[::1/zones"])(
     "%s, which no URL parser reads, is an envelope, not an empty 500",
     async (target) => {
