@@ -15,6 +15,20 @@ import { type AsyncApiInterface, argumentTypeError } from "./argument-types";
 const NS_RANGE = 2 ** 63;
 
 /**
+ * The time of a real Date, from any realm (a vm context, an iframe), as the platform's binding
+ * recognises one (V8's IsDate); `undefined` for anything else, including an object made from
+ * `Date.prototype` or a Proxy, whose `getTime()` throws.
+ */
+function dateValue(value: unknown): number | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  try {
+    return Date.prototype.getTime.call(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Converts `setAlarm`'s argument to integer ms as the platform converts its parameter 1, throwing
  * its TypeErrors (which name the interface whose `setAlarm` was called: the storage's or a
  * transaction's). The check that the time is positive comes later, see {@link checkAlarmTime}.
@@ -35,10 +49,8 @@ export function toAlarmTime(scheduledTime: unknown, on: AsyncApiInterface = "Dur
  * ```
  */
 export function toPlatformDate(value: unknown, method: string, on: AsyncApiInterface = "DurableObjectStorage"): number {
-  let ms: number;
-  if (value instanceof Date) ms = value.getTime();
-  else if (typeof value === "number") ms = value;
-  else throw argumentTypeError(method, on, 1, "date");
+  const ms = typeof value === "number" ? value : dateValue(value);
+  if (ms === undefined) throw argumentTypeError(method, on, 1, "date");
   if (!Number.isFinite(ms)) throw new TypeError("The value cannot be converted because it is not a valid Date.");
   // The range checks come first, as the platform converts to its date type before comparing.
   const ns = ms * 1e6;

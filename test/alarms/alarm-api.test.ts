@@ -2,6 +2,7 @@
  * The alarm API (workerd-semantics §6): setAlarm/getAlarm/deleteAlarm results and errors, and the
  * alarm as part of storage (same batch, rolled back with transactions, persisted and recovered).
  */
+import { runInNewContext } from "node:vm";
 import { describe, expect, test } from "vitest";
 import { ObjectContext } from "../../src/context/object-context";
 import type { ObjectState } from "../../src/context/object-state";
@@ -109,6 +110,25 @@ describe("setAlarm / getAlarm / deleteAlarm", () => {
     const setAlarm = storage.setAlarm.bind(storage) as (t: unknown) => Promise<void>;
     for (const t of ["2030-01-01", undefined, null, {}, 123n, true]) {
       const error = await rejectionOf(setAlarm(t));
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error.message).toBe(
+        "Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.",
+      );
+    }
+  });
+
+  test("setAlarm: a Date is recognised by what it is, not by its prototype chain", async () => {
+    // Regression: `instanceof Date` refused a Date made in another realm (a vm context, an iframe)
+    // and took an object made from Date.prototype, whose getTime() then threw "this is not a Date
+    // object". The platform's binding checks for a real Date (V8's IsDate).
+    const { storage } = await withAlarm();
+    const foreign = runInNewContext("new Date(Date.UTC(2030, 0, 1))") as Date;
+    expect(foreign instanceof Date).toBe(false);
+    await storage.setAlarm(foreign);
+    expect(await storage.getAlarm()).toBe(Date.UTC(2030, 0, 1));
+    const setAlarm = storage.setAlarm.bind(storage) as (t: unknown) => Promise<void>;
+    for (const fake of [Object.create(Date.prototype), new Proxy(new Date(), {})]) {
+      const error = await rejectionOf(setAlarm(fake));
       expect(error).toBeInstanceOf(TypeError);
       expect(error.message).toBe(
         "Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.",

@@ -6,6 +6,7 @@
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, test } from "vitest";
 import { parseBookmark } from "../../src/durability/bookmarks";
 import { DelegatingPersistence } from "../../src/durability/delegating-persistence";
@@ -209,7 +210,7 @@ describe("getBookmarkForTime", () => {
     // Regression: every non-number said "not a valid Date" (workerd: "parameter 1 is not of type
     // 'date'"), and times past 2262 or before 1677 were ERR_BOOKMARK (workerd: its range TypeErrors).
     // Checked against workerd (Miniflare); its own message says 2189 although the limit is 2262.
-    const { storage } = await threeCommits();
+    const { storage, clock } = await threeCommits();
     const notDate =
       "Failed to execute 'getBookmarkForTime' on 'DurableObjectStorage': parameter 1 is not of type 'date'.";
     const call = storage.getBookmarkForTime as (...args: unknown[]) => Promise<string>;
@@ -240,6 +241,11 @@ describe("getBookmarkForTime", () => {
       expect(error).toBeInstanceOf(TypeError);
       expect(error.message).toBe(message);
     }
+    // A Date of another realm is a Date; an object made from Date.prototype is not.
+    const foreign = runInNewContext(`new Date(${clock.now()})`) as Date;
+    expect(await storage.getBookmarkForTime(foreign)).toBe(await storage.getCurrentBookmark());
+    const fake = await rejection(call.call(storage, Object.create(Date.prototype)));
+    expect(fake.message).toBe(notDate);
     // Inside the type's range, the window decides.
     await expectBookmarkError(storage.getBookmarkForTime(9_223_372_036_854.7), /in the future/);
     await expectBookmarkError(storage.getBookmarkForTime(-1), /older than the retention window/);
