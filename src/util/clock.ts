@@ -27,17 +27,29 @@ export interface Clock {
   clearTimer(handle: TimerHandle): void;
 }
 
-/** The host's wall clock and timers. */
+/**
+ * The longest delay `setTimeout` takes: Node and browsers fire a timer with a longer one after
+ * 1 ms instead, so {@link systemClock} waits longer in steps of at most this.
+ */
+const MAX_TIMEOUT_MS = 0x7fffffff;
+
+/** The host's wall clock and timers. A delay past 2^31 - 1 ms (24.8 days) is waited in steps. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(callback, delayMs) {
-    const t = setTimeout(callback, Math.max(0, delayMs));
-    // Never keep a Node process alive just for an alarm or a retention sweep.
-    (t as { unref?: () => void }).unref?.();
-    return t as unknown as TimerHandle;
+    const handle: { timeout?: ReturnType<typeof setTimeout> } = {};
+    const wait = (ms: number) => {
+      const step = Math.min(ms, MAX_TIMEOUT_MS);
+      const t = setTimeout(() => (ms > step ? wait(ms - step) : callback()), step);
+      // Never keep a Node process alive just for an alarm or a retention sweep.
+      (t as { unref?: () => void }).unref?.();
+      handle.timeout = t;
+    };
+    wait(Math.max(0, delayMs));
+    return handle as unknown as TimerHandle;
   },
   clearTimer(handle) {
-    clearTimeout(handle as unknown as ReturnType<typeof setTimeout>);
+    clearTimeout((handle as unknown as { timeout?: ReturnType<typeof setTimeout> }).timeout);
   },
 };
 
