@@ -9,6 +9,9 @@ import type { ListOptions } from "./options";
 import type { StorageCore } from "./storage-core";
 import { type Codecs, checkEncodedValue, decodeValue, decodeValueRange, encodeValue, isPrimitive } from "./value-io";
 
+/** What {@link KvOperations.getMany} reads for a key with no entry (a stored value can be `undefined`). */
+const MISSING: unique symbol = Symbol("missing");
+
 /** Key-value operations over one core. */
 export class KvOperations {
   readonly #core: StorageCore;
@@ -42,17 +45,19 @@ export class KvOperations {
     const unique = [...new Set(keys)].sort(compareKeys);
     const out = new Map<string, unknown>();
     for (const k of unique) {
-      const v = this.#value(k, noCache);
-      if (v !== undefined) out.set(listedKey(k), v);
+      // A stored `undefined` (the synchronous kv API writes one) is an entry, as on the platform.
+      const v = this.#value(k, noCache, MISSING);
+      if (v !== MISSING) out.set(listedKey(k), v);
     }
     return out;
   }
 
-  #value(key: string, noCache: boolean): unknown {
+  /** The value stored at `key`, or `missing` when there is none. */
+  #value(key: string, noCache: boolean, missing?: typeof MISSING): unknown {
     const primitive = this.#core.cachedPrimitive(key);
     if (primitive !== undefined) return primitive.value;
     const bytes = this.#core.read(key, noCache);
-    if (bytes === null) return undefined;
+    if (bytes === null) return missing;
     const value = decodeValue(bytes, this.#codecs);
     if (!noCache && isPrimitive(value)) this.#core.rememberPrimitive(key, bytes, value);
     return value;

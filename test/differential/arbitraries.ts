@@ -248,6 +248,45 @@ export function kvTranscriptArb(): fc.Arbitrary<Op[]> {
   );
 }
 
+/** One call of the synchronous `storage.kv` API (keys and values as in {@link kvOpArb}). */
+export function syncKvOpArb(): fc.Arbitrary<SyncOp> {
+  return fc.oneof(
+    { weight: 5, arbitrary: keyArb().map((key): SyncOp => ({ op: "kvGet", key })) },
+    {
+      weight: 6,
+      arbitrary: fc.tuple(keyArb(), putValueArb()).map(([key, value]): SyncOp => ({ op: "kvPut", key, value })),
+    },
+    { weight: 3, arbitrary: keyArb().map((key): SyncOp => ({ op: "kvDelete", key })) },
+    {
+      weight: 5,
+      arbitrary: listOptionsArb().map((options): SyncOp => (options ? { op: "kvList", options } : { op: "kvList" })),
+    },
+  );
+}
+
+/**
+ * Transcripts that mix the synchronous `storage.kv` API with the asynchronous one on the same keys,
+ * `transactionSync` (committed or thrown out of) around synchronous calls, and `transaction()`.
+ */
+export function mixedKvTranscriptArb(): fc.Arbitrary<Op[]> {
+  const syncOp = syncKvOpArb();
+  return fc.array(
+    fc.oneof(
+      { weight: 10, arbitrary: syncOp },
+      { weight: 10, arbitrary: kvOpArb() },
+      {
+        weight: 2,
+        arbitrary: fc
+          .tuple(fc.array(syncOp, { maxLength: 4 }), fc.boolean())
+          .map(([ops, throwAtEnd]): Op => ({ op: "transactionSync", ops, throwAtEnd })),
+      },
+      { weight: 1, arbitrary: transactionArb(1) },
+      { weight: 1, arbitrary: fc.constant<Op>({ op: "sync" }) },
+    ),
+    { minLength: 1, maxLength: 25 },
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // SQL workloads
 

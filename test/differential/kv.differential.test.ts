@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { kvTranscriptArb } from "./arbitraries";
+import { kvTranscriptArb, mixedKvTranscriptArb } from "./arbitraries";
 import { KNOWN_DEVIATIONS } from "./known-deviations";
 import type { Op, OpResult } from "./ops";
 import { maskPendingMismatches, PENDING_MISMATCHES } from "./pending-mismatches";
@@ -66,6 +66,19 @@ describe("kv differential: random transcripts", () => {
         expect(maskPendingMismatches(ops, expected, actual)).toEqual(expected);
       }),
       // Shrinking talks to workerd for every candidate; the time limit keeps a failing run bounded.
+      { seed: SEED, numRuns: NUM_RUNS, interruptAfterTimeLimit: 45_000 },
+    );
+  }, 60_000);
+});
+
+describe("kv differential: the synchronous kv API mixed with the asynchronous one", () => {
+  it(`random transcripts: ObjectStorage matches workerd (seed ${SEED}, ${NUM_RUNS} runs)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(mixedKvTranscriptArb(), async (ops) => {
+        const expected = await workerd.run(ops);
+        const actual = await runOnSubject(ops);
+        expect(maskPendingMismatches(ops, expected, actual)).toEqual(expected);
+      }),
       { seed: SEED, numRuns: NUM_RUNS, interruptAfterTimeLimit: 45_000 },
     );
   }, 60_000);
@@ -194,6 +207,21 @@ describe("kv differential: fixed scenarios from workerd-semantics.md", () => {
         ],
       },
       { op: "leakedTxn", method: "rollback" },
+      { op: "list" },
+    ]);
+  });
+
+  it("get(keys) returns a key whose stored value is undefined (written by the synchronous kv API)", async () => {
+    const undef = enc(undefined);
+    await expectSameAsWorkerd([
+      { op: "kvPut", key: "é", value: undef },
+      { op: "getMany", keys: ["é", "missing"] },
+      { op: "get", key: "é" },
+      { op: "transaction", ops: [{ op: "getMany", keys: ["é"] }, { op: "list" }] },
+      { op: "sync" },
+      { op: "getMany", keys: ["é", "é"] },
+      { op: "kvPut", key: "a", value: undef },
+      { op: "getMany", keys: ["a", "é", "b"] },
       { op: "list" },
     ]);
   });
