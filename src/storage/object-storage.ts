@@ -199,24 +199,21 @@ export class ObjectStorage {
     const persistence =
       options.persistence ??
       (directory !== undefined ? await openFilePersistence(directory) : createMemoryPersistence());
-    const core = await openWithPendingRestore(
-      {
-        engineFactory,
-        persistence,
-        clock: options.clock ?? systemClock,
-        limits: resolveLimits(options.limits),
-        cacheSoftLimitBytes: options.cacheSoftLimitBytes ?? DEFAULT_CACHE_SOFT_LIMIT_BYTES,
-        deleteAllDeletesAlarm: options.deleteAllDeletesAlarm ?? false,
-        snapshotEveryRecords: options.snapshotEveryRecords ?? 10_000,
-        snapshotEveryBytes: 8 * 1024 * 1024,
-        // By default the cap applies only where thinning can delete the extra snapshots it takes:
-        // over an adapter that keeps every snapshot of the window, it would multiply what is kept.
-        snapshotLogCapBytes:
-          options.snapshotLogCapBytes ??
-          (thinsSnapshots(persistence) ? DEFAULT_SNAPSHOT_LOG_CAP_BYTES : Number.POSITIVE_INFINITY),
-      },
-      backend === "sqlite",
-    ).catch((e: unknown) => {
+    const core = await openWithPendingRestore({
+      engineFactory,
+      persistence,
+      clock: options.clock ?? systemClock,
+      limits: resolveLimits(options.limits),
+      cacheSoftLimitBytes: options.cacheSoftLimitBytes ?? DEFAULT_CACHE_SOFT_LIMIT_BYTES,
+      deleteAllDeletesAlarm: options.deleteAllDeletesAlarm ?? false,
+      snapshotEveryRecords: options.snapshotEveryRecords ?? 10_000,
+      snapshotEveryBytes: 8 * 1024 * 1024,
+      // By default the cap applies only where thinning can delete the extra snapshots it takes:
+      // over an adapter that keeps every snapshot of the window, it would multiply what is kept.
+      snapshotLogCapBytes:
+        options.snapshotLogCapBytes ??
+        (thinsSnapshots(persistence) ? DEFAULT_SNAPSHOT_LOG_CAP_BYTES : Number.POSITIVE_INFINITY),
+    }).catch((e: unknown) => {
       // The file adapter knows its directory as an absolute path (what fs errors name).
       const where = (persistence as { directory?: unknown }).directory;
       throw explainDirectoryError(e, typeof where === "string" ? where : directory);

@@ -173,26 +173,26 @@ async function readPendingRestoreVersion(
 }
 
 /**
- * Opens a core, applying a pending restore. A restore that cannot be applied (its history was
- * pruned) is cancelled rather than left in place, where it would stop every later open.
+ * Opens a core, applying a pending restore, whichever backend opens it: the request names the
+ * object's next session, and one left in place for a later open would undo what this session
+ * confirms. A restore that cannot be applied (its history was pruned) is cancelled rather than
+ * left in place, where it would stop every later open.
  */
-export async function openWithPendingRestore(settings: CoreSettings, enabled: boolean): Promise<StorageCore> {
+export async function openWithPendingRestore(settings: CoreSettings): Promise<StorageCore> {
   const persistence = settings.persistence;
   let requested = false;
   let requestVersion = 0;
-  const restoreTarget = enabled
-    ? async () => {
-        const { seq, version } = await readPendingRestoreVersion(persistence);
-        requested = seq !== undefined;
-        requestVersion = version;
-        return seq;
-      }
-    : undefined;
+  const restoreTarget = async () => {
+    const { seq, version } = await readPendingRestoreVersion(persistence);
+    requested = seq !== undefined;
+    requestVersion = version;
+    return seq;
+  };
   // Clears the request this open read, and only that one (a compare-and-swap on its version).
   const clearRequest = () => persistence.writeMetaIf(requestVersion, null);
   let core: StorageCore;
   try {
-    core = await StorageCore.open(settings, restoreTarget === undefined ? {} : { restoreTarget });
+    core = await StorageCore.open(settings, { restoreTarget });
   } catch (e) {
     // A failed open lets go of the persistence (a directory's lock), so that another open, the
     // inspector's repair or a person can act on it. Only a restore whose history is gone

@@ -673,4 +673,26 @@ describe('backend "kv"', () => {
     }
     expect(await storage.get("a")).toBe(1);
   });
+
+  test("a restore requested on the sqlite backend applies when the object next opens, whichever backend opens it", async () => {
+    // Regression: a "kv" open ignored the pending request and left it in place, so a later
+    // "sqlite" open applied it and threw away everything the "kv" session had confirmed.
+    const clock = new FakeClock();
+    const persistence = createMemoryPersistence();
+    let storage = await ObjectStorage.open({ clock, persistence });
+    await storage.put("v", 1);
+    const bookmark = await storage.getCurrentBookmark();
+    await clock.advance(1000);
+    await storage.put("v", 2);
+    await storage.onNextSessionRestoreBookmark(bookmark);
+    storage = await restart(storage, { clock, persistence, backend: "kv" });
+    expect(await storage.get("v")).toBe(1);
+    await clock.advance(1000);
+    await storage.put("w", "written by the kv session");
+    await storage.sync();
+    storage = await restart(storage, { clock, persistence });
+    expect(await storage.get("v")).toBe(1);
+    expect(await storage.get("w")).toBe("written by the kv session");
+    await storage.close();
+  });
 });
