@@ -75,6 +75,20 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
           io.out(`cannot repair: ${error instanceof Error ? error.message : String(error)}`);
           return false;
         }
+        if (damage.kind === "stranded") {
+          // The log after these snapshots is gone: they can no longer start a replay. Moved out
+          // (the copy keeps the state each holds); the object opens from the next snapshot.
+          for (const name of damage.snapshots)
+            await remove(
+              name,
+              `the log segments after it, commits ${damage.fromSeq + 1} to ${damage.toSeq}, are missing`,
+            );
+          io.out(
+            `the states from seq ${damage.fromSeq} up to the next snapshot can no longer be restored; the copies keep the states the removed snapshots hold`,
+          );
+          cut = true;
+          continue;
+        }
         await cutLog(
           directory,
           { ...damage, offset: damage.kind === "segment" ? damage.offset : 0 },

@@ -11,6 +11,9 @@
  *   would be a damaged length field). A tail of zero bytes (space a crash allocated but never
  *   filled) is torn too.
  * - Anything else that fails to decode is corruption: `ERR_CORRUPT` naming the file and byte offset.
+ * - An intact snapshot older than the log's start that no kept delta is built on is corruption too:
+ *   no prune leaves one (it deletes snapshots before segments), so segments after it were lost. It
+ *   is reported, never deleted as if finishing a prune.
  * - A damaged newest snapshot is skipped for an older one plus the log; if nothing older reaches
  *   the log, that is corruption with a sentence saying so. A delta is damaged when it, or any
  *   snapshot of its chain (the full image and the deltas it is built on), fails its checksum or
@@ -57,7 +60,7 @@ export interface StoredSnapshot {
 /** What a directory holds, and what loading it for writing would change. @internal */
 export interface DirectoryScan {
   segments: Segment[];
-  /** Usable snapshots, oldest first (damaged newest ones and orphans left out). */
+  /** Usable snapshots, oldest first (damaged ones left out). */
   snapshots: StoredSnapshot[];
   lastSeq: number;
   /** The newest usable snapshot's image, already read and verified (so opening reads it once). */
@@ -74,7 +77,10 @@ export interface DirectoryScan {
    * checksumming them again.
    */
   verifiedLog: Map<string, Uint8Array>;
-  /** Newest snapshots that fail their checksum and were skipped (left on disk). */
+  /**
+   * Snapshots that were skipped and left on disk: newest ones that fail their checksum (or whose
+   * chain does), and ones older than the log's start that cannot be used either.
+   */
   damagedSnapshots: StoredSnapshot[];
   /** A torn tail to cut: the newest segment is cut back to `validBytes`. */
   torn: { segment: string; validBytes: number; fileBytes: number } | undefined;
@@ -82,8 +88,6 @@ export interface DirectoryScan {
   emptyNewest: string | undefined;
   /** Unfinished snapshot or meta writes (`*.tmp`). */
   tmpFiles: string[];
-  /** Snapshots the log can no longer extend (an interrupted prune): delete them. */
-  orphans: StoredSnapshot[];
 }
 
 /**
@@ -340,21 +344,47 @@ async function scanOnce(
   const emptyNewest = last !== undefined && last.bytes === 0 ? last.name : undefined;
   const liveSegments = emptyNewest === undefined ? segments : segments.slice(0, -1);
 
-  // Snapshots older than the log's first record minus one cannot be replayed forward (a prune was
-  // interrupted between deleting segments and snapshots): finishing that prune deletes them.
+  // A snapshot older than the log's first record minus one cannot be replayed forward. No prune
+  // leaves one behind: prune deletes the snapshots before the base (and makes that durable) before
+  // any segment, and deletes every snapshot file before the base, also those a load skipped. So an
+  // intact one means segments after it were lost (a file deleted from outside): that is damage,
+  // reported, never "finished" by deleting the snapshot. One that cannot be used anyway (it fails
+  // its checksum, or a delta's chain does) is skipped like a damaged newest snapshot and left on
+  // disk (an older version's prune left such files behind); the next prune deletes it. A base that
+  // a later delta is built on is not stranded: prune keeps it for that delta.
   const firstLogSeq = liveSegments[0]?.firstSeq;
   const logEnd = liveSegments[liveSegments.length - 1]?.lastSeq ?? 0;
   const lastSeq = Math.max(logEnd, snapshots[snapshots.length - 1]?.seq ?? 0, ...damagedSnapshots.map((s) => s.seq));
   const floor = (firstLogSeq ?? lastSeq + 1) - 1;
   const older = snapshots.filter((s, i) => s.seq < floor && i < snapshots.length - 1);
-  // A base that a kept delta is built on is never an orphan. Deleted newest first (a delta before
-  // its base), so an interrupted deletion never leaves a delta without its base.
   const needed = basesNeeded(
     snapshots,
     snapshots.filter((s) => !older.includes(s)).map((s) => s.seq),
   );
-  const orphans = older.filter((s) => !needed.has(s.seq)).reverse();
-  const kept = snapshots.filter((s) => !orphans.includes(s));
+  const stranded = older.filter((s) => !needed.has(s.seq));
+  const unusable: StoredSnapshot[] = [];
+  for (const s of stranded) {
+    const chain = chainOf(all, s.seq);
+    const image =
+      chain === undefined
+        ? undefined
+        : chain.length === 1
+          ? await readVerified(fs, file(s.name), s.crc)
+          : await chains.image(chain);
+    if (image instanceof Uint8Array) {
+      const firstName = liveSegments[0]?.name;
+      throw corrupt(
+        `snapshot ${s.name} holds the state of seq ${s.seq}, but the log after it starts only at seq ${floor + 1}${firstName === undefined ? "" : ` (${firstName})`}: the log segments that held commits ${s.seq + 1} to ${floor} are missing (deleted or moved out of the directory), so no state between seq ${s.seq} and the next snapshot can be rebuilt`,
+        { kind: "stranded", snapshots: stranded.map((x) => x.name), fromSeq: s.seq, toSeq: floor },
+        `Put the missing segments back from a backup, or run actorstore-inspect ${directory} repair: it moves ${stranded.length === 1 ? "that snapshot" : "those snapshots"} into a folder of copies and the object opens from the next snapshot.`,
+      );
+    }
+    // Gone since the listing (a live writer pruning under a read-only scan): list again.
+    await fs.stat(file(s.name));
+    unusable.push(s);
+  }
+  for (const s of unusable) damagedSnapshots.push(s);
+  const kept = snapshots.filter((s) => !unusable.includes(s));
 
   // The newest state must be reachable: a usable snapshot the log continues from, or the log from
   // seq 1 (the empty database). A damaged snapshot newer than the log's end cannot be skipped.
@@ -380,7 +410,6 @@ async function scanOnce(
     torn,
     emptyNewest,
     tmpFiles,
-    orphans,
   };
 }
 
@@ -394,6 +423,7 @@ async function scanOnce(
 export type Damage =
   | { kind: "segment"; segment: string; offset: number; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> }
   | { kind: "gap"; segment: string; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> }
+  | { kind: "stranded"; snapshots: readonly string[]; fromSeq: number; toSeq: number }
   | { kind: "unreachable" };
 
 const damages = new WeakMap<Error, Damage>();

@@ -214,7 +214,7 @@ class FileAdapter implements FilePersistence {
       await io.fs.rm(io.file(scan.emptyNewest), { force: true });
       await io.syncDir(this.directory);
     }
-    for (const s of scan.orphans) await io.fs.rm(io.file(s.name), { force: true });
+    // Nothing else is removed: a snapshot the log no longer extends is damage (directory-scan.ts).
   }
 
   // -- append (group commit) ---------------------------------------------------------------------
@@ -287,7 +287,7 @@ class FileAdapter implements FilePersistence {
     const queued = this.#log.acceptedSeq;
     return this.#maintain("writeSnapshotDelta", async () => {
       await this.#log.settledThrough(queued);
-      checkSnapshotSeq(info.seq, this.#log.durableSeq);
+      this.#checkSnapshotSeq(info.seq);
       const chain = delta.baseSeq < info.seq ? chainOf(this.#snapshots.list, delta.baseSeq) : undefined;
       const base = chain?.[chain.length - 1];
       let changed = 0;
@@ -307,10 +307,23 @@ class FileAdapter implements FilePersistence {
     const queued = this.#log.acceptedSeq;
     return this.#maintain("writeSnapshot", async () => {
       await this.#log.settledThrough(queued);
-      checkSnapshotSeq(info.seq, this.#log.durableSeq);
+      this.#checkSnapshotSeq(info.seq);
       const written = await this.#snapshots.write(info, parts, (timeMs, crc) => snapshotName(info.seq, timeMs, crc));
       if (written !== undefined) await this.#snapshots.held(info.seq, { ...written, imageBytes: written.bytes });
     });
+  }
+
+  /**
+   * A snapshot's seq must be durable, and not older than the log's start: a snapshot that the log
+   * no longer continues from is what lost segments leave, which load() reports as damage.
+   */
+  #checkSnapshotSeq(seq: number): void {
+    checkSnapshotSeq(seq, this.#log.durableSeq);
+    const first = this.#segments[0]?.firstSeq ?? this.#log.durableSeq + 1;
+    if (seq < first - 1)
+      throw new RangeError(
+        `writeSnapshot() got seq ${seq}, but the log before seq ${first} was pruned: snapshot a state the log still continues from (seq ${first - 1} or later).`,
+      );
   }
 
   async readSnapshot(seq: number): Promise<Uint8Array> {
@@ -368,18 +381,19 @@ class FileAdapter implements FilePersistence {
       if (plan.baseSeq === null) return;
       // Never a base that a kept delta is built on; deltas go before their bases.
       // Snapshots first, made durable, then segments: a crash in between leaves extra old segments
-      // (harmless), never a snapshot whose following records are gone.
+      // (harmless), never a snapshot whose following records are gone. So load() can take a
+      // snapshot whose following records are gone for what it is: damage (directory-scan.ts).
       await this.#snapshots.remove(deletableInChains(snapshots, plan.deleteSnapshots));
-      // Whole segments only, oldest first, never the newest (appends go there).
-      let removed = 0;
-      while (removed < this.#segments.length - 1) {
-        const segment = this.#segments[removed] as Segment;
+      // Snapshot files older than the base that this adapter does not hold (a load skipped them as
+      // damaged, a write failed after its rename) go too, or they would outlive the log after them.
+      await this.#snapshots.removeUnheld(plan.baseSeq);
+      // Whole segments only, oldest first, never the newest (appends go there), each removal made
+      // durable before the next: whatever a power loss undoes, the log left has no hole.
+      while (this.#segments.length > 1) {
+        const segment = this.#segments[0] as Segment;
         if (segment.lastSeq > plan.dropRecordsThrough) break;
         await this.#io.fs.rm(this.#io.file(segment.name), { force: true });
-        removed++;
-      }
-      if (removed > 0) {
-        this.#segments.splice(0, removed);
+        this.#segments.shift();
         await this.#io.syncDir(this.directory);
       }
     });

@@ -10,7 +10,7 @@ import type { OffThreadCrc } from "./crc-off-thread";
 import { crc32 } from "./crc32";
 import { corruptError, type StoredSnapshot } from "./directory-scan";
 import { crc32InTurns, type DirectoryIo, snapshotSliceBytes, type WritePacing } from "./file-io";
-import { asPlainBytes, isErrno } from "./file-layout";
+import { asPlainBytes, DELTA_RE, isErrno, SNAPSHOT_RE } from "./file-layout";
 import { missingSnapshot, snapshotTimeMs } from "./persistence";
 import { ChainReader } from "./snapshot-chain-read";
 import { chainOf } from "./snapshot-delta";
@@ -137,15 +137,37 @@ export class SnapshotFiles {
     return bytes;
   }
 
-  /** Removes the snapshots of `seqs` (in that order), then makes the removal durable. */
+  /**
+   * Removes the snapshots of `seqs` in that order, each removal made durable before the next (a
+   * delta goes before its base: whatever a power loss undoes, no delta is left without its base).
+   */
   async remove(seqs: readonly number[]): Promise<void> {
-    if (seqs.length === 0) return;
     for (const seq of seqs) {
       const s = this.#list.find((x) => x.seq === seq) as StoredSnapshot;
       await this.#io.fs.rm(this.#io.file(s.name), { force: true });
+      this.#list = this.#list.filter((x) => x !== s);
+      await this.#io.syncDir(this.#io.directory);
     }
-    const doomed = new Set(seqs);
-    this.#list = this.#list.filter((s) => !doomed.has(s.seq));
+  }
+
+  /**
+   * Removes the snapshot files older than `beforeSeq` that are not held (a load skipped them as
+   * unusable, or a write failed after its rename), newest first, then makes that durable. Never
+   * a file of a held snapshot's seq.
+   */
+  async removeUnheld(beforeSeq: number): Promise<void> {
+    const held = new Set(this.#list.map((s) => s.name));
+    const heldSeqs = new Set(this.#list.map((s) => s.seq));
+    const doomed: { name: string; seq: number }[] = [];
+    for (const name of await this.#io.fs.readdir(this.#io.directory)) {
+      const match = SNAPSHOT_RE.exec(name) ?? DELTA_RE.exec(name);
+      const seq = Number(match?.[1]);
+      if (match === null || held.has(name) || !(seq < beforeSeq) || heldSeqs.has(seq)) continue;
+      doomed.push({ name, seq });
+    }
+    if (doomed.length === 0) return;
+    doomed.sort((a, b) => b.seq - a.seq);
+    for (const { name } of doomed) await this.#io.fs.rm(this.#io.file(name), { force: true });
     await this.#io.syncDir(this.#io.directory);
   }
 }
