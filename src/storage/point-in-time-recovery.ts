@@ -19,6 +19,8 @@ export class PointInTimeRecovery {
   readonly #requests = new Mutex();
   /** The seq this session's restore request names, if it made one (applied by the next session). */
   #pendingRestoreSeq: number | undefined;
+  /** The prune in flight (prunes run one at a time, and a request waits for the one in flight). */
+  #pruning: Promise<void> = Promise.resolve();
 
   constructor(core: StorageCore, retentionMs: number) {
     this.#core = core;
@@ -73,6 +75,11 @@ export class PointInTimeRecovery {
 
   async #requestRestore(bookmark: string, seq: number, timeMs: number): Promise<string> {
     await this.#core.sync();
+    // A prune in flight may be dropping this history: check against what it leaves.
+    for (let pruning = this.#pruning; ; pruning = this.#pruning) {
+      await pruning;
+      if (pruning === this.#pruning) break;
+    }
     const timeline = this.#core.timeline;
     if (seq > this.#core.lastSeq) {
       throw new ActorStoreError(
@@ -99,6 +106,9 @@ export class PointInTimeRecovery {
     }
     const undo = this.#bookmarkOf(this.#core.lastSeq);
     const meta = new TextEncoder().encode(JSON.stringify({ v: META_VERSION, restoreToSeq: seq }));
+    // From here on (in this turn: no prune starts in between) prunes keep this history; while the
+    // write is in flight, the earlier request's too (it stays the pending one if the write fails).
+    this.#pendingRestoreSeq = Math.min(this.#pendingRestoreSeq ?? seq, seq);
     // A later request replaces an earlier pending one (the newest call wins), through a
     // compare-and-swap like every metadata write.
     await updateMeta(this.#core.settings.persistence, () => meta);
@@ -110,7 +120,13 @@ export class PointInTimeRecovery {
    * Drops history older than the retention window (keeping what any bookmark inside it needs, and
    * what this session's pending restore request needs), then thins the snapshots inside it.
    */
-  async prune(): Promise<void> {
+  prune(): Promise<void> {
+    const run = this.#pruning.then(() => this.#prune());
+    this.#pruning = run.catch(() => undefined);
+    return run;
+  }
+
+  async #prune(): Promise<void> {
     const core = this.#core;
     // An adapter with its own bound (the in-memory one) may have dropped older history already:
     // commit times before it are no longer needed either.

@@ -641,6 +641,44 @@ describe("retention", () => {
     );
   });
 
+  test("retention: a restore requested while a prune drops its history is refused, not accepted and lost", async () => {
+    const clock = new FakeClock();
+    // Holds the first prune that drops seq 1 (its base is a snapshot after it) until released.
+    let held: (() => void) | undefined;
+    let entered = false;
+    const persistence = new (class extends DelegatingPersistence {
+      override async prune(keepFromSeq: number): Promise<void> {
+        if (!entered && keepFromSeq >= 4) {
+          entered = true;
+          await new Promise<void>((done) => {
+            held = done;
+          });
+        }
+        await super.prune(keepFromSeq);
+      }
+    })(createMemoryPersistence());
+    const options = { clock, persistence, retentionMs: HOUR_MS, snapshotEveryRecords: 4 };
+    let storage = await ObjectStorage.open(options);
+    await storage.put("n", 1);
+    const early = await storage.getCurrentBookmark();
+    for (let n = 2; !entered; n++) {
+      await clock.advance(10 * 60_000);
+      await storage.put("n", n);
+      await settle(storage);
+    }
+    let settled = false;
+    const request = storage.onNextSessionRestoreBookmark(early).finally(() => {
+      settled = true;
+    });
+    for (let i = 0; i < 10; i++) await nextTurn();
+    expect(settled).toBe(false); // it waits for the prune …
+    held?.();
+    await expectBookmarkError(request, /older than the history this object keeps/); // … and is refused
+    storage = await restart(storage, options);
+    expect(await storage.get("n")).toBeGreaterThan(1);
+    await storage.close();
+  });
+
   test("retention: without a snapshot old enough, nothing is pruned", async () => {
     const clock = new FakeClock();
     const persistence = createMemoryPersistence();
