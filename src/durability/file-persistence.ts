@@ -87,6 +87,12 @@ class FileAdapter implements FilePersistence {
   readonly #offThreadCrc: OffThreadCrc | undefined;
 
   #loaded = false;
+  /**
+   * From the call of close() until the next load(): new work is refused at once. Work queued before
+   * close() runs to its end (close waits for it); work queued later would run while the lock is
+   * released, a writer without the lock.
+   */
+  #closing = false;
   #segments: Segment[] = [];
   /** The snapshot files held, written and read (snapshot-files.ts). */
   readonly #snapshots: SnapshotFiles;
@@ -137,6 +143,7 @@ class FileAdapter implements FilePersistence {
     if (this.#fenced !== null) throw this.#fenced;
     await this.#settle();
     if (this.#fenced !== null) throw this.#fenced;
+    this.#closing = false;
     // After a failed append, cut the active segment back to what was confirmed, so a batch whose
     // append rejected is never resurrected by an in-process reload (a crash may still keep it; the
     // contract allows both, this makes the common case deterministic). We still hold the lock, so
@@ -221,6 +228,7 @@ class FileAdapter implements FilePersistence {
 
   append(records: readonly CommitRecord[]): Promise<void> {
     try {
+      if (this.#closing && this.#fenced === null) throw closedError(this.directory);
       this.#checkWritable("append");
     } catch (error) {
       return Promise.reject(error);
@@ -451,6 +459,7 @@ class FileAdapter implements FilePersistence {
   // -- lifecycle ---------------------------------------------------------------------------------
 
   async close(): Promise<void> {
+    this.#closing = true;
     await this.#settle();
     await this.#closeActive();
     this.#loaded = false;
@@ -519,6 +528,7 @@ class FileAdapter implements FilePersistence {
    * if no newer holder took the lock meanwhile (checked after it ran).
    */
   #maintain<T>(method: string, fn: () => Promise<T>): Promise<T> {
+    if (this.#closing && this.#fenced === null) return Promise.reject(closedError(this.directory));
     const run = async () => {
       this.#checkWritable(method);
       let result: T;

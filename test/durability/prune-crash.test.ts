@@ -288,6 +288,25 @@ describe("file prune: files lost from outside", () => {
     await again.close();
   });
 
+  it("a prune or thinning asked for while close() runs is refused and deletes nothing (it would run while the lock is released)", async () => {
+    const dir = freshDir();
+    await plain(dir);
+    const adapter = await openFilePersistence(dir, { segmentBytes: 64 });
+    await adapter.load();
+    const files = await names(dir);
+    const closing = adapter.close();
+    const prune = adapter.prune(25);
+    const thin = adapter.thinSnapshots([10]);
+    const append = adapter.append([kvRecord(31)]);
+    await closing;
+    for (const late of [prune, thin, append]) await expect(late).rejects.toMatchObject({ code: "ERR_CLOSED" });
+    expect(await names(dir)).toEqual(files);
+    // The next load takes work again.
+    await adapter.load();
+    expect(await adapter.thinSnapshots([10])).toEqual([10]);
+    await adapter.close();
+  });
+
   it("writeSnapshot of a state older than the log's start is refused, writing nothing", async () => {
     const dir = freshDir();
     await plain(dir);
