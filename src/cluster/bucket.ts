@@ -21,7 +21,7 @@ import { type AlarmIndex, type AlarmIndexEntry, parseEntry } from "../host/alarm
 import { indexOf, type PersistenceFactory, withIndex } from "../host/options";
 import { s3Persistence } from "../s3/index";
 import type { S3Credentials } from "../s3/options";
-import { systemClock } from "../util/clock";
+import { type Clock, systemClock } from "../util/clock";
 
 /** Where the hosts of a cluster meet: a bucket (it must exist) and a prefix in it. */
 export interface ClusterBucketOptions {
@@ -35,9 +35,22 @@ export interface ClusterBucketOptions {
   region?: string;
   /** Access key and secret (never included in an error). */
   credentials: S3Credentials;
+  /**
+   * How long one request for a cluster record (each a few hundred bytes) may take from sending to
+   * the end of its answer before it is aborted and tried again, as a lost answer is. Default
+   * `30_000`; `Infinity` waits as long as the runtime's `fetch` does.
+   */
+  requestTimeoutMs?: number;
 }
 
 const TRANSIENT = new Set([0, 408, 429, 500, 502, 503, 504]);
+
+/** A request's outcome: status 0 when no answer came; `timeouts` attempts ran out of time. */
+interface Answer {
+  status: number;
+  text: string;
+  timeouts: number;
+}
 
 /** A small client for the cluster's records. @internal */
 export class ClusterBucket {
@@ -45,10 +58,25 @@ export class ClusterBucket {
   readonly prefix: string;
   readonly #aws: AwsClient;
   readonly #base: string;
+  readonly #clock: Clock;
+  readonly #timeoutMs: number;
 
-  constructor(options: ClusterBucketOptions) {
+  /** `clock` times the requests and the waits between attempts (real time unless a test gives its own). */
+  constructor(options: ClusterBucketOptions, clock: Clock = systemClock) {
     if (typeof options !== "object" || options === null) throw new TypeError("cluster.bucket must be an object.");
-    const { endpoint, bucket, prefix = "", region = "us-east-1", credentials } = options;
+    const { endpoint, bucket, prefix = "", region = "us-east-1", credentials, requestTimeoutMs = 30_000 } = options;
+    if (
+      typeof requestTimeoutMs !== "number" ||
+      !(
+        requestTimeoutMs === Number.POSITIVE_INFINITY ||
+        (Number.isSafeInteger(requestTimeoutMs) && requestTimeoutMs >= 1)
+      )
+    )
+      throw new TypeError(
+        'cluster.bucket: option "requestTimeoutMs" must be an integer ≥ 1 (milliseconds) or Infinity.',
+      );
+    this.#clock = clock;
+    this.#timeoutMs = requestTimeoutMs;
     if (typeof endpoint !== "string" || !/^https?:\/\/[^/@]+/.test(endpoint))
       throw new TypeError('cluster.bucket: option "endpoint" must be an http: or https: URL without credentials.');
     if (typeof bucket !== "string" || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
@@ -64,7 +92,7 @@ export class ClusterBucket {
       typeof credentials.secretAccessKey !== "string"
     )
       throw new TypeError('cluster.bucket: option "credentials" must be { accessKeyId, secretAccessKey }.');
-    this.options = { endpoint: endpoint.replace(/\/+$/, ""), bucket, prefix, region, credentials };
+    this.options = { endpoint: endpoint.replace(/\/+$/, ""), bucket, prefix, region, credentials, requestTimeoutMs };
     this.prefix = prefix;
     this.#aws = new AwsClient({
       accessKeyId: credentials.accessKeyId,
@@ -82,53 +110,90 @@ export class ClusterBucket {
     return `${this.#base}/${this.prefix}`;
   }
 
-  async #send(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+  async #send(method: string, path: string, body?: string): Promise<Answer> {
+    let timeouts = 0;
     for (let attempt = 0; ; attempt++) {
-      let status = 0;
-      let text = "";
-      try {
-        const response = await this.#aws.fetch(`${this.#base}${path}`, {
-          method,
-          ...(body === undefined ? {} : { body, headers: { "content-type": "application/json" } }),
-        });
-        status = response.status;
-        text = method === "HEAD" ? "" : await response.text();
-      } catch {
-        status = 0;
-      }
-      if (!TRANSIENT.has(status) || attempt >= 3) return { status, text };
-      await new Promise<void>((resolve) => systemClock.setTimer(resolve, 25 * 2 ** attempt));
+      const { status, text, timedOut } = await this.#attempt(method, path, body);
+      if (timedOut) timeouts++;
+      if (!TRANSIENT.has(status) || attempt >= 3) return { status, text, timeouts };
+      await new Promise<void>((resolve) => this.#clock.setTimer(resolve, 25 * 2 ** attempt));
     }
   }
 
-  #fail(method: string, key: string, status: number): ActorStoreError {
+  /** One request, aborted when it has not ended within the timeout; status 0 when no answer came. */
+  async #attempt(
+    method: string,
+    path: string,
+    body: string | undefined,
+  ): Promise<{ status: number; text: string; timedOut: boolean }> {
+    const controller = new AbortController();
+    let timedOut = false;
+    let timer: ReturnType<Clock["setTimer"]> | undefined;
+    // Also settles when a fetch does not heed the abort: the request is given up either way.
+    const expired = new Promise<void>((resolve) => {
+      if (this.#timeoutMs === Number.POSITIVE_INFINITY) return;
+      timer = this.#clock.setTimer(() => {
+        timedOut = true;
+        controller.abort();
+        resolve();
+      }, this.#timeoutMs);
+    });
+    const request = (async () => {
+      const response = await this.#aws.fetch(`${this.#base}${path}`, {
+        method,
+        signal: controller.signal,
+        ...(body === undefined ? {} : { body, headers: { "content-type": "application/json" } }),
+      });
+      return { status: response.status, text: method === "HEAD" ? "" : await response.text() };
+    })();
+    try {
+      const answer = await Promise.race([request, expired]);
+      if (answer !== undefined && !timedOut) return { ...answer, timedOut: false };
+      request.catch(() => undefined);
+      return { status: 0, text: "", timedOut: true };
+    } catch {
+      return { status: 0, text: "", timedOut };
+    } finally {
+      if (timer !== undefined) this.#clock.clearTimer(timer);
+    }
+  }
+
+  #fail(method: string, key: string, { status, timeouts }: Answer): ActorStoreError {
+    const why =
+      status !== 0
+        ? `HTTP ${status}`
+        : timeouts > 0
+          ? `no answer (${timeouts} of 4 attempts did not end within ${this.#timeoutMs} ms, requestTimeoutMs)`
+          : "no answer";
     return new ActorStoreError(
       "ERR_UNAVAILABLE",
-      `S3 ${method} of ${this.#base}/${key} failed: ${status === 0 ? "no answer" : `HTTP ${status}`}. Check the endpoint, the bucket and that the credentials may read and write it.`,
+      `S3 ${method} of ${this.#base}/${key} failed: ${why}. Check the endpoint, the bucket and that the credentials may read and write it.`,
     );
   }
 
   /** Writes (replaces) `key` under the prefix. */
   async put(key: string, body: string): Promise<void> {
     const full = this.prefix + key;
-    const { status } = await this.#send("PUT", `/${encodeKey(full)}`, body);
-    if (status !== 200 && status !== 201) throw this.#fail("PUT", full, status);
+    const answer = await this.#send("PUT", `/${encodeKey(full)}`, body);
+    if (answer.status !== 200 && answer.status !== 201) throw this.#fail("PUT", full, answer);
   }
 
   /** Reads `key` under the prefix, or `null`. */
   async get(key: string): Promise<string | null> {
     const full = this.prefix + key;
-    const { status, text } = await this.#send("GET", `/${encodeKey(full)}`);
+    const answer = await this.#send("GET", `/${encodeKey(full)}`);
+    const { status, text } = answer;
     if (status === 404) return null;
-    if (status !== 200) throw this.#fail("GET", full, status);
+    if (status !== 200) throw this.#fail("GET", full, answer);
     return text;
   }
 
   /** Deletes `key` under the prefix (a missing one is fine). */
   async delete(key: string): Promise<void> {
     const full = this.prefix + key;
-    const { status } = await this.#send("DELETE", `/${encodeKey(full)}`);
-    if (status !== 200 && status !== 204 && status !== 404) throw this.#fail("DELETE", full, status);
+    const answer = await this.#send("DELETE", `/${encodeKey(full)}`);
+    const { status } = answer;
+    if (status !== 200 && status !== 204 && status !== 404) throw this.#fail("DELETE", full, answer);
   }
 
   /** The keys under `prefix + under` (all pages), without the cluster prefix. */
@@ -138,8 +203,9 @@ export class ClusterBucket {
     for (;;) {
       const q = new URLSearchParams({ "list-type": "2", prefix: this.prefix + under });
       if (token !== undefined) q.set("continuation-token", token);
-      const { status, text } = await this.#send("GET", `?${q.toString()}`);
-      if (status !== 200) throw this.#fail("LIST", `${this.prefix}${under}*`, status);
+      const answer = await this.#send("GET", `?${q.toString()}`);
+      const { status, text } = answer;
+      if (status !== 200) throw this.#fail("LIST", `${this.prefix}${under}*`, answer);
       for (const m of text.matchAll(/<Key>([^<]*)<\/Key>/g))
         keys.push(decodeXml(m[1] as string).slice(this.prefix.length));
       if (!/<IsTruncated>true<\/IsTruncated>/.test(text)) return keys;
