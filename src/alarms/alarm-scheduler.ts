@@ -165,6 +165,12 @@ export class AlarmScheduler {
     const delay = Math.max(0, planned.runAtMs - this.#clock.now());
     this.#timer = this.#clock.setTimer(() => {
       this.#timer = undefined;
+      // A clock's timer that fires early (setTimeout fires a delay past 2^31 - 1 ms after 1 ms; a
+      // wall clock set back) must not run the alarm before its time: wait again for what is left.
+      if (this.#clock.now() < planned.runAtMs) {
+        if (this.#planned === planned) this.#plan(planned);
+        return;
+      }
       void this.#fire();
     }, delay);
   }

@@ -12,7 +12,7 @@ import type { ObjectState } from "../../src/context/object-state";
 import { createMemoryPersistence } from "../../src/durability/memory-persistence";
 import type { PersistenceAdapter } from "../../src/durability/persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
-import { FakeClock } from "../../src/util/clock";
+import { type Clock, FakeClock } from "../../src/util/clock";
 import { type Trigger, track, triggerPromise, turns } from "../context/helpers";
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -125,6 +125,41 @@ describe("firing", () => {
     const run = env.runs[0] as Run;
     expect(run.info).toEqual({ retryCount: 0, isRetry: false, scheduledTime: T0 + 10_000 });
     expect(run.atMs).toBe(T0 + 10_000);
+  });
+
+  test("alarm: a clock whose timer fires early (a delay past setTimeout's 2^31 - 1 ms) does not run the alarm before its time", async () => {
+    const fake = new FakeClock(T0);
+    // setTimeout's behaviour for a delay it cannot hold: the timer fires after 1 ms (the first
+    // time; the timers after it are honest, so that the test can reach the alarm's time).
+    let early = 1;
+    const earlyClock: Clock = {
+      now: () => fake.now(),
+      setTimer: (callback, delayMs) => {
+        if (delayMs <= 0x7fffffff || early === 0) return fake.setTimer(callback, delayMs);
+        early--;
+        return fake.setTimer(callback, 1);
+      },
+      clearTimer: (handle) => fake.clearTimer(handle),
+    };
+    const env: Env = { clock: fake, runs: [], behaviour: { failures: 0 } };
+    const context = await ObjectContext.create(Scheduled, {
+      env,
+      clock: earlyClock,
+      random: () => 0,
+      storage: { persistence: createMemoryPersistence() },
+    });
+    const at = T0 + 30 * 86_400_000;
+    await context.call("set", at);
+    for (let i = 0; i < 5; i++) {
+      await fake.advance(1);
+      await context.alarms.idle();
+    }
+    expect(early).toBe(0); // the early timer did fire
+    expect(env.runs).toEqual([]);
+    expect(await context.call("get")).toBe(at);
+    await advanceStepwise(context, fake, at - fake.now());
+    expect(env.runs.map((r) => r.atMs)).toEqual([at]);
+    await context.close();
   });
 
   test("alarm: inside the handler getAlarm() returns null", async () => {
