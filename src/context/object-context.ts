@@ -61,7 +61,7 @@ export interface ObjectContextOptions<Env> {
   random?: () => number;
   /** How long `blockConcurrencyWhile` may run before the object resets. Default 30,000 ms. */
   blockConcurrencyTimeoutMs?: number;
-  /** `ctx.props`. */
+  /** `ctx.props`. Default: an empty object, as on the platform when a binding gives none. */
   props?: unknown;
   /** Start the alarm scheduler (default true). */
   alarms?: boolean;
@@ -133,7 +133,8 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   ) {
     this.#class = objectClass;
     this.#env = options.env as Env;
-    this.#props = options.props;
+    // The platform's ctx.props is an empty object when the binding gives none.
+    this.#props = options.props === undefined ? {} : options.props;
     this.id =
       options.id instanceof ObjectId
         ? options.id

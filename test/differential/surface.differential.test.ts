@@ -45,6 +45,14 @@ class SurfaceProbe {
         });
         return Response.json(out);
       }
+      case "/props": {
+        const props = this.ctx.props;
+        return Response.json({
+          type: props === null ? "null" : typeof props,
+          json: JSON.stringify(props) ?? "undefined",
+          plain: props !== null && typeof props === "object" && Object.getPrototypeOf(props) === Object.prototype,
+        });
+      }
       case "/arguments": {
         const out = {};
         out.get = await outcome(() => storage.get());
@@ -221,6 +229,12 @@ describe("surface: what an object's code sees, compared with workerd", () => {
       // The extras really are extras: if the platform grows one, this list must shrink.
       for (const extra of extras) expect(platform[what], `${what}.${extra}`).not.toContain(extra);
     }
+  });
+
+  it("ctx.props is the platform's empty object when no props are given", async () => {
+    const { workerd, ours } = await both("/props");
+    expect(body(workerd)).toEqual({ type: "object", json: "{}", plain: true });
+    expect(body(ours)).toEqual(body(workerd));
   });
 
   it("malformed calls fail with the platform's errors: no argument, Symbol keys, Proxy values", async () => {
