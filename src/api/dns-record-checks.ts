@@ -55,6 +55,7 @@ export interface CheckedDnsRecord {
   /** The full name: lower case, without a trailing dot, inside the zone. */
   readonly name: string;
   readonly content: string;
+  /** Structured data, for the types the published schema gives it (CAA, SRV, …). */
   readonly data?: Readonly<Record<string, string | number>>;
   readonly ttl: number;
   readonly proxied: boolean;

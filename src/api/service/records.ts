@@ -5,7 +5,7 @@
  * returns the next one; nothing here is mutated.
  */
 import type { CertificatePack } from "../certificate-packs";
-import type { DnsRecordType } from "../dns-records";
+import type { CheckedDnsRecord } from "../dns-record-checks";
 import type { FirewallState } from "../filters";
 import type { Invite } from "../invites";
 import type { Plan, ZoneState } from "../waf-migration/zone-state";
@@ -13,23 +13,12 @@ import type { Zone } from "../zones";
 import type { Ruleset } from "./rulesets";
 
 /** A DNS record as the API returns it (the fields the published schema requires, and a few more). */
-export interface DnsRecord {
+export interface DnsRecord extends CheckedDnsRecord {
   readonly id: string;
-  readonly type: DnsRecordType;
-  readonly name: string;
-  readonly content: string;
-  /** Structured data, for the types the published schema gives it (CAA, SRV, …). */
-  readonly data?: Readonly<Record<string, string | number>>;
-  readonly ttl: number;
-  readonly proxied: boolean;
-  readonly proxiable: boolean;
-  readonly comment: string | null;
-  readonly tags: readonly string[];
   readonly settings: Readonly<Record<string, unknown>>;
   readonly meta: Readonly<Record<string, unknown>>;
   readonly created_on: string;
   readonly modified_on: string;
-  readonly priority?: number;
 }
 
 /** Everything the service keeps about one zone. */
