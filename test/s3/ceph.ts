@@ -64,6 +64,23 @@ async function freeBase(): Promise<number> {
   throw new Error("No free port range for Ceph.");
 }
 
+/** Whether the gateway's process (its pid file in `cephDir`) is alive. */
+async function gatewayAlive(cephDir: string): Promise<boolean> {
+  const pid = Number((await readFile(join(cephDir, "rgw.pid"), "utf8").catch(() => "")).trim());
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Creates the bucket, waiting for the gateway to answer: by time, not by attempts (on a loaded
+ * 2-core machine the gateway can take longer than its start script waits), and starting the
+ * gateway once more if its process died without answering.
+ */
 async function createBucket(server: CephServer): Promise<void> {
   const aws = new AwsClient({
     accessKeyId: server.accessKeyId,
@@ -72,11 +89,25 @@ async function createBucket(server: CephServer): Promise<void> {
     region: "us-east-1",
     retries: 0,
   });
-  for (let attempt = 0; ; attempt++) {
-    const r = await fetch(await aws.sign(`${server.endpoint}/${server.bucket}`, { method: "PUT" })).catch(() => null);
+  const deadline = Date.now() + 180_000;
+  let restarted = false;
+  let last = "no answer";
+  for (;;) {
+    const r = await fetch(await aws.sign(`${server.endpoint}/${server.bucket}`, { method: "PUT" })).catch(
+      (e: unknown) => {
+        last = `no answer (${e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e)})`;
+        return null;
+      },
+    );
     if (r !== null && (r.status === 200 || r.status === 409)) return;
-    if (attempt > 100) throw new Error(`Creating the bucket failed: ${r?.status ?? "no answer"}`);
-    await new Promise((done) => setTimeout(done, 200));
+    if (r !== null) last = `HTTP ${r.status}`;
+    if (r === null && !restarted && server.cephDir !== undefined && !(await gatewayAlive(server.cephDir))) {
+      restarted = true;
+      await cephScript(server, "restart-gateway");
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`Creating the bucket failed: ${last}`);
+    await new Promise((done) => setTimeout(done, 250));
   }
 }
 
