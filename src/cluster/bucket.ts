@@ -22,6 +22,7 @@ import { indexOf, type PersistenceFactory, withIndex } from "../host/options";
 import { s3Persistence } from "../s3/index";
 import type { S3Credentials } from "../s3/options";
 import { type Clock, systemClock } from "../util/clock";
+import { Watchdog } from "../util/watchdog";
 
 /** Where the hosts of a cluster meet: a bucket (it must exist) and a prefix in it. */
 export interface ClusterBucketOptions {
@@ -126,35 +127,25 @@ export class ClusterBucket {
     path: string,
     body: string | undefined,
   ): Promise<{ status: number; text: string; timedOut: boolean }> {
-    const controller = new AbortController();
-    let timedOut = false;
-    let timer: ReturnType<Clock["setTimer"]> | undefined;
-    // Also settles when a fetch does not heed the abort: the request is given up either way.
-    const expired = new Promise<void>((resolve) => {
-      if (this.#timeoutMs === Number.POSITIVE_INFINITY) return;
-      timer = this.#clock.setTimer(() => {
-        timedOut = true;
-        controller.abort();
-        resolve();
-      }, this.#timeoutMs);
-    });
+    const watchdog = new Watchdog(this.#clock);
+    watchdog.arm(this.#timeoutMs);
     const request = (async () => {
       const response = await this.#aws.fetch(`${this.#base}${path}`, {
         method,
-        signal: controller.signal,
+        signal: watchdog.controller.signal,
         ...(body === undefined ? {} : { body, headers: { "content-type": "application/json" } }),
       });
       return { status: response.status, text: method === "HEAD" ? "" : await response.text() };
     })();
+    request.catch(() => undefined);
     try {
-      const answer = await Promise.race([request, expired]);
-      if (answer !== undefined && !timedOut) return { ...answer, timedOut: false };
-      request.catch(() => undefined);
+      const answer = await watchdog.race(request);
+      if (answer !== undefined) return { ...answer, timedOut: false };
       return { status: 0, text: "", timedOut: true };
     } catch {
-      return { status: 0, text: "", timedOut };
+      return { status: 0, text: "", timedOut: watchdog.hasFired };
     } finally {
-      if (timer !== undefined) this.#clock.clearTimer(timer);
+      watchdog.stop();
     }
   }
 

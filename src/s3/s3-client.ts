@@ -7,8 +7,10 @@
  */
 import { AwsClient } from "aws4fetch";
 import { ActorStoreError } from "../errors";
-import { type Clock, systemClock, type TimerHandle } from "../util/clock";
+import { type Clock, systemClock } from "../util/clock";
+import { Watchdog } from "../util/watchdog";
 import type { ResolvedS3Options } from "./options";
+import { concat } from "./s3-series";
 
 /** What a GET found. @internal */
 export interface S3Object {
@@ -56,50 +58,6 @@ const MIB = 1024 * 1024;
  */
 export function answerWaitMs(timeoutMs: number, bodyBytes: number): number {
   return timeoutMs + timeoutMs * (bodyBytes / MIB);
-}
-
-/** A timer on the injected clock that aborts an attempt when it makes no progress in time. */
-class Watchdog {
-  readonly controller = new AbortController();
-  readonly #clock: Clock;
-  #timer: TimerHandle | undefined;
-  #fired = false;
-  #onFire: (() => void) | undefined;
-  /** Resolves (never rejects) when the watchdog fires. */
-  readonly fired: Promise<void>;
-
-  constructor(clock: Clock) {
-    this.#clock = clock;
-    this.fired = new Promise<void>((resolve) => {
-      this.#onFire = resolve;
-    });
-  }
-
-  get hasFired(): boolean {
-    return this.#fired;
-  }
-
-  /** (Re)starts the countdown: `ms` from now (`Infinity`: none). */
-  arm(ms: number): void {
-    this.stop();
-    if (this.#fired || ms === Number.POSITIVE_INFINITY) return;
-    this.#timer = this.#clock.setTimer(() => {
-      this.#timer = undefined;
-      this.#fired = true;
-      this.controller.abort();
-      this.#onFire?.();
-    }, ms);
-  }
-
-  stop(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
-    this.#timer = undefined;
-  }
-
-  /** `p`, or `undefined` once the watchdog fires first (`p` may then never settle: a fetch that ignores the signal). */
-  race<T>(p: Promise<T>): Promise<T | undefined> {
-    return Promise.race([p, this.fired.then(() => undefined)]);
-  }
 }
 
 function xmlText(xml: string, tag: string): string | undefined {
@@ -212,7 +170,6 @@ export class S3Client {
     if (stream === null) return new Uint8Array(0);
     const reader = stream.getReader();
     const chunks: Uint8Array[] = [];
-    let length = 0;
     try {
       for (;;) {
         watchdog.arm(this.#timeoutMs);
@@ -222,20 +179,12 @@ export class S3Client {
         if (next === undefined) return undefined;
         if (next.done) break;
         chunks.push(next.value);
-        length += next.value.length;
       }
     } finally {
       if (watchdog.hasFired) reader.cancel().catch(() => undefined);
       else reader.releaseLock();
     }
-    if (chunks.length === 1) return chunks[0] as Uint8Array;
-    const body = new Uint8Array(length);
-    let at = 0;
-    for (const c of chunks) {
-      body.set(c, at);
-      at += c.length;
-    }
-    return body;
+    return chunks.length === 1 ? (chunks[0] as Uint8Array) : concat(chunks);
   }
 
   /** Retries transient failures with exponential backoff; returns the last answer. */
