@@ -12,6 +12,19 @@ import { type Codecs, checkEncodedValue, decodeValue, decodeValueRange, encodeVa
 /** What {@link KvOperations.getMany} reads for a key with no entry (a stored value can be `undefined`). */
 const MISSING: unique symbol = Symbol("missing");
 
+/**
+ * The entries `put(entries)` writes: each property read exactly once (a getter may answer
+ * differently the second time), fields whose value is undefined dropped, as the platform drops them.
+ */
+function definedEntries(entries: Record<string, unknown>): Array<[string, unknown]> {
+  const defined: Array<[string, unknown]> = [];
+  for (const k of Object.keys(entries)) {
+    const value = entries[k];
+    if (value !== undefined) defined.push([k, value]);
+  }
+  return defined;
+}
+
 /** Key-value operations over one core. */
 export class KvOperations {
   readonly #core: StorageCore;
@@ -86,11 +99,7 @@ export class KvOperations {
     const pairs: Array<[string, Uint8Array]> = [];
     // Each property is read exactly once (a getter may answer differently the second time), and
     // the platform silently drops fields whose value is undefined.
-    const defined: Array<[string, unknown]> = [];
-    for (const k of Object.keys(entries)) {
-      const value = entries[k];
-      if (value !== undefined) defined.push([k, value]);
-    }
+    const defined = definedEntries(entries);
     // The platform serializes every value before it checks any limit: an unclonable value is
     // reported before too many pairs, an over-long key or an oversized value elsewhere in the call.
     const encoded = defined.map(([, value]) => this.#codecs.write.encode(value));
@@ -112,11 +121,7 @@ export class KvOperations {
    */
   serializeOnly(keyOrEntries: unknown, value: unknown): void {
     if (typeof keyOrEntries === "object" && keyOrEntries !== null && !Array.isArray(keyOrEntries)) {
-      const entries = keyOrEntries as Record<string, unknown>;
-      for (const k of Object.keys(entries)) {
-        const v = entries[k];
-        if (v !== undefined) this.#codecs.write.encode(v);
-      }
+      for (const [, v] of definedEntries(keyOrEntries as Record<string, unknown>)) this.#codecs.write.encode(v);
       return;
     }
     if (value !== undefined) this.#codecs.write.encode(value);
