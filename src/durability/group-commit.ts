@@ -8,8 +8,8 @@
  * @packageDocumentation
  */
 import { toError } from "../errors";
+import { concat } from "../util/bytes";
 import type { CommitRecord } from "./commit-record";
-import { concat } from "./file-layout";
 import { checkAppendOrder } from "./persistence";
 import { encodeRecords, encodeRecordsView } from "./record-codec";
 

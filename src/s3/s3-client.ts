@@ -7,10 +7,10 @@
  */
 import { AwsClient } from "aws4fetch";
 import { ActorStoreError } from "../errors";
+import { concat } from "../util/bytes";
 import { type Clock, systemClock } from "../util/clock";
 import { Watchdog } from "../util/watchdog";
 import type { ResolvedS3Options } from "./options";
-import { concat } from "./s3-series";
 
 /** What a GET found. @internal */
 export interface S3Object {

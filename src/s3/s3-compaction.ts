@@ -6,10 +6,12 @@
  *
  * @packageDocumentation
  */
+
+import { concat } from "../util/bytes";
 import type { S3Client } from "./s3-client";
 import type { S3Layout } from "./s3-layout";
 import type { LogObject, Manifest, ManifestSegment } from "./s3-manifest";
-import { concat, sameSegment } from "./s3-series";
+import { sameSegment } from "./s3-series";
 
 /** What one fold takes. @internal */
 export interface FoldPlan {

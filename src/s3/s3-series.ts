@@ -220,19 +220,6 @@ export function sameSegment(
 }
 
 /** @internal */
-export function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-/** @internal */
 export function prunedError(fromSeq: number): ActorStoreError {
   return new ActorStoreError(
     "ERR_BOOKMARK",

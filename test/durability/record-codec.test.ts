@@ -2,7 +2,6 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
 import { crc32, crc32Update, useNativeCrc32 } from "../../src/durability/crc32";
-import { concat } from "../../src/durability/file-layout";
 import {
   decodeRecords,
   encodedRecordSize,
@@ -10,6 +9,7 @@ import {
   encodeRecords,
   scanFrames,
 } from "../../src/durability/record-codec";
+import { concat } from "../../src/util/bytes";
 import { commitRecord, commitRecords } from "./arbitraries";
 
 const kvRecord = (seq: number, kv: CommitRecord["kv"]): CommitRecord => ({

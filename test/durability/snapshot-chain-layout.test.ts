@@ -14,9 +14,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { offThreadCrcAnswers, offThreadCrcFiles, setOffThreadCrcStepBytes } from "../../src/durability/crc-off-thread";
 import { crc32 } from "../../src/durability/crc32";
-import { concat } from "../../src/durability/file-layout";
 import { type ChainFile, ChainReader, layOutChain } from "../../src/durability/snapshot-chain-read";
 import { encodeDelta } from "../../src/durability/snapshot-delta";
+import { concat } from "../../src/util/bytes";
 import { everyImageOffThread } from "./off-thread";
 
 const root = await mkdtemp(join(tmpdir(), "actorstore-chain-layout-"));
