@@ -366,7 +366,9 @@ export class ObjectContext<Env = unknown, I extends object = object> {
           tracked.catch(() => {});
           this.#waitUntil.add(tracked);
         },
-        abort: (reason) => this.#reset(session, new Error(reason ?? ABORT_MESSAGE)),
+        // The platform converts any reason but undefined to a string: abort(null) says "null". A
+        // Symbol throws its TypeError here, before anything is reset, as there.
+        abort: (reason) => this.#reset(session, new Error(reason === undefined ? ABORT_MESSAGE : (reason as string))),
         sendOutgoing: async (message) => {
           await session.outputGate.wait();
           if (session.broken) throw session.broken;

@@ -4,6 +4,7 @@
  * outgoing message through the output gate (`sendOutgoing`, `fetch`).
  */
 import { ActorStoreError } from "../errors";
+import { argumentTypeError } from "../storage/argument-types";
 import type { ObjectStorage } from "../storage/object-storage";
 import type { ObjectId } from "./object-id";
 
@@ -11,7 +12,8 @@ import type { ObjectId } from "./object-id";
 export interface StateHost {
   blockConcurrencyWhile<T>(fn: () => Promise<T>): Promise<T>;
   waitUntil(promise: Promise<unknown>): void;
-  abort(reason?: string): void;
+  /** `reason` as given: converted to a string (as `new Error(reason)` converts it) unless undefined. */
+  abort(reason?: unknown): void;
   sendOutgoing<T>(message: () => T | Promise<T>): Promise<T>;
 }
 
@@ -49,20 +51,33 @@ export class ObjectState {
 
   /**
    * Runs `callback` while no other event is delivered; returns its value. If it throws, or runs
-   * longer than the timeout (30 s by default, on the injected clock), the object is reset.
+   * longer than the timeout (30 s by default, on the injected clock), the object is reset. A
+   * `callback` that is not a function is refused with the platform's TypeError (a rejection; the
+   * object is not reset).
    */
   blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T> {
+    if (typeof callback !== "function") {
+      return Promise.reject(argumentTypeError("blockConcurrencyWhile", "DurableObjectState", 1, "function"));
+    }
     return this.#host.blockConcurrencyWhile(callback);
   }
 
-  /** Keeps the object alive until `promise` settles (tracked; the test kit can await it). */
+  /**
+   * Keeps the object alive until `promise` settles (tracked; the test kit can await it). As on the
+   * platform, any value is taken (a non-promise as one resolved with it), but calling it with no
+   * argument throws the platform's TypeError.
+   */
   waitUntil(promise: Promise<unknown>): void {
+    // biome-ignore lint/complexity/noArguments: the platform refuses a missing promise, not an explicit undefined
+    if (arguments.length === 0) throw argumentTypeError("waitUntil", "DurableObjectState", 1, "Promise");
     this.#host.waitUntil(promise);
   }
 
   /**
    * Resets the object: uncommitted writes are discarded, held outgoing messages dropped, and the
-   * next event starts a fresh instance over the committed state.
+   * next event starts a fresh instance over the committed state. Callers see `reason` converted to
+   * a string as the platform converts it (`abort(null)` is `"null"`); without one (or with
+   * `undefined`), `Application called abort() to reset Durable Object.`.
    */
   abort(reason?: string, _options?: { retryAlarm?: boolean }): void {
     this.#host.abort(reason);

@@ -9,8 +9,8 @@ import { toKey } from "./keys";
 /** The platform interfaces with promise-returning key-value methods. */
 export type AsyncApiInterface = "DurableObjectStorage" | "DurableObjectTransaction";
 
-/** The platform interfaces whose methods these checks speak for. */
-export type ApiInterface = AsyncApiInterface | "SyncKvStorage";
+/** The platform interfaces whose methods these checks speak for (`DurableObjectState` is `ctx`). */
+export type ApiInterface = AsyncApiInterface | "SyncKvStorage" | "DurableObjectState";
 
 /** `Failed to execute 'get' on 'DurableObjectStorage': parameter 2 is not of type 'GetOptions'.` */
 export function argumentTypeError(method: string, on: ApiInterface, position: number, type: string): TypeError {
