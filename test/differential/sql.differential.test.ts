@@ -124,6 +124,31 @@ describe("sql differential", () => {
     ]);
   });
 
+  it("pragma_* functions: a constraint on the hidden arg/schema column is judged like a call's argument", async () => {
+    await expectSameAsWorkerd(
+      [
+        { op: "put", key: "k", value: 1 },
+        { op: "sql", query: "CREATE TABLE t (x, n)" },
+        { op: "sql", query: "SELECT * FROM pragma_table_info WHERE arg = '_cf_KV'" },
+        { op: "sql", query: "SELECT name FROM pragma_table_xinfo AS p WHERE p.arg = '_cf_METADATA'" },
+        { op: "sql", query: "SELECT * FROM pragma_index_list WHERE arg = '_cf_KV'" },
+        { op: "sql", query: "SELECT * FROM pragma_foreign_key_check WHERE arg = '_cf_kv'" },
+        { op: "sql", query: "SELECT * FROM pragma_quick_check WHERE arg = '_cf_KV'" },
+        { op: "sql", query: "SELECT * FROM pragma_table_info WHERE arg IN ('t', '_cf_KV')" },
+        { op: "sql", query: "SELECT * FROM (SELECT '_cf_KV' AS n) JOIN pragma_table_info ON arg = n" },
+        { op: "sql", query: "SELECT * FROM pragma_table_info WHERE arg = 't' AND schema = 'temp'" },
+        { op: "sql", query: "SELECT * FROM pragma_table_info" },
+        { op: "sql", query: "CREATE VIEW v AS SELECT name FROM pragma_table_info WHERE arg = '_cf_KV'" },
+        { op: "sql", query: "SELECT * FROM v" },
+        // Constant constraints that name user tables work as on the platform.
+        { op: "sql", query: "SELECT name FROM pragma_table_info WHERE arg = 't'" },
+        { op: "sql", query: "SELECT name FROM pragma_table_info WHERE arg = 't' AND schema = 'main'" },
+        { op: "sql", query: "SELECT name FROM pragma_table_info('t') WHERE schema = 'main'" },
+      ],
+      true,
+    );
+  });
+
   it("transactionSync and transaction() cover SQL writes; deleteAll drops tables", async () => {
     await expectSameAsWorkerd([
       { op: "sql", query: "CREATE TABLE s (a)" },

@@ -20,6 +20,7 @@ import type { EngineValue, SqlEngine } from "../../engine/engine";
 import { decodeUtf8 } from "../../util/utf8";
 import { isPragmaAllowed, PRAGMA_FUNCTIONS } from "./allowed-pragmas";
 import { PRAGMA_ARGUMENT_REFUSED, SQLITE_AUTH, SQLITE_ERROR, sqliteError } from "./sql-errors";
+import type { ProgramOp } from "./sql-program";
 import { byteOffset, type SqlToken, tokenize } from "./sql-tokenizer";
 
 /** The run-time check's function name (internal: `_cf_` names are out of user SQL's reach). */
@@ -145,5 +146,225 @@ export function checkPragmaFunctions(tokens: readonly SqlToken[]): void {
       const allowed = position === 1 ? value.toLowerCase() === "main" : isPragmaAllowed(call.name, value);
       if (!allowed) throw sqliteError("not authorized", SQLITE_AUTH);
     });
+  }
+}
+
+/** Opcodes that write register P2. */
+const WRITES_P2 = new Set([
+  "Integer",
+  "Int64",
+  "Real",
+  "String8",
+  "String",
+  "Blob",
+  "Variable",
+  "SCopy",
+  "IntCopy",
+  "Rowid",
+  "IdxRowid",
+  "VRowid",
+  "Sequence",
+  "NewRowid",
+  "RowData",
+  "Count",
+  "ReadCookie",
+  "Pagecount",
+  "MaxPgcnt",
+  "OffsetLimit",
+  "CreateBtree",
+  "BeginSubrtn",
+  "Not",
+  "BitNot",
+  "IsTrue",
+  "ZeroOrNull",
+  "GetSubtype",
+  "SetSubtype",
+  "Param",
+]);
+/** Opcodes that write register P3. */
+const WRITES_P3 = new Set([
+  "Function",
+  "PureFunc",
+  "Function0",
+  "PureFunc0",
+  "Column",
+  "VColumn",
+  "Add",
+  "Subtract",
+  "Multiply",
+  "Divide",
+  "Remainder",
+  "Concat",
+  "BitAnd",
+  "BitOr",
+  "ShiftLeft",
+  "ShiftRight",
+  "And",
+  "Or",
+  "Offset",
+  "IfNullRow",
+  "AggValue",
+]);
+/** Opcodes that change register P1 in place. */
+const WRITES_P1 = new Set([
+  "Cast",
+  "RealAffinity",
+  "MustBeInt",
+  "AddImm",
+  "SoftNull",
+  "ClrSubtype",
+  "AggFinal",
+  "Gosub",
+  "Yield",
+  "InitCoroutine",
+  "MemMax",
+  "IfPos",
+  "DecrJumpZero",
+  "IfNotZero",
+]);
+/** Opcodes that only jump, compare or open, and write no register. */
+const WRITES_NONE = new Set([
+  "Goto",
+  "Once",
+  "If",
+  "IfNot",
+  "IsNull",
+  "NotNull",
+  "Eq",
+  "Ne",
+  "Lt",
+  "Le",
+  "Gt",
+  "Ge",
+  "Noop",
+  "Explain",
+  "Init",
+  "Halt",
+  "Transaction",
+  "OpenRead",
+  "OpenWrite",
+  "OpenEphemeral",
+  "VOpen",
+  "VFilter",
+  "VNext",
+  "Rewind",
+  "Next",
+  "Prev",
+  "SeekRowid",
+  "NotExists",
+  "SeekGE",
+  "SeekGT",
+  "SeekLE",
+  "SeekLT",
+  "IdxGE",
+  "IdxGT",
+  "IdxLE",
+  "IdxLT",
+  "ResultRow",
+]);
+
+/** Whether `op` may write register `r` (an opcode this list does not know counts if it names `r`). */
+function writesRegister(op: ProgramOp, r: number): boolean {
+  const { opcode, p1, p2, p3 } = op;
+  if (WRITES_P2.has(opcode)) return p2 === r;
+  if (WRITES_P3.has(opcode)) return p3 === r;
+  if (WRITES_P1.has(opcode)) return p1 === r;
+  if (WRITES_NONE.has(opcode)) return false;
+  switch (opcode) {
+    case "Null":
+      return r >= p2 && r <= Math.max(p2, p3);
+    case "Copy":
+      return r >= p2 && r <= p2 + p3;
+    case "Move":
+      return r >= p2 && r < p2 + p3;
+    case "Affinity":
+      return r >= p1 && r < p1 + p2;
+    default:
+      return p1 === r || p2 === r || p3 === r;
+  }
+}
+
+/** How an argument of a `pragma_*` virtual table gets its value. */
+type ArgumentSource = { readonly kind: "guarded" } | { readonly kind: "constant"; readonly value: string | undefined };
+
+/**
+ * The op that last sets register `r` before the op at `before` (straight-line code of the same
+ * program segment, which starts at `from`), as a source the check can judge; `undefined` for
+ * anything else (a column, a bound parameter, another function, a copy).
+ */
+function argumentSource(
+  program: readonly ProgramOp[],
+  from: number,
+  before: number,
+  r: number,
+): ArgumentSource | undefined {
+  for (let k = before - 1; k >= from; k--) {
+    const op = program[k] as ProgramOp;
+    if (!writesRegister(op, r)) continue;
+    switch (op.opcode) {
+      case "Function":
+      case "PureFunc":
+      case "Function0":
+      case "PureFunc0":
+        return String(op.p4).replace(/\(.*$/, "").toLowerCase() === PRAGMA_ARGUMENT_GUARD && op.p3 === r
+          ? { kind: "guarded" }
+          : undefined;
+      case "String8":
+      case "String":
+      case "Int64":
+        return { kind: "constant", value: String(op.p4) };
+      case "Integer":
+        return { kind: "constant", value: String(op.p1) };
+      case "Null":
+        return { kind: "constant", value: undefined };
+      default:
+        return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The check of the arguments each `pragma_*` virtual table of a compiled program receives
+ * (`pragmaTables` names the pragma of each `VOpen` operand). SQLite passes them at `VFilter`, one
+ * per constrained hidden column (`arg`, then `schema`), whether the text wrote a call
+ * (`pragma_table_info('t')`) or a constraint (`FROM pragma_table_info WHERE arg = 't'`, a join
+ * `ON arg = …`); the platform's authorizer judges the pragma SQLite then runs, with those values or
+ * with none. A constant is judged here, a call's computed argument is guarded (checked when it
+ * runs); any other source (a constraint on a column, a bound parameter or an expression) is refused.
+ */
+export function checkPragmaFilters(program: readonly ProgramOp[], pragmaTables: ReadonlyMap<string, string>): void {
+  let segment = -1;
+  let from = 0;
+  let cursors = new Map<number, string>();
+  for (let i = 0; i < program.length; i++) {
+    const op = program[i] as ProgramOp;
+    if (op.segment !== segment) {
+      segment = op.segment;
+      from = i;
+      cursors = new Map();
+    }
+    if (op.opcode === "VOpen") {
+      const pragma = pragmaTables.get(String(op.p4));
+      if (pragma === undefined) cursors.delete(op.p1);
+      else cursors.set(op.p1, pragma);
+      continue;
+    }
+    if (op.opcode !== "VFilter") continue;
+    const pragma = cursors.get(op.p1);
+    if (pragma === undefined) continue;
+    const count = argumentSource(program, from, i, op.p3 + 1);
+    const argc = count?.kind === "constant" ? Number(count.value) : Number.NaN;
+    if (!(argc >= 0 && argc <= 2)) throw sqliteError("not authorized", SQLITE_AUTH);
+    if (argc === 0 && !isPragmaAllowed(pragma, undefined)) throw sqliteError("not authorized", SQLITE_AUTH);
+    for (let position = 0; position < argc; position++) {
+      const source = argumentSource(program, from, i, op.p3 + 2 + position);
+      if (source?.kind === "guarded") continue;
+      if (source === undefined) throw sqliteError("not authorized", SQLITE_AUTH);
+      const value = source.value;
+      const allowed =
+        position === 1 ? value === undefined || value.toLowerCase() === "main" : isPragmaAllowed(pragma, value);
+      if (!allowed) throw sqliteError("not authorized", SQLITE_AUTH);
+    }
   }
 }

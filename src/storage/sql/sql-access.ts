@@ -31,7 +31,7 @@ import {
 } from "./allowed-functions";
 import { ALLOWED_PRAGMAS, isPragmaAllowed } from "./allowed-pragmas";
 import { isAllowedName } from "./internal-names";
-import { checkPragmaFunctions, PRAGMA_ARGUMENT_GUARD } from "./pragma-arguments";
+import { checkPragmaFilters, checkPragmaFunctions, PRAGMA_ARGUMENT_GUARD } from "./pragma-arguments";
 import { type ProtectedRead, ROWID_COLUMN, readDenied } from "./read-denied";
 import type { SchemaObject, SqlCatalog } from "./sql-catalog";
 import { SQLITE_AUTH, SQLITE_ERROR, sqliteError, TRANSACTION_STATEMENT_MESSAGE } from "./sql-errors";
@@ -701,5 +701,6 @@ function decideProgram(
   if (protectedWrite) throw notAuthorized();
   if (deniedFunctionName !== undefined) throw deniedFunction(deniedFunctionName, sql);
   if (checkReads && protectedReads.length > 0) throw readDenied(catalog, tokens, protectedReads, kind);
+  checkPragmaFilters(program, catalog.pragmaVirtualTables);
   return facts;
 }

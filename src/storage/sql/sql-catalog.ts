@@ -30,6 +30,7 @@ export class SqlCatalog {
   readonly #primaryKeys = new Map<string, string[]>();
   #functions: Set<string> | undefined;
   #allowedVirtualTables: Set<string> | undefined;
+  #pragmaVirtualTables: Map<string, string> | undefined;
 
   constructor(engine: SqlEngine) {
     this.#engine = engine;
@@ -105,17 +106,34 @@ export class SqlCatalog {
    * table (other pragmas, fts3/fts4) is refused.
    */
   get allowedVirtualTables(): ReadonlySet<string> {
-    if (this.#allowedVirtualTables === undefined) {
-      const found = new Set<string>();
-      for (const fn of ["json_each", "json_tree", ...[...PRAGMA_FUNCTIONS].map((p) => `pragma_${p}`)]) {
-        const call = fn.startsWith("pragma_") ? fn : `${fn}('[]')`;
-        for (const row of this.#engine.query(`EXPLAIN SELECT * FROM ${call}`)) {
-          if (row[1] === "VOpen") found.add(String(row[5]));
-        }
+    this.#loadVirtualTables();
+    return this.#allowedVirtualTables as ReadonlySet<string>;
+  }
+
+  /**
+   * The pragma each allowed `pragma_*` virtual table runs, by its `VOpen` operand: its arguments
+   * (the hidden `arg` and `schema` columns) reach it through `VFilter`, which the access check judges.
+   */
+  get pragmaVirtualTables(): ReadonlyMap<string, string> {
+    this.#loadVirtualTables();
+    return this.#pragmaVirtualTables as ReadonlyMap<string, string>;
+  }
+
+  #loadVirtualTables(): void {
+    if (this.#allowedVirtualTables !== undefined) return;
+    const found = new Set<string>();
+    const pragmas = new Map<string, string>();
+    for (const fn of ["json_each", "json_tree", ...[...PRAGMA_FUNCTIONS].map((p) => `pragma_${p}`)]) {
+      const pragma = fn.startsWith("pragma_") ? fn.slice("pragma_".length) : undefined;
+      const call = pragma !== undefined ? fn : `${fn}('[]')`;
+      for (const row of this.#engine.query(`EXPLAIN SELECT * FROM ${call}`)) {
+        if (row[1] !== "VOpen") continue;
+        found.add(String(row[5]));
+        if (pragma !== undefined) pragmas.set(String(row[5]), pragma);
       }
-      this.#allowedVirtualTables = found;
     }
-    return this.#allowedVirtualTables;
+    this.#pragmaVirtualTables = pragmas;
+    this.#allowedVirtualTables = found;
   }
 
   #withoutRowid(table: string): boolean {

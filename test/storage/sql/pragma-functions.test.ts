@@ -73,6 +73,52 @@ describe("pragma_* table-valued functions", () => {
     }
   });
 
+  test("a constraint on a hidden arg/schema column reaches no internal table; a computed one is refused", async () => {
+    const storage = await open();
+    const { sql } = storage;
+    const schema = () => sql.exec("SELECT type, name, sql FROM sqlite_master ORDER BY name").toArray();
+    const before = schema();
+    for (const q of [
+      "SELECT * FROM pragma_table_info WHERE arg = '_cf_KV'",
+      "SELECT * FROM pragma_table_xinfo WHERE arg = '_cf_METADATA'",
+      "SELECT * FROM pragma_foreign_key_list WHERE arg = '_cf_KV'",
+      "SELECT * FROM pragma_table_info WHERE arg = lower('_CF_KV')",
+      "SELECT * FROM pragma_table_info WHERE arg = ?",
+      "SELECT * FROM pragma_table_info WHERE arg = (SELECT '_cf_KV')",
+      "SELECT * FROM pragma_table_info WHERE arg = 't' AND schema = ?",
+      "SELECT * FROM sqlite_master m JOIN pragma_table_info p ON p.arg = m.name",
+      "SELECT * FROM pragma_table_info('t') a, pragma_table_info b WHERE b.arg = a.name",
+      "SELECT * FROM pragma_index_list",
+      "INSERT INTO t (name) SELECT name FROM pragma_table_info WHERE arg = '_cf_KV'",
+    ]) {
+      const bindings = q.includes("?") ? ["_cf_KV"] : [];
+      expect(
+        errorOf(() => sql.exec(q, ...bindings).toArray()),
+        q,
+      ).toBe(NA);
+    }
+    expect(schema()).toEqual(before);
+    expect(sql.exec("SELECT count(*) AS n FROM t").one().n).toBe(0);
+    // In a trigger: the refused statement leaves no row behind (workerd, which refuses while the
+    // trigger runs, keeps the row of an INSERT that SQLite judged could not fail part-way).
+    sql.exec(
+      "CREATE TABLE log (a); CREATE TRIGGER spy AFTER INSERT ON t BEGIN INSERT INTO log SELECT name FROM pragma_table_info WHERE arg = '_cf_KV'; END",
+    );
+    expect(errorOf(() => sql.exec("INSERT INTO t (name) VALUES ('x')"))).toBe(NA);
+    expect(sql.exec("SELECT (SELECT count(*) FROM t) AS t, (SELECT count(*) FROM log) AS log").one()).toEqual({
+      t: 0,
+      log: 0,
+    });
+    // Constants that name user tables, and the call form with a computed argument, work.
+    expect(sql.exec("SELECT name FROM pragma_table_info WHERE arg = 't' AND schema = 'main'").toArray()).toHaveLength(
+      3,
+    );
+    expect(
+      sql.exec("SELECT p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.name = 't'").toArray(),
+    ).toHaveLength(3);
+    expect(await storage.get("k")).toBe(1);
+  });
+
   test("pragmas that write or are off the allow-list stay refused as functions", async () => {
     const { sql } = await open();
     for (const q of [
