@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import type { Plugin } from "esbuild";
 import { defineConfig, type Options } from "tsup";
 
@@ -17,6 +19,11 @@ const NODE_DYNAMIC_IMPORT = /(?<!\btypeof\s+)\bimport\(\s*(?:\/\*[^*]*\*\/\s*)?[
  * dynamic `import("node:…")` and cope when it fails (the V8 codec and AsyncLocalStorage are optional;
  * the file adapter says it needs Node): here each such import becomes a rejected promise with a plain
  * message. A static `node:` import reaching the browser build fails the build.
+ *
+ * A module `x.ts` with a sibling `x.browser.ts` is built from the sibling instead (as a package's
+ * `browser` field maps files): the file adapter and the test kit's API server, which need Node from
+ * their first step, are replaced by modules with the same exports that reject saying so, so none of
+ * their code (dead there) is in the bundle. test/package/browser-variants.test.ts keeps the exports equal.
  */
 const nodeBuiltinsUnavailable: Plugin = {
   name: "node-builtins-unavailable",
@@ -28,6 +35,10 @@ const nodeBuiltinsUnavailable: Plugin = {
         return `Promise.reject(new Error(${JSON.stringify(message)}))`;
       });
       return contents === source ? undefined : { contents, loader: "ts" };
+    });
+    build.onResolve({ filter: /^\.\.?\// }, (args) => {
+      const variant = `${resolve(args.resolveDir, args.path)}.browser.ts`;
+      return existsSync(variant) ? { path: variant } : undefined;
     });
     build.onResolve({ filter: /^node:/ }, (args) => ({
       errors: [{ text: `${args.importer} imports ${args.path}, which the browser build cannot contain` }],

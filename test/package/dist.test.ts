@@ -3,6 +3,8 @@
  * the package's own name, so the exports map is exercised, and does one real operation with each.
  */
 import { execFile } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureDist, ROOT } from "./ensure-dist";
@@ -83,6 +85,41 @@ describe("dist/", () => {
       url: expect.stringMatching(/\/dist\/browser\/index\.js$/),
       shared: true,
     });
+  });
+
+  it('"actorstore/testkit" under the browser condition: startTestApiServer() rejects saying it needs Node, and nothing escapes as uncaught', async () => {
+    // Before, it loaded the API server into the browser build, which opened a storage whose sql.js
+    // (its browser build) found no WASM file: the call rejected with sql.js's text and the process
+    // died of an uncaught error from inside sql.js.
+    const out = await node(
+      `
+      import { startTestApiServer, TEST_API_TOKEN } from "actorstore/testkit";
+      const error = await startTestApiServer().then(() => undefined, (e) => e);
+      console.log(JSON.stringify({ name: error?.name, code: error?.code, message: error?.message, token: TEST_API_TOKEN }));
+    `,
+      ["--conditions=browser"],
+    );
+    expect(JSON.parse(out)).toEqual({
+      name: "ActorStoreError",
+      code: "ERR_INVALID_OPTION",
+      message: expect.stringMatching(
+        /^startTestApiServer\(\) needs Node\.js \(node:http\), which actorstore's browser build/,
+      ),
+      token: "actorstore-test-token",
+    });
+  });
+
+  it("the browser build carries neither the file adapter nor the API server, which cannot run there", async () => {
+    const dir = join(ROOT, "dist/browser");
+    const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith(".js"));
+    const code = (await Promise.all(files.map((f) => readFile(join(dir, f), "utf8")))).join("\n");
+    // esbuild marks each bundled source file with a "// src/…" comment.
+    const bundled = [...code.matchAll(/^\/\/ (src\/[\w/.-]+\.ts)$/gm)].map((m) => m[1] as string);
+    expect(bundled).toContain("src/durability/indexeddb-persistence.ts");
+    expect(bundled).toContain("src/durability/file-persistence.browser.ts");
+    expect(bundled).toContain("src/testkit/api-server.browser.ts");
+    const nodeOnly = /^src\/(server|api|cli)\/|^src\/durability\/(file-|directory-|snapshot-files|crc-off-thread)/;
+    expect(bundled.filter((f) => nodeOnly.test(f) && !f.endsWith(".browser.ts"))).toEqual([]);
   });
 
   it('"actorstore/server": the API handler answers a request', async () => {
