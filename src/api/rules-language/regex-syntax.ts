@@ -6,14 +6,25 @@
  * are accepted; look-around, backreferences and escapes Rust does not know (`\Q…\E`, `\e`, `\K`)
  * are refused with the regex crate's own message.
  *
+ * The order of checks is the regex crate's: the pattern is parsed first (syntax errors, leftmost
+ * first), then the nesting limit is checked over the whole syntax tree, and only then are Unicode
+ * classes looked up (`Unicode not allowed here`, `Unicode property not found`), which the crate does
+ * while translating the tree.
+ *
  * One pass, no backtracking and no recursion: every character is looked at a bounded number of
- * times, so hostile patterns cost linear time and constant stack.
+ * times and the tree is walked with an explicit stack, so hostile patterns cost linear time and
+ * constant call stack.
  *
  * Not modelled: the compiled-size limit (10 MiB by default in wirefilter), which only a real build
  * of the automaton can measure.
  */
 
-/** The regex crate's default nesting limit for groups and classes. */
+/**
+ * The regex crate's default nesting limit. It bounds the depth of the syntax tree, where a
+ * concatenation, an alternation, a repetition, a group, a bracketed class, a union of class items
+ * and a class set operation each add one level (literals, `.`, assertions, flags and escape classes
+ * add none): `ab` is one level, `(ab)` two, `(a)+` two, `[ab]` two.
+ */
 const NEST_LIMIT = 250;
 const META = new Set("\\.+*?()|[]{}^$#&-~");
 const ASCII_CLASSES = new Set([
@@ -47,6 +58,80 @@ class RegexFailure {
 function fail(at: number, length: number, message: string): never {
   throw new RegexFailure(at, length, message);
 }
+
+/**
+ * A node of the regex crate's syntax tree, reduced to what the nesting limit needs: its span, whether
+ * it adds a level, and its children. `flags` marks a `(?i)` item, which a repetition cannot follow.
+ */
+interface TreeNode {
+  readonly start: number;
+  readonly end: number;
+  readonly counts: boolean;
+  readonly children: readonly TreeNode[];
+  readonly flags?: boolean;
+}
+
+function leaf(start: number, end: number, flags = false): TreeNode {
+  return { start, end, counts: false, children: [], ...(flags ? { flags } : {}) };
+}
+
+/** A concatenation, alternation or class union: nothing when empty, its item when alone. */
+function sequence(start: number, end: number, items: readonly TreeNode[]): TreeNode {
+  const [only] = items;
+  if (items.length === 0) return leaf(start, end);
+  if (items.length === 1 && only !== undefined) return only;
+  return { start, end, counts: true, children: items };
+}
+
+/**
+ * The regex crate's nest-limit check: a pre-order walk, reporting the first node that is deeper
+ * than the limit, with that node's span.
+ */
+function checkNesting(root: TreeNode): void {
+  const stack: [TreeNode, number][] = [[root, 0]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [node, parentDepth] = top;
+    const depth = parentDepth + (node.counts ? 1 : 0);
+    if (depth > NEST_LIMIT) {
+      fail(
+        node.start,
+        node.end - node.start,
+        `exceed the maximum number of nested parentheses/brackets (${NEST_LIMIT})`,
+      );
+    }
+    for (let i = node.children.length - 1; i >= 0; i--) {
+      const child = node.children[i];
+      if (child !== undefined) stack.push([child, depth]);
+    }
+  }
+}
+
+/** One open group (its parent's concatenation is saved) or one alternation in progress. */
+type GroupFrame =
+  | { readonly kind: "group"; readonly at: number; readonly saved: Flags; readonly concat: Concat }
+  | { readonly kind: "alternation"; readonly start: number; readonly branches: TreeNode[] };
+
+interface Concat {
+  readonly start: number;
+  readonly items: TreeNode[];
+}
+
+/** A union of class items being built; an empty one keeps the position where it began. */
+interface ClassUnion {
+  start: number;
+  end: number;
+  readonly items: TreeNode[];
+}
+
+function pushItem(union: ClassUnion, item: TreeNode): void {
+  if (union.items.length === 0) union.start = item.start;
+  union.end = item.end;
+  union.items.push(item);
+}
+
+type ClassFrame =
+  | { readonly kind: "open"; readonly parent: ClassUnion; readonly start: number; readonly openEnd: number }
+  | { readonly kind: "op"; readonly lhs: TreeNode };
 
 function format(pattern: string, f: RegexFailure): string {
   const width = Math.max(1, f.length);
@@ -152,7 +237,7 @@ interface Flags {
 class RegexChecker {
   readonly #p: string;
   #flags: Flags = { x: false, u: false };
-  #depth = 0;
+  #deferred: RegexFailure | undefined;
   readonly #names = new Set<string>();
 
   constructor(pattern: string) {
@@ -173,18 +258,15 @@ class RegexChecker {
     }
   }
 
-  #nest(at: number): void {
-    this.#depth++;
-    if (this.#depth > NEST_LIMIT) {
-      fail(at, 1, `exceed the maximum number of nested parentheses/brackets (${NEST_LIMIT})`);
-    }
+  /** Records a Unicode-class error; the regex crate only finds these after parsing the whole pattern. */
+  #defer(failure: RegexFailure): void {
+    this.#deferred ??= failure;
   }
 
   run(): void {
     const p = this.#p;
-    const groups: { at: number; saved: Flags }[] = [];
-    // Whether the last thing in the current concatenation can take a repetition operator.
-    let repeatable = false;
+    const stack: GroupFrame[] = [];
+    let concat: Concat = { start: 0, items: [] };
     let i = 0;
     for (;;) {
       i = this.#space(i);
@@ -194,45 +276,67 @@ class RegexChecker {
         const opened = this.#group(i);
         if (opened.setFlags !== undefined) {
           this.#flags = opened.setFlags;
-          repeatable = false;
+          concat.items.push(leaf(i, opened.end, true));
+          i = opened.end;
         } else {
-          this.#nest(i);
-          groups.push({ at: i, saved: this.#flags });
+          stack.push({ kind: "group", at: i, saved: this.#flags, concat });
+          // A plain group's contents start after any space (x mode); others after their `:` or `>`.
+          const inner = opened.end === i + 1 ? this.#space(opened.end) : opened.end;
           if (opened.groupFlags !== undefined) this.#flags = opened.groupFlags;
-          repeatable = false;
+          concat = { start: inner, items: [] };
+          i = inner;
         }
-        i = opened.end;
       } else if (c === ")") {
-        const g = groups.pop();
-        if (g === undefined) fail(i, 1, "unopened group");
-        this.#flags = g.saved;
-        this.#depth--;
-        repeatable = true;
+        let top = stack.pop();
+        const alternation = top?.kind === "alternation" ? top : undefined;
+        if (alternation !== undefined) top = stack.pop();
+        if (top === undefined || top.kind !== "group") fail(i, 1, "unopened group");
+        const body = sequence(concat.start, i, concat.items);
+        const content =
+          alternation === undefined ? body : sequence(alternation.start, i, [...alternation.branches, body]);
+        this.#flags = top.saved;
+        concat = top.concat;
+        concat.items.push({ start: top.at, end: i + 1, counts: true, children: [content] });
         i++;
       } else if (c === "|") {
-        repeatable = false;
+        const body = sequence(concat.start, i, concat.items);
+        const top = stack.at(-1);
+        if (top?.kind === "alternation") top.branches.push(body);
+        else stack.push({ kind: "alternation", start: concat.start, branches: [body] });
         i++;
+        concat = { start: i, items: [] };
       } else if (c === "[") {
-        i = this.#class(i);
-        repeatable = true;
+        const [node, end] = this.#class(i);
+        concat.items.push(node);
+        i = end;
+      } else if (c === "*" || c === "+" || c === "?" || c === "{") {
+        const last = concat.items.at(-1);
+        if (last === undefined || last.flags === true) fail(i, 1, "repetition operator missing expression");
+        let end: number;
+        if (c === "{") end = this.#counted(i);
+        else {
+          end = i + 1;
+          if (p[end] === "?") end++;
+        }
+        concat.items[concat.items.length - 1] = { start: last.start, end, counts: true, children: [last] };
+        i = end;
       } else if (c === "\\") {
         const [, end] = this.#escape(i, false);
+        concat.items.push(leaf(i, end));
         i = end;
-        repeatable = true;
-      } else if (c === "*" || c === "+" || c === "?") {
-        if (!repeatable) fail(i, 1, "repetition operator missing expression");
-        i++;
-        if (p[i] === "?") i++;
-      } else if (c === "{") {
-        if (!repeatable) fail(i, 1, "repetition operator missing expression");
-        i = this.#counted(i);
       } else {
-        i += codePointAt(p, i)[1];
-        repeatable = true;
+        const end = i + codePointAt(p, i)[1];
+        concat.items.push(leaf(i, end));
+        i = end;
       }
     }
-    const open = groups.pop();
-    if (open !== undefined) fail(open.at, 1, "unclosed group");
+    const body = sequence(concat.start, p.length, concat.items);
+    const top = stack.pop();
+    if (top?.kind === "group") fail(top.at, 1, "unclosed group");
+    const below = stack.pop();
+    if (below?.kind === "group") fail(below.at, 1, "unclosed group");
+    checkNesting(top === undefined ? body : sequence(top.start, p.length, [...top.branches, body]));
+    if (this.#deferred !== undefined) throw this.#deferred;
   }
 
   /** `(`…: a look-around (refused), a named group, flags, or a plain group. */
@@ -465,73 +569,125 @@ class RegexChecker {
       body = p.slice(j, j + len);
       j += len;
     }
-    if (!this.#flags.u) fail(i, j - i, "Unicode not allowed here");
+    if (!this.#flags.u) {
+      this.#defer(new RegexFailure(i, j - i, "Unicode not allowed here"));
+      return j;
+    }
     let text = body.trim();
     if (text.startsWith("^")) text = text.slice(1);
     const sep = text.search(/!=|=|:/);
     const name = sep === -1 ? text : text.slice(0, sep);
     const value = sep === -1 ? undefined : text.slice(sep + (text.startsWith("!=", sep) ? 2 : 1));
     if (!knownProperty(name.trim(), value?.trim())) {
-      fail(i, j - i, value === undefined ? "Unicode property not found" : "Unicode property value not found");
+      const message = value === undefined ? "Unicode property not found" : "Unicode property value not found";
+      this.#defer(new RegexFailure(i, j - i, message));
     }
     return j;
   }
 
-  /** A bracketed class at `i`, nested classes and set operations included; returns its end. */
-  #class(i: number): number {
+  /**
+   * A bracketed class at `i`, nested classes and set operations included, built as the regex crate
+   * builds it (a stack of open classes and pending set operations, so `[a--b--c]` nests to the
+   * left); returns its tree and its end.
+   */
+  #class(i: number): [TreeNode, number] {
     const p = this.#p;
-    const opens: number[] = [];
-    const open = (at: number): number => {
-      this.#nest(at);
-      opens.push(at);
-      let j = this.#space(at + 1);
-      if (p[j] === "^") j = this.#space(j + 1);
-      // A `]` first is a literal, and so is any run of `-` there.
-      if (p[j] === "]") j = this.#space(j + 1);
-      while (p[j] === "-") j = this.#space(j + 1);
-      return j;
+    const frames: ClassFrame[] = [];
+    const unclosedAt = (start: number, end: number): never => fail(start, end - start, "unclosed character class");
+    // The error names the most recently opened class, with the span of its opening.
+    const unclosed = (): never => {
+      for (let k = frames.length - 1; k >= 0; k--) {
+        const frame = frames[k];
+        if (frame?.kind === "open") unclosedAt(frame.start, frame.openEnd);
+      }
+      return unclosedAt(i, i + 1);
     };
-    let j = open(i);
+    // `[`, an optional `^`, then any run of `-` and, if nothing came before, a `]`: all literals.
+    const open = (at: number, parent: ClassUnion): [ClassUnion, number] => {
+      let j = this.#space(at + 1);
+      if (j >= p.length) unclosedAt(at, j);
+      if (p[j] === "^") {
+        j = this.#space(j + 1);
+        if (j >= p.length) unclosedAt(at, j);
+      }
+      const union: ClassUnion = { start: j, end: j, items: [] };
+      while (p[j] === "-") {
+        pushItem(union, leaf(j, j + 1));
+        j = this.#space(j + 1);
+        if (j >= p.length) unclosedAt(at, at);
+      }
+      if (union.items.length === 0 && p[j] === "]") {
+        pushItem(union, leaf(j, j + 1));
+        j = this.#space(j + 1);
+        if (j >= p.length) unclosedAt(at, j);
+      }
+      frames.push({ kind: "open", parent, start: at, openEnd: j });
+      return [union, j];
+    };
+    // A pending set operation takes `rhs` as its right-hand side.
+    const popOperation = (rhs: TreeNode): TreeNode => {
+      const top = frames.at(-1);
+      if (top?.kind !== "op") return rhs;
+      frames.pop();
+      return { start: top.lhs.start, end: rhs.end, counts: true, children: [top.lhs, rhs] };
+    };
+    let [union, j] = open(i, { start: i, end: i, items: [] });
     for (;;) {
       j = this.#space(j);
       const c = p[j];
-      if (c === undefined) fail(opens[opens.length - 1] ?? i, 1, "unclosed character class");
-      if (c === "]") {
-        opens.pop();
-        this.#depth--;
-        j++;
-        if (opens.length === 0) return j;
-        continue;
-      }
+      if (c === undefined) return unclosed();
       if (c === "[") {
         const ascii = /^\[:\^?([a-z]*):\]/.exec(p.slice(j, j + 12));
-        if (ascii !== null && ASCII_CLASSES.has(ascii[1] ?? "")) j += ascii[0].length;
-        else j = open(j);
+        if (ascii !== null && ASCII_CLASSES.has(ascii[1] ?? "")) {
+          pushItem(union, leaf(j, j + ascii[0].length));
+          j += ascii[0].length;
+        } else {
+          [union, j] = open(j, union);
+        }
+        continue;
+      }
+      if (c === "]") {
+        const set = popOperation(sequence(union.start, union.end, union.items));
+        const frame = frames.pop();
+        j++;
+        if (frame?.kind !== "open") return unclosed();
+        const node: TreeNode = { start: frame.start, end: j, counts: true, children: [set] };
+        if (frames.length === 0) return [node, j];
+        union = frame.parent;
+        pushItem(union, node);
         continue;
       }
       if ((c === "&" && p[j + 1] === "&") || (c === "-" && p[j + 1] === "-") || (c === "~" && p[j + 1] === "~")) {
+        const lhs = popOperation(sequence(union.start, union.end, union.items));
+        frames.push({ kind: "op", lhs });
         j += 2;
+        union = { start: j, end: j, items: [] };
         continue;
       }
-      j = this.#classRange(j);
+      const [item, end] = this.#classRange(j, unclosed);
+      pushItem(union, item);
+      j = end;
     }
   }
 
-  /** One class item that may start a range `a-z`; returns its end. */
-  #classRange(j: number): number {
+  /**
+   * One class item that may start a range `a-z`. As in the regex crate, a `-` followed by `]` or by
+   * another `-` (the start of a `--` difference) is not a range.
+   */
+  #classRange(j: number, unclosed: () => never): [TreeNode, number] {
     const p = this.#p;
-    const start = j;
     const [first, afterFirst] = this.#classPrimitive(j);
     let k = this.#space(afterFirst);
-    if (p[k] !== "-" || p[k + 1] === "]" || p[k + 1] === undefined) return afterFirst;
+    if (k >= p.length) unclosed();
+    const next = p[this.#space(k + 1)];
+    if (p[k] !== "-" || next === "]" || next === "-") return [leaf(j, afterFirst), afterFirst];
     k = this.#space(k + 1);
-    if (p[k] === undefined) return k;
+    if (k >= p.length) unclosed();
     const [last, end] = this.#classPrimitive(k);
-    if (first.kind !== "literal" || last.kind !== "literal") {
-      fail(first.kind !== "literal" ? start : k, 1, "invalid range boundary, must be a literal");
-    }
-    if (first.cp > last.cp) fail(start, end - start, "invalid character class range, the start must be <= the end");
-    return end;
+    if (first.kind !== "literal") fail(j, afterFirst - j, "invalid range boundary, must be a literal");
+    if (last.kind !== "literal") fail(k, end - k, "invalid range boundary, must be a literal");
+    if (first.cp > last.cp) fail(j, end - j, "invalid character class range, the start must be <= the end");
+    return [leaf(j, end), end];
   }
 
   #classPrimitive(j: number): [EscapeKind, number] {

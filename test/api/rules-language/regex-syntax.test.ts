@@ -41,6 +41,10 @@ const VALID = [
   "[a-z&&[^aeiou]]",
   "[a-z--b]",
   "[a~~b]",
+  // A `-` followed by `--` ends the item: these are differences, not ranges `a`..`-`.
+  "[a--b]",
+  "[0--9]",
+  "(?x)[a - -b]",
   "[\\d\\w.]",
   "[\\x00-\\x{10FFFF}]",
   "a{2}b{2,}c{2,5}d{,3}e{2,5}?",
@@ -116,7 +120,9 @@ const INVALID: [string, string][] = [
   ["a\\", "incomplete escape sequence, reached end of pattern prematurely"],
   ["\\b{foo}", "unrecognized special word boundary assertion, valid choices are: start, end, start-half or end-half"],
   ["\\b{start", "special word boundary assertion is either unclosed or contains an invalid character"],
-  ["(".repeat(251), "exceed the maximum number of nested parentheses/brackets (250)"],
+  // The nesting limit is checked only once the whole pattern has parsed: an unclosed group wins.
+  ["(".repeat(251), "unclosed group"],
+  [`${"(".repeat(251)}${")".repeat(251)}`, "exceed the maximum number of nested parentheses/brackets (250)"],
 ];
 
 describe("checkRegexSyntax", () => {
@@ -153,6 +159,60 @@ describe("checkRegexSyntax", () => {
     expect(checkRegexSyntax("((?u)a)\\pL")).toMatch(/Unicode not allowed here$/);
     expect(checkRegexSyntax("(?u:a)\\pL")).toMatch(/Unicode not allowed here$/);
     expect(checkRegexSyntax("(?u)(?-u:\\pL)")).toMatch(/Unicode not allowed here$/);
+  });
+});
+
+describe("the nesting limit, as the regex crate counts it", () => {
+  const groups = (n: number, inner: string) => `${"(".repeat(n)}${inner}${")".repeat(n)}`;
+  const NEST = "error: exceed the maximum number of nested parentheses/brackets (250)";
+  /** The caret line of an error: its offset and width. */
+  const caret = (error: string | null) => {
+    const line = error?.split("\n")[2] ?? "";
+    const marks = line.slice(4);
+    return { at: marks.indexOf("^"), width: marks.trim().length, last: error?.split("\n").at(-1) };
+  };
+
+  it("counts a concatenation, an alternation and a repetition as a level, not only groups", () => {
+    expect(checkRegexSyntax(groups(250, "a"))).toBeNull();
+    expect(checkRegexSyntax(groups(249, "ab"))).toBeNull();
+    expect(checkRegexSyntax(groups(249, "a|b"))).toBeNull();
+    expect(checkRegexSyntax(`${groups(249, "a")}+`)).toBeNull();
+    // One level more: the deepest node is reported with its span.
+    expect(caret(checkRegexSyntax(groups(250, "ab")))).toEqual({ at: 250, width: 2, last: NEST });
+    expect(caret(checkRegexSyntax(groups(250, "a|b")))).toEqual({ at: 250, width: 3, last: NEST });
+    expect(caret(checkRegexSyntax(`${groups(250, "a")}+`))).toEqual({ at: 249, width: 3, last: NEST });
+  });
+
+  it("counts stacked repetitions", () => {
+    expect(checkRegexSyntax(`a${"*".repeat(250)}`)).toBeNull();
+    expect(caret(checkRegexSyntax(`a${"*".repeat(251)}`))).toEqual({ at: 0, width: 2, last: NEST });
+  });
+
+  it("counts class unions and set operations, which nest to the left", () => {
+    expect(checkRegexSyntax(`[a${"--b".repeat(249)}]`)).toBeNull();
+    expect(caret(checkRegexSyntax(`[a${"--b".repeat(250)}]`))).toEqual({ at: 1, width: 4, last: NEST });
+    expect(checkRegexSyntax(`${"[".repeat(250)}a${"]".repeat(250)}`)).toBeNull();
+    // 250 nested classes, then a union of two items: 251 levels.
+    expect(caret(checkRegexSyntax(`${"[".repeat(250)}ab${"]".repeat(250)}`))).toEqual({
+      at: 250,
+      width: 2,
+      last: NEST,
+    });
+  });
+
+  it("reports syntax errors before the nesting limit, and the nesting limit before Unicode classes", () => {
+    expect(checkRegexSyntax(`${groups(251, "a")}(`)).toMatch(/error: unclosed group$/);
+    expect(checkRegexSyntax("\\pL(")).toMatch(/error: unclosed group$/);
+    expect(checkRegexSyntax(`\\pL${groups(251, "a")}`)).toMatch(/nested parentheses\/brackets \(250\)$/);
+    expect(checkRegexSyntax("(?u)\\p{Nope}a{2,1}")).toMatch(/invalid repetition count range/);
+  });
+
+  it("stays linear and off the call stack for the longest expressions", () => {
+    const start = performance.now();
+    for (const p of [groups(2000, "ab"), `a${"*".repeat(4000)}`, `[a${"--b".repeat(1300)}]`, "(a|".repeat(1000)]) {
+      expect(checkRegexSyntax(p)).not.toBeNull();
+    }
+    expect(performance.now() - start).toBeLessThan(2000);
   });
 });
 
