@@ -5,7 +5,7 @@
  * ```
  * SSSSSSSS-SSSSSSSS-TTTTTTTT-TTTTTTTTEEEEEEEEVVVVVVVVCCCCCCCC
  * └── seq (u64) ──┘ └──── timeMs (u64) ───┘│       │       └ CRC-32 of the 24 bytes before it
- *                                          │       └ layout version (1)
+ *                                          │       └ layout version (1; 2 = before the next restore)
  *                                          └ epoch (u32, caller-defined, 0 by default)
  * ```
  *
@@ -18,8 +18,13 @@
 import { ActorStoreError } from "../errors";
 import { crc32 } from "./crc32";
 
-/** The layout version written into every bookmark. */
+/** The layout version of a bookmark that names its commit's state. */
 export const BOOKMARK_VERSION = 1;
+/**
+ * The layout version of a bookmark that names the state just before the first restore applied
+ * after its commit (what `onNextSessionRestoreBookmark()` returns).
+ */
+export const BEFORE_NEXT_RESTORE_VERSION = 2;
 
 /** What a bookmark names. */
 export interface BookmarkFields {
@@ -32,6 +37,14 @@ export interface BookmarkFields {
    * history so bookmarks of another object can be told apart. 0 when omitted.
    */
   epoch?: number;
+  /**
+   * When true, the bookmark names a state that may not exist yet: the one just before the first
+   * point-in-time restore applied after commit `seq` (or, while that restore is still pending, the
+   * end of the current session). `onNextSessionRestoreBookmark()` returns such a bookmark, so that
+   * writes confirmed after the request and before the restore are part of what it undoes. Written
+   * as layout version 2; `false` when omitted.
+   */
+  beforeNextRestore?: boolean;
 }
 
 const SHAPE = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
@@ -75,7 +88,8 @@ export function formatBookmark(fields: BookmarkFields): string {
     throw new RangeError(`A bookmark's time must be a non-negative safe integer of ms; got ${fields.timeMs}.`);
   if (!Number.isInteger(epoch) || epoch < 0 || epoch >= TWO_32)
     throw new RangeError(`A bookmark's epoch must be an unsigned 32-bit integer; got ${epoch}.`);
-  const words = fieldWords(seq, timeMs, epoch, BOOKMARK_VERSION);
+  const version = fields.beforeNextRestore === true ? BEFORE_NEXT_RESTORE_VERSION : BOOKMARK_VERSION;
+  const words = fieldWords(seq, timeMs, epoch, version);
   const view = new DataView(words.buffer);
   const w = (i: number) => hex8(view.getUint32(i * 4));
   return `${w(0)}-${w(1)}-${w(2)}-${w(3)}${w(4)}${w(5)}${hex8(crc32(words))}`;
@@ -115,16 +129,16 @@ export function parseBookmark(bookmark: string): Required<BookmarkFields> {
   const check = Number.parseInt(digits.slice(48, 56), 16);
   if (crc32(words) !== check) throw invalid(bookmark, "its checksum does not match, so it was changed or mistyped.");
   const version = view.getUint32(20);
-  if (version !== BOOKMARK_VERSION)
+  if (version !== BOOKMARK_VERSION && version !== BEFORE_NEXT_RESTORE_VERSION)
     throw invalid(
       bookmark,
-      `it has layout version ${version}; this version of actorstore reads version ${BOOKMARK_VERSION}.`,
+      `it has layout version ${version}; this version of actorstore reads versions ${BOOKMARK_VERSION} and ${BEFORE_NEXT_RESTORE_VERSION}.`,
     );
   const seq = view.getUint32(0) * TWO_32 + view.getUint32(4);
   const timeMs = view.getUint32(8) * TWO_32 + view.getUint32(12);
   if (!Number.isSafeInteger(seq) || !Number.isSafeInteger(timeMs))
     throw invalid(bookmark, "its seq or time is out of range.");
-  return { seq, timeMs, epoch: view.getUint32(16) };
+  return { seq, timeMs, epoch: view.getUint32(16), beforeNextRestore: version === BEFORE_NEXT_RESTORE_VERSION };
 }
 
 /**

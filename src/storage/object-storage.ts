@@ -381,7 +381,9 @@ export class ObjectStorage {
 
   /**
    * Asks for the whole database to be restored to `bookmark` when the object next starts
-   * (after `abort()` or a restart). Returns a bookmark that undoes the restore.
+   * (after `abort()` or a restart). Returns a bookmark of the state immediately before the
+   * restore, which undoes it: as on the platform, that point is still in the future, so writes
+   * this session confirms after the request belong to it.
    */
   onNextSessionRestoreBookmark(bookmark: string): Promise<string> {
     // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined, as get() does

@@ -3,7 +3,7 @@
  * the commit in force at a time, and a restore request is kept durably until the next session
  * starts, which rebuilds the named state and commits it as a new commit (so it can be undone).
  */
-import { formatBookmark, parseBookmark } from "../durability/bookmarks";
+import { type BookmarkFields, formatBookmark, parseBookmark } from "../durability/bookmarks";
 import { type PersistenceAdapter, updateMeta } from "../durability/persistence";
 import { formatDuration, planPrune, RetentionPolicy } from "../durability/retention";
 import { ActorStoreError } from "../errors";
@@ -62,18 +62,20 @@ export class PointInTimeRecovery {
   }
 
   /**
-   * Records durably that the next session must restore `bookmark`; returns the bookmark of the
-   * current state, which undoes the restore when restored in turn. The caller has converted the
+   * Records durably that the next session must restore `bookmark`; returns a bookmark of the state
+   * immediately before that restore (the end of this session, so writes confirmed after the request
+   * belong to it), which undoes the restore when restored in turn. The caller has converted the
    * argument to a string (as the platform does).
    */
   async requestRestore(bookmark: string): Promise<string> {
-    const { seq, timeMs } = parseBookmark(bookmark);
+    const parsed = parseBookmark(bookmark);
     // One request at a time, in call order: two in flight at once each read the metadata's version,
     // and the earlier one's retried compare-and-swap would overwrite the later one's request.
-    return this.#requests.run(() => this.#requestRestore(bookmark, seq, timeMs));
+    return this.#requests.run(() => this.#requestRestore(bookmark, parsed));
   }
 
-  async #requestRestore(bookmark: string, seq: number, timeMs: number): Promise<string> {
+  async #requestRestore(bookmark: string, named: Required<BookmarkFields>): Promise<string> {
+    const { seq, timeMs } = named;
     await this.#core.sync();
     // A prune in flight may be dropping this history: check against what it leaves.
     for (let pruning = this.#pruning; ; pruning = this.#pruning) {
@@ -81,10 +83,11 @@ export class PointInTimeRecovery {
       if (pruning === this.#pruning) break;
     }
     const timeline = this.#core.timeline;
-    if (seq > this.#core.lastSeq) {
+    const lastSeq = this.#core.lastSeq;
+    if (seq > lastSeq) {
       throw new ActorStoreError(
         "ERR_BOOKMARK",
-        `Bookmark ${bookmark} names a state this object has not reached yet (its latest commit is ${this.#core.lastSeq}); use a bookmark returned by this object.`,
+        `Bookmark ${bookmark} names a state this object has not reached yet (its latest commit is ${lastSeq}); use a bookmark returned by this object.`,
       );
     }
     const kept = this.#core.settings.persistence.keptHistory?.();
@@ -104,16 +107,33 @@ export class PointInTimeRecovery {
         `Bookmark ${bookmark} was not made by this object: it names commit ${seq} at ${new Date(timeMs).toISOString()}, but this object's commit ${seq} was made at ${new Date(committedAt).toISOString()}. Use a bookmark returned by this object's getCurrentBookmark(), getBookmarkForTime() or onNextSessionRestoreBookmark().`,
       );
     }
-    const undo = this.#bookmarkOf(this.#core.lastSeq);
-    const meta = new TextEncoder().encode(JSON.stringify({ v: META_VERSION, restoreToSeq: seq }));
+    // An undo bookmark names the state just before the first restore after its commit; when no
+    // restore has been applied since, that state is this session's end: nothing to restore, and a
+    // pending request (the one it would undo) is cancelled.
+    const target = named.beforeNextRestore ? await this.#stateBeforeRestoreAfter(seq, lastSeq) : seq;
+    const undo = formatBookmark({ seq: lastSeq, timeMs: this.#timeOf(lastSeq), beforeNextRestore: true });
+    const meta =
+      target === undefined ? null : new TextEncoder().encode(JSON.stringify({ v: META_VERSION, restoreToSeq: target }));
     // From here on (in this turn: no prune starts in between) prunes keep this history; while the
     // write is in flight, the earlier request's too (it stays the pending one if the write fails).
-    this.#pendingRestoreSeq = Math.min(this.#pendingRestoreSeq ?? seq, seq);
+    if (target !== undefined) this.#pendingRestoreSeq = Math.min(this.#pendingRestoreSeq ?? target, target);
     // A later request replaces an earlier pending one (the newest call wins), through a
     // compare-and-swap like every metadata write.
     await updateMeta(this.#core.settings.persistence, () => meta);
-    this.#pendingRestoreSeq = seq;
+    this.#pendingRestoreSeq = target;
     return undo;
+  }
+
+  /**
+   * The state just before the first restore committed after `seq` (up to `lastSeq`), read from the
+   * log; `undefined` when none was.
+   */
+  async #stateBeforeRestoreAfter(seq: number, lastSeq: number): Promise<number | undefined> {
+    if (seq === lastSeq) return undefined;
+    for await (const records of this.#core.settings.persistence.streamRecords(seq, lastSeq)) {
+      for (const record of records) if (record.restoreToSeq !== undefined) return record.seq - 1;
+    }
+    return undefined;
   }
 
   /**

@@ -80,7 +80,12 @@ describe("getCurrentBookmark", () => {
       expect(b).toHaveLength(8 + 1 + 8 + 1 + 8 + 1 + 32);
     }
     // A new object's first bookmark names its empty database, created at open.
-    expect(parseBookmark(bookmarks[0] as string)).toEqual({ seq: 0, timeMs: new FakeClock().now(), epoch: 0 });
+    expect(parseBookmark(bookmarks[0] as string)).toEqual({
+      seq: 0,
+      timeMs: new FakeClock().now(),
+      epoch: 0,
+      beforeNextRestore: false,
+    });
     expect(parseBookmark(bookmarks[1] as string).timeMs).toBe(new FakeClock().now());
   });
 
@@ -302,7 +307,8 @@ describe("onNextSessionRestoreBookmark", () => {
     ).toBe(boom);
     // A bookmark object with a toString() returning a bookmark is that bookmark.
     const bookmark = await storage.getCurrentBookmark();
-    expect(await call.call(storage, { toString: () => bookmark })).toBe(bookmark);
+    const undo = await call.call(storage, { toString: () => bookmark });
+    expect(parseBookmark(undo)).toEqual({ ...parseBookmark(bookmark), beforeNextRestore: true });
     expect(await coreOf(storage).settings.persistence.readMeta()).not.toBeNull();
   });
 
@@ -387,7 +393,9 @@ describe("onNextSessionRestoreBookmark", () => {
     await storage.put("v", 2);
     const current = await storage.getCurrentBookmark();
     const undo = await storage.onNextSessionRestoreBookmark(one);
-    expect(undo).toBe(current);
+    // The state immediately before the restore: the current one, and whatever this session still
+    // confirms (undo-bookmark.test.ts).
+    expect(parseBookmark(undo)).toEqual({ ...parseBookmark(current), beforeNextRestore: true });
     storage = await restart(storage, options);
     expect(await storage.get("v")).toBe(1);
     await storage.onNextSessionRestoreBookmark(undo);
@@ -441,7 +449,8 @@ describe("onNextSessionRestoreBookmark", () => {
       storage.onNextSessionRestoreBookmark(one),
       storage.onNextSessionRestoreBookmark(two),
     ]);
-    expect(undos).toEqual([current, current]);
+    const undoOfCurrent = { ...parseBookmark(current), beforeNextRestore: true };
+    expect(undos.map(parseBookmark)).toEqual([undoOfCurrent, undoOfCurrent]);
     storage = await restart(storage, options);
     expect(await storage.get("v")).toBe(2);
   });

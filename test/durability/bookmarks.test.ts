@@ -10,6 +10,7 @@ const fields = fc.record({
     fc.maxSafeInteger().filter((n) => n >= 0),
   ),
   epoch: fc.nat({ max: 0xffff_ffff }),
+  beforeNextRestore: fc.boolean(),
 });
 
 const SHAPE = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
@@ -29,7 +30,12 @@ describe("bookmarks", () => {
         expect(parseBookmark(formatBookmark(f))).toEqual(f);
       }),
     );
-    expect(parseBookmark(formatBookmark({ seq: 3, timeMs: 10 }))).toEqual({ seq: 3, timeMs: 10, epoch: 0 });
+    expect(parseBookmark(formatBookmark({ seq: 3, timeMs: 10 }))).toEqual({
+      seq: 3,
+      timeMs: 10,
+      epoch: 0,
+      beforeNextRestore: false,
+    });
   });
 
   it("formatBookmark: string order is seq order", () => {
