@@ -159,6 +159,13 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   #durableSeq = 0;
   /** The first seq still stored (lastSeq + 1 when the log is empty). */
   #firstSeq = 1;
+  /**
+   * The stored size of each record from `#firstSeq` on (index 0 is `#firstSeq`), and their sum:
+   * known from load's check of every frame and from each append and prune, so `stats()` reads
+   * nothing.
+   */
+  #recordBytes: number[] = [];
+  #logBytes = 0;
   #snapshots: StoredSnapshotInfo[] = [];
   /** Set when a write failed; every later append rejects until load(). */
   #failure: Error | null = null;
@@ -232,6 +239,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       return page[i - pageStart];
     };
     let truncatedBytes = 0;
+    const sizes: number[] = [];
     // The first bad or missing record ends the log; valid data after it means real damage. The log
     // starts right after the oldest snapshot (a prune keeps every record after it), or at seq 1.
     let bad: { at: number; why: string } | undefined;
@@ -269,6 +277,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
           "ERR_CORRUPT",
           `The persisted data in IndexedDB database "${this.#name}" is damaged: ${bad.why}, but record ${key} follows it. Delete the database (or restore it from an export) to start again.`,
         );
+      sizes.push(isBytes(frame) ? frame.length : 0);
       if (bad !== undefined) truncatedBytes += isBytes(frame) ? frame.length : 0;
     }
     if (bad !== undefined) {
@@ -285,6 +294,8 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     this.#lastSeq = Math.max(lastRecord, snapshots.at(-1)?.seq ?? 0);
     this.#durableSeq = this.#lastSeq;
     this.#firstSeq = validKeys[0] ?? this.#lastSeq + 1;
+    this.#recordBytes = sizes.slice(0, validKeys.length);
+    this.#logBytes = this.#recordBytes.reduce((n, b) => n + b, 0);
     this.#open = true;
     return {
       snapshots: snapshots.map(({ seq, timeMs, bytes }) => ({ seq, timeMs, bytes })),
@@ -330,6 +341,11 @@ export class IndexedDbPersistence implements PersistenceAdapter {
         for (const p of batch) for (let i = 0; i < p.frames.length; i++) store.put(p.frames[i], p.firstSeq + i);
       });
       if (this.#firstSeq > (batch[0] as PendingAppend).firstSeq) this.#firstSeq = (batch[0] as PendingAppend).firstSeq;
+      for (const p of batch)
+        for (const frame of p.frames) {
+          this.#recordBytes.push(frame.length);
+          this.#logBytes += frame.length;
+        }
       const last = batch.at(-1) as PendingAppend;
       this.#durableSeq = last.firstSeq + last.frames.length - 1;
       this.#flushes++;
@@ -428,6 +444,8 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       });
       const doomed = new Set(plan.deleteSnapshots);
       this.#snapshots = this.#snapshots.filter((s) => !doomed.has(s.seq));
+      const dropped = this.#recordBytes.splice(0, Math.max(0, plan.dropRecordsThrough + 1 - this.#firstSeq));
+      for (const bytes of dropped) this.#logBytes -= bytes;
       this.#firstSeq = Math.max(this.#firstSeq, plan.dropRecordsThrough + 1);
     });
   }
@@ -479,14 +497,16 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     this.#db = null;
   }
 
-  /** What the adapter holds (log bytes are the stored frames, as in the file format). */
+  /**
+   * What the adapter holds (log bytes are the stored frames, as in the file format), after every
+   * write called before it. Counted as the adapter loads, appends and prunes: nothing is read.
+   */
   async stats(): Promise<PersistenceStats & { appends: number; logFlushes: number }> {
     return this.#enqueue(async () => {
-      const txn = this.#connection("stats").transaction([RECORDS], "readonly");
-      const frames = await request(txn.objectStore(RECORDS).getAll() as IDBRequest<Uint8Array[]>);
+      this.#connection("stats");
       return {
-        records: frames.length,
-        logBytes: frames.reduce((n, f) => n + f.length, 0),
+        records: this.#recordBytes.length,
+        logBytes: this.#logBytes,
         snapshots: this.#snapshots.length,
         snapshotBytes: this.#snapshots.reduce((n, s) => n + s.bytes, 0),
         appends: this.#appends,

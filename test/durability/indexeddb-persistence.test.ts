@@ -359,6 +359,52 @@ describe("IndexedDbPersistence", () => {
     await adapter.close();
   });
 
+  it("stats() reads no record: its counts follow loads, appends, prunes and a cut tail, and equal what is stored", async () => {
+    const name = fresh();
+    let logReads = 0;
+    // Counts every read of the records store (stats() used to read the whole log with getAll()).
+    const counting = wrapFactory((txn, stores, mode) => {
+      if (mode === "readwrite" || !stores.includes("records")) return;
+      const objectStore = txn.objectStore.bind(txn);
+      txn.objectStore = (store: string) => {
+        if (store === "records") logReads++;
+        return objectStore(store);
+      };
+    });
+    /** What the database holds, read raw: the number of records and the bytes of their frames. */
+    const stored = async () => {
+      const frames = await raw(name, "records", (s) => s.getAll() as IDBRequest<Uint8Array[]>);
+      return { records: frames.length, logBytes: frames.reduce((n, f) => n + f.length, 0) };
+    };
+    const statsWithoutReads = async (adapter: Awaited<ReturnType<typeof openIndexedDbPersistence>>) => {
+      const before = logReads;
+      const stats = await adapter.stats();
+      expect(logReads - before).toBe(0);
+      return { records: stats.records, logBytes: stats.logBytes };
+    };
+    let adapter = await openIndexedDbPersistence(name, { indexedDB: counting, IDBKeyRange });
+    await adapter.load();
+    expect(await statsWithoutReads(adapter)).toEqual({ records: 0, logBytes: 0 });
+    const big = (seq: number) => kvRecord(seq, { kv: [{ key: `k${seq}`, value: new Uint8Array(seq * 100) }] });
+    await Promise.all(range(1, 6).map((seq) => adapter.append([big(seq)])));
+    expect(await statsWithoutReads(adapter)).toEqual(await stored());
+    await adapter.writeSnapshot({ seq: 3, timeMs: 0 }, new Uint8Array([3]));
+    await adapter.prune(4);
+    expect((await stored()).records).toBe(3);
+    expect(await statsWithoutReads(adapter)).toEqual(await stored());
+    await adapter.append([big(7)]);
+    expect(await statsWithoutReads(adapter)).toEqual(await stored());
+    await adapter.close();
+    // A torn last record: the next load cuts it, and the counts are of what is left.
+    const last = await raw(name, "records", (s) => s.get(7) as IDBRequest<Uint8Array>);
+    await raw(name, "records", (s) => s.put(last.subarray(0, 10).slice(), 7));
+    adapter = await openIndexedDbPersistence(name, { indexedDB: counting, IDBKeyRange });
+    expect((await adapter.load()).truncatedBytes).toBe(10);
+    expect(await statsWithoutReads(adapter)).toEqual({ records: 3, logBytes: (await stored()).logBytes });
+    expect((await stored()).records).toBe(3);
+    await adapter.close();
+  });
+
   it("ObjectStorage over it: writes survive a reopen, and a bookmark restore applies on the next open", async () => {
     const name = fresh();
     const clock = new FakeClock();
