@@ -23,8 +23,6 @@ export const ACTOR_STORE_ERROR_CODES = [
   "ERR_BOOKMARK",
   /** An option passed to actorstore itself (not a platform API) is invalid. */
   "ERR_INVALID_OPTION",
-  /** The object was reset (abort, failed write, blockConcurrencyWhile failure). */
-  "ERR_RESET",
   /** A stored value could not be decoded. */
   "ERR_DESERIALIZATION",
   /** A storage directory cannot be used: a file is in the way, or it is not writable. */
