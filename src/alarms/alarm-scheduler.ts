@@ -7,7 +7,7 @@
  * committed value: the storage tells it after each commit that changes the alarm.
  */
 import type { Clock, TimerHandle } from "../util/clock";
-import { backoffDelayMs } from "./backoff";
+import { ALARM_RETRY_MAX_BACKOFF, backoffDelayMs } from "./backoff";
 
 /** What an alarm handler receives, as on the platform. */
 export interface AlarmInvocationInfo {
@@ -42,6 +42,14 @@ export interface AlarmSchedulerOptions {
   random: () => number;
   /** Delivers the alarm event; rejects when the handler failed (or the object reset). */
   deliver: (info: AlarmInvocationInfo) => Promise<void>;
+  /**
+   * Whether a failure `deliver` rejected with counts against the retry limit. The platform counts
+   * what the object's code did (the handler threw, `abort()`, a failing `blockConcurrencyWhile`)
+   * and not a reset its storage caused (a write that could not be confirmed): such an attempt is
+   * retried with backoff without raising `retryCount`, so an outage of the storage never
+   * abandons an alarm. Default: every failure counts.
+   */
+  countsAgainstLimit?: (error: unknown) => boolean;
   /** The storage of the live session (opening one if needed). */
   storage?: () => Promise<AlarmStorageView>;
   /** Whether timers are armed at all (a test may drive alarms by hand). */
@@ -78,7 +86,15 @@ export class AlarmScheduler {
   readonly #clock: Clock;
   readonly #random: () => number;
   readonly #deliver: (info: AlarmInvocationInfo) => Promise<void>;
+  readonly #countsAgainstLimit: (error: unknown) => boolean;
   readonly #maxRetries: number;
+  /**
+   * The exponent of the next retry's delay, as the platform keeps it: it grows with every retry
+   * (counted or not, up to {@link ALARM_RETRY_MAX_BACKOFF}) and starts again from 0 when a counted
+   * failure follows one that was not counted. A new alarm starts it from 0.
+   */
+  #backoff = 0;
+  #previousCounted = true;
   #storage: (() => Promise<AlarmStorageView>) | undefined;
   #enabled: boolean;
   #timer: TimerHandle | undefined;
@@ -96,6 +112,7 @@ export class AlarmScheduler {
     this.#clock = options.clock;
     this.#random = options.random;
     this.#deliver = options.deliver;
+    this.#countsAgainstLimit = options.countsAgainstLimit ?? (() => true);
     this.#storage = options.storage;
     this.#enabled = options.enabled ?? true;
     this.#maxRetries = options.maxRetries ?? 6;
@@ -118,12 +135,12 @@ export class AlarmScheduler {
   onAlarmCommitted(timeMs: number | null): void {
     if (this.#stopped) return;
     if (timeMs === null) {
-      this.#plan(null);
+      this.#planFresh(null);
       return;
     }
     // A retry of the same scheduled time keeps its backoff; anything else starts fresh.
     if (this.#planned !== null && this.#planned.scheduledTime === timeMs) return;
-    this.#plan({ scheduledTime: timeMs, runAtMs: timeMs, retryCount: 0 });
+    this.#planFresh(timeMs);
   }
 
   /**
@@ -157,6 +174,13 @@ export class AlarmScheduler {
     else this.#plan(this.#planned);
   }
 
+  /** Plans a first attempt of the alarm `timeMs` (none for `null`), with a fresh backoff. */
+  #planFresh(timeMs: number | null): void {
+    this.#backoff = 0;
+    this.#previousCounted = true;
+    this.#plan(timeMs === null ? null : { scheduledTime: timeMs, runAtMs: timeMs, retryCount: 0 });
+  }
+
   #plan(planned: PlannedAlarm | null): void {
     this.#planned = planned;
     this.#clearTimer();
@@ -182,21 +206,53 @@ export class AlarmScheduler {
 
   #fire(): Promise<void> {
     if (this.#running) return this.#running;
-    this.#running = this.#attempt().finally(() => {
-      this.#running = null;
-    });
+    // #attempt handles its own failures; this catch only keeps a defect in it from becoming an
+    // unhandled rejection (which ends a Node process) when a timer fired the attempt.
+    this.#running = this.#attempt()
+      .catch(() => {})
+      .finally(() => {
+        this.#running = null;
+      });
     return this.#running;
+  }
+
+  /**
+   * Plans the next attempt of `planned` after a failure: counted (the object's code failed:
+   * `retryCount` grows) or not (its storage failed: the same `retryCount` again), after the
+   * platform's backoff. A failure when `retryCount` has reached the limit abandons the alarm,
+   * counted or not, as on the platform.
+   */
+  #retryLater(planned: PlannedAlarm, counted: boolean): void {
+    let retryCount = planned.retryCount;
+    if (counted) {
+      retryCount++;
+      // A counted failure after uncounted ones starts the doubling again (the platform's rule:
+      // the object's own error should not wait as long as a storage outage made the last one).
+      if (!this.#previousCounted) this.#backoff = 0;
+    }
+    this.#previousCounted = counted;
+    const runAtMs = this.#clock.now() + backoffDelayMs(this.#backoff, this.#random);
+    this.#backoff = Math.min(this.#backoff + 1, ALARM_RETRY_MAX_BACKOFF);
+    this.#plan({ scheduledTime: planned.scheduledTime, runAtMs, retryCount });
   }
 
   async #attempt(): Promise<void> {
     const planned = this.#planned;
     if (planned === null || this.#storage === undefined) return;
     this.#clearTimer();
-    const before = await this.#storage();
+    let before: AlarmStorageView;
+    try {
+      before = await this.#storage();
+    } catch {
+      // The storage cannot be opened (its persistence failed): not the object's failure. Try
+      // again later, as the platform retries an alarm it could not run, without counting it.
+      this.#retryLater(planned, false);
+      return;
+    }
     const stored = before.committedAlarm();
     if (stored !== planned.scheduledTime) {
       // Changed since planning (deleted, or moved): follow what is stored.
-      this.#plan(stored === null ? null : { scheduledTime: stored, runAtMs: stored, retryCount: 0 });
+      this.#planFresh(stored);
       return;
     }
     const info: AlarmInvocationInfo = {
@@ -205,14 +261,30 @@ export class AlarmScheduler {
       isRetry: planned.retryCount > 0,
     };
     let ok = true;
+    let counted = true;
     try {
       await this.#deliver(info);
-    } catch {
+    } catch (e) {
       ok = false;
+      counted = this.#countsAgainstLimit(e);
     }
     this.history.push({ info, ok, atMs: this.#clock.now() });
     if (this.history.length > this.#historyLimit) this.history.splice(0, this.history.length - this.#historyLimit);
-    const after = await this.#storage();
+    try {
+      await this.#settle(planned, ok, counted);
+    } catch {
+      // The storage failed while the alarm was being cleared (after a success, or when it was
+      // abandoned): the alarm is still stored, so it runs again later, uncounted. On the
+      // platform the deletion commits with the handler's writes, and their failure retries the
+      // handler the same way.
+      if (this.#planned === null || this.#planned === planned) this.#retryLater(planned, false);
+    }
+  }
+
+  /** After an attempt: clears, replans or retries the alarm (may reject if the storage fails). */
+  async #settle(planned: PlannedAlarm, ok: boolean, counted: boolean): Promise<void> {
+    const after = await this.#storage?.();
+    if (after === undefined) return;
     const current = after.currentAlarm();
     if (ok) {
       // Success clears the alarm unless the handler (or anyone) set a new one, or set it again.
@@ -220,13 +292,13 @@ export class AlarmScheduler {
         this.#planned = null;
         await after.clearAlarm();
       } else {
-        this.#plan(current === null ? null : { scheduledTime: current, runAtMs: current, retryCount: 0 });
+        this.#planFresh(current);
       }
       return;
     }
     if (current !== planned.scheduledTime) {
       // deleteAlarm() (or a new setAlarm) during the failing handler cancels the retry.
-      this.#plan(current === null ? null : { scheduledTime: current, runAtMs: current, retryCount: 0 });
+      this.#planFresh(current);
       return;
     }
     if (planned.retryCount >= this.#maxRetries) {
@@ -235,8 +307,6 @@ export class AlarmScheduler {
       await after.clearAlarm();
       return;
     }
-    const retryCount = planned.retryCount + 1;
-    const runAtMs = this.#clock.now() + backoffDelayMs(planned.retryCount, this.#random);
-    this.#plan({ scheduledTime: planned.scheduledTime, runAtMs, retryCount });
+    this.#retryLater(planned, counted);
   }
 }

@@ -125,6 +125,12 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   #resets = 0;
   #previousStorage: ObjectStorage | undefined;
   #lastResetError: Error | null = null;
+  /**
+   * Errors that reset the object because its storage failed (a write not confirmed, a session
+   * that could not open), not because of what its code did: an alarm attempt failing with one of
+   * them does not count against the retry limit, as on the platform.
+   */
+  readonly #storageFailures = new WeakSet<object>();
 
   private constructor(
     objectClass: ObjectClass<Env, I>,
@@ -152,6 +158,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       clock: this.clock,
       random: options.random ?? Math.random,
       deliver: (info) => this.#deliverAlarm(info),
+      countsAgainstLimit: (error) => !(typeof error === "object" && error !== null && this.#storageFailures.has(error)),
       enabled: options.alarms ?? true,
     });
     this.alarms.connect(async () => {
@@ -305,6 +312,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     this.#opening ??= this.#openSession()
       .catch((e: unknown) => {
         if (isFencedError(e)) this.#fenced ??= toError(e);
+        if (typeof e === "object" && e !== null) this.#storageFailures.add(e);
         throw e;
       })
       .finally(() => {
@@ -341,7 +349,10 @@ export class ObjectContext<Env = unknown, I extends object = object> {
         if (refused) return Promise.reject(refused);
         return this.#inputGate.runCritical(() => this.#sections.run(depth, fn));
       },
-      onBroken: (error) => this.#reset(session, error),
+      onBroken: (error) => {
+        this.#storageFailures.add(error);
+        this.#reset(session, error);
+      },
       // Before the instance exists (storage written directly, by the host or the test kit), the
       // class decides.
       hasAlarmHandler: () =>

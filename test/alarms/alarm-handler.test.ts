@@ -9,6 +9,7 @@ import type { AlarmInvocationInfo } from "../../src/alarms/alarm-scheduler";
 import { backoffDelayMs } from "../../src/alarms/backoff";
 import { ObjectContext } from "../../src/context/object-context";
 import type { ObjectState } from "../../src/context/object-state";
+import { FaultyPersistence } from "../../src/durability/faulty-persistence";
 import { createMemoryPersistence } from "../../src/durability/memory-persistence";
 import type { PersistenceAdapter } from "../../src/durability/persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
@@ -606,6 +607,101 @@ describe("failure modes", () => {
     expect((env.runs[1] as Run).instanceNo).toBeGreaterThan((env.runs[0] as Run).instanceNo);
     expect(context.resets).toBe(1);
     expect(await context.call("get")).toBeNull();
+  });
+
+  /** Every append from now on fails until `heal()` (a storage outage). */
+  function outage(faulty: FaultyPersistence): void {
+    for (let n = 1; n <= 200; n++) faulty.failAppendAt(n);
+  }
+
+  test("alarm: an attempt whose writes cannot be confirmed is retried without counting it (retryCount stays 0, never abandoned), as on the platform", async () => {
+    const faulty = new FaultyPersistence(createMemoryPersistence());
+    let attempt = 0;
+    const { context, clock, env } = await scheduled({
+      persistence: faulty,
+      behaviour: {
+        failures: 0,
+        during: async (ctx) => {
+          await ctx.storage.put("attempt", ++attempt);
+        },
+      },
+    });
+    await context.call("set", T0 + 1_000);
+    outage(faulty);
+    // Longer than the seven attempts a counted failure gets (126 s): the storage is still down.
+    await advanceStepwise(context, clock, 300_000);
+    expect(env.runs.map((r) => [r.info.retryCount, r.info.isRetry, r.atMs - T0 - 1_000])).toEqual(
+      [0, 2_000, 6_000, 14_000, 30_000, 62_000, 126_000, 254_000].map((at) => [0, false, at]),
+    );
+    expect(context.alarms.next()).toEqual({ scheduledTime: T0 + 1_000, runAtMs: T0 + 511_000, retryCount: 0 });
+    faulty.heal();
+    expect(await context.call("get")).toBe(T0 + 1_000);
+    await advanceStepwise(context, clock, 300_000);
+    expect(env.runs.length).toBe(9);
+    expect(context.alarms.history.map((h) => h.ok)).toEqual([...Array(8).fill(false), true]);
+    expect(await context.call("read", "attempt")).toBe(9);
+    expect(await context.call("get")).toBeNull();
+    expect(context.alarms.next()).toBeNull();
+  });
+
+  test("alarm: a session that cannot open when the alarm is due retries the alarm later (it was left planned with no timer)", async () => {
+    const faulty = new FaultyPersistence(createMemoryPersistence());
+    const { context, clock, env } = await scheduled({ persistence: faulty });
+    await context.call("set", T0 + 1_000);
+    context.abort();
+    faulty.failLoads(3);
+    await advanceStepwise(context, clock, 20_000);
+    // Opening failed at 1 s, 3 s and 7 s (2 s, 4 s, 8 s of backoff); the fourth try ran it.
+    expect(env.runs.map((r) => [r.info.retryCount, r.atMs - T0 - 1_000])).toEqual([[0, 14_000]]);
+    expect(await context.call("get")).toBeNull();
+  });
+
+  test("alarm: a counted failure after uncounted ones starts the backoff again at 2 s, as on the platform", async () => {
+    const faulty = new FaultyPersistence(createMemoryPersistence());
+    let attempt = 0;
+    const { context, clock, env } = await scheduled({
+      persistence: faulty,
+      behaviour: {
+        failures: 0,
+        during: async (ctx) => {
+          attempt++;
+          if (attempt < 3) await ctx.storage.put("attempt", attempt);
+          if (attempt === 3) {
+            faulty.heal();
+            throw new Error("the handler's own failure");
+          }
+        },
+      },
+    });
+    await context.call("set", T0 + 1_000);
+    outage(faulty);
+    await advanceStepwise(context, clock, 60_000);
+    // 0 s and 2 s: storage failures (uncounted, 2 s then 4 s); 6 s: the handler throws (counted,
+    // backoff back to 2 s); 8 s: retryCount 1, succeeds.
+    expect(env.runs.map((r) => [r.info.retryCount, r.atMs - T0 - 1_000])).toEqual([
+      [0, 0],
+      [0, 2_000],
+      [0, 6_000],
+      [1, 8_000],
+    ]);
+    expect(context.alarms.history.map((h) => h.ok)).toEqual([false, false, false, true]);
+    expect(await context.call("get")).toBeNull();
+  });
+
+  test("alarm: clearing an abandoned alarm while the storage fails raises no unhandled rejection; the alarm stays and is abandoned once it can be cleared", async () => {
+    const faulty = new FaultyPersistence(createMemoryPersistence());
+    const { context, clock, env } = await scheduled({ persistence: faulty, behaviour: { failures: 100 } });
+    await context.call("set", T0 + 1_000);
+    // The handler writes nothing: the first append after this is the clearing of the abandoned alarm.
+    faulty.failNextAppend();
+    await advanceStepwise(context, clock, 200_000);
+    expect(env.runs.map((r) => r.info.retryCount)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(await context.call("get")).toBe(T0 + 1_000);
+    expect(context.alarms.next()).toEqual({ scheduledTime: T0 + 1_000, runAtMs: T0 + 255_000, retryCount: 6 });
+    await advanceStepwise(context, clock, 100_000);
+    expect(env.runs.map((r) => r.info.retryCount)).toEqual([0, 1, 2, 3, 4, 5, 6, 6]);
+    expect(await context.call("get")).toBeNull();
+    expect(context.alarms.next()).toBeNull();
   });
 
   test("alarm: a stored alarm on a class without alarm() runs nothing and is not retried", async () => {
