@@ -116,6 +116,15 @@ export interface PreparedHead {
 /** A user-defined scalar SQL function. */
 export type EngineFunction = (...args: EngineValue[]) => EngineValue;
 
+/** How SQL may use a function registered with {@link SqlEngine.createFunction}. */
+export interface FunctionOptions {
+  /**
+   * Only in statements: a view, trigger, CHECK, DEFAULT, generated column or index expression that
+   * calls it fails with `unsafe use of <name>()`, as SQLite's `SQLITE_DIRECTONLY` functions do.
+   */
+  readonly directOnly?: boolean;
+}
+
 /** Where `random()` and `randomblob()` take their values from. */
 export interface RandomSource {
   /** A signed 64-bit integer. */
@@ -251,7 +260,7 @@ export interface SqlEngine {
    */
   freezeImage?(changedSince?: number): FrozenImage | undefined;
   /** Registers (or replaces, including built-ins) a scalar function of fixed arity. */
-  createFunction(name: string, arity: number, fn: EngineFunction): void;
+  createFunction(name: string, arity: number, fn: EngineFunction, options?: FunctionOptions): void;
   /**
    * Replaces SQLite's `random()` and `randomblob(N)` with the given sources, so that SQL using them
    * can be replayed exactly. `random()` keeps its INTEGER type.

@@ -19,6 +19,7 @@ import {
   type EngineStatement,
   type EngineValue,
   type FrozenImage,
+  type FunctionOptions,
   type ImageUse,
   MAX_REAL_TEXT_DIGITS,
   type PreparedHead,
@@ -410,12 +411,12 @@ export class SqlJsEngine implements SqlEngine, StatementOwner {
     return copy;
   }
 
-  createFunction(name: string, arity: number, fn: EngineFunction): void {
+  createFunction(name: string, arity: number, fn: EngineFunction, options: FunctionOptions = {}): void {
     this.#assertOpen();
     if (!(Number.isInteger(arity) && arity >= 0 && arity <= 127)) {
       throw new RangeError(`Functions of arity ${arity} are not supported.`);
     }
-    this.#module.registerFunction(this.#dbPtr, name, arity, { kind: "values", fn });
+    this.#module.registerFunction(this.#dbPtr, name, arity, { kind: "values", fn }, options.directOnly === true);
   }
 
   setRandomSource(source: RandomSource): void {

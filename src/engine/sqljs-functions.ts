@@ -17,6 +17,8 @@ export type RawFunction =
   | { kind: "blob"; fn: (length: number) => Uint8Array | undefined };
 
 const SQLITE_UTF8 = 1;
+/** `SQLITE_DIRECTONLY`: the function may not be called from the schema (views, triggers…). */
+const SQLITE_DIRECTONLY = 0x80000;
 const SQLITE_INTEGER = 1;
 const SQLITE_FLOAT = 2;
 const SQLITE_TEXT = 3;
@@ -49,14 +51,14 @@ export class SharedFunctions {
     this.#pointer = raw.addFunction((context, argc, argv) => this.#call(context, argc, argv), "viii");
   }
 
-  registerRaw(dbPtr: number, name: string, arity: number, userData: number): void {
+  registerRaw(dbPtr: number, name: string, arity: number, userData: number, directOnly = false): void {
     const namePtr = this.#raw.stringToNewUTF8(name);
     try {
       const rc = this.#raw._sqlite3_create_function_v2(
         dbPtr,
         namePtr,
         arity,
-        SQLITE_UTF8,
+        directOnly ? SQLITE_UTF8 | SQLITE_DIRECTONLY : SQLITE_UTF8,
         userData,
         this.#pointer,
         0,
@@ -69,13 +71,13 @@ export class SharedFunctions {
     }
   }
 
-  register(dbPtr: number, name: string, arity: number, impl: RawFunction): void {
+  register(dbPtr: number, name: string, arity: number, impl: RawFunction, directOnly = false): void {
     const id = this.#nextId++;
     this.#byId.set(id, impl);
     let ids = this.#idsByDb.get(dbPtr);
     if (ids === undefined) this.#idsByDb.set(dbPtr, (ids = []));
     ids.push(id);
-    this.registerRaw(dbPtr, name, arity, id);
+    this.registerRaw(dbPtr, name, arity, id, directOnly);
   }
 
   forget(dbPtr: number): void {

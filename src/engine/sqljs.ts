@@ -130,7 +130,7 @@ export interface SqlJsModule {
   /** The raw pointer of a sql.js statement. */
   statementPointer(stmt: Statement): number;
   /** Registers a scalar function on the connection `dbPtr` (UTF-8, not deterministic). */
-  registerFunction(dbPtr: number, name: string, arity: number, impl: RawFunction): void;
+  registerFunction(dbPtr: number, name: string, arity: number, impl: RawFunction, directOnly?: boolean): void;
   /** Forgets every function registered on `dbPtr` (call when it closes). */
   forgetFunctions(dbPtr: number): void;
   /**
@@ -239,7 +239,7 @@ function checkBuild(sql: SqlJsStatic): SqlJsModule {
     },
     openPagedDatabase: (bytes) => ({ ...module.openDatabase(bytes), paged: false }),
     statementPointer: (stmt) => handlePointer(stmt, keys.statement),
-    registerFunction: (db, name, arity, impl) => functions.register(db, name, arity, impl),
+    registerFunction: (db, name, arity, impl, directOnly) => functions.register(db, name, arity, impl, directOnly),
     forgetFunctions: (db) => functions.forget(db),
     setRealTextDigits: (db, digits) => {
       heap.bytes[db + fpDigitsOffset] = digits;

@@ -26,11 +26,13 @@ export const DEFAULT_CONNECTION_SETTINGS: Readonly<ConnectionSettings> = Object.
 
 /**
  * Puts `engine`'s connection into the default state, with the functions logged SQL may call (the
- * run-time check of pragma arguments, so that replay checks as the live run did), and the
- * platform's digits for a REAL turned into text.
+ * run-time check of pragma arguments, so that replay checks as the live run did, and
+ * `load_extension`, see {@link registerLoadExtension}), and the platform's digits for a REAL
+ * turned into text.
  */
 export function applyConnectionDefaults(engine: SqlEngine): void {
   registerPragmaArgumentGuard(engine);
+  registerLoadExtension(engine);
   engine.setRealTextDigits(PLATFORM_REAL_TEXT_DIGITS);
   applyConnectionSettings(engine, DEFAULT_CONNECTION_SETTINGS);
 }
@@ -61,4 +63,19 @@ function readSetting(engine: SqlEngine, name: ConnectionSetting): boolean {
 /** Whether two sets of settings are the same. */
 export function sameSettings(a: Readonly<ConnectionSettings>, b: Readonly<ConnectionSettings>): boolean {
   return CONNECTION_SETTING_NAMES.every((name) => a[name] === b[name]);
+}
+
+/**
+ * `load_extension(X)` and `load_extension(X, Y)` as the platform's SQLite has them: allowed by its
+ * authorizer, failing when called with `not authorized` (extension loading is off), and refused
+ * in a view, trigger or other schema expression as an unsafe use. sql.js's SQLite is built
+ * without the function, which made every statement naming it fail to compile with `no such
+ * function`, also where it is never called.
+ */
+function registerLoadExtension(engine: SqlEngine): void {
+  const refuse = (): never => {
+    throw new Error("not authorized");
+  };
+  engine.createFunction("load_extension", 1, refuse, { directOnly: true });
+  engine.createFunction("load_extension", 2, refuse, { directOnly: true });
 }

@@ -149,6 +149,30 @@ describe("sql differential", () => {
     );
   });
 
+  it("load_extension exists as on the platform: allowed, fails when called, unsafe in a view or trigger", async () => {
+    await expectSameAsWorkerd(
+      [
+        { op: "sql", query: "SELECT load_extension('x')" },
+        { op: "sql", query: "SELECT LOAD_EXTENSION('x', 'entry')" },
+        { op: "sql", query: "SELECT load_extension('x') FROM (SELECT 1) WHERE 0" },
+        { op: "sql", query: "SELECT load_extension()" },
+        { op: "sql", query: "SELECT load_extension(1, 2, 3)" },
+        { op: "sql", query: "CREATE VIEW le AS SELECT load_extension('x') AS y" },
+        { op: "sql", query: "SELECT * FROM le" },
+        { op: "sql", query: "CREATE TABLE t (a DEFAULT (load_extension('x')))" },
+        { op: "sql", query: "CREATE TABLE t3 (a)" },
+        { op: "sql", query: "CREATE TRIGGER tr AFTER INSERT ON t3 BEGIN SELECT load_extension('x'); END" },
+        { op: "sql", query: "INSERT INTO t3 VALUES (1)" },
+        {
+          op: "sql",
+          query: "CREATE TABLE t4 (a); INSERT INTO t4 VALUES (1); INSERT INTO t4 SELECT load_extension('x')",
+        },
+        { op: "sql", query: "SELECT (SELECT count(*) FROM t3) AS t3, (SELECT count(*) FROM t4) AS t4" },
+      ],
+      true,
+    );
+  });
+
   it("transactionSync and transaction() cover SQL writes; deleteAll drops tables", async () => {
     await expectSameAsWorkerd([
       { op: "sql", query: "CREATE TABLE s (a)" },

@@ -358,6 +358,25 @@ describe("functions of many connections through one trampoline (sqljs.ts)", () =
     expect((error as EngineError).sqliteMessage).toBe("refused by the function");
   });
 
+  test("createFunction with directOnly: callable in a statement, refused in a view or a trigger", () => {
+    engine.createFunction("direct_only", 1, (v) => v, { directOnly: true });
+    expect(engine.query("SELECT direct_only(3)")).toEqual([[3]]);
+    engine.exec("CREATE VIEW uses_direct AS SELECT direct_only(1) AS v");
+    engine.exec("CREATE TABLE direct_t (a)");
+    engine.exec("CREATE TRIGGER direct_tr AFTER INSERT ON direct_t BEGIN SELECT direct_only(NEW.a); END");
+    const message = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (e) {
+        return (e as EngineError).sqliteMessage;
+      }
+      return undefined;
+    };
+    expect(message(() => engine.query("SELECT * FROM uses_direct"))).toBe("unsafe use of direct_only()");
+    expect(message(() => engine.exec("INSERT INTO direct_t VALUES (1)"))).toBe("unsafe use of direct_only()");
+    engine.exec("DROP VIEW uses_direct; DROP TABLE direct_t");
+  });
+
   test("each connection's random(), randomblob() and connection inputs answer from its own sources", async () => {
     const factory = await loadSqlJsEngine();
     const engines = Array.from({ length: 40 }, (_, i) => {
