@@ -3,8 +3,15 @@
  * Both count every firewall rule of the zone, not only the bypass rules that get converted:
  * the reference words it as "the zone has more than 200 firewall rules", and the specification's
  * "firewall rules to migrate" reads the same way.
+ *
+ * The expression limit also covers the expressions the migration makes from page rules: a
+ * configuration whose expression is over the limit could not be saved, so the migration fails
+ * the same way instead of handing the client a configuration the update refuses.
  */
+import { characterLength } from "../validation";
+import { managedScopeExpression, pageRuleExpression } from "./page-rule-expressions";
 import type { ApiMessage } from "./result";
+import { MAX_RULE_EXPRESSION_LENGTH } from "./ruleset-body";
 import { utf8Length } from "./validate";
 import type { ZoneState } from "./zone-state";
 
@@ -35,5 +42,18 @@ export function checkMigrationLimits(zone: ZoneState): ApiMessage[] {
         message: `The migration failed because the expression of firewall rule ${rule.id} is ${bytes} bytes, longer than ${MAX_MIGRATED_EXPRESSION_BYTES}; contact support to migrate this zone.`,
       });
   }
+  for (const rule of zone.pageRules) {
+    if (rule.setting === "waf_on") continue;
+    const length = characterLength(pageRuleExpression(rule.target));
+    if (length > MAX_RULE_EXPRESSION_LENGTH)
+      problems.push({
+        message: `The migration failed because the URL pattern of page rule ${rule.id} makes an expression of ${length} characters, longer than ${MAX_RULE_EXPRESSION_LENGTH}; contact support to migrate this zone.`,
+      });
+  }
+  const scope = characterLength(managedScopeExpression(zone));
+  if (scope > MAX_RULE_EXPRESSION_LENGTH)
+    problems.push({
+      message: `The migration failed because the page rules that switch the managed rules on make an expression of ${scope} characters, longer than ${MAX_RULE_EXPRESSION_LENGTH}; contact support to migrate this zone.`,
+    });
   return problems;
 }

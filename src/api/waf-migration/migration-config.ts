@@ -4,8 +4,12 @@
  */
 import { checkMigrationLimits } from "./limits";
 import { MANAGED_RULESET_IDS, OWASP_ANOMALY_RULE_ID } from "./managed-rulesets";
+import { managedScopeExpression, pageRuleExpression } from "./page-rule-expressions";
 import { type OperationResult, StepLog } from "./result";
 import type { EntryPointRuleset, RulesetRule } from "./ruleset-body";
+
+export { pageRuleExpression } from "./page-rule-expressions";
+
 import { mapActionMode, mapSensitivity, paranoiaCategoriesToDisable } from "./sensitivity";
 import { bypassesManagedRules, type PageRuleState, validateZoneState, type ZoneState } from "./zone-state";
 
@@ -47,25 +51,6 @@ export interface NotMigratedSetting {
  * ```
  */
 export type MigrationConfigResult = OperationResult<EntryPointRuleset> & { notMigrated: NotMigratedSetting[] };
-
-/**
- * Turns a page-rule URL pattern into a rules-language expression. Page-rule patterns may omit
- * the scheme and match both http and https, hence the `*://` prefix; `wildcard` ignores case
- * like page-rule host matching does. `**` is invalid in wildcards, so runs of `*` collapse.
- *
- * @example
- * ```ts
- * pageRuleExpression("example.com/admin*"); // 'http.request.full_uri wildcard "*://example.com/admin*"'
- * ```
- */
-export function pageRuleExpression(target: string): string {
-  const withScheme = target.includes("://") ? target : `*://${target}`;
-  const pattern = withScheme.replace(/\*+/g, "*");
-  // Two levels of escaping: a literal backslash is `\\` to the wildcard matcher, and each of
-  // those is `\\` again inside the quoted string; a quote only needs the string-level escape.
-  const quoted = pattern.replace(/\\/g, "\\\\\\\\").replace(/"/g, '\\"');
-  return `http.request.full_uri wildcard "${quoted}"`;
-}
 
 function migrationRule(rule: Omit<RulesetRule, "id" | "version" | "ref">): RulesetRule {
   // The config operation returns empty id, version and ref (specification 2.7); the update accepts them back.
@@ -137,7 +122,7 @@ export function getMigrationConfig(zone: ZoneState): MigrationConfigResult {
   // rulesets run on those URLs alone. When it is on, such page rules change nothing.
   const onRules = z.pageRules.filter((r) => r.setting === "waf_on" && r.enabled);
   const scoped = !p.enabled && onRules.length > 0;
-  const expression = scoped ? onRules.map((r) => `(${pageRuleExpression(r.target)})`).join(" or ") : "true";
+  const expression = managedScopeExpression(z);
   const running = p.enabled || scoped;
   if (p.enabled && onRules.length > 0)
     log.note({

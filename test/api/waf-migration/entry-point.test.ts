@@ -6,6 +6,7 @@ import {
   getMigrationStatus,
   MANAGED_RULESET_IDS,
   PREVIOUS_API_GONE_MESSAGE,
+  pageRuleExpression,
   updateEntryPoint,
   updatePreviousWafSettings,
   validateRulesetBody,
@@ -180,6 +181,56 @@ describe("updateEntryPoint: failure cases", () => {
     });
     const r = updateEntryPoint(z, pending, configOf(z));
     expect(r.steps.find((s) => s.status === "refused")?.step).toBe("check-limits");
+  });
+
+  // The expressions the migration makes from page rules are held to the limit the update applies to
+  // the configuration (4,096 characters): over it, the migration fails on limits ("contact support")
+  // instead of offering a configuration that the update then refuses as invalid.
+  const base = pageRuleExpression("").length;
+  it.each([
+    ["4096 characters", true, 4096],
+    ["4097 characters", false, 4097],
+  ])(
+    "updateEntryPoint: a page rule switching the managed rules off whose skip rule is %s → migrates: %s",
+    (_n, ok, length) => {
+      const target = "a".repeat(length - base);
+      const z = zone("business", { pageRules: [{ id: "long", target, setting: "waf_off", enabled: true }] });
+      const config = configOf(z);
+      expect(config.rules[0]?.expression.length).toBe(length);
+      const r = updateEntryPoint(z, pending, config);
+      expect(r.success).toBe(ok);
+      if (!ok) {
+        expect(r.zone).toBe(z);
+        expect(r.steps.find((s) => s.status === "refused")?.step).toBe("check-limits");
+        expect(r.errors[0]?.message).toContain("page rule long");
+        expect(r.errors[0]?.message).toContain("contact support");
+      }
+    },
+  );
+
+  it("updateEntryPoint: page rules switching the managed rules on are held to the limit as one scope", () => {
+    const onRules = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        id: `p${i}`,
+        target: `www.shop${i}.example.com/en-gb/account/checkout/*`,
+        setting: "waf_on" as const,
+        enabled: true,
+      }));
+    const off = zone("business").previousWaf;
+    const fits = zone("business", { previousWaf: { ...off, enabled: false }, pageRules: onRules(10) });
+    expect(updateEntryPoint(fits, pending, configOf(fits)).success).toBe(true);
+    // 50 page rules (Business's allowance): the joined scope is over 4,096 characters.
+    const z = zone("business", { previousWaf: { ...off, enabled: false }, pageRules: onRules(50) });
+    const config = configOf(z);
+    expect(config.rules.some((rule) => rule.expression.length > 4096)).toBe(true);
+    const r = updateEntryPoint(z, pending, config);
+    expect(r.success).toBe(false);
+    expect(r.zone).toBe(z);
+    expect(r.steps.find((s) => s.status === "refused")?.step).toBe("check-limits");
+    expect(r.errors[0]?.message).toContain("page rules that switch the managed rules on");
+    // With the previous version on globally, those page rules change nothing and make no expression.
+    const on = zone("business", { pageRules: onRules(50) });
+    expect(updateEntryPoint(on, pending, configOf(on)).success).toBe(true);
   });
 
   it("updateEntryPoint: URI-based overrides block until deleted with the delete-override operation", () => {
