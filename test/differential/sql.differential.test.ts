@@ -149,6 +149,26 @@ describe("sql differential", () => {
     );
   });
 
+  it("count(*) of an internal table inside a write is refused as 'not authorized', as in a SELECT", async () => {
+    await expectSameAsWorkerd(
+      [
+        { op: "put", key: "k", value: 1 },
+        { op: "sql", query: "CREATE TABLE t (x UNIQUE, value)" },
+        { op: "sql", query: "INSERT INTO t VALUES (1, 1) RETURNING (SELECT count(*) FROM _cf_KV)" },
+        { op: "sql", query: "INSERT INTO t VALUES (2, 2) ON CONFLICT DO UPDATE SET x = (SELECT count(*) FROM _cf_KV)" },
+        { op: "sql", query: "UPDATE t SET value = (SELECT count(*) FROM _cf_KV)" },
+        { op: "sql", query: "DELETE FROM t WHERE x = (SELECT count(*) FROM _cf_METADATA)" },
+        { op: "sql", query: "INSERT INTO t (value) SELECT count(*) FROM _cf_KV" },
+        { op: "sql", query: "SELECT count(*) FROM _cf_KV" },
+        // A foreign-key check on an internal parent is a read of its key, as before.
+        { op: "sql", query: "CREATE TABLE c (k TEXT REFERENCES _cf_KV(key))" },
+        { op: "sql", query: "INSERT INTO c VALUES ('a')" },
+        { op: "sql", query: "SELECT count(*) AS n FROM t" },
+      ],
+      true,
+    );
+  });
+
   it("load_extension exists as on the platform: allowed, fails when called, unsafe in a view or trigger", async () => {
     await expectSameAsWorkerd(
       [

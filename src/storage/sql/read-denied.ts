@@ -13,6 +13,8 @@ export const ROWID_COLUMN = -1;
 export interface ProtectedRead {
   readonly object: SchemaObject;
   readonly columns: Set<number>;
+  /** Whether the program counts its rows (`count(*)`, the `Count` opcode). */
+  counted: boolean;
 }
 
 /**
@@ -40,6 +42,8 @@ export function readDenied(
       .map((c) => (c === ROWID_COLUMN ? rowidName : names[c]))
       .filter((n): n is string => n !== undefined);
     if (readNames.length === 0) {
+      // count(*) (the `Count` opcode, only without a WHERE on the table) reads no column at all.
+      if (read.counted) continue;
       // Key columns compared inside an index seek are never loaded with `Column`; SQLite still
       // authorizes them as reads while resolving the text, so name the first one the text uses.
       const named = tokens.find(

@@ -658,8 +658,15 @@ function decideProgram(
         cursors.set(p1, { object, write });
         if (object !== undefined && (!isAllowedName(object.name) || !isAllowedName(object.table))) {
           if (write) protectedWrite ||= isProtectedWrite(object, kind);
-          else protectedReads.push({ object, columns: new Set() });
+          else protectedReads.push({ object, columns: new Set(), counted: false });
         }
+        break;
+      }
+      case "Count": {
+        // count(*): reads the B-tree's size, no column (the platform says `not authorized`).
+        const cursor = cursors.get(p1);
+        const read = protectedReads.find((r) => r.object === cursor?.object);
+        if (read !== undefined) read.counted = true;
         break;
       }
       case "Column":
