@@ -77,5 +77,5 @@ export { SqlStorage } from "./storage/sql/sql-storage";
 export type { StorageHost } from "./storage/storage-host";
 export { SyncKvStorage } from "./storage/sync-kv";
 export { ObjectTransaction } from "./storage/transaction";
-export type { Clock, TimerHandle } from "./util/clock";
+export type { Clock, TimerHandle, TimerOptions } from "./util/clock";
 export { FakeClock, systemClock } from "./util/clock";

@@ -117,7 +117,7 @@ export class ClusterBucket {
       const { status, text, timedOut } = await this.#attempt(method, path, body);
       if (timedOut) timeouts++;
       if (!TRANSIENT.has(status) || attempt >= 3) return { status, text, timeouts };
-      await new Promise<void>((resolve) => this.#clock.setTimer(resolve, 25 * 2 ** attempt));
+      await new Promise<void>((resolve) => this.#clock.setTimer(resolve, 25 * 2 ** attempt, { keepAlive: true }));
     }
   }
 

@@ -204,7 +204,7 @@ export class S3Client {
       if (!TRANSIENT.has(answer.status) || attempt >= this.#retries)
         return { ...answer, attempts: attempt + 1, timeouts };
       const delay = Math.min(1000, 10 * 2 ** attempt) * (0.5 + Math.random() / 2);
-      await new Promise<void>((resolve) => this.#clock.setTimer(resolve, delay));
+      await new Promise<void>((resolve) => this.#clock.setTimer(resolve, delay, { keepAlive: true }));
     }
   }
 

@@ -17,12 +17,24 @@ export interface TimerHandle {
   readonly __timer: unique symbol;
 }
 
+/** Options of {@link Clock.setTimer}. */
+export interface TimerOptions {
+  /**
+   * Keep a Node process alive until the timer fires. Off by default: an alarm, a retention sweep or
+   * a timeout must not hold a script open. On for a wait that a caller is awaiting, such as the
+   * pause between two attempts of a request: without it, a script whose only pending work is that
+   * retry exits in the middle of it (code 13, "unsettled top-level await") instead of getting the
+   * request's answer or error. A clock without real timers ignores it.
+   */
+  readonly keepAlive?: boolean;
+}
+
 /** The source of time and timers. */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   now(): number;
   /** Calls `callback` once after `delayMs` milliseconds (clamped at 0). */
-  setTimer(callback: () => void, delayMs: number): TimerHandle;
+  setTimer(callback: () => void, delayMs: number, options?: TimerOptions): TimerHandle;
   /** Cancels a timer; cancelling a fired or cancelled timer does nothing. */
   clearTimer(handle: TimerHandle): void;
 }
@@ -36,13 +48,14 @@ const MAX_TIMEOUT_MS = 0x7fffffff;
 /** The host's wall clock and timers. A delay past 2^31 - 1 ms (24.8 days) is waited in steps. */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimer(callback, delayMs) {
+  setTimer(callback, delayMs, options) {
     const handle: { timeout?: ReturnType<typeof setTimeout> } = {};
     const wait = (ms: number) => {
       const step = Math.min(ms, MAX_TIMEOUT_MS);
       const t = setTimeout(() => (ms > step ? wait(ms - step) : callback()), step);
-      // Never keep a Node process alive just for an alarm or a retention sweep.
-      (t as { unref?: () => void }).unref?.();
+      // Never keep a Node process alive just for an alarm or a retention sweep; only for a wait
+      // that a caller awaits (keepAlive).
+      if (options?.keepAlive !== true) (t as { unref?: () => void }).unref?.();
       handle.timeout = t;
     };
     wait(Math.max(0, delayMs));
