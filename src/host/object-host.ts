@@ -14,7 +14,7 @@
  *   otherwise restart the backoff).
  * - Pending alarms are recorded in an alarm index beside the objects' data (alarm-index.ts): a host
  *   that starts reads it and wakes exactly the objects whose alarms come due, without starting the
- *   others.
+ *   others (alarm-wakes.ts).
  *
  * All timers are on the injected clock.
  */
@@ -26,6 +26,7 @@ import { ActorStoreError } from "../errors";
 import type { ObjectStorageOptions } from "../storage/object-storage";
 import { type Clock, systemClock, type TimerHandle } from "../util/clock";
 import { type AlarmIndex, withAlarmIndex } from "./alarm-index";
+import { AlarmWakes, entryKey, type WakeEntry } from "./alarm-wakes";
 import { errorAcross } from "./boundary";
 import { applyOperation, type Dispatcher, ObjectNamespace, type StubBinding, type StubOperation } from "./namespace";
 import { checkOptions, indexOf, memoryPerObject, type PersistenceFactory } from "./options";
@@ -105,17 +106,12 @@ export interface HostStats {
   readonly alarmIndexErrors: number;
 }
 
-interface Entry {
-  readonly key: string;
-  readonly namespace: string;
-  readonly id: ObjectId;
+interface Entry extends WakeEntry {
   context: ObjectContext<unknown, object> | null;
   opening: Promise<void> | null;
   closing: Promise<void> | null;
   inFlight: number;
   idleTimer: TimerHandle | undefined;
-  wakeTimer: TimerHandle | undefined;
-  wakeAtMs: number | null;
   /** The current instance's token: stubs bound to it fail once it carries the reset's error. */
   token: { error: Error | null };
   /**
@@ -228,17 +224,11 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   readonly #random: (() => number) | undefined;
   readonly #bcwTimeoutMs: number | undefined;
   readonly #alarmIndex: AlarmIndex | undefined;
+  readonly #wakes: AlarmWakes<Entry>;
   readonly #onFenced: RouterHooks["onFenced"];
-  /** Index writes of each object, one at a time in commit order. */
-  readonly #indexChains = new Map<string, Promise<void>>();
-  #scan: Promise<void> = Promise.resolve();
-  /** The next read of the alarm index after one failed, while it is planned. */
-  #rescanTimer: TimerHandle | undefined;
-  #alarmIndexErrors = 0;
   #closed = false;
   #starts = 0;
   #evictions = 0;
-  #alarmWakes = 0;
   #failedStarts = 0;
 
   constructor(options: ObjectHostOptions<N, E>) {
@@ -284,15 +274,29 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       env[name] = new ObjectNamespace(name, name, dispatcher);
     }
     this.env = Object.freeze(env) as HostEnv<N, E>;
+    this.#wakes = new AlarmWakes<Entry>(
+      {
+        clock: this.clock,
+        idleTimeoutMs: this.idleTimeoutMs,
+        entries: this.#entries,
+        isClosed: () => this.#closed,
+        namespaces: () => this.#classes.keys(),
+        namespace: (name) => this.namespace(name),
+        entry: (namespace, id) => this.#entry(namespace, id),
+        holdsNothing: (entry) => this.#holdsNothing(entry),
+        start: (namespace, id) => this.#router.dispatch(namespace, id, { token: null }, { kind: "start" }),
+      },
+      this.#alarmIndex,
+    );
     // A host on its own wakes every indexed alarm; a cluster scans for the objects it owns.
-    if (hooks === undefined) this.#scan = this.#scanAlarms(() => true);
+    if (hooks === undefined) void this.#wakes.scan(() => true);
   }
 
   static {
     internalsOf = (host) => ({
       dispatch: (ns, id, binding, op) => host.#dispatch(ns, id, binding, op),
       evict: async (ns, id, whenIdle) => {
-        const entry = host.#entries.get(`${ns}\u0000${id.toString()}`);
+        const entry = host.#entries.get(entryKey(ns, id));
         if (entry === undefined) return false;
         const evicted = await host.#evict(entry, true);
         if (!evicted && whenIdle !== undefined && entry.context !== null && !entry.closing) {
@@ -306,16 +310,12 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
         [...host.#entries.values()]
           .filter((e) => e.context !== null)
           .map((e) => ({ namespace: e.namespace, id: e.id })),
-      holds: (ns, id) => host.#entries.get(`${ns}\u0000${id.toString()}`)?.context != null,
+      holds: (ns, id) => host.#entries.get(entryKey(ns, id))?.context != null,
       dropFenced: (ns, id) => {
-        const entry = host.#entries.get(`${ns}\u0000${id.toString()}`);
+        const entry = host.#entries.get(entryKey(ns, id));
         if (entry !== undefined) host.#dropFenced(entry);
       },
-      scanAlarms: (owns) => {
-        const scan = host.#scanAlarms(owns);
-        host.#scan = scan;
-        return scan;
-      },
+      scanAlarms: (owns) => host.#wakes.scan(owns),
     });
   }
 
@@ -367,9 +367,9 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       sleeping,
       starts: this.#starts,
       evictions: this.#evictions,
-      alarmWakes: this.#alarmWakes,
+      alarmWakes: this.#wakes.wakes,
       failedStarts: this.#failedStarts,
-      alarmIndexErrors: this.#alarmIndexErrors,
+      alarmIndexErrors: this.#wakes.errors,
     };
   }
 
@@ -384,7 +384,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
 
   /** Resolves when no object is starting or stopping and every running alarm has finished. */
   async settled(): Promise<void> {
-    await this.#scan;
+    await this.#wakes.scanning;
     for (;;) {
       const pending: Array<Promise<unknown>> = [];
       for (const e of this.#entries.values()) {
@@ -402,8 +402,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#rescanTimer !== undefined) this.clock.clearTimer(this.#rescanTimer);
-    this.#rescanTimer = undefined;
+    this.#wakes.cancel();
     const closing: Array<Promise<unknown>> = [];
     for (const e of this.#entries.values()) {
       this.#clearTimers(e);
@@ -413,7 +412,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     await Promise.all(closing);
     await Promise.all([...this.#entries.values()].map((e) => e.context?.close()));
     this.#entries.clear();
-    await Promise.all(this.#indexChains.values());
+    await this.#wakes.drained();
   }
 
   // ------------------------------------------------------------------ events
@@ -439,7 +438,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       }
       // Woken for an indexed alarm that is no longer stored (deleted by a restore, or a commit
       // that failed after its index update): forget it, so it is not woken again.
-      if (operation.kind === "start" && context.alarms.next() === null) void this.#indexWrite(entry, null);
+      if (operation.kind === "start" && context.alarms.next() === null) void this.#wakes.write(entry, null);
       return result;
     } finally {
       entry.inFlight--;
@@ -448,7 +447,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   }
 
   #entry(namespace: string, id: ObjectId): Entry {
-    const key = `${namespace}\u0000${id.toString()}`;
+    const key = entryKey(namespace, id);
     let entry = this.#entries.get(key);
     if (entry === undefined) {
       entry = {
@@ -497,7 +496,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     try {
       const opened = await this.#persistence(entry.id, entry.namespace);
       const persistence =
-        this.#alarmIndex === undefined ? opened : withAlarmIndex(opened, (atMs) => this.#indexWrite(entry, atMs));
+        this.#alarmIndex === undefined ? opened : withAlarmIndex(opened, (atMs) => this.#wakes.write(entry, atMs));
       const context = await ObjectContext.create<unknown, object>(
         objectClass as new (
           ctx: ObjectState,
@@ -594,7 +593,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
         this.#evictions++;
         // Pending calls that waited for the close start the object again at once.
         if (entry.inFlight === 0 && !this.#closed) {
-          if (planned !== null) this.#planWake(entry, planned.runAtMs);
+          if (planned !== null) this.#wakes.planWake(entry, planned.runAtMs);
           else if (!entry.opening && entry.context === null) this.#entries.delete(entry.key);
         }
       }
@@ -630,99 +629,5 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
         this.#evictions++;
         if (this.#holdsNothing(entry)) this.#entries.delete(entry.key);
       });
-  }
-
-  /** Writes one object's index entry, after the ones before it (commit order). */
-  #indexWrite(entry: Entry, atMs: number | null): Promise<void> {
-    const index = this.#alarmIndex;
-    if (index === undefined) return Promise.resolve();
-    const object = { id: entry.id.toString(), ...(entry.id.name === undefined ? {} : { name: entry.id.name }) };
-    const previous = this.#indexChains.get(entry.key) ?? Promise.resolve();
-    const write = previous.then(() => index.set(entry.namespace, object, atMs));
-    const settled = write.then(
-      () => {},
-      () => {
-        this.#alarmIndexErrors++;
-      },
-    );
-    this.#indexChains.set(entry.key, settled);
-    void settled.then(() => {
-      if (this.#indexChains.get(entry.key) === settled) this.#indexChains.delete(entry.key);
-    });
-    return write;
-  }
-
-  /** Plans a wake-up for every indexed alarm of an object `owns` accepts that is not live here. */
-  async #scanAlarms(owns: (namespace: string, id: ObjectId) => boolean): Promise<void> {
-    const index = this.#alarmIndex;
-    if (index === undefined) return;
-    for (const namespace of this.#classes.keys()) {
-      let entries: Awaited<ReturnType<AlarmIndex["list"]>>;
-      try {
-        entries = await index.list(namespace);
-      } catch {
-        this.#alarmIndexErrors++;
-        // Read again later rather than lose the alarms: one timer however many namespaces failed
-        // (each read reads them all), cancelled by close().
-        this.#rescanTimer ??= this.clock.setTimer(() => {
-          this.#rescanTimer = undefined;
-          if (!this.#closed) this.#scan = this.#scanAlarms(owns);
-        }, 60_000);
-        continue;
-      }
-      if (this.#closed) return;
-      const ns = this.namespace(namespace);
-      for (const indexed of entries) {
-        let id: ObjectId;
-        try {
-          id = indexed.name !== undefined ? ns.idFromName(indexed.name) : ns.idFromString(indexed.id);
-          if (id.toString() !== indexed.id) id = ns.idFromString(indexed.id);
-        } catch {
-          continue;
-        }
-        if (!owns(namespace, id)) continue;
-        const key = `${namespace}\u0000${id.toString()}`;
-        const existing = this.#entries.get(key);
-        if (existing !== undefined && (existing.context || existing.opening || existing.closing)) continue;
-        if (existing?.wakeTimer !== undefined && (existing.wakeAtMs ?? Infinity) <= indexed.atMs) continue;
-        const entry = this.#entry(namespace, id);
-        if (entry.wakeTimer !== undefined) this.clock.clearTimer(entry.wakeTimer);
-        entry.wakeTimer = undefined;
-        this.#planWake(entry, indexed.atMs);
-      }
-    }
-  }
-
-  /** Keeps one timer for a sleeping object's alarm: the host starts the object when it is due. */
-  #planWake(entry: Entry, atMs: number): void {
-    entry.wakeAtMs = atMs;
-    entry.wakeTimer = this.clock.setTimer(
-      () => {
-        entry.wakeTimer = undefined;
-        entry.wakeAtMs = null;
-        if (this.#closed || entry.context || entry.opening || entry.closing) return;
-        this.#alarmWakes++;
-        // Started through the router: in a cluster, the object's owner may be another host now.
-        // The context arms the stored alarm as it opens; an alarm whose time passed fires at once.
-        this.#router.dispatch(entry.namespace, entry.id, { token: null }, { kind: "start" }).then(
-          () => {
-            // Started elsewhere (another host owns it now): forget the local record.
-            const current = this.#entries.get(entry.key);
-            if (current !== undefined && this.#holdsNothing(current)) this.#entries.delete(entry.key);
-          },
-          () => {
-            // The object could not start (its persistence failed to open, say): try again later
-            // rather than lose the alarm.
-            if (this.#closed) return;
-            let current = this.#entries.get(entry.key);
-            if (current === undefined) this.#entries.set(entry.key, (current = entry));
-            if (this.#holdsNothing(current)) {
-              this.#planWake(current, this.clock.now() + Math.max(1_000, Math.min(this.idleTimeoutMs, 60_000)));
-            }
-          },
-        );
-      },
-      Math.max(0, atMs - this.clock.now()),
-    );
   }
 }
