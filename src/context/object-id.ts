@@ -8,6 +8,8 @@
  * namespaces gives two ids, and a namespace recognises (and rejects) an id made by another.
  */
 
+import { likePlatformPrototype } from "../util/platform-prototype";
+
 /** Lets only this module construct ids (`new ObjectId()` elsewhere throws, as on the platform). */
 const CONSTRUCT = Symbol("ObjectId.construct");
 
@@ -64,10 +66,7 @@ export class ObjectId {
 }
 
 // As on the platform: the methods are enumerable, and the class names itself.
-for (const method of ["toString", "equals"] as const) {
-  Object.defineProperty(ObjectId.prototype, method, { enumerable: true });
-}
-Object.defineProperty(ObjectId.prototype, Symbol.toStringTag, { value: "DurableObjectId", configurable: true });
+likePlatformPrototype(ObjectId.prototype, "DurableObjectId");
 
 /** The platform's message when `equals` is given something that is not an id. */
 const NOT_AN_ID_MESSAGE =

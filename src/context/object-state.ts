@@ -6,6 +6,7 @@
 import { ActorStoreError } from "../errors";
 import { argumentTypeError } from "../storage/argument-types";
 import type { ObjectStorage } from "../storage/object-storage";
+import { likePlatformPrototype } from "../util/platform-prototype";
 import type { ObjectId } from "./object-id";
 
 /** The parts of a session the state needs; implemented by the object context. */
@@ -33,6 +34,11 @@ export interface StateHost {
  * ```
  */
 export class ObjectState {
+  static {
+    // ctx.exports and ctx.facets throw when read (not supported), so a loop over ctx skips them.
+    likePlatformPrototype(this.prototype, "DurableObjectState", ["exports", "facets"]);
+  }
+
   /** The object's id. */
   readonly id: ObjectId;
   /** The object's private storage. */

@@ -15,6 +15,7 @@ import { resolveLimits, type StorageLimits } from "../limits";
 import { type AsyncScope, loadAsyncScope } from "../util/async-scope";
 import { type Clock, systemClock } from "../util/clock";
 import { Mutex } from "../util/mutex";
+import { likePlatformPrototype } from "../util/platform-prototype";
 import { checkAlarmTime, toAlarmTime, toPlatformDate } from "./alarm-time";
 import {
   type AsyncApiInterface,
@@ -146,6 +147,7 @@ export class ObjectStorage {
   #activeTransactions = 0;
 
   static {
+    likePlatformPrototype(this.prototype, "DurableObjectStorage");
     // The one escape hatch to the internals, kept off the public surface (see coreOf).
     coreOfStorage = (storage) => storage.#core;
   }

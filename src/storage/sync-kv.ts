@@ -3,6 +3,7 @@
  * buffer and the commit stream with the async API; it just never returns promises.
  */
 import { ActorStoreError } from "../errors";
+import { likePlatformPrototype } from "../util/platform-prototype";
 import { argumentTypeError, checkOptions } from "./argument-types";
 import { compileListOptions, listedKey, toKey } from "./keys";
 import type { KvOperations } from "./kv-operations";
@@ -21,6 +22,10 @@ const PAGE_SIZE = 256;
  * ```
  */
 export class SyncKvStorage {
+  static {
+    likePlatformPrototype(this.prototype, "SyncKvStorage");
+  }
+
   readonly #ops: KvOperations;
   readonly #core: StorageCore;
   readonly #enabled: boolean;

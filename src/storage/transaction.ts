@@ -3,6 +3,8 @@
  * savepoint in the core; misuse after rollback or after the closure ends fails with the platform's
  * messages, which name the fix.
  */
+
+import { likePlatformPrototype } from "../util/platform-prototype";
 import { checkAlarmTime, toAlarmTime } from "./alarm-time";
 import { type AsyncApiInterface, argumentTypeError, checkOptions, checkPutArguments } from "./argument-types";
 import { compileListOptions } from "./keys";
@@ -70,6 +72,7 @@ export class ObjectTransaction {
   }
 
   static {
+    likePlatformPrototype(this.prototype, "DurableObjectTransaction");
     // Kept off the public surface: the platform's transaction has no such member (see finishTransaction).
     finishTxn = (txn) => {
       if (txn.#state === "active") txn.#state = "committed";

@@ -12,6 +12,7 @@
  * - After `deleteAll()` an unfinished cursor fails with the platform's "canceled" error.
  */
 import type { EngineStatement, EngineValue, RowCounts, SqlEngine } from "../../engine/engine";
+import { likePlatformPrototype } from "../../util/platform-prototype";
 import type { CountingVerdict } from "./row-counting";
 import type { RowBuilder } from "./row-objects";
 import type { AccessVerdict } from "./sql-access";
@@ -80,6 +81,10 @@ const done = (): IteratorReturnResult<undefined> => ({ done: true, value: undefi
  * ```
  */
 export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlStorageRow> {
+  static {
+    likePlatformPrototype(this.prototype, "Cursor");
+  }
+
   #columnNames: string[] | undefined;
   readonly #sharedColumnNames: readonly string[];
   readonly #buildRow: RowBuilder;

@@ -10,6 +10,7 @@
  */
 import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
+import { likePlatformPrototype } from "../../util/platform-prototype";
 import { type CursorSource, SqlStorageCursor, type SqlStorageRow, type SqlStorageValue } from "./cursor";
 import { hideInternalStatistics, showInternalStatistics } from "./internal-statistics";
 import { guardPragmaArguments } from "./pragma-arguments";
@@ -73,6 +74,10 @@ const MULTI_PARAMETERS_MESSAGE =
  * ```
  */
 export class SqlStorage {
+  static {
+    likePlatformPrototype(this.prototype, "SqlStorage");
+  }
+
   /** The cursor class (`sql.Cursor`), as on the platform. */
   static readonly Cursor = SqlStorageCursor;
   /** The prepared-statement class (`sql.Statement`), as on the platform. */
