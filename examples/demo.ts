@@ -16,7 +16,7 @@
 import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { ObjectContext } from "../src/context/object-context";
-import { FakeClock } from "../src/index";
+import { ActorStoreError, FakeClock } from "../src/index";
 import { Inventory, type InventoryEnv, RESERVATION_TTL_MS, type ReserveResult } from "./inventory";
 
 /** Options of {@link runDemo}. */
@@ -192,6 +192,16 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
   };
 }
 
+/**
+ * Ends a failed run with exit code 1. An `ActorStoreError` (a directory that cannot be used, or one
+ * another process has open) says what to do in its message: that line alone, no stack trace.
+ * Anything else is a bug in the demo or the library, printed whole.
+ */
+function reportFailure(e: unknown): void {
+  console.error(e instanceof ActorStoreError ? `ActorStoreError ${e.code}: ${e.message}` : e);
+  process.exitCode = 1;
+}
+
 const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("/demo.ts");
 if (isMain) {
   let args: DemoArgs | undefined;
@@ -212,14 +222,8 @@ if (isMain) {
           m.bucketArgument(bucket === undefined ? [] : ["--bucket", bucket]),
         ),
       )
-      .catch((e: unknown) => {
-        console.error(e);
-        process.exitCode = 1;
-      });
+      .catch(reportFailure);
   } else if (args !== undefined) {
-    runDemo({ directory: args.directory, print: (line) => console.log(line) }).catch((e: unknown) => {
-      console.error(e);
-      process.exitCode = 1;
-    });
+    runDemo({ directory: args.directory, print: (line) => console.log(line) }).catch(reportFailure);
   }
 }

@@ -3,7 +3,7 @@
  * the first run's data), and once with `--memory` (which must not touch the disk).
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -82,6 +82,24 @@ describe("examples/demo.ts", () => {
       expect(failed?.code).toBe(2);
       expect(failed?.stderr).toContain("Unknown option --memroy");
       expect(await readdir(cwd)).toEqual([]);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it("demo: a directory it cannot use is reported in one actionable line, without a stack trace (exit code 1)", async () => {
+    const cwd = await mkdtemp(join(tmpdir(), "actorstore-demo-file-"));
+    try {
+      await writeFile(join(cwd, "not-a-dir"), "");
+      const failed = await runDemo(cwd, "--dir", "not-a-dir").then(
+        () => undefined,
+        (e: unknown) => e as { code: number; stderr: string },
+      );
+      expect(failed?.code).toBe(1);
+      expect(failed?.stderr.trim()).toMatch(
+        /^ActorStoreError ERR_DIRECTORY: The storage directory .*not-a-dir.* is a file, not a directory\. Choose another directory/,
+      );
+      expect(failed?.stderr.trim().split("\n")).toHaveLength(1);
     } finally {
       await rm(cwd, { recursive: true, force: true });
     }
