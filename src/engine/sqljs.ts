@@ -30,6 +30,7 @@
 
 import type { Database, SqlJsStatic, Statement } from "sql.js";
 import initSqlJs from "sql.js";
+import { ActorStoreError } from "../errors";
 import { type ImageUse, PLATFORM_REAL_TEXT_DIGITS, SQLJS_REAL_TEXT_DIGITS, type SqlEngineFactory } from "./engine";
 import { DEFAULT_MAX_DATABASE_SIZE, SqlJsEngine, type SqlJsLoadOptions } from "./sqljs-engine";
 import { type RawFunction, SharedFunctions } from "./sqljs-functions";
@@ -89,20 +90,47 @@ export async function loadSqlJsEngineWithChunks(
   fileChunkBytes?: number,
 ): Promise<SqlEngineFactory> {
   const custom = options.locateFile !== undefined || options.wasmBinary !== undefined;
+  // Where sql.js looked for its WASM file, for the error when it cannot load it. sql.js calls
+  // locateFile(file, prefix) once, and without one uses prefix + file: the same, recorded.
+  let located: { file: string; url: string } | undefined;
+  const locate = options.locateFile as ((file: string, prefix: string) => string) | undefined;
   const config: Parameters<typeof initSqlJs>[0] & { useOldExtensionFunctions: boolean } = {
     // sql.js otherwise registers its legacy extension functions on every connection, which
     // replace SQLite's own math functions (`log(100)` 4.6 instead of the platform's 2).
     useOldExtensionFunctions: false,
-    ...(options.locateFile ? { locateFile: options.locateFile } : {}),
+    locateFile: (file: string, prefix: string) => {
+      const url = locate === undefined ? prefix + file : locate(file, prefix);
+      located = { file, url: String(url) };
+      return url;
+    },
     ...(options.wasmBinary ? { wasmBinary: options.wasmBinary as ArrayBuffer } : {}),
   };
-  const load = () => initSqlJs(config);
+  const load = () =>
+    initSqlJs(config).catch((cause: unknown) => {
+      throw wasmLoadError(cause, options.wasmBinary === undefined ? located : undefined);
+    });
   const sql = custom ? await load() : await (modulePromise ??= load());
   const module = checkBuild(sql);
   return SqlJsEngine.factory(module, options.maxDatabaseSize ?? DEFAULT_MAX_DATABASE_SIZE, fileChunkBytes);
 }
 
 let modulePromise: Promise<SqlJsStatic> | undefined;
+
+/**
+ * The error of a sql.js module that did not load: sql.js's own (a bare "both async and sync
+ * fetching of the wasm failed") names neither the file nor the fix. The URL is shown without its
+ * query and fragment, which may carry a token.
+ */
+function wasmLoadError(cause: unknown, located: { file: string; url: string } | undefined): ActorStoreError {
+  const why = cause instanceof Error ? cause.message : String(cause);
+  const where = located === undefined ? "" : ` from "${located.url.replace(/[?#].*$/s, "")}"`;
+  const file = located?.file ?? "its .wasm file";
+  return new ActorStoreError(
+    "ERR_INVALID_OPTION",
+    `sql.js could not load its WebAssembly file${where} (${why}). Serve node_modules/sql.js/dist/${file} and point the sqlJs.locateFile option at it (for example sqlJs: { locateFile: (file) => \`/assets/\${file}\` }), or pass its bytes as sqlJs.wasmBinary. sql.js keeps this failure until the page is reloaded (or the process restarted).`,
+    { cause },
+  );
+}
 
 // ------------------------------------------------------------------ the module, as the engine uses it
 

@@ -64,6 +64,21 @@ try {
 }
 </script></body></html>`;
 
+// A page whose locateFile points where the WASM file is not served (the commonest setup mistake).
+const MISPLACED_WASM_PAGE = `<!doctype html>
+<html><head><meta charset="utf-8">
+<script type="importmap">{ "imports": { "sql.js": "/shim/sql.js" } }</script>
+</head><body>
+<script type="module">
+import { ActorStoreError, ObjectStorage } from "/dist/browser/index.js";
+try {
+  await ObjectStorage.open({ sqlJs: { locateFile: (file) => "/static/" + file + "?token=s3cret" } });
+  window.__result = { error: "opened" };
+} catch (e) {
+  window.__result = { user: { isActorStoreError: e instanceof ActorStoreError, code: e.code, message: e.message } };
+}
+</script></body></html>`;
+
 const TYPES: Record<string, string> = {
   ".js": "text/javascript",
   ".wasm": "application/wasm",
@@ -87,6 +102,7 @@ async function startServer(): Promise<Server> {
     };
     try {
       if (path === "/") return send(200, TYPES[".html"] as string, PAGE);
+      if (path === "/misplaced-wasm") return send(200, TYPES[".html"] as string, MISPLACED_WASM_PAGE);
       if (path === "/shim/sql.js") return send(200, TYPES[".js"] as string, shim);
       const [root, rest] = path.startsWith("/dist/")
         ? [join(ROOT, "dist"), path.slice("/dist/".length)]
@@ -160,6 +176,37 @@ describe("in a browser (headless Chromium)", () => {
       // No node:v8 in a browser: values are written by the portable codec.
       expect(result.codec).toBe("structured");
       expect(result.bookmark).toMatch(/^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it("a WASM file not found where locateFile points: open() rejects naming the URL and the fix, without its query", async () => {
+    const browser = inject("chromium");
+    const context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: browser.executablePath,
+      env: { ...process.env, ...browser.env } as Record<string, string>,
+      headless: true,
+      args: CHROMIUM_FLAGS,
+    });
+    try {
+      const page = await context.newPage();
+      const { port } = server.address() as AddressInfo;
+      await page.goto(`http://127.0.0.1:${port}/misplaced-wasm`);
+      await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result !== undefined, null, {
+        timeout: 30_000,
+      });
+      const result = (await page.evaluate(() => (window as unknown as { __result: unknown }).__result)) as PageResult;
+      expect(result.error).toBeUndefined();
+      // sql.js's own error was "both async and sync fetching of the wasm failed", naming nothing.
+      expect(result.user).toEqual({
+        isActorStoreError: true,
+        code: "ERR_INVALID_OPTION",
+        message: expect.stringContaining(
+          'sql.js could not load its WebAssembly file from "/static/sql-wasm-browser.wasm" (both async and sync fetching of the wasm failed). Serve node_modules/sql.js/dist/sql-wasm-browser.wasm and point the sqlJs.locateFile option at it',
+        ),
+      });
+      expect(JSON.stringify(result.user)).not.toContain("s3cret");
     } finally {
       await context.close();
     }
