@@ -69,7 +69,12 @@ function credentialCheck(credentials: ApiCredentials) {
 async function readFixture(fixture: unknown): Promise<unknown> {
   if (typeof fixture !== "string") return fixture;
   const { readFile } = await import("node:fs/promises");
-  const text = await readFile(fixture, "utf8");
+  const text = await readFile(fixture, "utf8").catch((e: NodeJS.ErrnoException) => {
+    throw new TypeError(
+      `createApiHandler: the fixture file ${fixture} cannot be read (${e.code ?? e.message}): give the path of a JSON fixture (docs/api.md), or leave the fixture out to start with no zones.`,
+      { cause: e },
+    );
+  });
   try {
     return JSON.parse(text) as unknown;
   } catch {

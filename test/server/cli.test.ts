@@ -101,6 +101,24 @@ describe("actorstore-api serve", () => {
     expect(await p.exited).toBe(0);
   }, 60_000);
 
+  it("a --fixture file that cannot be read is named with what to do, in one line and without a stack trace", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "actorstore-cli-fixture-"));
+    try {
+      const missing = run(["serve", "--port", "0", "--token", "x", "--fixture", join(dir, "fixture.json")]);
+      expect(await missing.exited).toBe(1);
+      expect(missing.err().trim()).toBe(
+        `actorstore-api: createApiHandler: the fixture file ${join(dir, "fixture.json")} cannot be read (ENOENT): give the path of a JSON fixture (docs/api.md), or leave the fixture out to start with no zones.`,
+      );
+      const directory = run(["serve", "--port", "0", "--token", "x", "--fixture", dir]);
+      expect(await directory.exited).toBe(1);
+      expect(directory.err().trim()).toBe(
+        `actorstore-api: createApiHandler: the fixture file ${dir} cannot be read (EISDIR): give the path of a JSON fixture (docs/api.md), or leave the fixture out to start with no zones.`,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it("refuses a --max-request-bytes that is not a positive integer, saying so", async () => {
     const runs = ["0", "-1", "1.5", "lots"].map((bad) =>
       run(["serve", "--port", "0", "--token", "x", "--max-request-bytes", bad]),
