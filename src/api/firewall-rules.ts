@@ -604,7 +604,14 @@ export function updateFirewallRule(
     return { state, response: invalidRequest([ruleIssue("id", "id in the body must match the id in the path.")]) };
   }
   const withoutId = isRecord(body) ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== "id")) : body;
-  const v = validateFirewallRuleInput(withoutId);
+  // A rule read with GET carries its whole filter; sending it back unchanged names the filter by id
+  // (the documented PUT body does this). A change to the filter is refused: it is made with the
+  // filters API, and silently dropping it would leave the client believing it was applied.
+  const echoed = isRecord(withoutId) ? echoedFilter(state, withoutId.filter) : undefined;
+  if (echoed !== undefined && "problem" in echoed) return { state, response: invalidRequest([echoed.problem]) };
+  const v = validateFirewallRuleInput(
+    echoed === undefined || !isRecord(withoutId) ? withoutId : { ...withoutId, filter: { id: echoed.id } },
+  );
   if (!v.ok) return { state, response: invalidRequest(v.errors) };
   const f = v.value.filter;
   if (!("id" in f)) {
@@ -633,6 +640,39 @@ export function updateFirewallRule(
   };
   const nextState = { ...state, rules: state.rules.map((r) => (r.id === ruleId ? next : r)) };
   return { state: nextState, response: ok(renderFirewallRule(nextState, next)) };
+}
+
+const FILTER_ECHO_KEYS = ["expression", "paused", "description", "ref"] as const;
+
+/**
+ * For a PUT whose `filter` has an `id` and other filter fields (the filter as GET renders it): the
+ * filter's id when every other field equals the stored filter's, or the issue naming the first
+ * field that differs. `undefined` when the body does not have that shape (the usual checks apply).
+ */
+function echoedFilter(
+  state: FirewallState,
+  filter: unknown,
+): { id: string } | { problem: ValidationIssue } | undefined {
+  if (!isRecord(filter) || typeof filter.id !== "string") return undefined;
+  const keys = Object.keys(filter).filter((k) => k !== "id");
+  if (keys.length === 0 || !keys.every((k) => (FILTER_ECHO_KEYS as readonly string[]).includes(k))) return undefined;
+  const stored = state.filters.find((f) => f.id === filter.id);
+  if (stored === undefined) return undefined;
+  for (const key of FILTER_ECHO_KEYS) {
+    if (!(key in filter)) continue;
+    const given = filter[key];
+    const current = key === "paused" ? stored.paused : stored[key];
+    if (given !== current) {
+      const path = `filter.${key}`;
+      return {
+        problem: ruleIssue(
+          path,
+          `${path} differs from filter ${stored.id}'s; change the filter with the filters API (PUT /zones/{zone_id}/filters/${stored.id}), or send filter.id alone.`,
+        ),
+      };
+    }
+  }
+  return { id: stored.id };
 }
 
 /**

@@ -363,6 +363,27 @@ describe("rule reads, updates and deletes", () => {
     expect(r.response.body.errors[0]).toMatchObject({ message: "id in the body must match the id in the path." });
     expect(r.state).toBe(state);
   });
+  it("updateFirewallRule: accepts the rule as GET renders it, its whole filter included (the documented PUT body)", () => {
+    const read = getFirewallRule(state, first).body;
+    if (!read.success) throw new Error("the rule must exist");
+    const filterBefore = state.filters.find((f) => f.id === read.result.filter.id);
+    const r = updateFirewallRule(state, first, { ...read.result, action: "challenge" });
+    expect(r.response.status).toBe(200);
+    expect(r.response.body.result).toMatchObject({ id: first, action: "challenge", filter: filterBefore });
+    expect(r.state.filters).toEqual(state.filters);
+  });
+  it.each([
+    ["expression", { expression: "ip.src eq 4.4.4.4" }],
+    ["paused", { paused: true }],
+    ["description", { description: "changed" }],
+  ])("updateFirewallRule: refuses a change to the filter's %s instead of dropping it", (field, change) => {
+    const read = getFirewallRule(state, first).body;
+    if (!read.success) throw new Error("the rule must exist");
+    const r = updateFirewallRule(state, first, { ...read.result, filter: { ...read.result.filter, ...change } });
+    expect(r.response.status).toBe(400);
+    expect(r.response.body.errors[0]?.message).toContain(`filter.${field} differs from filter`);
+    expect(r.state).toBe(state);
+  });
   it("updateFirewallRule: refuses an inline expression", () => {
     const r = updateFirewallRule(state, first, { filter: { expression: "ip.src eq 4.4.4.4" }, action: "block" });
     expect(r.response.status).toBe(400);
