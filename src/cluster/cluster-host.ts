@@ -25,7 +25,7 @@ import type { AddressInfo } from "node:net";
 import type { ObjectId } from "../context/object-id";
 import { isFencedError } from "../durability/persistence";
 import { ActorStoreError } from "../errors";
-import { cloneAcross } from "../host/boundary";
+import { cloneResult } from "../host/boundary";
 import type { StubBinding, StubOperation } from "../host/namespace";
 import {
   createRoutedHost,
@@ -617,7 +617,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       } else op = kind === "start" ? { kind: "start" } : { kind: "get", property: member };
       // The result crosses the boundary as it would on one host: what could not be cloned there
       // (an instance of a class of the user's own, a function) fails with the same DataCloneError.
-      const value = cloneAcross(await this.#local(ns, id, binding, op));
+      const value = cloneResult(await this.#local(ns, id, binding, op));
       answerCall(res, { ok: true, value });
     } catch (e) {
       if (e instanceof ForwardRefusal) {

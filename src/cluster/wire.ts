@@ -13,7 +13,7 @@
  */
 import { deserialize, serialize } from "node:v8";
 import { ActorStoreError, type ActorStoreErrorCode } from "../errors";
-import { ERROR_CLASSES } from "../host/boundary";
+import { type CrossingFlags, errorOfClass, markCrossing } from "../host/boundary";
 
 /** The path prefix of forwarded operations. */
 export const FORWARD_PREFIX = "/actorstore/v1/";
@@ -26,6 +26,8 @@ export interface WireError {
   /** Something thrown that was not an error, already cloned. */
   value?: unknown;
   thrownValue?: boolean;
+  /** The platform's marks on the error (`remote`, `durableObjectReset`, `retryable`, `overloaded`). */
+  flags?: CrossingFlags;
 }
 
 /** What a call or property read answers. */
@@ -43,8 +45,15 @@ export function decode<T>(bytes: Uint8Array): T {
 
 /** An error (or anything thrown) as it travels. */
 export function toWireError(thrown: unknown): WireError {
-  if (thrown instanceof ActorStoreError) return { name: thrown.name, message: thrown.message, code: thrown.code };
-  if (thrown instanceof Error || thrown instanceof DOMException) return { name: thrown.name, message: thrown.message };
+  if (thrown instanceof Error || thrown instanceof DOMException) {
+    const flags = flagsOf(thrown);
+    return {
+      name: thrown.name,
+      message: thrown.message,
+      ...(thrown instanceof ActorStoreError ? { code: thrown.code } : {}),
+      ...(flags === undefined ? {} : { flags }),
+    };
+  }
   try {
     serialize(thrown);
     return { name: "Error", message: String(thrown), thrownValue: true, value: thrown };
@@ -56,9 +65,20 @@ export function toWireError(thrown: unknown): WireError {
 /** The error (or thrown value) a caller sees for a wire error. */
 export function fromWireError(error: WireError): unknown {
   if (error.thrownValue) return error.value;
-  if (error.code !== undefined) return new ActorStoreError(error.code as ActorStoreErrorCode, error.message);
+  const flags = typeof error.flags === "object" && error.flags !== null ? error.flags : {};
+  if (error.code !== undefined)
+    return markCrossing(new ActorStoreError(error.code as ActorStoreErrorCode, error.message), flags);
   if (error.name === "DataCloneError" || error.name === "AbortError")
-    return new DOMException(error.message, error.name);
-  const Class = ERROR_CLASSES[error.name] ?? Error;
-  return new Class(error.message);
+    return markCrossing(new DOMException(error.message, error.name), flags);
+  return markCrossing(errorOfClass(String(error.name), String(error.message)), flags);
+}
+
+/** The platform's marks an error carries (set by the host where it crossed from its object). */
+function flagsOf(error: Error | DOMException): CrossingFlags | undefined {
+  const marks = error as { remote?: unknown; durableObjectReset?: unknown; retryable?: unknown; overloaded?: unknown };
+  const flags: { -readonly [K in keyof CrossingFlags]: CrossingFlags[K] } = {};
+  for (const key of ["remote", "durableObjectReset", "retryable", "overloaded"] as const) {
+    if (marks[key] === true) flags[key] = true;
+  }
+  return Object.keys(flags).length === 0 ? undefined : flags;
 }

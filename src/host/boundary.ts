@@ -49,6 +49,20 @@ export function cloneAcross<T>(value: T): T {
   return cloneValue(value, new Map()) as T;
 }
 
+/**
+ * Clones an object's result (or a property it read) for its caller. A value that cannot be cloned
+ * fails with the `DataCloneError` of {@link cloneAcross}, marked `remote: true`: on the platform the
+ * object's side fails to send it.
+ */
+export function cloneResult<T>(value: T): T {
+  try {
+    return cloneAcross(value);
+  } catch (e) {
+    if (e instanceof DOMException) markCrossing(e, { remote: true });
+    throw e;
+  }
+}
+
 function cloneValue(value: unknown, seen: Map<object, unknown>): unknown {
   if (typeof value === "symbol" || typeof value === "function") {
     // structuredClone gives the exact text the platform gives ("Symbol(x) could not be cloned.").
@@ -107,23 +121,101 @@ export const ERROR_CLASSES: Readonly<Record<string, new (message?: string) => Er
 };
 
 /**
- * The error the caller sees for `thrown`: a new error of the same built-in class with the same
- * message, or a `DOMException` with the same name and message. Anything that is not an error
- * (a thrown string, say) arrives as a clone of itself, as the platform delivers it. An
- * `ActorStoreError` arrives as an `ActorStoreError` with the same code and message.
+ * How an error left the object, as the platform marks it on the caller's copy: `remote` (thrown by
+ * the object's code) and/or `durableObjectReset` (the error reset the object: its constructor threw,
+ * `ctx.abort()`, a failed `blockConcurrencyWhile`, a failed write).
  */
-export function errorAcross(thrown: unknown): unknown {
-  if (thrown instanceof ActorStoreError) return new ActorStoreError(thrown.code, thrown.message);
-  if (thrown instanceof DOMException) return new DOMException(thrown.message, thrown.name);
+export interface CrossingFlags {
+  readonly remote?: boolean;
+  readonly durableObjectReset?: boolean;
+  /** The object set `retryable` on the error (a truthy value). */
+  readonly retryable?: boolean;
+  /** The object set `overloaded` on the error (a truthy value; wins over `retryable`). */
+  readonly overloaded?: boolean;
+}
+
+/**
+ * The flags the platform puts on an error a caller gets from an object (see {@link CrossingFlags}):
+ * `retryable` and `overloaded` are kept from the object's error when truthy (only `overloaded` when
+ * both are), as `true`.
+ */
+export function crossingFlags(thrown: unknown, how: { remote: boolean; reset: boolean }): CrossingFlags {
+  const flags: { -readonly [K in keyof CrossingFlags]: CrossingFlags[K] } = {};
+  if (how.remote) flags.remote = true;
+  if (how.reset) flags.durableObjectReset = true;
+  if (thrown instanceof Error || thrown instanceof DOMException) {
+    const marks = thrown as { retryable?: unknown; overloaded?: unknown };
+    if (marks.overloaded) flags.overloaded = true;
+    else if (marks.retryable) flags.retryable = true;
+  }
+  return flags;
+}
+
+/** Sets the crossing flags on the caller's copy of an error, as own enumerable properties. */
+export function markCrossing<T extends Error | DOMException>(copy: T, flags: CrossingFlags): T {
+  for (const key of ["remote", "retryable", "overloaded", "durableObjectReset"] as const) {
+    if (flags[key] === true)
+      Object.defineProperty(copy, key, { value: true, enumerable: true, writable: true, configurable: true });
+  }
+  return copy;
+}
+
+/** Whether an error named `name` keeps its class across the boundary (a built-in error class). */
+export function keepsClass(name: unknown): name is string {
+  return typeof name === "string" && (Object.hasOwn(ERROR_CLASSES, name) || name === "AggregateError");
+}
+
+/**
+ * A new error of the class named `name` (a built-in error class, else `Error`) with `message`. An
+ * `AggregateError` keeps its class and message, not its errors, as on the platform.
+ */
+export function errorOfClass(name: string, message: string): Error {
+  if (name === "AggregateError") return new AggregateError([], message);
+  const Class = Object.hasOwn(ERROR_CLASSES, name) ? (ERROR_CLASSES[name] as new (m: string) => Error) : Error;
+  return new Class(message);
+}
+
+/**
+ * The message the platform gives an error it rebuilds as a plain `Error`: for an error of a class it
+ * does not keep (a class of the user's own, say), `"Name: message"` as `String(error)` spells it; for
+ * something thrown that is not an error, the value as V8 describes it (`"plain"`, `"42"`,
+ * `"#<Object>"`, `"[object Array]"`).
+ */
+function plainMessage(thrown: unknown): string {
   if (thrown instanceof Error) {
-    const Class = ERROR_CLASSES[thrown.name] ?? Error;
-    const copy = new Class(thrown.message);
-    if (thrown.stack !== undefined) copy.stack = thrown.stack;
-    return copy;
+    const name = typeof thrown.name === "string" ? thrown.name : String(thrown.name);
+    const message = typeof thrown.message === "string" ? thrown.message : String(thrown.message);
+    if (name === "") return message;
+    if (message === "") return name;
+    return `${name}: ${message}`;
   }
-  try {
-    return cloneAcross(thrown);
-  } catch {
-    return new Error(String(thrown));
-  }
+  if (typeof thrown === "symbol") return thrown.toString();
+  if (typeof thrown === "function") return Function.prototype.toString.call(thrown);
+  if (typeof thrown !== "object" || thrown === null) return String(thrown);
+  const proto = Object.getPrototypeOf(thrown) as object | null;
+  if (proto === null || Array.isArray(thrown) || thrown instanceof Date) return Object.prototype.toString.call(thrown);
+  const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+  return `#<${typeof name === "string" && name !== "" ? name : "Object"}>`;
+}
+
+/**
+ * The error the caller sees for `thrown`, as the platform delivers it: a new error of the same
+ * built-in class with the same message (an error of another class is an `Error` whose message is
+ * `"Name: message"`), or a `DOMException` with the same name and message; anything thrown that is not
+ * an error is an `Error` whose message describes it (`throw "x"` arrives as `Error: x`). Its stack is
+ * the caller's; other properties stay behind, but for the platform's marks: `remote: true` when the
+ * object's code threw it, `durableObjectReset: true` when it reset the object (`reset`), and a
+ * truthy `retryable` or `overloaded` the object set, as `true`. An `ActorStoreError` arrives as an
+ * `ActorStoreError` with the same code and message.
+ */
+export function errorAcross(thrown: unknown, how: { reset?: boolean; fetch?: boolean } = {}): Error | DOMException {
+  const reset = how.reset === true;
+  // As on the platform, an error that reset the object is not marked remote, except on fetch().
+  const flags = crossingFlags(thrown, { remote: !reset || how.fetch === true, reset });
+  let copy: Error | DOMException;
+  if (thrown instanceof ActorStoreError) copy = new ActorStoreError(thrown.code, thrown.message);
+  else if (thrown instanceof DOMException) copy = new DOMException(thrown.message, thrown.name);
+  else if (thrown instanceof Error && keepsClass(thrown.name)) copy = errorOfClass(thrown.name, thrown.message);
+  else copy = new Error(plainMessage(thrown));
+  return markCrossing(copy, flags);
 }

@@ -10,7 +10,7 @@
  * fresh instance. An eviction is not a reset: a stub outlives it and wakes the object on its next call.
  */
 import { belongsTo, ObjectId, scopedIdFromName, scopedIdFromString, scopedUniqueId } from "../context/object-id";
-import { cloneAcross } from "./boundary";
+import { cloneAcross, cloneResult } from "./boundary";
 
 /** Names a stub keeps for itself (the platform's reserved names); they are never RPC methods. */
 export type ReservedStubName =
@@ -300,13 +300,13 @@ function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher):
   const methods = new Map<string, unknown>();
   const method = (name: string): unknown => {
     const call = (...args: unknown[]): Promise<unknown> =>
-      settle(async () => cloneAcross(await run({ kind: "call", method: name, args: cloneAcross(args) })));
+      settle(async () => cloneResult(await run({ kind: "call", method: name, args: cloneAcross(args) })));
     // `await stub.prop` reads a property (a getter on the class), as on the platform: the member is
     // a thenable on purpose.
     // biome-ignore lint/suspicious/noThenProperty: awaiting a stub property reads it, as on the platform
     Object.defineProperty(call, "then", {
       value: (resolve?: (v: unknown) => unknown, reject?: (e: unknown) => unknown) =>
-        settle(async () => cloneAcross(await run({ kind: "get", property: name }))).then(resolve, reject),
+        settle(async () => cloneResult(await run({ kind: "get", property: name }))).then(resolve, reject),
     });
     return call;
   };

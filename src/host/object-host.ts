@@ -226,6 +226,8 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   readonly #alarmIndex: AlarmIndex | undefined;
   readonly #wakes: AlarmWakes<Entry>;
   readonly #onFenced: RouterHooks["onFenced"];
+  /** The errors that reset an object (their callers' copies say `durableObjectReset`). */
+  readonly #resetErrors = new WeakSet<Error>();
   #closed = false;
   #starts = 0;
   #evictions = 0;
@@ -419,7 +421,14 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
 
   async #dispatch(namespace: string, id: ObjectId, binding: StubBinding, operation: StubOperation): Promise<unknown> {
     if (this.#closed) throw new ActorStoreError("ERR_CLOSED", "This object host was closed; create a new one.");
-    if (binding.token?.error) throw errorAcross(binding.token.error);
+    // An error that reset the object reaches its callers marked so, as on the platform; a stub bound to
+    // a reset instance fails before anything is delivered (so not `remote`, even for fetch).
+    const across = (e: unknown, delivered: boolean) =>
+      errorAcross(e, {
+        reset: e instanceof Error && this.#resetErrors.has(e),
+        fetch: delivered && operation.kind === "fetch",
+      });
+    if (binding.token?.error) throw across(binding.token.error, false);
     const entry = this.#entry(namespace, id);
     entry.inFlight++;
     if (entry.idleTimer !== undefined) {
@@ -428,13 +437,13 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     }
     try {
       const context = await this.#open(entry);
-      if (binding.token?.error) throw errorAcross(binding.token.error);
+      if (binding.token?.error) throw across(binding.token.error, false);
       binding.token = entry.token;
       let result: unknown;
       try {
         result = await context.deliver((instance) => applyOperation(instance, operation));
       } catch (e) {
-        throw errorAcross(e);
+        throw across(e, true);
       }
       // Woken for an indexed alarm that is no longer stored (deleted by a restore, or a commit
       // that failed after its index update): forget it, so it is not woken again.
@@ -508,6 +517,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
           clock: this.clock,
           storage: { ...this.#storage, persistence },
           onReset: (error) => {
+            this.#resetErrors.add(error);
             entry.token.error = error;
             entry.token = { error: null };
             if (this.#onFenced !== undefined && isFencedError(error)) this.#dropFenced(entry);

@@ -33,6 +33,16 @@ class Counter extends DurableObject<Env> {
   boom(): never {
     throw new RangeError("bad thing");
   }
+  /** Throws an error of a class of its own, marked retryable. */
+  custom(): never {
+    class Custom extends Error {}
+    const e = Object.assign(new Custom("mine"), { retryable: true });
+    e.name = "Custom";
+    throw e;
+  }
+  abortMe(): void {
+    this.ctx.abort("reset on purpose");
+  }
   /** Counts its runs in storage, then throws (and fetch() does the same, as "fetches"). */
   async countAndThrow(): Promise<never> {
     await this.ctx.storage.put("runs", ((await this.ctx.storage.get<number>("runs")) ?? 0) + 1);
@@ -143,9 +153,19 @@ describe("cluster of hosts on loopback", () => {
     // Pick a name owned by b and call it through a.
     const remote = names.find((n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b") as string;
     const stub = a.env.COUNTER.getByName(remote);
-    await expect(stub.boom()).rejects.toThrowError(new RangeError("bad thing"));
+    // The platform's marks survive forwarding: remote (the object threw it), retryable, and
+    // durableObjectReset (the error reset the object).
+    await expect(stub.boom()).rejects.toThrowError(Object.assign(new RangeError("bad thing"), { remote: true }));
+    const custom = await stub.custom().catch((e: unknown) => e);
+    expect(custom).toBeInstanceOf(Error);
+    expect(custom).toMatchObject({ message: "Custom: mine", remote: true, retryable: true });
+    const reset = (await stub.abortMe().catch((e: unknown) => e)) as Error & Record<string, unknown>;
+    expect(reset).toBeInstanceOf(Error);
+    expect(reset.message).toBe("reset on purpose");
+    expect(reset.durableObjectReset).toBe(true);
+    expect(reset.remote).toBeUndefined();
     await expect((stub as unknown as { nope(): Promise<unknown> }).nope()).rejects.toThrowError(
-      new TypeError('The RPC receiver does not implement the method "nope".'),
+      Object.assign(new TypeError('The RPC receiver does not implement the method "nope".'), { remote: true }),
     );
     const value = { d: new Date(7), m: new Map([[1, "x"]]), big: 5n };
     expect(await stub.echo(value)).toEqual(value);
@@ -163,8 +183,10 @@ describe("cluster of hosts on loopback", () => {
       (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b",
     ) as string;
     const stub = a.env.COUNTER.getByName(name);
-    await expect(stub.countAndThrow()).rejects.toThrowError(new RangeError("counted"));
-    await expect(stub.fetch("http://room/count-and-throw")).rejects.toThrowError(new TypeError("counted"));
+    await expect(stub.countAndThrow()).rejects.toThrowError(Object.assign(new RangeError("counted"), { remote: true }));
+    await expect(stub.fetch("http://room/count-and-throw")).rejects.toThrowError(
+      Object.assign(new TypeError("counted"), { remote: true }),
+    );
     expect(await stub.runs()).toEqual({ runs: 1, fetches: 1 });
   });
 

@@ -96,9 +96,11 @@ describe("resets and stubs", () => {
     const s = env.COUNTER.get(id);
     const unused = env.COUNTER.get(id);
     expect(await s.increment(2)).toBe(2);
-    await expect(s.abortMe("custom reason")).rejects.toThrowError(new Error("custom reason"));
-    await expect(s.increment(1)).rejects.toThrowError(new Error("custom reason"));
-    await expect(s.fetch("http://x/")).rejects.toThrowError(new Error("custom reason"));
+    // As on the platform, the callers' errors say that the object was reset (and not `remote`).
+    const reset = Object.assign(new Error("custom reason"), { durableObjectReset: true });
+    await expect(s.abortMe("custom reason")).rejects.toThrowError(reset);
+    await expect(s.increment(1)).rejects.toThrowError(reset);
+    await expect(s.fetch("http://x/")).rejects.toThrowError(reset);
     // A stub made before the reset but never used binds to the fresh instance.
     expect(await unused.increment(1)).toBe(3);
     expect(await env.COUNTER.get(id).increment(1)).toBe(4);
@@ -110,9 +112,10 @@ describe("resets and stubs", () => {
     const b = env.COUNTER.getByName("b");
     expect(await a.increment(1)).toBe(1);
     const [slow, aborting] = await Promise.allSettled([a.slow("x"), b.abortMe("went away")]);
-    expect(slow).toEqual({ status: "rejected", reason: new Error("went away") });
-    expect(aborting).toEqual({ status: "rejected", reason: new Error("went away") });
-    await expect(a.increment(1)).rejects.toThrowError(new Error("went away"));
+    const reset = Object.assign(new Error("went away"), { durableObjectReset: true });
+    expect(slow).toEqual({ status: "rejected", reason: reset });
+    expect(aborting).toEqual({ status: "rejected", reason: reset });
+    await expect(a.increment(1)).rejects.toThrowError(reset);
     const fresh = env.COUNTER.getByName("b");
     // The slow call's write was never confirmed to anyone, and the object continues from confirmed state.
     expect(await fresh.increment(1)).toBe(2);

@@ -224,11 +224,18 @@ describe("stubs: RPC across the boundary", () => {
   test("errors are rethrown with their class and message, not shared; a missing method is the platform's TypeError", async () => {
     const { env } = makeHost();
     const stub = env.COUNTER.getByName("a");
-    const boom = (await rejection(stub.boom())) as RangeError & { extra?: number };
+    const boom = (await rejection(stub.boom())) as RangeError & { extra?: number; remote?: boolean };
     expect(boom).toBeInstanceOf(RangeError);
     expect(boom.message).toBe("bad thing");
     expect(boom.extra).toBeUndefined();
-    expect(await rejection(stub.throwString())).toBe("plain");
+    // The platform's mark: the object's code threw it (and nothing else is the error's own).
+    expect(Object.keys(boom)).toEqual(["remote"]);
+    expect(boom.remote).toBe(true);
+    // Something thrown that is not an error arrives as an Error describing it, as on the platform.
+    const plain = (await rejection(stub.throwString())) as Error & { remote?: boolean };
+    expect(plain).toBeInstanceOf(Error);
+    expect(plain.message).toBe("plain");
+    expect(plain.remote).toBe(true);
     const untyped = stub as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
     // "field" is an instance field, "secretHits2" nothing; neither is a method on the class.
     for (const name of ["nope", "field", "secretHits2", "__proto__x"]) {

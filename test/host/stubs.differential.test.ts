@@ -1,7 +1,8 @@
 /**
  * The namespace and stub rules against real workerd (Miniflare 4): the same scenario runs in a
  * Worker against `env.C`/`env.O` and in Node against an ObjectHost, and each step's outcome (value,
- * or error class, name and message) must match.
+ * or error class, name, message and the platform's marks `remote`, `durableObjectReset`, `retryable`,
+ * `overloaded`) must match.
  */
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -22,7 +23,18 @@ async function scenario(env: Record<string, any>): Promise<Record<string, unknow
       out[name] = { ok: true, v: typeof v === "object" && v !== null ? JSON.stringify(v) : String(v) };
       // biome-ignore lint/suspicious/noExplicitAny: anything may be thrown
     } catch (e: any) {
-      out[name] = { ok: false, ctor: e?.constructor?.name, name: e?.name, message: e?.message };
+      out[name] = {
+        ok: false,
+        ctor: e?.constructor?.name,
+        name: e?.name,
+        message: e?.message,
+        remote: e?.remote,
+        reset: e?.durableObjectReset,
+        retryable: e?.retryable,
+        overloaded: e?.overloaded,
+        // Only the marks are the error's own enumerable properties (e.extra stays behind).
+        keys: e instanceof Error && !(e instanceof DOMException) ? Object.keys(e).sort() : undefined,
+      };
     }
   };
   const id = env.C.idFromName("a");
@@ -42,6 +54,34 @@ async function scenario(env: Record<string, any>): Promise<Record<string, unknow
   await t("missing", () => s.nope(1));
   await t("field", () => s.field());
   await t("boom", () => s.boom());
+  // What the object throws arrives rebuilt, as the platform rebuilds it.
+  for (const kind of [
+    "string",
+    "number",
+    "object",
+    "array",
+    "instance",
+    "null",
+    "customName",
+    "emptyName",
+    "customNameNoMessage",
+    "subclass",
+    "aggregate",
+    "evalError",
+    "retryable",
+    "overloaded",
+    "retryableAndOverloaded",
+    "retryableFalse",
+    "resetMark",
+    "domException",
+  ]) {
+    await t(`throw-${kind}`, () => s.throwKind(kind));
+  }
+  await t("fetchThrows", () => s.fetch("http://x/throw"));
+  // A constructor that throws resets the object: the caller sees durableObjectReset (and remote,
+  // for fetch).
+  await t("ctorThrows", () => env.C.getByName("ctor-throws").increment(1));
+  await t("ctorThrowsFetch", () => env.C.getByName("ctor-throws").fetch("http://x/"));
   await t("symbolArg", () => s.echo(Symbol("x")));
   await t("classArg", () => {
     class K {
@@ -61,6 +101,7 @@ async function scenario(env: Record<string, any>): Promise<Record<string, unknow
   await t("fetch", async () => (await s.fetch("http://x/p")).text());
   await t("abort", () => s.abortMe("custom reason"));
   await t("sameStubAfter", () => s.increment(1));
+  await t("sameStubFetchAfter", async () => (await s.fetch("http://x/p")).text());
   await t("unusedStubAfter", () => unused.increment(1));
   await t("newStubAfter", () => env.C.get(id).increment(1));
   await t("byName", () => env.C.getByName("bn").whoAmI());
@@ -111,6 +152,36 @@ async function scenario(env: Record<string, any>): Promise<Record<string, unknow
 }
 
 const CLASS_SOURCE = `
+  constructor(ctx, env) {
+    super(ctx, env);
+    if (ctx.id.name === "ctor-throws") throw new RangeError("constructor failed");
+  }
+  throwKind(kind) {
+    class K {}
+    class Sub extends Error {}
+    const named = (name, message) => { const e = new Error(message); e.name = name; return e; };
+    const marked = (marks) => Object.assign(new TypeError("marked"), marks);
+    switch (kind) {
+      case "string": throw "plain";
+      case "number": throw 42;
+      case "object": throw { a: 1 };
+      case "array": throw [1, 2];
+      case "instance": throw new K();
+      case "null": throw null;
+      case "customName": throw named("MyError", "mine");
+      case "emptyName": throw named("", "nameless");
+      case "customNameNoMessage": throw named("MyError", "");
+      case "subclass": throw new Sub("sub");
+      case "aggregate": throw new AggregateError([new Error("x")], "several");
+      case "evalError": throw new EvalError("ev");
+      case "retryable": throw marked({ retryable: "yes" });
+      case "overloaded": throw marked({ overloaded: 1 });
+      case "retryableAndOverloaded": throw marked({ retryable: true, overloaded: true });
+      case "retryableFalse": throw marked({ retryable: false, remote: false });
+      case "resetMark": throw marked({ durableObjectReset: true });
+      case "domException": throw new DOMException("dom", "AbortError");
+    }
+  }
   async increment(n) { const v = ((await this.ctx.storage.get("n")) ?? 0) + n; await this.ctx.storage.put("n", v); return v; }
   boom() { const e = new RangeError("bad thing"); e.extra = 5; throw e; }
   symbol() { return Symbol("q"); }
@@ -122,14 +193,17 @@ const CLASS_SOURCE = `
   whoAmI() { return { name: this.ctx.id.name ?? null }; }
   async alarm() { return "alarm ran"; }
   webSocketMessage() { return "webSocketMessage ran"; }
-  async fetch(request) { return new Response("fetched " + new URL(request.url).pathname); }
+  async fetch(request) {
+    if (new URL(request.url).pathname === "/throw") throw new SyntaxError("fetch failed");
+    return new Response("fetched " + new URL(request.url).pathname);
+  }
 `;
 
 // The same class for Node (the Worker gets CLASS_SOURCE inside `class ... extends DurableObject`).
 const NodeClass = new Function("base", `return class Scenario extends base { ${CLASS_SOURCE} }`)(
   class {
     ctx: unknown;
-    constructor(ctx: unknown) {
+    constructor(ctx: unknown, _env?: unknown) {
       this.ctx = ctx;
     }
   },
