@@ -178,6 +178,8 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   #epoch: number | undefined;
   /** Terminal: another connection claimed a newer epoch. */
   #fenced: Error | null = null;
+  /** Why the connection was closed under the adapter (until the next one opens), for ERR_CLOSED. */
+  #dropped: string | null = null;
 
   /** @internal Use {@link openIndexedDbPersistence}. */
   constructor(name: string, factory: IndexedDbFactoryLike, range: IndexedDbKeyRangeLike) {
@@ -284,7 +286,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       // A damaged tail with nothing valid after it: cut it off durably, as the file adapter does.
       // Fenced like every write: a newer holder may have cut it already and written there since.
       const doomed = keys.slice(bad.at);
-      await this.#write([RECORDS], (cut) =>
+      await this.#write("load", [RECORDS], (cut) =>
         cut.objectStore(RECORDS).delete(this.#range.bound(doomed[0] as IDBValidKey, doomed.at(-1) as IDBValidKey)),
       );
     }
@@ -336,7 +338,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       return;
     }
     try {
-      await this.#write([RECORDS], (txn) => {
+      await this.#write("append", [RECORDS], (txn) => {
         const store = txn.objectStore(RECORDS);
         for (const p of batch) for (let i = 0; i < p.frames.length; i++) store.put(p.frames[i], p.firstSeq + i);
       });
@@ -377,7 +379,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       // of a commit whose log write failed (a load would bring that refused commit back).
       if (this.#failure !== null) throw this.#fenced ?? this.#failedError();
       checkSnapshotSeq(info.seq, this.#durableSeq);
-      await this.#write([SNAPSHOTS, IMAGES], (txn) => {
+      await this.#write("writeSnapshot", [SNAPSHOTS, IMAGES], (txn) => {
         txn.objectStore(IMAGES).put(copy, stored.seq);
         txn.objectStore(SNAPSHOTS).put(stored, stored.seq);
       });
@@ -434,7 +436,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     return this.#enqueue(async () => {
       const plan = planPrune(this.#snapshots, keepFromSeq);
       if (plan.deleteSnapshots.length === 0 && plan.dropRecordsThrough < this.#firstSeq) return;
-      await this.#write([RECORDS, SNAPSHOTS, IMAGES], (txn) => {
+      await this.#write("prune", [RECORDS, SNAPSHOTS, IMAGES], (txn) => {
         for (const seq of plan.deleteSnapshots) {
           txn.objectStore(SNAPSHOTS).delete(seq);
           txn.objectStore(IMAGES).delete(seq);
@@ -475,7 +477,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     return this.#enqueue(async () => {
       let written = false;
       // The version is read and written in the same transaction: the compare-and-swap.
-      await this.#write([META], (txn) => {
+      await this.#write("writeMetaIf", [META], (txn) => {
         const store = txn.objectStore(META);
         const current = store.get(VERSION_KEY) as IDBRequest<number | undefined>;
         current.onsuccess = () => {
@@ -495,6 +497,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     await this.#chain.catch(() => undefined);
     this.#db?.close();
     this.#db = null;
+    this.#dropped = null;
   }
 
   /**
@@ -530,10 +533,10 @@ export class IndexedDbPersistence implements PersistenceAdapter {
    * (fencing this adapter for good) when it is newer than ours, so nothing is written after a newer
    * claim.
    */
-  async #write(stores: string[], fill: (txn: IDBTransaction) => void): Promise<void> {
+  async #write(method: string, stores: string[], fill: (txn: IDBTransaction) => void): Promise<void> {
     if (this.#fenced !== null) throw this.#fenced;
     const scope = stores.includes(META) ? stores : [...stores, META];
-    const txn = this.#connection("write").transaction(scope, "readwrite", { durability: "strict" });
+    const txn = this.#connection(method).transaction(scope, "readwrite", { durability: "strict" });
     const done = completion(txn);
     const claimed = txn.objectStore(META).get(EPOCH_KEY) as IDBRequest<number | undefined>;
     claimed.onsuccess = () => {
@@ -568,12 +571,18 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   }
 
   #connection(method: string): IDBDatabase {
-    if (this.#db === null)
-      throw new ActorStoreError(
-        "ERR_CLOSED",
-        `Cannot call ${method}() before load(): load (or reload) the persistence first.`,
-      );
+    if (this.#db === null) throw this.#closedError(method);
     return this.#db;
+  }
+
+  /** Why `method` cannot run: not loaded yet, or the connection was closed under the adapter. */
+  #closedError(method: string): ActorStoreError {
+    return new ActorStoreError(
+      "ERR_CLOSED",
+      this.#dropped === null
+        ? `Cannot call ${method}() before load(): load (or reload) the persistence first.`
+        : `Cannot call ${method}(): IndexedDB database "${this.#name}" was closed under this adapter, because ${this.#dropped}. Load (or reload) the persistence to open it again${this.#dropped.startsWith("another") ? " (a deleted database opens empty)" : ""}.`,
+    );
   }
 
   async #database(): Promise<IDBDatabase> {
@@ -605,29 +614,27 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       );
     }
     this.#db = db;
-    const drop = () => {
+    this.#dropped = null;
+    const drop = (why: string) => {
       if (this.#db !== db) return;
       this.#db = null;
       this.#open = false;
+      this.#dropped = why;
     };
     // Another tab deleting or upgrading the database: let it, and reopen on the next load().
     db.onversionchange = () => {
       db.close();
-      drop();
+      drop("another connection deleted or upgraded it (another tab, or other code of the origin)");
     };
     // The browser closed the connection itself (site data cleared, a backing-store error): its
     // transactions abort, and the next load() opens a new one instead of failing on the closed one.
-    db.onclose = drop;
+    db.onclose = () => drop("the browser closed the connection (site data cleared, or a storage error)");
     return db;
   }
 
   #checkOpen(method: string): void {
     if (this.#fenced !== null) throw this.#fenced;
-    if (!this.#open || this.#db === null)
-      throw new ActorStoreError(
-        "ERR_CLOSED",
-        `Cannot call ${method}() before load(): load (or reload) the persistence first.`,
-      );
+    if (!this.#open || this.#db === null) throw this.#closedError(method);
   }
 
   #failedError(): ActorStoreError {

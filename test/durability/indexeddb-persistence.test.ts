@@ -331,7 +331,16 @@ describe("IndexedDbPersistence", () => {
       del.onsuccess = resolve;
       del.onerror = () => reject(del.error);
     });
-    await expect(adapter.append([kvRecord(2)])).rejects.toMatchObject({ code: "ERR_CLOSED" });
+    // The message says what happened: the adapter had been loaded, so "before load()" was wrong.
+    await expect(adapter.append([kvRecord(2)])).rejects.toMatchObject({
+      code: "ERR_CLOSED",
+      message: `Cannot call append(): IndexedDB database "${name}" was closed under this adapter, because another connection deleted or upgraded it (another tab, or other code of the origin). Load (or reload) the persistence to open it again (a deleted database opens empty).`,
+    });
+    await expect(adapter.stats()).rejects.toMatchObject({
+      message: expect.stringMatching(
+        /^Cannot call stats\(\): .* was closed under this adapter, because another connection deleted/,
+      ),
+    });
     const loaded = await adapter.load();
     expect(loaded.lastSeq).toBe(0);
     await adapter.append([kvRecord(1)]);
@@ -350,7 +359,9 @@ describe("IndexedDbPersistence", () => {
     forceCloseDatabase(connection as unknown as Parameters<typeof forceCloseDatabase>[0]);
     await expect(adapter.append([kvRecord(2)])).rejects.toMatchObject({
       code: "ERR_CLOSED",
-      message: expect.stringMatching(/load \(or reload\) the persistence/),
+      message: expect.stringMatching(
+        /^Cannot call append\(\): .* was closed under this adapter, because the browser closed the connection \(site data cleared, or a storage error\)\. Load \(or reload\) the persistence to open it again\.$/,
+      ),
     });
     const loaded = await loadWithRecords(adapter);
     expect(loaded.records.map((r) => r.seq)).toEqual([1]);
