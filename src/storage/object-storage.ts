@@ -367,6 +367,7 @@ export class ObjectStorage {
   getCurrentBookmark(): Promise<string> {
     return attempt(() => {
       this.#requireSqlite("getCurrentBookmark()");
+      this.#core.assertUsable();
       return this.#pitr.currentBookmark();
     });
   }
@@ -377,6 +378,7 @@ export class ObjectStorage {
       // The platform's binding converts the argument before the call (its TypeErrors come first).
       const ms = toPlatformDate(timestamp, "getBookmarkForTime");
       this.#requireSqlite("getBookmarkForTime()");
+      this.#core.assertUsable();
       return this.#pitr.bookmarkForTime(ms);
     });
   }
@@ -396,6 +398,9 @@ export class ObjectStorage {
       if (!given) throw argumentTypeError("onNextSessionRestoreBookmark", "DurableObjectStorage", 1, "string");
       const text = `${bookmark as unknown as string}`;
       this.#requireSqlite("onNextSessionRestoreBookmark()");
+      // A closed or reset storage no longer speaks for the object: its request must not reach the
+      // persistence, where the next session would apply it.
+      this.#core.assertUsable();
       return this.#pitr.requestRestore(text);
     });
   }

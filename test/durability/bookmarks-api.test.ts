@@ -743,3 +743,36 @@ describe('backend "kv"', () => {
     await storage.close();
   });
 });
+
+describe("a storage that was closed or aborted", () => {
+  test("the three calls reject as get() does (ERR_CLOSED, or the abort's error), and a restore asked of it never applies", async () => {
+    const clock = new FakeClock();
+    const persistence = createMemoryPersistence();
+    const storage = await ObjectStorage.open({ clock, persistence });
+    await storage.put("v", 1);
+    const bookmark = await storage.getCurrentBookmark();
+    await clock.advance(1000);
+    await storage.put("v", 2);
+    await storage.close();
+    for (const call of [
+      () => storage.getCurrentBookmark(),
+      () => storage.getBookmarkForTime(clock.now()),
+      () => storage.onNextSessionRestoreBookmark(bookmark),
+    ]) {
+      const error = await rejection(call());
+      expect(error, String(call)).toBeInstanceOf(ActorStoreError);
+      expect((error as ActorStoreError).code, String(call)).toBe("ERR_CLOSED");
+    }
+    // The refused request left nothing behind: the next session opens on the last state.
+    const next = await ObjectStorage.open({ clock, persistence });
+    expect(await next.get("v")).toBe(2);
+
+    const reason = new Error("aborted by the test");
+    next.abort(reason);
+    await expect(next.getCurrentBookmark()).rejects.toBe(await rejection(next.get("v")));
+    await expect(next.onNextSessionRestoreBookmark(bookmark)).rejects.toBeInstanceOf(Error);
+    const third = await ObjectStorage.open({ clock, persistence });
+    expect(await third.get("v")).toBe(2);
+    await third.close();
+  });
+});
