@@ -169,6 +169,32 @@ describe("sql differential", () => {
     );
   });
 
+  it("user tables, views, indexes and CTEs may be named pragma_… with a column list, as on the platform", async () => {
+    await expectSameAsWorkerd(
+      [
+        { op: "put", key: "k", value: 1 },
+        { op: "sql", query: "CREATE TABLE pragma_stats(a, b)" },
+        { op: "sql", query: "CREATE TABLE IF NOT EXISTS main.pragma_more(a)" },
+        { op: "sql", query: "INSERT INTO pragma_stats(a, b) VALUES (1, 2)" },
+        { op: "sql", query: "INSERT OR REPLACE INTO main.pragma_stats(a) VALUES (3)" },
+        { op: "sql", query: "CREATE INDEX pragma_ix ON pragma_stats(a)" },
+        { op: "sql", query: "CREATE TABLE child (p REFERENCES pragma_stats(a))" },
+        { op: "sql", query: "CREATE VIEW pragma_v(x) AS SELECT a FROM pragma_stats" },
+        { op: "sql", query: "SELECT * FROM pragma_v ORDER BY x" },
+        { op: "sql", query: "WITH pragma_table_info(a) AS (SELECT 1) SELECT * FROM pragma_table_info" },
+        { op: "sql", query: "WITH x AS (SELECT 1), pragma_q(a) AS MATERIALIZED (SELECT 2) SELECT * FROM pragma_q" },
+        { op: "sql", query: "CREATE TABLE pragma_index_list(a)" },
+        { op: "sql", query: "DROP TABLE pragma_index_list" },
+        // Real pragma_* calls next to them are judged as before.
+        { op: "sql", query: "SELECT * FROM pragma_index_list('_cf_KV')" },
+        { op: "sql", query: "SELECT * FROM main.pragma_table_info('_cf_KV')" },
+        { op: "sql", query: "INSERT INTO pragma_stats SELECT cid, name FROM pragma_table_info('_cf_KV')" },
+        { op: "sql", query: "SELECT * FROM pragma_stats ORDER BY a" },
+      ],
+      true,
+    );
+  });
+
   it("load_extension exists as on the platform: allowed, fails when called, unsafe in a view or trigger", async () => {
     await expectSameAsWorkerd(
       [

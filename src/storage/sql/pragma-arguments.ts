@@ -21,7 +21,7 @@ import { decodeUtf8 } from "../../util/utf8";
 import { isPragmaAllowed, PRAGMA_FUNCTIONS } from "./allowed-pragmas";
 import { PRAGMA_ARGUMENT_REFUSED, SQLITE_AUTH, SQLITE_ERROR, sqliteError } from "./sql-errors";
 import type { ProgramOp } from "./sql-program";
-import { byteOffset, type SqlToken, tokenize } from "./sql-tokenizer";
+import { byteOffset, isKeyword, type SqlToken, tokenize } from "./sql-tokenizer";
 
 /** The run-time check's function name (internal: `_cf_` names are out of user SQL's reach). */
 export const PRAGMA_ARGUMENT_GUARD = "_cf_pragma_argument";
@@ -51,12 +51,46 @@ interface PragmaCall {
   readonly args: ReadonlyArray<{ readonly first: number; readonly last: number }>;
 }
 
+/** Keywords after which `name(` names an object and its columns, not a call. */
+const NAME_BEFORE = new Set(["TABLE", "VIEW", "INDEX", "TRIGGER", "INTO", "ON", "REFERENCES", "EXISTS", "USING"]);
+
+/**
+ * Whether `name(` at `k` names an object with a column list: a table, view or index being created
+ * (`CREATE TABLE pragma_stats(a)`, also `main.pragma_stats(a)`), an INSERT's target, a foreign
+ * key's parent, or a common table expression (`WITH pragma_x(a) AS (…)`). The platform lets user
+ * objects have such names; the compiled program's check (see {@link checkPragmaFilters}) still
+ * sees any `pragma_*` table it really opens.
+ */
+function isNamePosition(tokens: readonly SqlToken[], k: number): boolean {
+  const before = tokens[k - 1]?.text === "." ? tokens[k - 3] : tokens[k - 1];
+  if (isKeywordIn(before, NAME_BEFORE)) return true;
+  let depth = 0;
+  let close = tokens.length;
+  for (let j = k + 1; j < tokens.length; j++) {
+    if (tokens[j]?.text === "(") depth++;
+    else if (tokens[j]?.text === ")" && --depth === 0) {
+      close = j;
+      break;
+    }
+  }
+  const next = tokens[close + 2];
+  return (
+    isKeyword(tokens[close + 1], "AS") &&
+    (next?.text === "(" || isKeyword(next, "NOT") || isKeyword(next, "MATERIALIZED"))
+  );
+}
+
+function isKeywordIn(token: SqlToken | undefined, words: ReadonlySet<string>): boolean {
+  return token !== undefined && token.kind === "identifier" && !token.quoted && words.has(token.text.toUpperCase());
+}
+
 /** The `pragma_*` calls of a statement's tokens (any case of the name, as SQLite resolves it). */
 function pragmaCalls(tokens: readonly SqlToken[]): PragmaCall[] {
   const calls: PragmaCall[] = [];
   for (let k = 0; k + 1 < tokens.length; k++) {
     const t = tokens[k] as SqlToken;
     if (t.kind !== "identifier" || tokens[k + 1]?.text !== "(" || !/^pragma_/i.test(t.value)) continue;
+    if (isNamePosition(tokens, k)) continue;
     const args: { first: number; last: number }[] = [];
     let depth = 0;
     let first = k + 2;
