@@ -14,7 +14,7 @@ import { isFencedError, type PersistenceAdapter } from "../durability/persistenc
 import { ActorStoreError, toError } from "../errors";
 import { attachHost, coreOf, ObjectStorage, type ObjectStorageOptions } from "../storage/object-storage";
 import type { StorageHost } from "../storage/storage-host";
-import { type Clock, scheduleMacrotask, systemClock } from "../util/clock";
+import { type Clock, nextTurn, scheduleMacrotask, systemClock } from "../util/clock";
 import { checkContextOptions } from "./context-options";
 import { InputGate } from "./input-gate";
 import { ObjectId } from "./object-id";
@@ -347,7 +347,9 @@ export class ObjectContext<Env = unknown, I extends object = object> {
         const depth = this.#sections.next();
         const refused = this.#sections.refuse(depth);
         if (refused) return Promise.reject(refused);
-        return this.#inputGate.runCritical(() => this.#sections.run(depth, fn));
+        // Its closure starts as blockConcurrencyWhile's callback does: after the caller's pending
+        // microtasks, as on the platform (where transaction() runs in blockConcurrencyWhile).
+        return this.#inputGate.runCritical(() => this.#sections.run(depth, fn, nextTurn()));
       },
       onBroken: (error) => {
         this.#storageFailures.add(error);
@@ -430,9 +432,15 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       // As on the platform, the open implicit batch commits before the callback runs, so what the
       // callback does at the connection level (PRAGMA foreign_keys = OFF around a migration) is not
       // swallowed by a transaction that was already open.
-      if (!session.broken) coreOf(session.storage).commitNow();
+      const callback = (): Promise<T> => {
+        if (!session.broken) coreOf(session.storage).commitNow();
+        return fn();
+      };
       try {
-        return await Promise.race([this.#sections.run(depth, fn, true), timeout]);
+        // The platform starts the callback once it holds the section's lock, on a later turn of
+        // its event loop: the caller's pending microtasks (its code after the call, up to its next
+        // real I/O) run first. Starting after a macrotask puts them first here too.
+        return await Promise.race([this.#sections.run(depth, callback, nextTurn()), timeout]);
       } catch (e) {
         this.#reset(session, toError(e));
         throw e;

@@ -48,11 +48,11 @@ export class SectionDepth {
    * Runs the callback of a section of `depth` once the sibling sections started before it have
    * settled, tracking it until its promise settles.
    */
-  run<T>(depth: number, callback: () => Promise<T>, deferred = false): Promise<T> {
+  run<T>(depth: number, callback: () => Promise<T>, startAfter?: Promise<void>): Promise<T> {
     // Taken at the call, so siblings keep the order they were called in even when one of them
-    // starts its callback on a later turn (`deferred`: blockConcurrencyWhile's callback never
-    // runs inside the call).
-    const previous = this.#tails.get(depth) ?? (deferred ? Promise.resolve() : undefined);
+    // starts its callback on a later turn (`startAfter`: blockConcurrencyWhile's callback never
+    // runs inside the call, but once the caller's pending microtasks have run).
+    const previous = this.#tails.get(depth) ?? startAfter;
     const result =
       previous === undefined ? this.#start(depth, callback) : previous.then(() => this.#start(depth, callback));
     const tail = result.then(

@@ -62,6 +62,37 @@ class ContextCalls {
           number: await outcome(() => ctx.waitUntil(5)),
           rejected: await outcome(() => ctx.waitUntil(Promise.reject(new Error("ignored")))),
         });
+      // When a critical section's callback starts, relative to the caller's own microtasks.
+      case "/section-start": {
+        const log = [];
+        const ticks = async (n) => {
+          for (let i = 0; i < n; i++) {
+            await null;
+            log.push("tick " + i);
+          }
+        };
+        const block = ctx.blockConcurrencyWhile(async () => {
+          log.push("callback");
+        });
+        await ticks(20);
+        await block;
+        const txn = ctx.storage.transaction(async () => {
+          log.push("closure");
+        });
+        await ticks(20);
+        await txn;
+        // A section started from inside another one and not awaited there.
+        await ctx.blockConcurrencyWhile(async () => {
+          log.push("outer");
+          ctx.blockConcurrencyWhile(async () => {
+            log.push("inner");
+          });
+          log.push("outer returns");
+        });
+        log.push("caller resumed");
+        await ctx.blockConcurrencyWhile(async () => {});
+        return Response.json(log);
+      }
       case "/abort-symbol":
         return Response.json(await outcome(() => ctx.abort(Symbol("reason"))));
       case "/abort-null":
@@ -109,6 +140,17 @@ const ok = (body: unknown): Outcome => ({ ok: true, status: 200, body });
 const failed = (error: string): Outcome => ({ ok: false, name: "Error", error });
 const NOT_A_FUNCTION =
   "TypeError: Failed to execute 'blockConcurrencyWhile' on 'DurableObjectState': parameter 1 is not of type 'function'.";
+
+describe("context calls differential: when critical sections start", () => {
+  it("blockConcurrencyWhile and transaction() start their callback after the caller's pending microtasks", async () => {
+    const seen = await observe(async (side) => [await side.request("/section-start")]);
+    const ticks = Array.from({ length: 20 }, (_, i) => `tick ${i}`);
+    expect(seen.workerd).toEqual([
+      ok([...ticks, "callback", ...ticks, "closure", "outer", "outer returns", "caller resumed", "inner"]),
+    ]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+});
 
 describe("context calls differential: argument conversion on ctx", () => {
   it("blockConcurrencyWhile: a callback that is not a function is a rejected TypeError; the object is not reset", async () => {
