@@ -496,6 +496,8 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
 
   async #start(entry: Entry): Promise<void> {
     entry.leaveWhenIdle = null;
+    // A sleeping object's alarm: planned again if the object does not start.
+    const wakeAtMs = entry.wakeTimer !== undefined ? entry.wakeAtMs : null;
     if (entry.wakeTimer !== undefined) {
       this.clock.clearTimer(entry.wakeTimer);
       entry.wakeTimer = undefined;
@@ -534,6 +536,11 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       this.#starts++;
     } catch (e) {
       this.#failedStarts++;
+      // Started by a call while it slept: its alarm must still wake it (a start for the alarm itself
+      // is planned again by the wake-up, later).
+      if (wakeAtMs !== null && !this.#closed && entry.wakeTimer === undefined && entry.context === null) {
+        this.#wakes.planWake(entry, wakeAtMs);
+      }
       throw e;
     }
   }

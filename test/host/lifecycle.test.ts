@@ -301,6 +301,40 @@ describe("persistence per object", () => {
     expect(await host.env.COUNTER.getByName("a").increment(1)).toBe(1);
   });
 
+  test("a sleeping object's alarm still fires after a call failed to start it (its persistence did not open)", async () => {
+    let fail = false;
+    const memory = memoryPerObject();
+    const clock = new FakeClock();
+    const host = new ObjectHost({
+      namespaces: { COUNTER: Counter },
+      clock,
+      idleTimeoutMs: 1_000,
+      persistence: (id, ns) => {
+        if (fail) throw new Error("disk on fire");
+        return memory(id, ns);
+      },
+    });
+    open.push(host);
+    const stub = host.env.COUNTER.getByName("a");
+    const start = clock.now();
+    await stub.alarmAt(start + 60_000);
+    await clock.advance(1_000);
+    await host.settled();
+    expect(host.stats()).toMatchObject({ live: 0, sleeping: 1 });
+    // A call meanwhile cannot start the object: it fails, and the alarm must still be planned.
+    fail = true;
+    await expect(stub.increment(1)).rejects.toThrowError(new Error("disk on fire"));
+    fail = false;
+    expect(host.stats()).toMatchObject({ live: 0, sleeping: 1 });
+    expect(host.objects()).toEqual([
+      expect.objectContaining({ name: "a", state: "sleeping", alarmAtMs: start + 60_000 }),
+    ]);
+    await clock.advance(59_000);
+    await host.settled();
+    expect(host.stats()).toMatchObject({ alarmWakes: 1 });
+    expect(await stub.alarms()).toBe(1);
+  });
+
   test("directoryPerObject: one directory per object; data survives evictions and a new host", async () => {
     const root = await mkdtemp(join(tmpdir(), "actorstore-host-"));
     try {
