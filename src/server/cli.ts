@@ -149,7 +149,14 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(`actorstore-api: ${e instanceof Error ? e.message : String(e)}\n`);
+    const code = (e as { code?: unknown }).code;
+    const message =
+      code === "EADDRINUSE"
+        ? `${(e as Error).message}: another process (perhaps an earlier actorstore-api) listens there; stop it, or choose another --port (0 picks a free one).`
+        : e instanceof Error
+          ? e.message
+          : String(e);
+    process.stderr.write(`actorstore-api: ${message}\n`);
     process.exitCode = 1;
   },
 );

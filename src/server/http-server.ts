@@ -187,13 +187,20 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     }
     socket.end(unparsableRequest(error));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, hostname, () => {
-      server.off("error", reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, hostname, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (e) {
+    // A port that is taken (or a hostname that does not resolve) fails the start: release the
+    // state's storage too, so that its directory can be opened again, by a retry on another port.
+    await handler.close();
+    throw e;
+  }
   const address = server.address();
   const actualPort = typeof address === "object" && address !== null ? address.port : port;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;

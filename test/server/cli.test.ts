@@ -3,6 +3,7 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -116,6 +117,21 @@ describe("actorstore-api serve", () => {
       );
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("a --port that is taken is named with what to do, in one line", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = blocker.address() as AddressInfo;
+      const taken = run(["serve", "--port", String(port), "--token", "x"]);
+      expect(await taken.exited).toBe(1);
+      expect(taken.err().trim()).toBe(
+        `actorstore-api: listen EADDRINUSE: address already in use 127.0.0.1:${port}: another process (perhaps an earlier actorstore-api) listens there; stop it, or choose another --port (0 picks a free one).`,
+      );
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }
   }, 60_000);
 

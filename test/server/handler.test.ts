@@ -4,6 +4,7 @@
  * fixture refused whole when it is wrong.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -210,6 +211,26 @@ describe("state", () => {
     };
     expect(zones.result_info.total_count).toBe(FIXTURE.zones.length);
     await second.close();
+  });
+
+  it("a port that is taken fails the start and releases the directory: a retry on another port starts on the same state", async () => {
+    const directory = await tempDir();
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = blocker.address() as AddressInfo;
+      await expect(
+        startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE, directory, port }),
+      ).rejects.toMatchObject({
+        code: "EADDRINUSE",
+      });
+      const retry = await startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE, directory });
+      const zone = await fetch(`${retry.url}/zones/${ENT_ZONE}`, { headers: AUTH });
+      expect(zone.status).toBe(200);
+      await retry.close();
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
   });
 
   it("concurrent writes are applied one after another, none lost", async () => {
