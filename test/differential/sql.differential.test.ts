@@ -144,6 +144,11 @@ describe("sql differential", () => {
         { op: "sql", query: "SELECT name FROM pragma_table_info WHERE arg = 't'" },
         { op: "sql", query: "SELECT name FROM pragma_table_info WHERE arg = 't' AND schema = 'main'" },
         { op: "sql", query: "SELECT name FROM pragma_table_info('t') WHERE schema = 'main'" },
+        // EXPLAIN runs no pragma, so the platform's authorizer has nothing to refuse.
+        { op: "sql", query: "EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info WHERE arg = '_cf_KV'", read: "raw" },
+        { op: "sql", query: "EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info('_cf_KV')", read: "raw" },
+        { op: "sql", query: "EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info", read: "raw" },
+        { op: "sql", query: "EXPLAIN QUERY PLAN SELECT * FROM _cf_KV", read: "raw" },
       ],
       true,
     );

@@ -178,7 +178,7 @@ export class SqlAccess {
    * Decides one compiled statement (`sql` is its text). Throws the platform's error when the
    * platform would refuse it; returns the verdict, and the program it read, otherwise.
    */
-  check(engine: SqlEngine, catalog: SqlCatalog, sql: string): AccessDecision {
+  check(engine: SqlEngine, catalog: SqlCatalog, sql: string, explained = false): AccessDecision {
     // SQLite skips empty statements (`;`) before the one it compiles and keeps them in its text
     // (`;SELECT 1`, also after `SELECT 0; ` in a script): judge from the first token after them,
     // and list the statement's own program (`EXPLAIN ;SELECT 1` is a syntax error). Offsets stay
@@ -190,7 +190,9 @@ export class SqlAccess {
     const statement = lead === 0 ? sql : sql.slice(tokens[0]?.start ?? sql.length);
     if (isKeyword(tokens[0], "EXPLAIN")) {
       const at = isKeyword(tokens[1], "QUERY") && isKeyword(tokens[2], "PLAN") ? 3 : 1;
-      const inner = this.check(engine, catalog, sql.slice(tokens[at]?.start ?? sql.length)).verdict;
+      // The listed program never runs: its `pragma_*` tables run no pragma, which is what the
+      // platform's authorizer judges of them, so their arguments pass (see checkPragmaFilters).
+      const inner = this.check(engine, catalog, sql.slice(tokens[at]?.start ?? sql.length), true).verdict;
       const verdict: AccessVerdict = {
         ...inner,
         kind: "explain",
@@ -232,11 +234,11 @@ export class SqlAccess {
         checkTargetTable(tokens, catalog);
         break;
     }
-    checkPragmaFunctions(tokens);
+    if (!explained) checkPragmaFunctions(tokens);
     checkInlineFunctionCalls(sql, tokens);
     const kind = statementKind(tokens, word);
     const program = explainProgram(engine, statement);
-    const decided = decideProgram(catalog, sql, tokens, kind, program);
+    const decided = decideProgram(catalog, sql, tokens, kind, program, explained);
     checkProgramSize(decided.mainOps, this.#limits);
     const verdict: AccessVerdict = {
       kind,
@@ -622,6 +624,7 @@ function decideProgram(
   tokens: readonly SqlToken[],
   kind: StatementKind,
   program: readonly ProgramOp[],
+  explained: boolean,
 ): ProgramFacts {
   // ANALYZE's program calls SQLite's internal stat_* functions and reads every table; neither goes
   // through the platform's authorizer. Nor do REINDEX's reads of the tables whose indexes it
@@ -708,6 +711,6 @@ function decideProgram(
   if (protectedWrite) throw notAuthorized();
   if (deniedFunctionName !== undefined) throw deniedFunction(deniedFunctionName, sql);
   if (checkReads && protectedReads.length > 0) throw readDenied(catalog, tokens, protectedReads, kind);
-  checkPragmaFilters(program, catalog.pragmaVirtualTables);
+  if (!explained) checkPragmaFilters(program, catalog.pragmaVirtualTables);
   return facts;
 }
