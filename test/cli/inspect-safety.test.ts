@@ -100,6 +100,22 @@ describe("actorstore-inspect: safety", () => {
     }
   });
 
+  it("a directory that holds objects' directories (an ObjectHost's directoryPerObject root) names some of them to pass instead", async () => {
+    const hostRoot = freshDir();
+    const objectDir = join(hostRoot, "COUNTER", "a1b2");
+    const storage = await ObjectStorage.open({ directory: objectDir });
+    await storage.put("n", 1);
+    await storage.close();
+    for (const dir of [hostRoot, join(hostRoot, "COUNTER")]) {
+      const run = await inspectCli(dir, "keys");
+      expect(run.code).toBe(1);
+      expect(run.err).toEqual([
+        `error: ${dir} is not an actorstore directory (it holds no log segments, snapshots or metadata), but the directories of objects are below it: ${objectDir}. Pass one of those.`,
+      ]);
+    }
+    expect((await inspectCli(objectDir, "keys")).out).toEqual(["n"]);
+  });
+
   it("export: refuses to overwrite an existing file without --force", async () => {
     const dir = await objectWith(1);
     const file = join(root, `existing-${counter}.sqlite`);
