@@ -26,7 +26,10 @@ import { Watchdog } from "../util/watchdog";
 
 /** Where the hosts of a cluster meet: a bucket (it must exist) and a prefix in it. */
 export interface ClusterBucketOptions {
-  /** The store's base URL, for example `"http://127.0.0.1:27480"`. */
+  /**
+   * The store's base URL, for example `"http://127.0.0.1:27480"`: http: or https:, without
+   * credentials (they go in `credentials`; the endpoint appears in error messages), query or fragment.
+   */
   endpoint: string;
   /** The bucket. */
   bucket: string;
@@ -78,8 +81,10 @@ export class ClusterBucket {
       );
     this.#clock = clock;
     this.#timeoutMs = requestTimeoutMs;
-    if (typeof endpoint !== "string" || !/^https?:\/\/[^/@]+/.test(endpoint))
-      throw new TypeError('cluster.bucket: option "endpoint" must be an http: or https: URL without credentials.');
+    if (!isPlainEndpoint(endpoint))
+      throw new TypeError(
+        'cluster.bucket: option "endpoint" must be an http: or https: URL without credentials, query or fragment (pass the keys in "credentials").',
+      );
     if (typeof bucket !== "string" || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
       throw new TypeError('cluster.bucket: option "bucket" must be a bucket name.');
     if (typeof prefix !== "string" || !/^([A-Za-z0-9._=+-]+\/)*$/.test(prefix))
@@ -359,4 +364,28 @@ export async function holderOf(bucket: ClusterBucket, namespace: string, id: str
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether `endpoint` is an http: or https: URL with a host and no credentials, query or fragment
+ * (the endpoint appears in error messages, so a password in it would leak into every one).
+ */
+function isPlainEndpoint(endpoint: unknown): endpoint is string {
+  if (typeof endpoint !== "string") return false;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return false;
+  }
+  return (
+    (url.protocol === "http:" || url.protocol === "https:") &&
+    url.host !== "" &&
+    url.username === "" &&
+    url.password === "" &&
+    url.search === "" &&
+    url.hash === "" &&
+    // An empty query or fragment ("http://host/?") parses as none but would still end up in the requests' URLs.
+    !/[?#]/.test(endpoint)
+  );
 }

@@ -140,3 +140,22 @@ describe("cluster bucket: request timeout", () => {
     }
   });
 });
+
+describe("cluster bucket: endpoint", () => {
+  test("an endpoint with credentials, a query or a fragment is refused (a password in it would reach every error message)", () => {
+    const clock = new FakeClock();
+    for (const bad of [
+      "http://user:pw@127.0.0.1:1",
+      "http://user@127.0.0.1:1",
+      "http://127.0.0.1:1/?x=1",
+      "http://127.0.0.1:1#f",
+      "http://127.0.0.1:1/?",
+    ]) {
+      expect(() => bucketOn(bad, clock), bad).toThrow(TypeError);
+      expect(() => bucketOn(bad, clock), bad).toThrow(/endpoint/);
+    }
+    for (const good of ["http://127.0.0.1:1", "https://s3.example.com/", "http://[::1]:9000", "http://gw.local/base"]) {
+      expect(bucketOn(good, clock).where, good).toBe(`${good.replace(/\/+$/, "")}/cluster/c/`);
+    }
+  });
+});
