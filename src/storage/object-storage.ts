@@ -30,7 +30,6 @@ import { checkStorageOptions } from "./open-options";
 import type { Backend, GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
 import { openWithPendingRestore, PointInTimeRecovery } from "./point-in-time-recovery";
 import { DEFAULT_SNAPSHOT_LOG_CAP_BYTES } from "./snapshots";
-import type { SqlHost } from "./sql/sql-host";
 import { SqlStorage } from "./sql/sql-storage";
 import type { StorageCore } from "./storage-core";
 import type { StorageHost } from "./storage-host";
@@ -138,8 +137,10 @@ export class ObjectStorage {
   readonly #backend: Backend;
   readonly #codecs: Codecs;
   readonly #pitr: PointInTimeRecovery;
-  #sql: SqlStorage | undefined;
-  #kv: SyncKvStorage | undefined;
+  /** The synchronous key-value API (`backend: "sqlite"` only; on `"kv"` its calls throw). */
+  readonly kv: SyncKvStorage;
+  /** The SQL API (`backend: "sqlite"` only; on `"kv"` its calls throw an error naming the option). */
+  readonly sql: SqlStorage;
   /** Serializes transactions: concurrent ones never interleave. */
   readonly #transactions = new Mutex();
   /** Marks the async context of a running transaction closure (nested calls skip the queue). */
@@ -165,6 +166,10 @@ export class ObjectStorage {
     this.#codecs = codecs;
     this.#ops = new KvOperations(core, codecs, core.settings.limits);
     this.#pitr = new PointInTimeRecovery(core, retentionMs);
+    // Own properties, as the platform's (Object.keys(ctx.storage) is ["kv", "sql"] there too). The
+    // core's SQL side is the SQL host itself (no wrapper: its getters are on every exec's path).
+    this.kv = new SyncKvStorage(this.#ops, core, backend === "sqlite");
+    this.sql = new SqlStorage(core.sqlHost, { enabled: backend === "sqlite" });
   }
 
   /**
@@ -337,22 +342,6 @@ export class ObjectStorage {
   }
 
   // ------------------------------------------------------------------ SQL
-
-  /** The SQL API (`backend: "sqlite"` only; on `"kv"` its calls throw an error naming the option). */
-  get sql(): SqlStorage {
-    if (this.#sql === undefined) {
-      // The core's SQL side is the SQL host itself (no wrapper: its getters are on every exec's path).
-      const host: SqlHost = this.#core.sqlHost;
-      this.#sql = new SqlStorage(host, { enabled: this.#backend === "sqlite" });
-    }
-    return this.#sql;
-  }
-
-  /** The synchronous key-value API (`backend: "sqlite"` only). */
-  get kv(): SyncKvStorage {
-    this.#kv ??= new SyncKvStorage(this.#ops, this.#core, this.#backend === "sqlite");
-    return this.#kv;
-  }
 
   /** Runs `closure` synchronously in a savepoint: returns its value, or rolls back and rethrows. */
   transactionSync<T>(closure: () => T): T {

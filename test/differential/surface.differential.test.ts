@@ -50,7 +50,7 @@ class SurfaceProbe {
         const shape = (o) => {
           const visited = [];
           for (const n in o) visited.push(n);
-          return { tag: Object.prototype.toString.call(o), visited: visited.sort() };
+          return { tag: Object.prototype.toString.call(o), visited: visited.sort(), own: Object.keys(o) };
         };
         const out = {
           ctx: shape(this.ctx),
@@ -264,8 +264,8 @@ describe("surface: what an object's code sees, compared with workerd", () => {
     // Regression: every object showed "[object Object]" and hid its methods from for…in, where the
     // platform shows "[object DurableObjectStorage]" and friends and defines its methods enumerable.
     const { workerd, ours } = await both("/tags");
-    const platform = body(workerd) as Record<string, { tag: string; visited: string[] }>;
-    const own = body(ours) as Record<string, { tag: string; visited: string[] }>;
+    const platform = body(workerd) as Record<string, { tag: string; visited: string[]; own: string[] }>;
+    const own = body(ours) as Record<string, { tag: string; visited: string[]; own: string[] }>;
     for (const what of ["ctx", "storage", "kv", "sql", "cursor", "id", "txn"]) {
       const extras = ACTORSTORE_EXTRAS[what] ?? [];
       expect(platform[what]?.tag, `workerd's ${what}`).toMatch(/^\[object [A-Za-z]+\]$/);
@@ -279,6 +279,9 @@ describe("surface: what an object's code sees, compared with workerd", () => {
         (platform[what]?.visited ?? []).filter((n) => !skipped.includes(n)),
       );
       for (const name of skipped) expect(platform[what]?.visited, `${what}.${name}`).toContain(name);
+      // Own enumerable properties, in order (Object.keys, JSON.stringify, spreading): ctx's are
+      // compared by the /names and /props tests (its facets and exports are not supported here).
+      if (what !== "ctx") expect(own[what]?.own, `${what}: Object.keys`).toEqual(platform[what]?.own);
     }
   });
 

@@ -75,6 +75,13 @@ const MULTI_PARAMETERS_MESSAGE =
  */
 export class SqlStorage {
   static {
+    // sql.Cursor and sql.Statement live on the prototype, as the platform's do.
+    for (const [name, value] of [
+      ["Cursor", SqlStorageCursor],
+      ["Statement", SqlStorageStatement],
+    ] as const) {
+      Object.defineProperty(this.prototype, name, { value, writable: true, configurable: true });
+    }
     likePlatformPrototype(this.prototype, "SqlStorage");
   }
 
@@ -83,9 +90,9 @@ export class SqlStorage {
   /** The prepared-statement class (`sql.Statement`), as on the platform. */
   static readonly Statement = SqlStorageStatement;
   /** The cursor class, also reachable from an instance as on the platform. */
-  readonly Cursor = SqlStorageCursor;
+  declare readonly Cursor: typeof SqlStorageCursor;
   /** The prepared-statement class, also reachable from an instance. */
-  readonly Statement = SqlStorageStatement;
+  declare readonly Statement: typeof SqlStorageStatement;
 
   readonly #host: SqlHost;
   readonly #limits: SqlLimits;
