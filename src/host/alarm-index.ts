@@ -49,6 +49,19 @@ export function memoryAlarmIndex(): AlarmIndex {
 }
 
 /**
+ * The directory name of a namespace under a host's root (and under its alarm index): the name
+ * URI-encoded, with a leading "." as "%2E" and the empty name as "%", so that no binding name
+ * (`"."`, `".."`, `".alarms"`, `""`) can reach outside the root, share another namespace's
+ * directory or the alarm index's. No URI-encoded name contains "%2E" or a lone "%", so these
+ * cannot collide with another name's directory.
+ */
+export function namespaceDirectory(namespace: string): string {
+  if (namespace === "") return "%";
+  const encoded = encodeURIComponent(namespace);
+  return encoded.startsWith(".") ? `%2E${encoded.slice(1)}` : encoded;
+}
+
+/**
  * An alarm index in a directory: `<directory>/<namespace>/<id>.json` holds `{ atMs, name }`,
  * replaced atomically (write, then rename).
  */
@@ -60,7 +73,7 @@ export function directoryAlarmIndex(directory: string): AlarmIndex {
     return fsModule;
   };
   const base = directory.endsWith("/") ? directory.slice(0, -1) : directory;
-  const dirOf = (namespace: string) => `${base}/${encodeURIComponent(namespace)}`;
+  const dirOf = (namespace: string) => `${base}/${namespaceDirectory(namespace)}`;
   let tmp = 0;
   return {
     async set(namespace, object, atMs) {

@@ -6,7 +6,7 @@ import type { ObjectId } from "../context/object-id";
 import { openFilePersistence } from "../durability/file-persistence";
 import { createMemoryPersistence } from "../durability/memory-persistence";
 import type { PersistenceAdapter } from "../durability/persistence";
-import { type AlarmIndex, directoryAlarmIndex, memoryAlarmIndex } from "./alarm-index";
+import { type AlarmIndex, directoryAlarmIndex, memoryAlarmIndex, namespaceDirectory } from "./alarm-index";
 
 /**
  * Opens the persistence of one object. Called each time the object starts (its first event after
@@ -47,7 +47,8 @@ export function memoryPerObject(): PersistenceFactory {
 }
 
 /**
- * One directory per object: `<root>/<namespace>/<id>` (file persistence, with its one-writer lock
+ * One directory per object: `<root>/<namespace>/<id>` (the namespace URI-encoded, a leading "."
+ * as "%2E", the empty name as "%", so no binding name reaches outside `root`; file persistence, with its one-writer lock
  * where the file persistence has one). An evicted object holds no memory at all. The objects'
  * pending alarms are indexed in `<root>/.alarms/<namespace>/`, so a host started over `root` later
  * wakes them when due.
@@ -57,7 +58,7 @@ export function directoryPerObject(root: string): PersistenceFactory {
     throw new TypeError("directoryPerObject(root): root must be a non-empty path.");
   const base = root.endsWith("/") ? root.slice(0, -1) : root;
   return withIndex(
-    (id, namespace) => openFilePersistence(`${base}/${encodeURIComponent(namespace)}/${id.toString()}`),
+    (id, namespace) => openFilePersistence(`${base}/${namespaceDirectory(namespace)}/${id.toString()}`),
     directoryAlarmIndex(`${base}/.alarms`),
   );
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test, vi } from "vitest";
@@ -283,5 +283,45 @@ describe("alarms after a host restart: the alarm index", () => {
     expect(clock.pendingTimers).toBe(1);
     await again.close();
     expect(clock.pendingTimers).toBe(0);
+  });
+});
+
+describe("directoryPerObject: namespace names", () => {
+  test('binding names "..", ".", "", ".alarms" stay inside the root, apart from each other and from the alarm index', async () => {
+    // Regression: the namespace's directory was its URI-encoded name, which leaves "." alone: a
+    // binding named ".." wrote its objects beside the root, "." and "" shared the root itself, and
+    // ".alarms" shared the alarm index's directory.
+    const outer = await mkdtemp(join(tmpdir(), "actorstore-ns-names-"));
+    dirs.push(outer);
+    const root = join(outer, "root");
+    const clock = new FakeClock(T0);
+    const names = ["..", ".", "", ".alarms", "ok"];
+    const open = () => {
+      const host = new ObjectHost({
+        namespaces: Object.fromEntries(names.map((n) => [n, Sleeper])),
+        persistence: directoryPerObject(root),
+        clock,
+        idleTimeoutMs: 5_000,
+      });
+      hosts.push(host as unknown as ObjectHost);
+      return host as unknown as { env: Record<string, typeof host.env.SLEEPER>; close(): Promise<void> };
+    };
+    const first = open();
+    for (const [i, n] of names.entries()) {
+      const stub = first.env[n]?.getByName("same");
+      for (let k = 0; k <= i; k++) await stub?.touch();
+      await stub?.armAt(T0 + 60_000 + i);
+    }
+    await first.close();
+    hosts.splice(0);
+    expect(await readdir(outer)).toEqual(["root"]);
+    expect((await readdir(root)).sort()).toEqual(["%", "%2E", "%2E.", "%2Ealarms", ".alarms", "ok"].sort());
+
+    const second = open();
+    for (const [i, n] of names.entries()) {
+      // Each namespace kept its own object: touched i + 1 times before, once now.
+      expect(await second.env[n]?.getByName("same").touch()).toBe(i + 2);
+      expect(await second.env[n]?.getByName("same").alarmAt()).toBe(T0 + 60_000 + i);
+    }
   });
 });
