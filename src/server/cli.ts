@@ -106,13 +106,18 @@ function parse(args: readonly string[]): Parsed | string {
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === "--help" || command === "help" || rest.includes("--help")) {
+  // Exit codes as actorstore-inspect's: 0 done, 1 failed, 2 a usage error (the usage on stderr).
+  if (command === undefined) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  if (command === "--help" || command === "help" || rest.includes("--help")) {
     process.stdout.write(USAGE);
-    return command === undefined ? 1 : 0;
+    return 0;
   }
   if (command !== "serve") {
     process.stderr.write(`Unknown command ${command}.\n\n${USAGE}`);
-    return 1;
+    return 2;
   }
   let parsed: Parsed | string;
   try {
@@ -122,7 +127,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (typeof parsed === "string") {
     process.stderr.write(`${parsed}\n\n${USAGE}`);
-    return 1;
+    return 2;
   }
   const server = await startApiServer({
     credentials: { tokens: parsed.tokens, keys: parsed.keys },

@@ -58,12 +58,28 @@ describe("actorstore-api serve", () => {
     }
   }, 60_000);
 
+  it("exit codes are the inspector's: no command or an unknown one is a usage error (2, usage on stderr); --help is 0 on stdout", async () => {
+    // Regression: no command printed the usage to stdout and exited 1, like a failure, where
+    // actorstore-inspect prints it to stderr and exits 2; every usage error exited 1.
+    const none = run([]);
+    const help = run(["--help"]);
+    const unknown = run(["serv"]);
+    expect(await none.exited).toBe(2);
+    expect(none.out()).toBe("");
+    expect(none.err()).toMatch(/^Usage: actorstore-api serve/);
+    expect(await help.exited).toBe(0);
+    expect(help.out()).toMatch(/^Usage: actorstore-api serve/);
+    expect(help.err()).toBe("");
+    expect(await unknown.exited).toBe(2);
+    expect(unknown.err()).toMatch(/^Unknown command serv\./);
+  }, 60_000);
+
   it("refuses to start without credentials, and on an unknown option, saying why", async () => {
     const none = run(["serve", "--port", "0"]);
-    expect(await none.exited).toBe(1);
+    expect(await none.exited).toBe(2);
     expect(none.err()).toMatch(/at least one --token/);
     const typo = run(["serve", "--prot", "1", "--token", "x"]);
-    expect(await typo.exited).toBe(1);
+    expect(await typo.exited).toBe(2);
     expect(typo.err()).toMatch(/Unknown option --prot/);
   }, 60_000);
 
@@ -77,7 +93,7 @@ describe("actorstore-api serve", () => {
     ] as const;
     const started = runs.map(([args, expected]) => ({ p: run([...args]), expected }));
     for (const { p, expected } of started) {
-      expect(await p.exited).toBe(1);
+      expect(await p.exited).toBe(2);
       expect(p.err()).toMatch(expected);
       expect(p.err() + p.out()).not.toContain(secret);
     }
@@ -140,7 +156,7 @@ describe("actorstore-api serve", () => {
       run(["serve", "--port", "0", "--token", "x", "--max-request-bytes", bad]),
     );
     for (const limit of runs) {
-      expect(await limit.exited).toBe(1);
+      expect(await limit.exited).toBe(2);
       expect(limit.err()).toMatch(/--max-request-bytes must be a positive integer/);
     }
   }, 60_000);
