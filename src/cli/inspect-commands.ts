@@ -333,8 +333,16 @@ async function exportDatabase(target: InspectTarget, args: readonly string[], io
     // "wx": a file that appeared meanwhile is not replaced either.
     await writeFile(file, image, { flag: force ? "w" : "wx" });
   } catch (e) {
-    if ((e as { code?: unknown }).code === "EEXIST")
+    const code = (e as { code?: unknown }).code;
+    if (code === "EEXIST")
       throw new Error(`${file} already exists; pass --force to replace it, or choose another file name.`);
+    if (code === "ENOENT")
+      throw new Error(
+        `${dirname(file)} does not exist: create it first, or export to a file in an existing directory.`,
+      );
+    if (code === "EISDIR") throw new Error(`${file} is a directory: give the name of a file to write.`);
+    if (code === "EACCES" || code === "EPERM")
+      throw new Error(`${file} cannot be written (${code}): choose a location this user may write.`);
     throw e;
   }
   io.out(`wrote ${image.byteLength} bytes to ${file} (a standard SQLite database; key-value data is in _cf_KV)`);

@@ -5,7 +5,7 @@
 import { execFile } from "node:child_process";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import initSqlJs from "sql.js";
@@ -167,6 +167,25 @@ describe("actorstore-inspect", () => {
       db.close();
     } finally {
       await rm(file, { force: true });
+    }
+  });
+
+  it("export: a missing folder or a directory as the target is named with what to do", async () => {
+    // Regression: Node's bare "ENOENT: no such file or directory, open …" and "EISDIR: illegal
+    // operation on a directory, open" reached the user.
+    const missing = join(dir, "..", `${dir.split("/").pop()}-no-such-folder`, "out.sqlite");
+    const run = await inspectCli(dir, "export", missing);
+    expect(run.code).toBe(1);
+    expect(run.err).toEqual([
+      `error: ${dirname(missing)} does not exist: create it first, or export to a file in an existing directory.`,
+    ]);
+    const folder = await mkdtemp(join(tmpdir(), "actorstore-inspect-export-"));
+    try {
+      const onto = await inspectCli(dir, "export", folder, "--force");
+      expect(onto.code).toBe(1);
+      expect(onto.err).toEqual([`error: ${folder} is a directory: give the name of a file to write.`]);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
     }
   });
 
