@@ -49,7 +49,13 @@ export class PointInTimeRecovery {
     const what = () => `The state at ${new Date(ms).toISOString()}`;
     let seq: number;
     try {
-      seq = this.#retention.seqForTime(this.#core.timeline, ms);
+      // The present names the current state. Commit times are a running maximum, so after the clock
+      // stepped back the latest commits carry a time after "now", and the lookup would name the
+      // state before them (or none at all).
+      seq =
+        ms === this.#core.settings.clock.now()
+          ? this.#core.lastSeq
+          : this.#retention.seqForTime(this.#core.timeline, ms);
     } catch (e) {
       // Inside the retention window but before what the adapter keeps: say which bound it was.
       const inWindow = ms >= this.#core.settings.clock.now() - this.#retention.windowMs;

@@ -2,7 +2,8 @@
  * The bookmark `onNextSessionRestoreBookmark()` returns names "the point in time immediately before
  * the recovery takes place" (the platform's words), which is still in the future when it is returned:
  * writes the session confirms after the request, up to its end, belong to it. Restoring it undoes the
- * restore without losing them. Time comes from a FakeClock.
+ * restore without losing them. Also: `getBookmarkForTime(now)` names the current state even after the
+ * clock stepped back. Time comes from a FakeClock.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -176,5 +177,27 @@ describe("the undo bookmark's layout", () => {
     const crc = crc32(words).toString(16).padStart(8, "0");
     const v3 = `${hex(0)}-${hex(1)}-${hex(2)}-${hex(3)}${hex(4)}${hex(5)}${crc}`;
     expect(() => parseBookmark(v3)).toThrow(/layout version 3; this version of actorstore reads versions 1 and 2/);
+  });
+});
+
+describe("getBookmarkForTime after the clock stepped back", () => {
+  test("the present names the current state, with every commit made since the step", async () => {
+    // Regression: commit times are a running maximum, so commits made after the clock stepped back
+    // carry the earlier, later time; getBookmarkForTime(now) then named the state before them.
+    const clock = new FakeClock();
+    const options = { clock, persistence: createMemoryPersistence() };
+    let storage = await ObjectStorage.open(options);
+    await clock.advance(60_000);
+    await storage.put("a", 1);
+    await storage.sync();
+    clock.set(clock.now() - 30_000);
+    await storage.put("b", 2);
+    await storage.sync();
+    const now = await storage.getBookmarkForTime(clock.now());
+    expect(now).toBe(await storage.getCurrentBookmark());
+    await storage.onNextSessionRestoreBookmark(now);
+    storage = await restart(storage, options);
+    expect(await dump(storage)).toEqual({ a: 1, b: 2 });
+    storage.abort();
   });
 });
