@@ -76,3 +76,17 @@ export function dataCloneError(message: string): Error {
 export function toError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
 }
+
+/**
+ * Something thrown that is not an error, described as V8 (and so the platform) describes it in
+ * the `Error` it makes of it: `"plain"`, `"42"`, `"#<Object>"`, `"[object Array]"`. @internal
+ */
+export function describeThrown(thrown: unknown): string {
+  if (typeof thrown === "symbol") return thrown.toString();
+  if (typeof thrown === "function") return Function.prototype.toString.call(thrown);
+  if (typeof thrown !== "object" || thrown === null) return String(thrown);
+  const proto = Object.getPrototypeOf(thrown) as object | null;
+  if (proto === null || Array.isArray(thrown) || thrown instanceof Date) return Object.prototype.toString.call(thrown);
+  const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+  return `#<${typeof name === "string" && name !== "" ? name : "Object"}>`;
+}

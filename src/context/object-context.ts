@@ -11,7 +11,7 @@ import { type AlarmInvocationInfo, AlarmScheduler } from "../alarms/alarm-schedu
 import { openFilePersistence } from "../durability/file-persistence";
 import { createMemoryPersistence } from "../durability/memory-persistence";
 import { isFencedError, type PersistenceAdapter } from "../durability/persistence";
-import { ActorStoreError, toError } from "../errors";
+import { ActorStoreError, describeThrown, toError } from "../errors";
 import { attachHost, coreOf, ObjectStorage, type ObjectStorageOptions } from "../storage/object-storage";
 import type { StorageHost } from "../storage/storage-host";
 import { type Clock, nextTurn, scheduleMacrotask, systemClock } from "../util/clock";
@@ -408,8 +408,11 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     try {
       session.instance = new this.#class(session.state, this.#env);
     } catch (e) {
-      this.#reset(session, toError(e));
-      throw e;
+      // The caller gets the error that reset the object (so a host marks it durableObjectReset, as
+      // the platform does): the thrown value itself when it is an Error, else the Error made of it.
+      const error = e instanceof Error ? e : new Error(describeThrown(e));
+      this.#reset(session, error);
+      throw error;
     } finally {
       session.constructing = false;
     }

@@ -9,7 +9,7 @@
  * `DataCloneError` that `structuredClone` gives them. `Request`, `Response`, `Headers` and streams,
  * which the platform transfers, are passed as they are. An `ActorStoreError` keeps its code.
  */
-import { ActorStoreError } from "../errors";
+import { ActorStoreError, describeThrown } from "../errors";
 
 /** Types the platform transfers rather than clones; passed through unchanged. */
 const TRANSFERRED: ReadonlyArray<abstract new (...args: never[]) => unknown> = [
@@ -189,13 +189,7 @@ function plainMessage(thrown: unknown): string {
     if (message === "") return name;
     return `${name}: ${message}`;
   }
-  if (typeof thrown === "symbol") return thrown.toString();
-  if (typeof thrown === "function") return Function.prototype.toString.call(thrown);
-  if (typeof thrown !== "object" || thrown === null) return String(thrown);
-  const proto = Object.getPrototypeOf(thrown) as object | null;
-  if (proto === null || Array.isArray(thrown) || thrown instanceof Date) return Object.prototype.toString.call(thrown);
-  const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
-  return `#<${typeof name === "string" && name !== "" ? name : "Object"}>`;
+  return describeThrown(thrown);
 }
 
 /**

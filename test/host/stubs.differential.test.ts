@@ -82,6 +82,10 @@ async function scenario(env: Record<string, any>): Promise<Record<string, unknow
   // for fetch).
   await t("ctorThrows", () => env.C.getByName("ctor-throws").increment(1));
   await t("ctorThrowsFetch", () => env.C.getByName("ctor-throws").fetch("http://x/"));
+  // A thrown non-error resets the object the same way: the caller's Error says so.
+  await t("ctorThrowsString", () => env.C.getByName("ctor-throws-string").increment(1));
+  await t("ctorThrowsStringFetch", () => env.C.getByName("ctor-throws-string").fetch("http://x/"));
+  await t("ctorThrowsObject", () => env.C.getByName("ctor-throws-object").increment(1));
   await t("symbolArg", () => s.echo(Symbol("x")));
   await t("classArg", () => {
     class K {
@@ -155,6 +159,8 @@ const CLASS_SOURCE = `
   constructor(ctx, env) {
     super(ctx, env);
     if (ctx.id.name === "ctor-throws") throw new RangeError("constructor failed");
+    if (ctx.id.name === "ctor-throws-string") throw "constructor failed";
+    if (ctx.id.name === "ctor-throws-object") throw { why: "constructor failed" };
   }
   throwKind(kind) {
     class K {}
