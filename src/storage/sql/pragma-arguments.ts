@@ -21,7 +21,7 @@ import { decodeUtf8 } from "../../util/utf8";
 import { isPragmaAllowed, PRAGMA_FUNCTIONS } from "./allowed-pragmas";
 import { PRAGMA_ARGUMENT_REFUSED, SQLITE_AUTH, SQLITE_ERROR, sqliteError } from "./sql-errors";
 import type { ProgramOp } from "./sql-program";
-import { byteOffset, isKeyword, type SqlToken, tokenize } from "./sql-tokenizer";
+import { byteOffset, isKeyword, matchingParen, type SqlToken, tokenize } from "./sql-tokenizer";
 
 /** The run-time check's function name (internal: `_cf_` names are out of user SQL's reach). */
 export const PRAGMA_ARGUMENT_GUARD = "_cf_pragma_argument";
@@ -64,15 +64,7 @@ const NAME_BEFORE = new Set(["TABLE", "VIEW", "INDEX", "TRIGGER", "INTO", "ON", 
 function isNamePosition(tokens: readonly SqlToken[], k: number): boolean {
   const before = tokens[k - 1]?.text === "." ? tokens[k - 3] : tokens[k - 1];
   if (isKeywordIn(before, NAME_BEFORE)) return true;
-  let depth = 0;
-  let close = tokens.length;
-  for (let j = k + 1; j < tokens.length; j++) {
-    if (tokens[j]?.text === "(") depth++;
-    else if (tokens[j]?.text === ")" && --depth === 0) {
-      close = j;
-      break;
-    }
-  }
+  const close = matchingParen(tokens, k + 1);
   const next = tokens[close + 2];
   return (
     isKeyword(tokens[close + 1], "AS") &&

@@ -37,7 +37,7 @@ import type { SchemaObject, SqlCatalog } from "./sql-catalog";
 import { SQLITE_AUTH, SQLITE_ERROR, sqliteError, TRANSACTION_STATEMENT_MESSAGE } from "./sql-errors";
 import { checkProgramSize, checkStatementText, checkTableColumns, type SqlLimits } from "./sql-limits";
 import { explainProgram, OPFLAG_P2ISREG, type ProgramOp } from "./sql-program";
-import { byteOffset, isKeyword, type SqlToken, tokenize, tokenizeFirstStatement } from "./sql-tokenizer";
+import { byteOffset, isKeyword, matchingParen, type SqlToken, tokenize, tokenizeFirstStatement } from "./sql-tokenizer";
 
 /** Statement kinds the facade distinguishes. */
 export const STATEMENT_KINDS = [
@@ -535,16 +535,6 @@ function checkInlineFunctionCalls(sql: string, tokens: readonly SqlToken[]): voi
 /** The allow-list, plus the run-time check of pragma arguments (pragma-arguments.ts). */
 function isAllowedFunction(name: string): boolean {
   return ALLOWED_SQL_FUNCTIONS.has(name) || name === PRAGMA_ARGUMENT_GUARD;
-}
-
-/** The index of the `)` closing the `(` at `open`. */
-function matchingParen(tokens: readonly SqlToken[], open: number): number {
-  let depth = 0;
-  for (let k = open; k < tokens.length; k++) {
-    if (tokens[k]?.text === "(") depth++;
-    else if (tokens[k]?.text === ")" && --depth === 0) return k;
-  }
-  return tokens.length;
 }
 
 function deniedFunction(name: string, sql: string, offset?: number): Error {

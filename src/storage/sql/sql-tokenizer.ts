@@ -213,6 +213,16 @@ export function isKeyword(token: SqlToken | undefined, word: string): boolean {
   return token !== undefined && token.kind === "identifier" && !token.quoted && token.text.toUpperCase() === word;
 }
 
+/** The index of the `)` closing the `(` at `open` (`tokens.length` when it is never closed). */
+export function matchingParen(tokens: readonly SqlToken[], open: number): number {
+  let depth = 0;
+  for (let k = open; k < tokens.length; k++) {
+    if (tokens[k]?.text === "(") depth++;
+    else if (tokens[k]?.text === ")" && --depth === 0) return k;
+  }
+  return tokens.length;
+}
+
 /**
  * The byte offset of UTF-16 index `index` in `text`: SQLite reports error offsets in bytes of the
  * UTF-8 statement text.
