@@ -20,7 +20,7 @@ import { ActorStoreError } from "../errors";
 import { type AlarmIndex, type AlarmIndexEntry, parseEntry } from "../host/alarm-index";
 import { indexOf, type PersistenceFactory, withIndex } from "../host/options";
 import { s3Persistence } from "../s3/index";
-import type { S3Credentials } from "../s3/options";
+import { isRequestTimeoutMs, parseEndpoint, type S3Credentials } from "../s3/options";
 import { type Clock, systemClock } from "../util/clock";
 import { Watchdog } from "../util/watchdog";
 
@@ -69,19 +69,15 @@ export class ClusterBucket {
   constructor(options: ClusterBucketOptions, clock: Clock = systemClock) {
     if (typeof options !== "object" || options === null) throw new TypeError("cluster.bucket must be an object.");
     const { endpoint, bucket, prefix = "", region = "us-east-1", credentials, requestTimeoutMs = 30_000 } = options;
-    if (
-      typeof requestTimeoutMs !== "number" ||
-      !(
-        requestTimeoutMs === Number.POSITIVE_INFINITY ||
-        (Number.isSafeInteger(requestTimeoutMs) && requestTimeoutMs >= 1)
-      )
-    )
+    if (!isRequestTimeoutMs(requestTimeoutMs))
       throw new TypeError(
         'cluster.bucket: option "requestTimeoutMs" must be an integer ≥ 1 (milliseconds) or Infinity.',
       );
     this.#clock = clock;
     this.#timeoutMs = requestTimeoutMs;
-    if (!isPlainEndpoint(endpoint))
+    // An empty query or fragment ("http://host/?") parses as none but would still end up in the
+    // requests' URLs.
+    if (typeof parseEndpoint(endpoint) === "string" || /[?#]/.test(endpoint as string))
       throw new TypeError(
         'cluster.bucket: option "endpoint" must be an http: or https: URL without credentials, query or fragment (pass the keys in "credentials").',
       );
@@ -364,28 +360,4 @@ export async function holderOf(bucket: ClusterBucket, namespace: string, id: str
   } catch {
     return undefined;
   }
-}
-
-/**
- * Whether `endpoint` is an http: or https: URL with a host and no credentials, query or fragment
- * (the endpoint appears in error messages, so a password in it would leak into every one).
- */
-function isPlainEndpoint(endpoint: unknown): endpoint is string {
-  if (typeof endpoint !== "string") return false;
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    return false;
-  }
-  return (
-    (url.protocol === "http:" || url.protocol === "https:") &&
-    url.host !== "" &&
-    url.username === "" &&
-    url.password === "" &&
-    url.search === "" &&
-    url.hash === "" &&
-    // An empty query or fragment ("http://host/?") parses as none but would still end up in the requests' URLs.
-    !/[?#]/.test(endpoint)
-  );
 }

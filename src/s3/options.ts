@@ -106,24 +106,37 @@ function positiveInteger(name: string, value: unknown, fallback: number, min = 1
   return value;
 }
 
+/**
+ * The endpoint as a URL, or why it cannot be one: an http: or https: URL without credentials (they
+ * would end up in error messages), query or fragment. Shared with the cluster's bucket. @internal
+ */
+export function parseEndpoint(endpoint: unknown): URL | string {
+  if (typeof endpoint !== "string") return `option "endpoint" must be a URL string.`;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return `option "endpoint" is not a valid URL.`;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return `option "endpoint" must be an http: or https: URL.`;
+  if (url.username !== "" || url.password !== "")
+    return `option "endpoint" must not contain credentials; pass them in "credentials".`;
+  if (url.search !== "" || url.hash !== "") return `option "endpoint" must not have a query or a fragment.`;
+  return url;
+}
+
+/** Whether `value` is a request timeout: an integer number of ms ≥ 1, or `Infinity` (none). @internal */
+export function isRequestTimeoutMs(value: unknown): value is number {
+  return value === Number.POSITIVE_INFINITY || (Number.isSafeInteger(value) && (value as number) >= 1);
+}
+
 /** Validates `s3Persistence()` options. @internal */
 export function resolveS3Options(options: unknown): ResolvedS3Options {
   if (typeof options !== "object" || options === null) fail("expected an options object.");
   const o = options as Record<string, unknown>;
   for (const key of Object.keys(o)) if (!KNOWN.has(key)) fail(`unknown option "${key}".`);
-  const endpoint = o.endpoint;
-  if (typeof endpoint !== "string") fail(`option "endpoint" must be a URL string.`);
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    fail(`option "endpoint" is not a valid URL.`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") fail(`option "endpoint" must be an http: or https: URL.`);
-  // Credentials in the URL would end up in error messages; refuse them.
-  if (url.username !== "" || url.password !== "")
-    fail(`option "endpoint" must not contain credentials; pass them in "credentials".`);
-  if (url.search !== "" || url.hash !== "") fail(`option "endpoint" must not have a query or a fragment.`);
+  const url = parseEndpoint(o.endpoint);
+  if (typeof url === "string") fail(url);
   const bucket = o.bucket;
   if (typeof bucket !== "string" || !BUCKET_RE.test(bucket))
     fail(`option "bucket" must be a bucket name (3-63 lowercase letters, digits, dots, hyphens).`);
@@ -157,13 +170,7 @@ export function resolveS3Options(options: unknown): ResolvedS3Options {
   const fetchFn = o.fetch;
   if (fetchFn !== undefined && typeof fetchFn !== "function") fail(`option "fetch" must be a function.`);
   const requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
-  if (
-    typeof requestTimeoutMs !== "number" ||
-    !(
-      requestTimeoutMs === Number.POSITIVE_INFINITY ||
-      (Number.isSafeInteger(requestTimeoutMs) && requestTimeoutMs >= 1)
-    )
-  )
+  if (!isRequestTimeoutMs(requestTimeoutMs))
     fail(
       `option "requestTimeoutMs" must be an integer ≥ 1 (milliseconds) or Infinity; got ${typeof requestTimeoutMs === "number" ? requestTimeoutMs : typeof requestTimeoutMs}.`,
     );
