@@ -13,7 +13,7 @@
  */
 import { deserialize, serialize } from "node:v8";
 import { ActorStoreError, type ActorStoreErrorCode } from "../errors";
-import { type CrossingFlags, errorOfClass, markCrossing } from "../host/boundary";
+import { type CrossingFlags, crossingFlagsOf, errorOfClass, markCrossing } from "../host/boundary";
 
 /** The path prefix of forwarded operations. */
 export const FORWARD_PREFIX = "/actorstore/v1/";
@@ -46,7 +46,7 @@ export function decode<T>(bytes: Uint8Array): T {
 /** An error (or anything thrown) as it travels. */
 export function toWireError(thrown: unknown): WireError {
   if (thrown instanceof Error || thrown instanceof DOMException) {
-    const flags = flagsOf(thrown);
+    const flags = crossingFlagsOf(thrown);
     return {
       name: thrown.name,
       message: thrown.message,
@@ -71,14 +71,4 @@ export function fromWireError(error: WireError): unknown {
   if (error.name === "DataCloneError" || error.name === "AbortError")
     return markCrossing(new DOMException(error.message, error.name), flags);
   return markCrossing(errorOfClass(String(error.name), String(error.message)), flags);
-}
-
-/** The platform's marks an error carries (set by the host where it crossed from its object). */
-function flagsOf(error: Error | DOMException): CrossingFlags | undefined {
-  const marks = error as { remote?: unknown; durableObjectReset?: unknown; retryable?: unknown; overloaded?: unknown };
-  const flags: { -readonly [K in keyof CrossingFlags]: CrossingFlags[K] } = {};
-  for (const key of ["remote", "durableObjectReset", "retryable", "overloaded"] as const) {
-    if (marks[key] === true) flags[key] = true;
-  }
-  return Object.keys(flags).length === 0 ? undefined : flags;
 }

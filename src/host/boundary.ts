@@ -151,13 +151,24 @@ export function crossingFlags(thrown: unknown, how: { remote: boolean; reset: bo
   return flags;
 }
 
+/** The crossing flags, in the order they are set on an error. */
+const CROSSING_FLAG_NAMES = ["remote", "retryable", "overloaded", "durableObjectReset"] as const;
+
 /** Sets the crossing flags on the caller's copy of an error, as own enumerable properties. */
 export function markCrossing<T extends Error | DOMException>(copy: T, flags: CrossingFlags): T {
-  for (const key of ["remote", "retryable", "overloaded", "durableObjectReset"] as const) {
+  for (const key of CROSSING_FLAG_NAMES) {
     if (flags[key] === true)
       Object.defineProperty(copy, key, { value: true, enumerable: true, writable: true, configurable: true });
   }
   return copy;
+}
+
+/** The crossing flags an error carries (what {@link markCrossing} set), or `undefined` for none. */
+export function crossingFlagsOf(error: Error | DOMException): CrossingFlags | undefined {
+  const marks = error as { readonly [K in keyof CrossingFlags]?: unknown };
+  const flags: { -readonly [K in keyof CrossingFlags]: CrossingFlags[K] } = {};
+  for (const key of CROSSING_FLAG_NAMES) if (marks[key] === true) flags[key] = true;
+  return Object.keys(flags).length === 0 ? undefined : flags;
 }
 
 /** Whether an error named `name` keeps its class across the boundary (a built-in error class). */
