@@ -55,6 +55,13 @@ export interface S3PersistenceOptions {
   /** The clock used for retry backoff and request timeouts. Default: the system clock. */
   clock?: Clock;
   /**
+   * The random source of the retry backoff's jitter: returns a number in [0, 1), as `Math.random`
+   * does (a value outside is clamped into it, `NaN` counts as 0). The wait before retry `n` (from 0)
+   * is `min(1000, 10 · 2ⁿ) · (0.5 + random() / 2)` ms of `clock`. Inject one, with a fake clock, to
+   * make the waits exact in a test. Default: `Math.random`.
+   */
+  random?: () => number;
+  /**
    * The `fetch` used for requests. Default: the global `fetch`. It receives each request with an
    * `AbortSignal` that aborts it on timeout; one that ignores the signal is not waited for.
    */
@@ -74,6 +81,7 @@ export interface ResolvedS3Options {
   compactAfterObjects: number;
   segmentBytes: number;
   clock: Clock | undefined;
+  random: (() => number) | undefined;
   fetch: typeof fetch | undefined;
 }
 
@@ -89,6 +97,7 @@ const KNOWN = new Set([
   "compactAfterObjects",
   "segmentBytes",
   "clock",
+  "random",
   "fetch",
 ]);
 const CREDENTIAL_KEYS = new Set(["accessKeyId", "secretAccessKey", "sessionToken"]);
@@ -167,6 +176,9 @@ export function resolveS3Options(options: unknown): ResolvedS3Options {
       typeof clock.now !== "function")
   )
     fail(`option "clock" must be a Clock (now, setTimer, clearTimer).`);
+  const random = o.random;
+  if (random !== undefined && typeof random !== "function")
+    fail(`option "random" must be a function returning a number in [0, 1), such as Math.random.`);
   const fetchFn = o.fetch;
   if (fetchFn !== undefined && typeof fetchFn !== "function") fail(`option "fetch" must be a function.`);
   const requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
@@ -188,6 +200,7 @@ export function resolveS3Options(options: unknown): ResolvedS3Options {
     compactAfterObjects: positiveInteger("compactAfterObjects", o.compactAfterObjects, 128, 2),
     segmentBytes: positiveInteger("segmentBytes", o.segmentBytes, 8 * 1024 * 1024),
     clock,
+    random: random as (() => number) | undefined,
     fetch: fetchFn as typeof fetch | undefined,
   };
 }

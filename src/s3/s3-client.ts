@@ -51,6 +51,18 @@ interface Answer {
 const MIB = 1024 * 1024;
 
 /**
+ * The wait before retry number `attempt + 1` (`attempt` from 0): 10 ms doubled per attempt, capped
+ * at 1 s, times a jitter factor in [0.5, 1] drawn from `random` (a value outside [0, 1] is clamped
+ * into it, `NaN` counts as 0), so that writers that failed together do not retry in step.
+ * @internal
+ */
+export function retryDelayMs(attempt: number, random: () => number): number {
+  const r = random();
+  const jitter = Number.isNaN(r) ? 0 : Math.min(Math.max(r, 0), 1);
+  return Math.min(1000, 10 * 2 ** attempt) * (0.5 + jitter / 2);
+}
+
+/**
  * How long an attempt may wait for its answer to begin: the timeout, plus the timeout again for
  * each MiB of body it sends (the whole body is handed to `fetch` at once, so its progress cannot
  * be seen: an upload is cut off only when it runs slower than about 1 MiB per timeout).
@@ -97,6 +109,7 @@ export class S3Client {
   readonly #base: string;
   readonly #fetch: typeof fetch;
   readonly #clock: Clock;
+  readonly #random: () => number;
   readonly #retries: number;
   readonly #timeoutMs: number;
   /** `endpoint/bucket/`, for messages. */
@@ -117,6 +130,7 @@ export class S3Client {
     this.#base = `${options.endpoint}/${options.bucket}`;
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
     this.#retries = options.retries;
     this.#timeoutMs = options.requestTimeoutMs;
     this.where = `${options.endpoint}/${options.bucket}/${options.prefix}`;
@@ -203,7 +217,7 @@ export class S3Client {
       if (answer.timedOut === true) timeouts++;
       if (!TRANSIENT.has(answer.status) || attempt >= this.#retries)
         return { ...answer, attempts: attempt + 1, timeouts };
-      const delay = Math.min(1000, 10 * 2 ** attempt) * (0.5 + Math.random() / 2);
+      const delay = retryDelayMs(attempt, this.#random);
       await new Promise<void>((resolve) => this.#clock.setTimer(resolve, delay, { keepAlive: true }));
     }
   }
