@@ -180,6 +180,40 @@ describe("the service's route table", () => {
     },
   );
 
+  it.each([
+    ["PUT", entry, "waf_migration=validation&waf_migration=pending&phase_two=1"],
+    ["PUT", entry, "waf_migration=pending&phase_two=1&phase_two=1"],
+    ["GET", `${Z}/waf_migration/check`, "phase_two=1&phase_two=0"],
+    ["GET", `${Z}/waf_migration/config`, "phase_two=1&phase_two=1"],
+  ])("%s %s?%s: a repeated migration parameter is refused with 10401, the zone unchanged", (method, path, query) => {
+    const zone = deepFreeze(seed().zones.find((z) => z.zone.id === ENT_ZONE) as ZoneRecord);
+    const m = matchRoute(method, path);
+    if (!m.ok || m.route.scope !== "zone") throw new Error("did not route");
+    const body = method === "PUT" ? { name: "default", rules: [] } : undefined;
+    const outcome = m.route.run(zone, request(method, path, body, query));
+    expect([outcome.response.status, outcome.response.body.errors.map((e) => e.code)]).toEqual([400, [10401]]);
+    expect(outcome.response.body.errors[0]?.message).toMatch(/must be given at most once/);
+    expect(outcome.state).toBe(zone);
+  });
+
+  it.each(["true", "2", ""])(
+    "waf_migration/config: phase_two=%j is refused with 10401 as the check refuses it",
+    (value) => {
+      const zone = deepFreeze(seed().zones.find((z) => z.zone.id === ENT_ZONE) as ZoneRecord);
+      const run = (path: string, query: string) => {
+        const m = matchRoute("GET", path);
+        if (!m.ok || m.route.scope !== "zone") throw new Error("did not route");
+        return m.route.run(zone, request("GET", path, undefined, query)).response;
+      };
+      const config = run(`${Z}/waf_migration/config`, `phase_two=${value}`);
+      const check = run(`${Z}/waf_migration/check`, `phase_two=${value}`);
+      expect([config.status, config.body.errors.map((e) => e.code)]).toEqual([400, [10401]]);
+      expect(config.body.errors[0]?.message).toBe(check.body.errors[0]?.message);
+      expect(run(`${Z}/waf_migration/config`, "phase_two=1").status).toBe(200);
+      expect(run(`${Z}/waf_migration/config`, "").status).toBe(200);
+    },
+  );
+
   it("routing errors: unknown path 404, other method 405 with Allow, malformed zone id 400", () => {
     const unknown = matchRoute("GET", "/nothing");
     expect(!unknown.ok && unknown.response.status).toBe(404);

@@ -52,26 +52,65 @@ function toResponse<T, W>(result: OperationResult<T>, wire: (value: T) => W): Ap
   return fail(status, first ?? { code: ERROR_CODES.invalidRequest, message: "The request was refused." }, ...rest);
 }
 
+/** A refusal of the migration query (10401), as the entry-point update words its own. */
+function invalidQuery(message: string): ApiResponse<never> {
+  return fail(400, { code: MIGRATION_ERROR_CODES["parse-query"] ?? ERROR_CODES.invalidRequest, message });
+}
+
+/**
+ * Reads the migration's query parameters (`waf_migration`, `phase_two`), each of which may be given
+ * at most once: a repeated one (`waf_migration=validation&waf_migration=pending`) is ambiguous, and
+ * reading only its first value would run an irreversible migration the client may not have meant,
+ * so it is refused (10401) as the listings refuse a repeated parameter.
+ */
+function migrationQuery(
+  query: URLSearchParams,
+  names: readonly ("waf_migration" | "phase_two")[],
+): { ok: true; value: { waf_migration?: string; phase_two?: string } } | { ok: false; response: ApiResponse<never> } {
+  const value: { waf_migration?: string; phase_two?: string } = {};
+  for (const name of names) {
+    const all = query.getAll(name);
+    if (all.length > 1) return { ok: false, response: invalidQuery(`${name} must be given at most once.`) };
+    if (all[0] !== undefined) value[name] = all[0];
+  }
+  return { ok: true, value };
+}
+
+/**
+ * Reads `phase_two` as the entry-point update reads it (`1`; absent or `0` for phase 1; anything
+ * else, or a repeated one, refused with 10401), so that the check and the config never answer for
+ * a phase the update would refuse.
+ */
+function readPhaseTwo(
+  query: URLSearchParams,
+): { ok: true; value: boolean } | { ok: false; response: ApiResponse<never> } {
+  const q = migrationQuery(query, ["phase_two"]);
+  if (!q.ok) return q;
+  const phaseTwo = parsePhaseTwo(q.value.phase_two);
+  if (phaseTwo === null) return { ok: false, response: invalidQuery(invalidPhaseTwo(q.value.phase_two)) };
+  return { ok: true, value: phaseTwo };
+}
+
 /**
  * `GET /zones/{zone_id}/waf_migration/check?phase_two=1`. `phase_two` is read as the entry-point
- * update reads it (`1`; absent or `0` for phase 1; anything else refused with 10401), so the check
- * never answers for a phase the update would refuse.
+ * update reads it ({@link readPhaseTwo}).
  */
 export const checkMigration: Operation<ZoneRecord> = reading((record, request) => {
-  const raw = request.query.get("phase_two");
-  const phaseTwo = parsePhaseTwo(raw ?? undefined);
-  if (phaseTwo === null)
-    return fail(400, {
-      code: MIGRATION_ERROR_CODES["parse-query"] ?? ERROR_CODES.invalidRequest,
-      message: invalidPhaseTwo(raw),
-    });
-  return toResponse(checkCompatibility(migrationView(record), { phaseTwo }), (r) => r);
+  const phaseTwo = readPhaseTwo(request.query);
+  if (!phaseTwo.ok) return phaseTwo.response;
+  return toResponse(checkCompatibility(migrationView(record), { phaseTwo: phaseTwo.value }), (r) => r);
 });
 
-/** `GET /zones/{zone_id}/waf_migration/config?phase_two=1`: the new configuration equivalent to the old one. */
-export const getMigrationConfigOperation: Operation<ZoneRecord> = reading((record) =>
-  toResponse(getMigrationConfig(migrationView(record)), (r) => r),
-);
+/**
+ * `GET /zones/{zone_id}/waf_migration/config?phase_two=1`: the new configuration equivalent to the
+ * old one. The configuration is the same in both phases; `phase_two` is checked as the check and
+ * the update check it.
+ */
+export const getMigrationConfigOperation: Operation<ZoneRecord> = reading((record, request) => {
+  const phaseTwo = readPhaseTwo(request.query);
+  if (!phaseTwo.ok) return phaseTwo.response;
+  return toResponse(getMigrationConfig(migrationView(record)), (r) => r);
+});
 
 /** `GET /zones/{zone_id}/waf_migration/status`. */
 export const getMigrationStatusOperation: Operation<ZoneRecord> = reading((record) =>
@@ -128,12 +167,9 @@ export const updateEntryPointOperation: Operation<ZoneRecord> = (record, request
     const ruleset = saveRuleset(record.rulesets[phase], v.ruleset, phase, context);
     return { state: { ...record, rulesets: { ...record.rulesets, [phase]: ruleset } }, response: ok(ruleset) };
   }
-  const query: { waf_migration?: string; phase_two?: string } = {};
-  const mode = request.query.get("waf_migration");
-  const two = request.query.get("phase_two");
-  if (mode !== null) query.waf_migration = mode;
-  if (two !== null) query.phase_two = two;
-  const result = updateEntryPoint(migrationView(record), query, request.body);
+  const query = migrationQuery(request.query, ["waf_migration", "phase_two"]);
+  if (!query.ok) return { state: record, response: query.response };
+  const result = updateEntryPoint(migrationView(record), query.value, request.body);
   if (!result.success) return { state: record, response: toResponse(result, (r) => r) };
   const ruleset = saveRuleset(record.rulesets[phase], result.result.ruleset, phase, context);
   const next = withMigrationState(record, result.zone);
