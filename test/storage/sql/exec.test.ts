@@ -50,6 +50,34 @@ describe("exec: values and bindings", () => {
     expect(row).toEqual({ a: "blob", b: "0203", c: "0304" });
   });
 
+  test("bindings: a SharedArrayBuffer binds as BLOB and a detached or shrunk buffer as an empty BLOB, as on the platform", async () => {
+    const { sql } = await setup();
+    const shared = new SharedArrayBuffer(3);
+    new Uint8Array(shared).set([7, 8, 9]);
+    sql.exec("CREATE TABLE t (x)");
+    sql.exec("INSERT INTO t VALUES (?)", shared);
+    new Uint8Array(shared)[0] = 1; // the row holds a copy
+    const stored = sql.exec("SELECT typeof(x) AS ty, hex(x) AS h FROM t").one();
+    expect(stored).toEqual({ ty: "blob", h: "070809" });
+    expect(sql.exec("SELECT hex(?) AS h", new Uint16Array(shared, 0, 1)).one().h).toBe("0108");
+    const detach = (buffer: ArrayBuffer) => structuredClone(buffer, { transfer: [buffer] });
+    const buffer = new ArrayBuffer(4);
+    const bytes = new Uint8Array(buffer, 1);
+    const view = new DataView(buffer, 1, 2);
+    detach(buffer);
+    const empty = { ty: "blob", n: 0 };
+    for (const value of [buffer, bytes, view]) {
+      expect(sql.exec("SELECT typeof(?1) AS ty, length(?1) AS n", value).one()).toEqual(empty);
+    }
+    // Resizable buffers (ES2024) are not in the compile target's library; Node has them.
+    type Resizable = ArrayBuffer & { resize(length: number): void };
+    const Resizable = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => Resizable;
+    const resizable = new Resizable(8, { maxByteLength: 8 });
+    const tail = new DataView(resizable, 4, 4);
+    resizable.resize(2);
+    expect(sql.exec("SELECT typeof(?1) AS ty, length(?1) AS n", tail).one()).toEqual(empty);
+  });
+
   test("bindings: BigInt and Symbol are refused with the platform's TypeErrors", async () => {
     const { sql } = await setup();
     expect(errorOf(() => sql.exec("SELECT ?", 1n))).toBe("TypeError: Cannot convert a BigInt value to a number");
