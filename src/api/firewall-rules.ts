@@ -457,24 +457,9 @@ export function createFirewallRules(
   let refusal: { status: number; info: ResponseInfo } | undefined;
   const usesLog = inputs.some((i) => i.action === "log");
   const meta = { created_filter_ids: createdFilters.map((f) => f.id) };
-  if (!limits.firewallRulesAvailable) {
-    refusal = {
-      status: 403,
-      info: {
-        code: ERROR_CODES.featureUnavailable,
-        message: "Firewall rules are not available on this zone's plan; upgrade the plan to create rules.",
-        meta,
-      },
-    };
-  } else if (usesLog && !limits.logActionAvailable) {
-    refusal = {
-      status: 403,
-      info: {
-        code: ERROR_CODES.featureUnavailable,
-        message: "The log action is available to Enterprise zones only; choose another action.",
-        meta,
-      },
-    };
+  const unavailable = featureRefusal(limits, usesLog);
+  if (unavailable !== undefined) {
+    refusal = { status: 403, info: { ...unavailable, meta } };
   } else if (state.rules.length + inputs.length > limits.maxRules) {
     refusal = {
       status: 400,
@@ -531,6 +516,26 @@ export function createFirewallRules(
   };
 }
 
+/**
+ * The refusal (403, 10203) of a rule the zone's plan does not allow: firewall rules at all, or the
+ * Enterprise-only `log` action. `undefined` when the plan allows it.
+ */
+function featureRefusal(limits: FirewallLimits, usesLog: boolean): ResponseInfo | undefined {
+  if (!limits.firewallRulesAvailable) {
+    return {
+      code: ERROR_CODES.featureUnavailable,
+      message: "Firewall rules are not available on this zone's plan; upgrade the plan to create rules.",
+    };
+  }
+  if (usesLog && !limits.logActionAvailable) {
+    return {
+      code: ERROR_CODES.featureUnavailable,
+      message: "The log action is available to Enterprise zones only; choose another action.",
+    };
+  }
+  return undefined;
+}
+
 function ruleNotFound(ruleId: string): ApiResponse<never> {
   return fail(404, {
     code: ERROR_CODES.firewallRuleNotFound,
@@ -585,7 +590,8 @@ export function listFirewallRules(state: FirewallState, input: QueryInput): ApiR
 /**
  * `PUT /zones/{zone_id}/firewall/rules/{id}`: replaces a rule's settings. The filter must be given
  * by id (an existing filter); changing an expression goes through the filters API, which keeps
- * shared filters from being rewritten behind other features' backs.
+ * shared filters from being rewritten behind other features' backs. The plan's `limits` hold as
+ * for a creation: the `log` action outside Enterprise is refused (403, 10203).
  *
  * @example
  * ```ts
@@ -596,7 +602,9 @@ export function updateFirewallRule(
   state: FirewallState,
   ruleId: string,
   body: unknown,
+  options: { readonly limits?: FirewallLimits } = {},
 ): FirewallTransition<FirewallRule> {
+  const limits = options.limits ?? DEFAULT_FIREWALL_LIMITS;
   const current = state.rules.find((r) => r.id === ruleId);
   if (current === undefined) return { state, response: ruleNotFound(ruleId) };
   // The published schema requires the rule's id in a PUT body; it must name the rule in the path.
@@ -628,6 +636,9 @@ export function updateFirewallRule(
       response: invalidRequest([ruleIssue("filter.id", `Filter ${f.id} does not exist; create it first.`)]),
     };
   }
+  // The plan's limits hold for a rule changed as for one created: a PUT is no way around them.
+  const unavailable = featureRefusal(limits, v.value.action === "log");
+  if (unavailable !== undefined) return { state, response: fail(403, unavailable) };
   const next: StoredFirewallRule = {
     id: ruleId,
     filterId: f.id,

@@ -389,6 +389,19 @@ describe("rule reads, updates and deletes", () => {
     expect(r.response.status).toBe(400);
     expect(r.state).toBe(state);
   });
+  it.each([
+    ["log outside Enterprise", { logActionAvailable: false }, "log", /Enterprise zones only/],
+    ["any action where the plan has no firewall rules", { firewallRulesAvailable: false }, "block", /not available/],
+  ])("updateFirewallRule: %s is refused (403, 10203) as a creation is, the rule unchanged", (_w, l, action, text) => {
+    const filterId = made.items[0]?.filterId;
+    const r = updateFirewallRule(state, first, { filter: { id: filterId }, action }, { limits: limits(l) });
+    expect([r.response.status, r.response.body.errors[0]?.code]).toEqual([403, 10203]);
+    expect(r.response.body.errors[0]?.message).toMatch(text);
+    expect(r.state).toBe(state);
+    // Allowed by the plan, the same body is applied.
+    const allowed = updateFirewallRule(state, first, { filter: { id: filterId }, action }, { limits: limits({}) });
+    expect(allowed.response.body.result).toMatchObject({ id: first, action });
+  });
   it("deleteFirewallRule: keeps the filter unless asked, and keeps a filter still in use", () => {
     const filterId = made.items[0]?.filterId;
     const kept = deleteFirewallRule(state, first);

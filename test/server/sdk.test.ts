@@ -300,6 +300,27 @@ describe("filters and firewall rules", () => {
     expect(gone).toBeInstanceOf(Cloudflare.NotFoundError);
   });
 
+  it("the log action is Enterprise only: a Pro zone's rule cannot be changed to log either", async () => {
+    const [filter] = await all(cf.filters.create({ zone_id, body: [{ expression: "ip.src eq 192.0.2.77" }] }));
+    const filterId = filter?.id ?? "";
+    const [rule] = await all(
+      cf.firewall.rules.create({ zone_id, action: "block" as never, filter: { id: filterId } as never }),
+    );
+    const ruleId = rule?.id ?? "";
+    const created = await all(
+      cf.firewall.rules.create({ zone_id, action: "log" as never, filter: { id: filterId } as never }),
+    ).catch((e: unknown) => e);
+    expect(created).toBeInstanceOf(Cloudflare.PermissionDeniedError);
+    const updated = await cf.firewall.rules
+      .update(ruleId, { zone_id, action: "log" as never, filter: { id: filterId } } as never)
+      .catch((e: unknown) => e);
+    expect(updated).toBeInstanceOf(Cloudflare.PermissionDeniedError);
+    expect((updated as APIError).errors[0]).toMatchObject({ code: 10203 });
+    expect(await cf.firewall.rules.get(ruleId, { zone_id })).toMatchObject({ id: ruleId, action: "block" });
+    await cf.firewall.rules.delete(ruleId, { zone_id });
+    await cf.filters.delete(filterId, { zone_id });
+  });
+
   it("invalid input is refused whole with 400, and nothing is created", async () => {
     const before = (await all(cf.filters.list({ zone_id }))).length;
     const bad = await all(

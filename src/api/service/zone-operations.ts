@@ -12,6 +12,7 @@ import {
   createFirewallRules,
   DEFAULT_FIREWALL_LIMITS,
   deleteFirewallRule,
+  type FirewallLimits,
   getFirewallRule,
   listFirewallRules,
   updateFirewallRule,
@@ -137,23 +138,21 @@ export const deleteFilterOperation: Operation<ZoneRecord> = (r, req) =>
 export const listFirewallRulesOperation: Operation<ZoneRecord> = reading((r, req) =>
   listFirewallRules(r.firewall, req.query),
 );
+/** What the zone's plan allows its firewall rules: the `log` action is Enterprise only. */
+function firewallLimits(r: ZoneRecord): FirewallLimits {
+  return { ...DEFAULT_FIREWALL_LIMITS, logActionAvailable: r.waf.plan === "enterprise" };
+}
+
 /** `POST /zones/{zone_id}/firewall/rules`: with `filter.id` (two-call flow) or `filter.expression` (one call). */
 export const createFirewallRulesOperation: Operation<ZoneRecord> = (r, req) =>
-  withFirewall(
-    r,
-    createFirewallRules(r.firewall, req.body, {
-      idGenerator: req.newId,
-      // The `log` action is Enterprise only.
-      limits: { ...DEFAULT_FIREWALL_LIMITS, logActionAvailable: r.waf.plan === "enterprise" },
-    }),
-  );
+  withFirewall(r, createFirewallRules(r.firewall, req.body, { idGenerator: req.newId, limits: firewallLimits(r) }));
 /** `GET /zones/{zone_id}/firewall/rules/{rule_id}`. */
 export const getFirewallRuleOperation: Operation<ZoneRecord> = reading((r, req) =>
   getFirewallRule(r.firewall, param(req, "rule_id")),
 );
-/** `PUT /zones/{zone_id}/firewall/rules/{rule_id}`. */
+/** `PUT /zones/{zone_id}/firewall/rules/{rule_id}`, within the plan's limits as a creation is. */
 export const updateFirewallRuleOperation: Operation<ZoneRecord> = (r, req) =>
-  withFirewall(r, updateFirewallRule(r.firewall, param(req, "rule_id"), req.body));
+  withFirewall(r, updateFirewallRule(r.firewall, param(req, "rule_id"), req.body, { limits: firewallLimits(r) }));
 /** `DELETE /zones/{zone_id}/firewall/rules/{rule_id}` (optional body `{delete_filter_if_unused}`). */
 export const deleteFirewallRuleOperation: Operation<ZoneRecord> = (r, req) =>
   withFirewall(r, deleteFirewallRule(r.firewall, param(req, "rule_id"), req.body));
