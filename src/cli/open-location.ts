@@ -12,6 +12,7 @@
 import { readdir, stat } from "node:fs/promises";
 import { isObjectFile } from "../durability/file-layout";
 import { openFilePersistence } from "../durability/file-persistence";
+import { objectDirectoriesBelow } from "../durability/object-directories";
 import type { PersistenceAdapter } from "../durability/persistence";
 
 /**
@@ -98,27 +99,6 @@ async function requireDirectory(directory: string): Promise<void> {
       ? `${directory} is not an actorstore directory (it holds no log segments, snapshots or metadata), but the directories of objects are below it: ${below.join(", ")}${below.length === 3 ? " …" : ""}. Pass one of those.`
       : `${directory} is not an actorstore directory (it holds no log segments, snapshots or metadata): pass the directory given to ObjectStorage.open({ directory }).`,
   );
-}
-
-/**
- * Up to `limit` object directories at most `depth` levels below `directory`, in name order: what a
- * user meant who passed the root of a host's `directoryPerObject` (`<root>/<namespace>/<id>/`).
- */
-async function objectDirectoriesBelow(directory: string, depth: number, limit: number): Promise<string[]> {
-  const { join } = await import("node:path");
-  const found: string[] = [];
-  const visit = async (dir: string, left: number): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries.filter((e) => e.isDirectory()).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (found.length >= limit) return;
-      const child = join(dir, entry.name);
-      const names = await readdir(child).catch(() => []);
-      if (names.some(isObjectFile)) found.push(child);
-      else if (left > 1) await visit(child, left - 1);
-    }
-  };
-  await visit(directory, depth);
-  return found;
 }
 
 async function openBucket(location: string, mode: "read" | "write"): Promise<PersistenceAdapter> {

@@ -7,6 +7,7 @@
  */
 import { startApiServer } from "./http-server";
 import type { ApiKeyCredential } from "./options";
+import { stateDirectoryRefusal } from "./state-directory";
 
 const USAGE = `Usage: actorstore-api serve [options]
 
@@ -15,7 +16,8 @@ Serves the local v4 API (see docs/api.md).
 Options:
   --port <n>         TCP port (default 8787; 0 picks a free one)
   --host <address>   interface to listen on (default 127.0.0.1)
-  --directory <dir>  keep the state in this directory (default: in memory, lost on exit)
+  --directory <dir>  keep the state in this directory (default: in memory, lost on exit);
+                     not an actorstore object's directory or a host's root
   --fixture <file>   JSON fixture to seed an empty state from
   --token <token>    accept this API token (repeatable)
   --email <email>    with --key: accept this email and Global API Key pair (repeatable, in pairs)
@@ -128,6 +130,15 @@ async function main(argv: readonly string[]): Promise<number> {
   if (typeof parsed === "string") {
     process.stderr.write(`${parsed}\n\n${USAGE}`);
     return 2;
+  }
+  if (parsed.directory !== undefined) {
+    // A usage error too: the server would write its own objects into an object's directory or
+    // among a host's namespaces. (startApiServer refuses it as well, with ERR_DIRECTORY.)
+    const refusal = await stateDirectoryRefusal(parsed.directory, "--directory");
+    if (refusal !== undefined) {
+      process.stderr.write(`${refusal}\n\n${USAGE}`);
+      return 2;
+    }
   }
   const server = await startApiServer({
     credentials: { tokens: parsed.tokens, keys: parsed.keys },

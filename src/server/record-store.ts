@@ -6,6 +6,7 @@
  * A record is stored as JSON text cut into chunks well under the per-value limit, written in one
  * transaction, so a record of any size is replaced whole or not at all.
  */
+import { ActorStoreError } from "../errors";
 import { ObjectStorage } from "../storage/object-storage";
 import type { Clock } from "../util/clock";
 
@@ -26,11 +27,23 @@ export interface RecordStoreOptions {
   readonly clock?: Clock;
 }
 
+/**
+ * Refuses a directory that is an object's directory or a host's root with `ERR_DIRECTORY`, before
+ * anything is written in it.
+ */
+async function checkDirectory(directory: string): Promise<void> {
+  const { stateDirectoryRefusal } = await import("./state-directory");
+  const refusal = await stateDirectoryRefusal(directory, `The API state directory ${JSON.stringify(directory)}`);
+  if (refusal !== undefined) throw new ActorStoreError("ERR_DIRECTORY", refusal);
+}
+
 /** Loads and saves whole records by name, one storage object per name. */
 export class RecordStore {
   readonly #directory: string | undefined;
   readonly #clock: Clock | undefined;
   readonly #open = new Map<string, Promise<ObjectStorage>>();
+  /** The check of the directory, made before the first object is opened in it. */
+  #directoryChecked: Promise<void> | undefined;
   #closed = false;
 
   constructor(options: RecordStoreOptions = {}) {
@@ -46,6 +59,8 @@ export class RecordStore {
       storage = (async () => {
         const base = this.#clock === undefined ? {} : { clock: this.#clock };
         if (directory === undefined) return ObjectStorage.open({ ...base, backend: "kv" });
+        this.#directoryChecked ??= checkDirectory(directory);
+        await this.#directoryChecked;
         const path = await import("node:path");
         return ObjectStorage.open({ ...base, backend: "kv", directory: path.join(directory, name) });
       })();

@@ -2,12 +2,13 @@
  * `actorstore-api serve`: started as a process, it serves the API until it is told to stop.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { hostRoot, objectDirectory } from "./actorstore-directories";
 import { ENT_ZONE, FIXTURE, TOKEN } from "./helpers";
 
 const CLI = fileURLToPath(new URL("../../src/server/cli.ts", import.meta.url));
@@ -116,6 +117,37 @@ describe("actorstore-api serve", () => {
     expect(response.status).toBe(200);
     p.child.kill("SIGTERM");
     expect(await p.exited).toBe(0);
+  }, 60_000);
+
+  it("refuses a --directory that is an object's directory or a host's root: a usage error (2) that says why, without the path, writing nothing", async () => {
+    // Regression: the server opened its own storage objects in <dir>/<record>/, writing them into
+    // the object's directory or among the host's namespaces.
+    const dir = await mkdtemp(join(tmpdir(), "actorstore-cli-dir-"));
+    try {
+      const object = await objectDirectory(join(dir, "object"));
+      const root = await hostRoot(join(dir, "root"));
+      const before = [await readdir(object, { recursive: true }), await readdir(root, { recursive: true })];
+      const intoObject = run(["serve", "--port", "0", "--token", TOKEN, "--directory", object]);
+      const intoRoot = run(["serve", "--port", "0", "--token", TOKEN, `--directory=${root}`]);
+      expect(await intoObject.exited).toBe(2);
+      expect(await intoRoot.exited).toBe(2);
+      expect(intoObject.err()).toMatch(
+        /^--directory is an actorstore object's directory \(it holds log segments, snapshots or metadata\): the API server would write its own storage objects into it, among that object's files\. Choose a directory of the API server's own: a new or empty one, or one it kept its state in before\.\n\nUsage: actorstore-api serve/,
+      );
+      expect(intoRoot.err()).toMatch(
+        /^--directory is the root of a host's objects \(directoryPerObject: .*\n\nUsage: /,
+      );
+      for (const p of [intoObject, intoRoot]) {
+        expect(p.out()).toBe("");
+        expect(p.err()).not.toContain(dir);
+      }
+      expect([
+        (await readdir(object, { recursive: true })).sort(),
+        (await readdir(root, { recursive: true })).sort(),
+      ]).toEqual(before.map((names) => names.sort()));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it("a --fixture file that cannot be read is named with what to do, in one line and without a stack trace", async () => {
