@@ -214,6 +214,23 @@ describe("the service's route table", () => {
     },
   );
 
+  it("entry-point PUT of a phase other than the managed one: the body's phase must be that phase", () => {
+    const zone = deepFreeze(seed().zones.find((z) => z.zone.id === ENT_ZONE) as ZoneRecord);
+    const put = (phase: string, body: unknown) => {
+      const path = `${Z}/rulesets/phases/${phase}/entrypoint`;
+      const m = matchRoute("PUT", path);
+      if (!m.ok || m.route.scope !== "zone") throw new Error("did not route");
+      return m.route.run(zone, request("PUT", path, body));
+    };
+    const rules = [{ action: "block", expression: "ip.src eq 192.0.2.1" }];
+    const own = put("http_request_firewall_custom", { kind: "zone", phase: "http_request_firewall_custom", rules });
+    expect(own.response.status).toBe(200);
+    expect(own.response.body.result).toMatchObject({ phase: "http_request_firewall_custom", kind: "zone" });
+    const other = put("http_request_firewall_custom", { phase: "http_request_firewall_managed", rules });
+    expect([other.response.status, other.response.body.errors[0]?.source]).toEqual([400, { pointer: "/phase" }]);
+    expect(other.state).toBe(zone);
+  });
+
   it("routing errors: unknown path 404, other method 405 with Allow, malformed zone id 400", () => {
     const unknown = matchRoute("GET", "/nothing");
     expect(!unknown.ok && unknown.response.status).toBe(404);

@@ -156,7 +156,7 @@ export const updateEntryPointOperation: Operation<ZoneRecord> = (record, request
   if (!isRulesetPhase(phase)) return { state: record, response: unknownPhase(phase) };
   const context = { nowMs: request.nowMs, newId: request.newId };
   if (phase !== MANAGED_PHASE) {
-    const v = validateRulesetBody(request.body);
+    const v = validateRulesetBody(request.body, { phase });
     if (!v.ok) {
       const [first, ...rest] = v.errors.map(info);
       return {

@@ -211,7 +211,16 @@ export interface EntryPointRuleset {
 export interface ValidateRulesetBodyOptions {
   /** Accept (and drop) the empty `id`, `version` and `ref` that the migration config returns. */
   allowEmptyIds?: boolean;
+  /**
+   * The phase whose entry point the body is for (the path's); {@link MANAGED_PHASE} by default. A
+   * `phase` in the body must name it, and override `sensitivity_level` is allowed in the DDoS phases only.
+   */
+  phase?: RulesetPhase;
 }
+
+/** The phases whose managed rulesets take a `sensitivity_level` override, and its values. */
+const DDOS_PHASES: ReadonlySet<string> = new Set(["ddos_l4", "ddos_l7"]);
+const SENSITIVITY_LEVELS: ReadonlySet<unknown> = new Set(["default", "medium", "low", "eoff"]);
 
 /**
  * The result of {@link validateRulesetBody}.
@@ -272,21 +281,34 @@ export function checkRuleExpression(expression: unknown, pointer: string): ApiMe
   return errors;
 }
 
-function checkOverrideFields(o: Record<string, unknown>, base: string, errors: ApiMessage[]): void {
+function checkOverrideFields(o: Record<string, unknown>, base: string, ddos: boolean, errors: ApiMessage[]): void {
   if (o.action !== undefined && !(typeof o.action === "string" && OVERRIDE_ACTION.test(o.action)))
     err(errors, `${base}/action`, invalidValue(o.action, "action", "it must match ^[a-z_]+$"));
   if (!isOptionalBoolean(o.enabled))
     err(errors, `${base}/enabled`, invalidValue(o.enabled, "enabled", "it must be a boolean"));
-  if (o.sensitivity_level !== undefined)
-    // sensitivity_level exists only for the DDoS phases; this ruleset is the managed-firewall phase.
+  if (o.sensitivity_level === undefined) return;
+  // sensitivity_level exists only for the DDoS phases' managed rulesets.
+  if (!ddos)
     err(
       errors,
       `${base}/sensitivity_level`,
       invalidValue(o.sensitivity_level, "sensitivity_level", "it applies to the DDoS phases only"),
     );
+  else if (!SENSITIVITY_LEVELS.has(o.sensitivity_level))
+    err(
+      errors,
+      `${base}/sensitivity_level`,
+      invalidValue(o.sensitivity_level, "sensitivity_level", "it is not one of default, medium, low, eoff"),
+    );
 }
 
-function checkOverrideList(list: unknown, base: string, key: "rules" | "categories", errors: ApiMessage[]): void {
+function checkOverrideList(
+  list: unknown,
+  base: string,
+  key: "rules" | "categories",
+  ddos: boolean,
+  errors: ApiMessage[],
+): void {
   if (!Array.isArray(list) || list.length === 0) {
     err(errors, base, invalidValue(list, `overrides.${key}`, "it must be a non-empty array"));
     return;
@@ -313,7 +335,7 @@ function checkOverrideList(list: unknown, base: string, key: "rules" | "categori
       if (seen.has(name)) err(errors, at, invalidValue(name, `overrides.${key}`, "items must be unique"));
       seen.add(name);
     }
-    checkOverrideFields(item, at, errors);
+    checkOverrideFields(item, at, ddos, errors);
     if (key === "rules" && item.score_threshold !== undefined && !Number.isInteger(item.score_threshold))
       err(
         errors,
@@ -323,7 +345,7 @@ function checkOverrideList(list: unknown, base: string, key: "rules" | "categori
   });
 }
 
-function checkExecute(p: Record<string, unknown>, base: string, errors: ApiMessage[]): void {
+function checkExecute(p: Record<string, unknown>, base: string, ddos: boolean, errors: ApiMessage[]): void {
   if (!isHex32(p.id))
     err(errors, `${base}/id`, invalidValue(p.id ?? "", "id", "it must be the 32-hex id of a managed ruleset"));
   if (p.version !== undefined && typeof p.version !== "string")
@@ -339,9 +361,10 @@ function checkExecute(p: Record<string, unknown>, base: string, errors: ApiMessa
     err(errors, `${base}/overrides`, invalidValue(o, "overrides", "it must be an object with at least one property"));
     return;
   }
-  checkOverrideFields(o, `${base}/overrides`, errors);
-  if (o.categories !== undefined) checkOverrideList(o.categories, `${base}/overrides/categories`, "categories", errors);
-  if (o.rules !== undefined) checkOverrideList(o.rules, `${base}/overrides/rules`, "rules", errors);
+  checkOverrideFields(o, `${base}/overrides`, ddos, errors);
+  if (o.categories !== undefined)
+    checkOverrideList(o.categories, `${base}/overrides/categories`, "categories", ddos, errors);
+  if (o.rules !== undefined) checkOverrideList(o.rules, `${base}/overrides/rules`, "rules", ddos, errors);
 }
 
 function checkSkip(p: Record<string, unknown>, base: string, errors: ApiMessage[]): void {
@@ -401,6 +424,8 @@ function checkIdLike(
  */
 export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyOptions = {}): RulesetBodyValidation {
   const allowEmpty = options.allowEmptyIds === true;
+  const phase = options.phase ?? MANAGED_PHASE;
+  const ddos = DDOS_PHASES.has(phase);
   const errors: ApiMessage[] = [];
   if (!isRecord(body))
     // No source: the schema's pointer is at least one character, and the whole body is at fault.
@@ -411,8 +436,8 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
     err(errors, "/description", invalidValue(body.description, "description", "it must be a string"));
   if (body.kind !== undefined && body.kind !== "zone")
     err(errors, "/kind", invalidValue(body.kind, "kind", "the entry point of a zone phase has kind 'zone'"));
-  if (body.phase !== undefined && body.phase !== MANAGED_PHASE)
-    err(errors, "/phase", invalidValue(body.phase, "phase", `this entry point belongs to ${MANAGED_PHASE}`));
+  if (body.phase !== undefined && body.phase !== phase)
+    err(errors, "/phase", invalidValue(body.phase, "phase", `this entry point belongs to ${phase}`));
   if (!Array.isArray(body.rules)) {
     err(errors, "/rules", invalidValue(body.rules ?? null, "rules", "the rules are required"));
     return { ok: false, errors };
@@ -459,7 +484,7 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
       err(errors, pAt, invalidValue(params, "action_parameters", "it must be an object"));
     } else if (raw.action === "execute") {
       if (params === undefined) err(errors, pAt, "action parameters are required for the 'execute' action");
-      else checkExecute(params, pAt, errors);
+      else checkExecute(params, pAt, ddos, errors);
     } else if (params !== undefined) {
       if (params.overrides !== undefined)
         err(errors, `${pAt}/overrides`, "overrides are allowed only when the action is 'execute'");
@@ -493,7 +518,7 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
   if (typeof body.name === "string") ruleset.name = body.name;
   if (typeof body.description === "string") ruleset.description = body.description;
   if (body.kind === "zone") ruleset.kind = "zone";
-  if (body.phase === MANAGED_PHASE) ruleset.phase = MANAGED_PHASE;
+  if (body.phase === phase) ruleset.phase = phase;
   return { ok: true, ruleset };
 }
 

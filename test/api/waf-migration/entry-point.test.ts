@@ -332,6 +332,49 @@ describe("validateRulesetBody", () => {
     ).toBe("overrides are allowed only when the action is 'execute'");
   });
 
+  it("validateRulesetBody: a body's phase must be the entry point's own, whichever phase that is", () => {
+    const custom = "http_request_firewall_custom" as const;
+    const forCustom = (b: unknown) => validateRulesetBody(b, { phase: custom });
+    const own = forCustom({ ...body({ ...EXEC }), phase: custom });
+    expect(own.ok && own.ruleset.phase).toBe(custom);
+    const other = forCustom({ ...body({ ...EXEC }), phase: "http_request_firewall_managed" });
+    expect(other.ok ? [] : other.errors).toEqual([
+      {
+        message:
+          "'http_request_firewall_managed' is not a valid value for phase because this entry point belongs to http_request_firewall_custom",
+        source: { pointer: "/phase" },
+      },
+    ]);
+    // Without a phase, the body is for the managed phase's entry point, as before.
+    expect(ok({ ...body({ ...EXEC }), phase: "http_request_firewall_managed" }).ok).toBe(true);
+    expect(ok({ ...body({ ...EXEC }), phase: custom }).ok).toBe(false);
+  });
+
+  it("validateRulesetBody: sensitivity_level overrides are taken in the DDoS phases, with their values only", () => {
+    const ddos = (level: unknown) =>
+      validateRulesetBody(
+        body({
+          ...EXEC,
+          action_parameters: { id: "4d21379b4f9f4bb088e0729962c8b3cf", overrides: { sensitivity_level: level } },
+        }),
+        { phase: "ddos_l7" },
+      );
+    for (const level of ["default", "medium", "low", "eoff"]) expect(ddos(level).ok, level).toBe(true);
+    const bad = ddos("high");
+    expect(bad.ok ? [] : bad.errors.map((e) => e.source?.pointer)).toEqual([
+      "/rules/0/action_parameters/overrides/sensitivity_level",
+    ]);
+    // Outside the DDoS phases it stays refused.
+    expect(
+      validateRulesetBody(
+        body({ ...EXEC, action_parameters: { ...EXEC.action_parameters, overrides: { sensitivity_level: "low" } } }),
+        {
+          phase: "http_request_firewall_custom",
+        },
+      ).ok,
+    ).toBe(false);
+  });
+
   it("validateRulesetBody: checks skip parameters", () => {
     const skip = (p: unknown) => body({ action: "skip", expression: "true", action_parameters: p });
     expect(ok(skip({ ruleset: "current" })).ok).toBe(true);
