@@ -396,7 +396,12 @@ export class ObjectStorage {
 
   // ------------------------------------------------------------------ lifecycle (actorstore)
 
-  /** Commits what is pending, waits for it to be durable, and releases the database. */
+  /**
+   * Commits what is pending, waits for it to be durable, and releases the database. Every call
+   * made once it has begun fails with `ERR_CLOSED`; a `transaction()` still open is rolled back
+   * (its closure's next call or its end fails with `ERR_CLOSED`). Calling it again returns the
+   * same promise.
+   */
   close(): Promise<void> {
     return this.#core.close();
   }
@@ -496,6 +501,7 @@ export class ObjectStorage {
         closed = true;
       },
       alive: () => closed || this.#core.isSavepointOpen(layer),
+      assertUsable: () => this.#core.assertUsable(),
     };
     const txn = new ObjectTransaction(target);
     try {

@@ -68,7 +68,10 @@ export class StorageCore {
   #committedAlarm: number | null;
   #lastConfirmation: Promise<void> = Promise.resolve();
   #broken: Error | null = null;
+  /** Set once the engine is closed. */
   #closed = false;
+  /** Set when close() begins: from then on the core takes no new work. */
+  #closing: Promise<void> | null = null;
   #host: StorageHost | undefined;
   /** Buffered writes the engine does not hold yet, and SQL's counters (pending-writes.ts). */
   readonly #pending: PendingWrites;
@@ -185,7 +188,7 @@ export class StorageCore {
   /** Throws if the core can no longer be used. */
   assertUsable(): void {
     if (this.#broken) throw this.#broken;
-    if (this.#closed) throw new ActorStoreError("ERR_CLOSED", "This storage was closed. Open it again to continue.");
+    if (this.#closed || this.#closing) throw closedError();
   }
 
   /** Whether an explicit transaction (or transactionSync) is open. */
@@ -419,6 +422,8 @@ export class StorageCore {
    */
   releaseSavepoint(handle: object): void {
     if (this.#broken) return;
+    // close() rolled back every savepoint still open: this transaction's writes were not committed.
+    if (this.#closed || this.#closing) throw closedError();
     const layer = openLayer(this.#layers, handle);
     if (layer === undefined) throw new Error(ORPHANED_TRANSACTION_MESSAGE);
     if (this.#layers[this.#layers.length - 1] !== layer) {
@@ -438,7 +443,7 @@ export class StorageCore {
    * closure that failed takes its nested savepoints down with it.
    */
   rollbackSavepoint(handle: object, explicit = false): void {
-    if (this.#broken) return;
+    if (this.#broken || this.#closed) return;
     const layer = openLayer(this.#layers, handle);
     if (layer === undefined) return; // already undone with an outer transaction
     if (explicit && this.#layers[this.#layers.length - 1] !== layer) {
@@ -655,10 +660,21 @@ export class StorageCore {
     await this.#schedule.settled();
   }
 
-  /** Closes after committing what is pending. */
-  async close(): Promise<void> {
+  /**
+   * Closes after committing what is pending. From the call on, the core takes no new work
+   * (ERR_CLOSED), and a transaction still open is rolled back first: its closure's end fails with
+   * ERR_CLOSED, and the writes made beside it commit. Calling it again returns the same promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     if (this.#closed) return;
     if (!this.#broken) {
+      const outermost = this.#layers[1];
+      if (outermost !== undefined) this.#unwind(outermost);
       this.commitNow();
       await this.#lastConfirmation.catch(() => {});
       // A final snapshot where it is written in place and the log since the newest is long.
@@ -673,6 +689,8 @@ export class StorageCore {
   #shutdown(): void {
     if (this.#closed) return;
     this.#closed = true;
+    // Nothing can join or commit the open batch any more: whoever waits on it must not wait forever.
+    this.#batch.done.reject(closedError());
     this.sqlHost.close();
   }
 
@@ -695,6 +713,11 @@ export class StorageCore {
     await append;
     await this.#schedule.take([seq, timeMs]);
   }
+}
+
+/** What every use of a closed (or closing) storage fails with. */
+function closedError(): ActorStoreError {
+  return new ActorStoreError("ERR_CLOSED", "This storage was closed. Open it again to continue.");
 }
 
 export type { CoreOpenOptions, CoreSettings } from "./core-settings";

@@ -26,6 +26,8 @@ export interface TransactionTarget {
   rollback(): void;
   /** Whether the transaction's savepoint is still open (false once an outer one took it down). */
   alive(): boolean;
+  /** Throws the storage's own error when it takes no more work (closed or closing, broken). */
+  assertUsable(): void;
 }
 
 type State = "active" | "rolledBack" | "committed";
@@ -196,6 +198,8 @@ export class ObjectTransaction {
       if (bypass?.()) return Promise.resolve(fn());
       if (this.#state === "rolledBack") throw new Error(`Cannot ${name}() on rolled back transaction`);
       if (this.#state === "committed") throw committedError(name);
+      // A storage closed under the transaction (close() rolled it back) says so, not "orphaned".
+      this.#target.assertUsable();
       if (!this.#target.alive()) throw new Error(ORPHANED_TRANSACTION_MESSAGE);
       return Promise.resolve(fn());
     } catch (e) {

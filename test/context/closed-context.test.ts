@@ -12,6 +12,7 @@ import { DurableObject } from "../../src/context/durable-object";
 import { ObjectContext } from "../../src/context/object-context";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { createTestObject } from "../../src/testkit/test-object";
+import { deferred } from "../../src/util/deferred";
 
 class Counter extends DurableObject {
   async increment(): Promise<number> {
@@ -74,5 +75,42 @@ describe("a closed context", () => {
     await counter.restart();
     expect(await counter.get("n")).toBe(1);
     await counter.close();
+  });
+
+  it("close() while a call's transaction is open: the call fails with ERR_CLOSED instead of waiting forever", async () => {
+    const inside = deferred<void>();
+    const release = deferred<void>();
+    class Transfer extends DurableObject {
+      async move(): Promise<string> {
+        return this.ctx.storage.transaction(async (txn) => {
+          await txn.put("from", 1);
+          inside.resolve();
+          await release.promise;
+          return "moved";
+        });
+      }
+    }
+    const dir = await directory();
+    const context = await ObjectContext.create(Transfer, { storage: { persistence: await openFilePersistence(dir) } });
+    let outcome: unknown = "pending";
+    const call = context.call("move").then(
+      (v) => v,
+      (e: unknown) => e,
+    );
+    void call.then((v) => {
+      outcome = v;
+    });
+    await inside.promise;
+    await context.close();
+    release.resolve();
+    // The answer waited on a batch the closed storage would never commit (its output gate).
+    for (let i = 0; i < 10 && outcome === "pending"; i++) await new Promise<void>((r) => setImmediate(r));
+    expect(outcome).toMatchObject({
+      code: "ERR_CLOSED",
+      message: "This storage was closed. Open it again to continue.",
+    });
+    const next = await ObjectContext.create(Transfer, { storage: { persistence: await openFilePersistence(dir) } });
+    expect(await (await next.storage()).get("from")).toBeUndefined();
+    await next.close();
   });
 });
