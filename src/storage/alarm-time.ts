@@ -49,8 +49,16 @@ export function toAlarmTime(scheduledTime: unknown, on: AsyncApiInterface = "Dur
  * ```
  */
 export function toPlatformDate(value: unknown, method: string, on: AsyncApiInterface = "DurableObjectStorage"): number {
+  return convertPlatformDate(value, () => argumentTypeError(method, on, 1, "date"));
+}
+
+/**
+ * The conversion of {@link toPlatformDate}, with the TypeError for a value that is neither a number
+ * nor a Date made by `notADate` (a parameter and a dictionary member word it differently).
+ */
+export function convertPlatformDate(value: unknown, notADate: () => TypeError): number {
   const ms = typeof value === "number" ? value : dateValue(value);
-  if (ms === undefined) throw argumentTypeError(method, on, 1, "date");
+  if (ms === undefined) throw notADate();
   if (!Number.isFinite(ms)) throw new TypeError("The value cannot be converted because it is not a valid Date.");
   // The range checks come first, as the platform converts to its date type before comparing.
   const ns = ms * 1e6;

@@ -5,6 +5,7 @@
 import type { StorageLimits } from "../limits";
 import { readBackAsUtf8, utf8Length } from "../util/utf8";
 import type { SyncKvListOptions } from "./options";
+import { isProxy } from "./values/proxy";
 
 export { utf8Length } from "../util/utf8";
 
@@ -53,6 +54,29 @@ export function toKey(key: unknown): string {
 }
 
 /**
+ * Whether a key argument is an array of keys, as the platform's bindings decide it (V8's IsArray): a
+ * Proxy is not one, even of an array (it converts to one key, `String(proxy)`), where the runtime can
+ * tell a proxy (not in browsers).
+ */
+export function isKeyArray(value: unknown): value is readonly unknown[] {
+  return typeof value === "object" && value !== null && !isProxy(value) && Array.isArray(value);
+}
+
+/**
+ * Converts the key argument of `get()` and `delete()` as the platform's bindings do: an array (see
+ * {@link isKeyArray}) element by element, reading every index below its length (a hole reads as
+ * `undefined`, or what the prototype has there, and converts like any value: `"undefined"`); anything
+ * else as one key ({@link toKey}).
+ */
+export function toKeyArgument(value: unknown): string | string[] {
+  if (!isKeyArray(value)) return toKey(value);
+  const length = value.length;
+  const keys = new Array<string>(length);
+  for (let i = 0; i < length; i++) keys[i] = toKey(value[i]);
+  return keys;
+}
+
+/**
  * The string `list()` and `get([...])` hand back for a stored key, as the platform decodes the key's
  * bytes: the key itself, unless it has a lone surrogate, whose three bytes are not UTF-8 and read
  * back as three U+FFFD (`"a\uD800b"` lists as `"a\uFFFD\uFFFD\uFFFDb"`). Distinct keys can so read
@@ -96,9 +120,9 @@ export interface KeyRange {
 /**
  * ToInt32 as WebIDL `long` does it, with the platform's range check, which looks at the number
  * before it is truncated (2147483647.5 is out of range). ToNumber, like the platform's, refuses a
- * BigInt and a Symbol.
+ * BigInt and a Symbol. NaN is 0; ±Infinity stay, for the caller's own check.
  */
-function toInt32(value: unknown): number {
+export function toLong(value: unknown): number {
   const n = +(value as number);
   if (!Number.isFinite(n)) return Number.isNaN(n) ? 0 : n > 0 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
   if (n > 2147483647 || n < -2147483648) {
@@ -114,7 +138,7 @@ function toInt32(value: unknown): number {
 export function compileListOptions(options: ListRangeOptions | undefined): KeyRange {
   const o = options ?? {};
   // WebIDL converts `limit` to a 32-bit int while reading the options, before any other check.
-  const limitInt = o.limit === undefined ? undefined : toInt32(o.limit);
+  const limitInt = o.limit === undefined ? undefined : toLong(o.limit);
   if (o.start !== undefined && o.startAfter !== undefined) {
     throw new TypeError("list() cannot be called with both start and startAfter values.");
   }

@@ -4,6 +4,7 @@
  * Everything here is synchronous; the async API wraps it so that errors become rejections.
  */
 import type { StorageLimits } from "../limits";
+import type { PutCall } from "./call-arguments";
 import { checkKeyCount, checkKeySize, compareKeys, compileListOptions, listedKey, toKey } from "./keys";
 import type { ListOptions } from "./options";
 import type { StorageCore } from "./storage-core";
@@ -13,16 +14,13 @@ import { type Codecs, checkEncodedValue, decodeValue, decodeValueRange, encodeVa
 const MISSING: unique symbol = Symbol("missing");
 
 /**
- * The entries `put(entries)` writes: each property read exactly once (a getter may answer
- * differently the second time), fields whose value is undefined dropped, as the platform drops them.
+ * Each key of a list, converted ({@link toKey}) by index: a hole converts as the `undefined` it
+ * reads as (`Array.prototype.map` would skip it and leave the hole).
  */
-function definedEntries(entries: Record<string, unknown>): Array<[string, unknown]> {
-  const defined: Array<[string, unknown]> = [];
-  for (const k of Object.keys(entries)) {
-    const value = entries[k];
-    if (value !== undefined) defined.push([k, value]);
-  }
-  return defined;
+function toKeys(rawKeys: readonly unknown[]): string[] {
+  const keys = new Array<string>(rawKeys.length);
+  for (let i = 0; i < rawKeys.length; i++) keys[i] = toKey(rawKeys[i]);
+  return keys;
 }
 
 /** Key-value operations over one core. */
@@ -52,7 +50,7 @@ export class KvOperations {
    */
   getMany(rawKeys: readonly unknown[], noCache: boolean): Map<string, unknown> {
     checkKeyCount(rawKeys.length, this.#limits);
-    const keys = rawKeys.map(toKey);
+    const keys = toKeys(rawKeys);
     for (const k of keys) checkKeySize(k, this.#limits);
     this.#core.assertUsable();
     const unique = [...new Set(keys)].sort(compareKeys);
@@ -94,18 +92,15 @@ export class KvOperations {
     this.#core.write(key, bytes, false);
   }
 
-  /** put(entries): all validated before any is written, so a bad entry writes nothing. */
-  putMany(entries: Record<string, unknown>, allowUnconfirmed: boolean, noCache = false): void {
+  /** put(entries), the entries converted ({@link PutCall}): all validated before any is written, so a bad entry writes nothing. */
+  putMany(defined: ReadonlyArray<readonly [string, unknown]>, allowUnconfirmed: boolean, noCache = false): void {
     const pairs: Array<[string, Uint8Array]> = [];
-    // Each property is read exactly once (a getter may answer differently the second time), and
-    // the platform silently drops fields whose value is undefined.
-    const defined = definedEntries(entries);
     // The platform serializes every value before it checks any limit: an unclonable value is
     // reported before too many pairs, an over-long key or an oversized value elsewhere in the call.
     const encoded = defined.map(([, value]) => this.#codecs.write.encode(value));
     checkKeyCount(defined.length, this.#limits);
     for (let i = 0; i < defined.length; i++) {
-      const [k, value] = defined[i] as [string, unknown];
+      const [k, value] = defined[i] as readonly [string, unknown];
       const bytes = encoded[i] as Uint8Array;
       checkEncodedValue(value, bytes, k, this.#codecs, this.#limits);
       pairs.push([toKey(k), bytes]); // keys from Object.keys can hold lone surrogates too
@@ -119,12 +114,9 @@ export class KvOperations {
    * values before it looks at the transaction, so an unclonable value is reported (DataCloneError)
    * even on a transaction that can no longer write.
    */
-  serializeOnly(keyOrEntries: unknown, value: unknown): void {
-    if (typeof keyOrEntries === "object" && keyOrEntries !== null && !Array.isArray(keyOrEntries)) {
-      for (const [, v] of definedEntries(keyOrEntries as Record<string, unknown>)) this.#codecs.write.encode(v);
-      return;
-    }
-    if (value !== undefined) this.#codecs.write.encode(value);
+  serializeOnly(call: PutCall): void {
+    if ("entries" in call) for (const [, v] of call.entries) this.#codecs.write.encode(v);
+    else this.#codecs.write.encode(call.value);
   }
 
   /** delete(key) → whether it existed. */
@@ -142,7 +134,7 @@ export class KvOperations {
    */
   deleteMany(rawKeys: readonly unknown[], allowUnconfirmed: boolean): number {
     checkKeyCount(rawKeys.length, this.#limits);
-    const keys = rawKeys.map(toKey);
+    const keys = toKeys(rawKeys);
     for (const k of keys) checkKeySize(k, this.#limits);
     this.#core.assertUsable();
     let count = 0;

@@ -17,16 +17,19 @@ import { type Clock, systemClock } from "../util/clock";
 import { Mutex } from "../util/mutex";
 import { likePlatformPrototype } from "../util/platform-prototype";
 import { checkAlarmTime, toAlarmTime, toPlatformDate } from "./alarm-time";
-import {
-  type AsyncApiInterface,
-  argumentTypeError,
-  checkClosure,
-  checkOptions,
-  checkPutArguments,
-} from "./argument-types";
+import { argumentTypeError, checkClosure } from "./argument-types";
+import { convertDeleteCall, convertGetCall, convertPutCall, type KeyCall, type PutCall } from "./call-arguments";
 import { explainDirectoryError } from "./directory-errors";
 import { KvOperations } from "./kv-operations";
 import { checkStorageOptions } from "./open-options";
+import {
+  GET_ALARM_OPTIONS,
+  LIST_OPTIONS,
+  PUT_OPTIONS,
+  readOptions,
+  SET_ALARM_OPTIONS,
+  TRANSACTION_OPTIONS,
+} from "./option-dictionaries";
 import type { Backend, GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
 import { openWithPendingRestore, PointInTimeRecovery } from "./point-in-time-recovery";
 import { DEFAULT_SNAPSHOT_LOG_CAP_BYTES } from "./snapshots";
@@ -237,7 +240,7 @@ export class ObjectStorage {
   get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
     // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("get", "DurableObjectStorage"));
-    return attempt(() => this.#get(keyOrKeys, options, "DurableObjectStorage"));
+    return attempt(() => this.#get(convertGetCall(keyOrKeys, options, "DurableObjectStorage")));
   }
 
   /** Writes a key (or up to 128 entries at once). */
@@ -246,7 +249,7 @@ export class ObjectStorage {
   put(keyOrEntries: unknown, valueOrOptions?: unknown, options?: PutOptions): Promise<void> {
     // As attempt(), without a closure per call (put is the hottest write).
     try {
-      this.#put(keyOrEntries, valueOrOptions, options, "DurableObjectStorage");
+      this.#put(convertPutCall(keyOrEntries, valueOrOptions, options, "DurableObjectStorage"));
       return Promise.resolve();
     } catch (e) {
       return Promise.reject(e);
@@ -259,7 +262,7 @@ export class ObjectStorage {
   delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
     // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("delete", "DurableObjectStorage"));
-    return attempt(() => this.#delete(keyOrKeys, options, "DurableObjectStorage"));
+    return attempt(() => this.#delete(convertDeleteCall(keyOrKeys, options, "DurableObjectStorage")));
   }
 
   /**
@@ -268,14 +271,16 @@ export class ObjectStorage {
    */
   deleteAll(options?: PutOptions): Promise<void> {
     return attempt(() => {
-      checkOptions(options, "deleteAll", "DurableObjectStorage", 1, "PutOptions");
+      readOptions(options, PUT_OPTIONS, "deleteAll", "DurableObjectStorage", 1);
       this.#core.deleteAll();
     });
   }
 
   /** Lists entries in UTF-8 key order (see {@link ListOptions}). */
   list<T = unknown>(options?: ListOptions): Promise<Map<string, T>> {
-    return attempt(() => this.#list(options, "DurableObjectStorage")) as Promise<Map<string, T>>;
+    return attempt(() => this.#list(readOptions(options, LIST_OPTIONS, "list", "DurableObjectStorage", 1))) as Promise<
+      Map<string, T>
+    >;
   }
 
   /**
@@ -285,10 +290,10 @@ export class ObjectStorage {
   transaction<T>(closure: (txn: ObjectTransaction) => Promise<T>): Promise<T> {
     try {
       checkClosure(closure, "transaction");
-      // The platform's transaction() takes options as parameter 2 (none of them public); the type
-      // check is all that is left of it here.
+      // The platform's transaction() takes options as parameter 2 (none of them public): they are
+      // converted and checked as there, and have no effect.
       // biome-ignore lint/complexity/noArguments: checked without adding a parameter the platform's type does not have
-      checkOptions(arguments[1], "transaction", "DurableObjectStorage", 2, "TransactionOptions");
+      readOptions(arguments[1], TRANSACTION_OPTIONS, "transaction", "DurableObjectStorage", 2);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -328,17 +333,27 @@ export class ObjectStorage {
 
   /** The alarm time in ms since the epoch, or `null`. */
   getAlarm(options?: GetAlarmOptions): Promise<number | null> {
-    return attempt(() => this.#getAlarm(options, "DurableObjectStorage"));
+    return attempt(() => {
+      readOptions(options, GET_ALARM_OPTIONS, "getAlarm", "DurableObjectStorage", 1);
+      return this.#getAlarm();
+    });
   }
 
   /** Sets the object's single alarm (ms granularity; a past time means "as soon as possible"). */
   setAlarm(scheduledTime: number | Date, options?: SetAlarmOptions): Promise<void> {
-    return attempt(() => this.#setAlarm(scheduledTime, options, "DurableObjectStorage"));
+    return attempt(() => {
+      const ms = toAlarmTime(scheduledTime, "DurableObjectStorage");
+      const converted = readOptions(options, SET_ALARM_OPTIONS, "setAlarm", "DurableObjectStorage", 2);
+      checkAlarmTime(ms);
+      this.#setAlarm(ms, converted);
+    });
   }
 
   /** Deletes the alarm, if any. */
   deleteAlarm(options?: SetAlarmOptions): Promise<void> {
-    return attempt(() => this.#deleteAlarm(options, "DurableObjectStorage"));
+    return attempt(() =>
+      this.#deleteAlarm(readOptions(options, SET_ALARM_OPTIONS, "deleteAlarm", "DurableObjectStorage", 1)),
+    );
   }
 
   // ------------------------------------------------------------------ SQL
@@ -426,59 +441,53 @@ export class ObjectStorage {
 
   // ------------------------------------------------------------------ internals
 
-  #get(keyOrKeys: unknown, options: GetOptions | undefined, on: AsyncApiInterface): unknown {
-    checkOptions(options, "get", on, 2, "GetOptions", keyOrKeys);
-    const noCache = Boolean(options?.noCache);
-    return Array.isArray(keyOrKeys) ? this.#ops.getMany(keyOrKeys, noCache) : this.#ops.getOne(keyOrKeys, noCache);
+  // The calls below take converted arguments (call-arguments.ts, option-dictionaries.ts): the
+  // public methods and the transaction's convert them once, in the platform's order.
+
+  #get(call: KeyCall<GetOptions>): unknown {
+    const noCache = call.options?.noCache === true;
+    const keys = call.keys;
+    return typeof keys === "string" ? this.#ops.getOne(keys, noCache) : this.#ops.getMany(keys, noCache);
   }
 
-  #put(keyOrEntries: unknown, valueOrOptions: unknown, options: PutOptions | undefined, on: AsyncApiInterface): void {
-    checkPutArguments(keyOrEntries, valueOrOptions, options, on);
-    if (typeof keyOrEntries === "object" && keyOrEntries !== null && !Array.isArray(keyOrEntries)) {
-      const o = valueOrOptions as PutOptions | undefined;
-      this.#ops.putMany(keyOrEntries as Record<string, unknown>, Boolean(o?.allowUnconfirmed), Boolean(o?.noCache));
-      return;
-    }
-    this.#ops.putOne(keyOrEntries, valueOrOptions, Boolean(options?.allowUnconfirmed), Boolean(options?.noCache));
+  #put(call: PutCall): void {
+    const allowUnconfirmed = call.options?.allowUnconfirmed === true;
+    const noCache = call.options?.noCache === true;
+    if ("entries" in call) this.#ops.putMany(call.entries, allowUnconfirmed, noCache);
+    else this.#ops.putOne(call.key, call.value, allowUnconfirmed, noCache);
   }
 
-  #delete(keyOrKeys: unknown, options: PutOptions | undefined, on: AsyncApiInterface): boolean | number {
-    checkOptions(options, "delete", on, 2, "PutOptions", keyOrKeys);
-    const allowUnconfirmed = Boolean(options?.allowUnconfirmed);
-    return Array.isArray(keyOrKeys)
-      ? this.#ops.deleteMany(keyOrKeys, allowUnconfirmed)
-      : this.#ops.deleteOne(keyOrKeys, allowUnconfirmed);
+  #delete(call: KeyCall<PutOptions>): boolean | number {
+    const allowUnconfirmed = call.options?.allowUnconfirmed === true;
+    const keys = call.keys;
+    return typeof keys === "string"
+      ? this.#ops.deleteOne(keys, allowUnconfirmed)
+      : this.#ops.deleteMany(keys, allowUnconfirmed);
   }
 
-  #list(options: ListOptions | undefined, on: AsyncApiInterface): Map<string, unknown> {
-    checkOptions(options, "list", on, 1, "ListOptions");
+  #list(options: ListOptions | undefined): Map<string, unknown> {
     return this.#ops.list(options);
   }
 
-  #getAlarm(options: GetAlarmOptions | undefined, on: AsyncApiInterface): number | null {
-    checkOptions(options, "getAlarm", on, 1, "GetAlarmOptions");
+  #getAlarm(): number | null {
     this.#core.assertUsable();
     return this.#core.alarmView();
   }
 
-  #setAlarm(scheduledTime: unknown, options: SetAlarmOptions | undefined, on: AsyncApiInterface): void {
-    let ms = toAlarmTime(scheduledTime, on);
-    checkOptions(options, "setAlarm", on, 2, "SetAlarmOptions");
-    checkAlarmTime(ms);
+  /** Sets the alarm at `ms` (converted and checked by {@link toAlarmTime} and {@link checkAlarmTime}). */
+  #setAlarm(ms: number, options: SetAlarmOptions | undefined): void {
     const host = this.#core.host;
     if (host !== undefined && !host.hasAlarmHandler()) {
       throw new TypeError("Your Durable Object class must have an alarm() handler in order to call setAlarm()");
     }
     this.#core.assertUsable();
     // A time in the past means "as soon as possible": the platform clamps it to now.
-    ms = Math.max(ms, this.#core.now());
-    this.#core.writeAlarm(ms, Boolean(options?.allowUnconfirmed));
+    this.#core.writeAlarm(Math.max(ms, this.#core.now()), options?.allowUnconfirmed === true);
   }
 
-  #deleteAlarm(options: SetAlarmOptions | undefined, on: AsyncApiInterface): void {
-    checkOptions(options, "deleteAlarm", on, 1, "SetAlarmOptions");
+  #deleteAlarm(options: SetAlarmOptions | undefined): void {
     this.#core.assertUsable();
-    this.#core.writeAlarm(null, Boolean(options?.allowUnconfirmed));
+    this.#core.writeAlarm(null, options?.allowUnconfirmed === true);
   }
 
   async #transaction<T>(closure: (txn: ObjectTransaction) => Promise<T>): Promise<T> {
@@ -488,14 +497,14 @@ export class ObjectStorage {
     const layer = this.#core.openSavepoint("_cf_savepoint");
     let closed = false;
     const target: TransactionTarget = {
-      get: (k, o) => this.#get(k, o, "DurableObjectTransaction"),
-      put: (k, v, o) => this.#put(k, v, o, "DurableObjectTransaction"),
-      serialize: (k, v) => this.#ops.serializeOnly(k, v),
-      delete: (k, o) => this.#delete(k, o, "DurableObjectTransaction"),
-      list: (o) => this.#list(o, "DurableObjectTransaction"),
-      getAlarm: () => this.#getAlarm(undefined, "DurableObjectTransaction"),
-      setAlarm: (t, o) => this.#setAlarm(t, o, "DurableObjectTransaction"),
-      deleteAlarm: (o) => this.#deleteAlarm(o, "DurableObjectTransaction"),
+      get: (call) => this.#get(call),
+      put: (call) => this.#put(call),
+      serialize: (call) => this.#ops.serializeOnly(call),
+      delete: (call) => this.#delete(call),
+      list: (options) => this.#list(options),
+      getAlarm: () => this.#getAlarm(),
+      setAlarm: (ms, options) => this.#setAlarm(ms, options),
+      deleteAlarm: (options) => this.#deleteAlarm(options),
       rollback: () => {
         this.#core.rollbackSavepoint(layer, true);
         closed = true;

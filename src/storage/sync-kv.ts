@@ -4,9 +4,10 @@
  */
 import { ActorStoreError } from "../errors";
 import { likePlatformPrototype } from "../util/platform-prototype";
-import { argumentTypeError, checkOptions } from "./argument-types";
+import { argumentTypeError } from "./argument-types";
 import { compileListOptions, listedKey, toKey } from "./keys";
 import type { KvOperations } from "./kv-operations";
+import { readOptions, SYNC_KV_LIST_OPTIONS } from "./option-dictionaries";
 import type { SyncKvListOptions } from "./options";
 import type { StorageCore } from "./storage-core";
 
@@ -72,9 +73,9 @@ export class SyncKvStorage {
    * another invalidates this one, as on the platform.
    */
   list<T = unknown>(options?: SyncKvListOptions): IterableIterator<[string, T]> {
-    checkOptions(options, "list", "SyncKvStorage", 1, "ListOptions");
+    const converted = readOptions(options, SYNC_KV_LIST_OPTIONS, "list", "SyncKvStorage", 1);
     this.#check();
-    const range = compileListOptions(options);
+    const range = compileListOptions(converted);
     const generation = ++this.#listGeneration;
     const ops = this.#ops;
     let remaining = range.limit;

@@ -6,21 +6,28 @@
 
 import { likePlatformPrototype } from "../util/platform-prototype";
 import { checkAlarmTime, toAlarmTime } from "./alarm-time";
-import { type AsyncApiInterface, argumentTypeError, checkOptions, checkPutArguments } from "./argument-types";
+import { type AsyncApiInterface, argumentTypeError } from "./argument-types";
+import { convertDeleteCall, convertGetCall, convertPutCall, type KeyCall, type PutCall } from "./call-arguments";
 import { compileListOptions } from "./keys";
+import { GET_ALARM_OPTIONS, LIST_OPTIONS, readOptions, SET_ALARM_OPTIONS } from "./option-dictionaries";
 import type { GetAlarmOptions, GetOptions, ListOptions, PutOptions, SetAlarmOptions } from "./options";
 import { ORPHANED_TRANSACTION_MESSAGE } from "./storage-core";
 
-/** What a transaction delegates to (implemented by ObjectStorage's internals). */
+/**
+ * What a transaction delegates to (implemented by ObjectStorage's internals). Its calls take their
+ * arguments converted (call-arguments.ts): the transaction converts them once, before it looks at
+ * its own state, as the platform does.
+ */
 export interface TransactionTarget {
-  get(keyOrKeys: unknown, options: GetOptions | undefined): unknown;
-  put(keyOrEntries: unknown, valueOrOptions: unknown, options: PutOptions | undefined): void;
-  /** Serializes what `put(keyOrEntries, valueOrOptions)` would write, and discards it. */
-  serialize(keyOrEntries: unknown, valueOrOptions: unknown): void;
-  delete(keyOrKeys: unknown, options: PutOptions | undefined): boolean | number;
+  get(call: KeyCall<GetOptions>): unknown;
+  put(call: PutCall): void;
+  /** Serializes what `put(call)` would write, and discards it. */
+  serialize(call: PutCall): void;
+  delete(call: KeyCall<PutOptions>): boolean | number;
   list(options: ListOptions | undefined): Map<string, unknown>;
   getAlarm(): number | null;
-  setAlarm(scheduledTime: unknown, options: SetAlarmOptions | undefined): void;
+  /** `ms` converted and checked (alarm-time.ts). */
+  setAlarm(ms: number, options: SetAlarmOptions | undefined): void;
   deleteAlarm(options: SetAlarmOptions | undefined): void;
   /** Rolls the savepoint back now. */
   rollback(): void;
@@ -87,10 +94,13 @@ export class ObjectTransaction {
   get(keyOrKeys: string | string[], options?: GetOptions): Promise<unknown> {
     // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("get", "DurableObjectTransaction"));
+    let call: KeyCall<GetOptions> | undefined;
     return this.#run(
       "get",
-      () => this.#target.get(keyOrKeys, options),
-      () => checkOptions(options, "get", "DurableObjectTransaction", 2, "GetOptions", keyOrKeys),
+      () => this.#target.get(call as KeyCall<GetOptions>),
+      () => {
+        call = convertGetCall(keyOrKeys, options, "DurableObjectTransaction");
+      },
     );
   }
 
@@ -98,12 +108,13 @@ export class ObjectTransaction {
   list<T = unknown>(options?: ListOptions): Promise<Map<string, T>> {
     // The platform converts and checks the options first; an empty range never reaches storage.
     let empty = false;
+    let converted: ListOptions | undefined;
     return this.#run(
       "list",
-      () => (empty ? new Map() : this.#target.list(options)),
+      () => (empty ? new Map() : this.#target.list(converted)),
       () => {
-        checkOptions(options, "list", "DurableObjectTransaction", 1, "ListOptions");
-        empty = compileListOptions(options).empty;
+        converted = readOptions(options, LIST_OPTIONS, "list", "DurableObjectTransaction", 1);
+        empty = compileListOptions(converted).empty;
       },
       () => empty,
     ) as Promise<Map<string, T>>;
@@ -113,14 +124,15 @@ export class ObjectTransaction {
   put<T>(key: string, value: T, options?: PutOptions): Promise<void>;
   put<T>(entries: Record<string, T>, options?: PutOptions): Promise<void>;
   put(keyOrEntries: unknown, valueOrOptions?: unknown, options?: PutOptions): Promise<void> {
+    let call: PutCall | undefined;
     return this.#run(
       "put",
-      () => this.#target.put(keyOrEntries, valueOrOptions, options),
+      () => this.#target.put(call as PutCall),
       () => {
-        checkPutArguments(keyOrEntries, valueOrOptions, options, "DurableObjectTransaction");
+        call = convertPutCall(keyOrEntries, valueOrOptions, options, "DurableObjectTransaction");
         // The platform serializes the values before it looks at the transaction: an unclonable
         // value is its DataCloneError even on a rolled back or finished transaction.
-        if (!this.#usable()) this.#target.serialize(keyOrEntries, valueOrOptions);
+        if (!this.#usable()) this.#target.serialize(call);
       },
     ) as Promise<void>;
   }
@@ -131,10 +143,13 @@ export class ObjectTransaction {
   delete(keyOrKeys: string | string[], options?: PutOptions): Promise<boolean | number> {
     // biome-ignore lint/complexity/noArguments: tells "no argument" from an explicit undefined without a rest array on the hot path
     if (arguments.length === 0) return Promise.reject(missingKeyError("delete", "DurableObjectTransaction"));
+    let call: KeyCall<PutOptions> | undefined;
     return this.#run(
       "delete",
-      () => this.#target.delete(keyOrKeys, options),
-      () => checkOptions(options, "delete", "DurableObjectTransaction", 2, "PutOptions", keyOrKeys),
+      () => this.#target.delete(call as KeyCall<PutOptions>),
+      () => {
+        call = convertDeleteCall(keyOrKeys, options, "DurableObjectTransaction");
+      },
     ) as Promise<boolean | number>;
   }
 
@@ -148,18 +163,20 @@ export class ObjectTransaction {
     return this.#run(
       "getAlarm",
       () => this.#target.getAlarm(),
-      () => checkOptions(options, "getAlarm", "DurableObjectTransaction", 1, "GetAlarmOptions"),
+      () => readOptions(options, GET_ALARM_OPTIONS, "getAlarm", "DurableObjectTransaction", 1),
     ) as Promise<number | null>;
   }
 
   /** Sets the alarm; rolled back with the transaction. */
   setAlarm(scheduledTime: number | Date, options?: SetAlarmOptions): Promise<void> {
+    let ms = 0;
+    let converted: SetAlarmOptions | undefined;
     return this.#run(
       "setAlarm",
-      () => this.#target.setAlarm(scheduledTime, options),
+      () => this.#target.setAlarm(ms, converted),
       () => {
-        const ms = toAlarmTime(scheduledTime, "DurableObjectTransaction");
-        checkOptions(options, "setAlarm", "DurableObjectTransaction", 2, "SetAlarmOptions");
+        ms = toAlarmTime(scheduledTime, "DurableObjectTransaction");
+        converted = readOptions(options, SET_ALARM_OPTIONS, "setAlarm", "DurableObjectTransaction", 2);
         checkAlarmTime(ms);
       },
     ) as Promise<void>;
@@ -167,10 +184,13 @@ export class ObjectTransaction {
 
   /** Deletes the alarm; rolled back with the transaction. */
   deleteAlarm(options?: SetAlarmOptions): Promise<void> {
+    let converted: SetAlarmOptions | undefined;
     return this.#run(
       "deleteAlarm",
-      () => this.#target.deleteAlarm(options),
-      () => checkOptions(options, "deleteAlarm", "DurableObjectTransaction", 1, "SetAlarmOptions"),
+      () => this.#target.deleteAlarm(converted),
+      () => {
+        converted = readOptions(options, SET_ALARM_OPTIONS, "deleteAlarm", "DurableObjectTransaction", 1);
+      },
     ) as Promise<void>;
   }
 
