@@ -1,7 +1,8 @@
 /**
  * The SQL API's values compared with workerd, one object class written once and run in both
  * worlds (see `same-source.ts`): how bindings of every JavaScript type bind (buffers of every
- * kind, detached and shrunk ones included) and come back. Each request answers a JSON description
+ * kind, detached and shrunk ones included) and come back, and what a multi-statement query's
+ * cached statements do when it runs again. Each request answers a JSON description
  * of what the object's code saw: values tagged by type (`AB[1,2]` for an ArrayBuffer), errors by
  * class and message.
  */
@@ -84,6 +85,38 @@ class SqlValuesProbe {
         out.storedCopy = outcome(() => sql.exec("SELECT typeof(x) AS type, x AS value FROM t").one());
         return Response.json(out);
       }
+      case "/multi-statement-reruns": {
+        // workerd steps a statement before the last once when it compiles the query and keeps it
+        // in its cache: one that stopped at a row fails the query's next cached run.
+        const run = (q, ...b) => outcome(() => sql.exec(q, ...b).raw().toArray());
+        const out = [];
+        for (let i = 0; i < 3; i++) out.push(run("SELECT 1; SELECT 2"));
+        sql.exec("CREATE TABLE t (a)");
+        const mixed = "INSERT INTO t VALUES (1); SELECT 1; INSERT INTO t VALUES (2); VALUES (3); SELECT count(*) FROM t";
+        for (let i = 0; i < 5; i++) out.push(run(mixed));
+        out.push(run("SELECT a, count(*) FROM t GROUP BY a ORDER BY a"));
+        const returning = "INSERT INTO t VALUES (5) RETURNING a; SELECT count(*) FROM t WHERE a = 5";
+        for (let i = 0; i < 3; i++) out.push(run(returning));
+        const ending = "INSERT INTO t VALUES (6); SELECT * FROM t WHERE a > 100; SELECT count(*) FROM t WHERE a = 6";
+        for (let i = 0; i < 3; i++) out.push(run(ending));
+        out.push(run("SELECT 1; SELECT ?"), run("SELECT 1; SELECT ?", 1), run("SELECT 1; SELECT ?", 1));
+        const two = "SELECT 1; SELECT 2 UNION ALL SELECT 3";
+        const reading = sql.exec(two);
+        reading.next();
+        out.push(run(two));
+        reading.toArray();
+        out.push(run(two), run(two));
+        const before = "SELECT 1; SELECT 4";
+        out.push(run(before));
+        await this.ctx.storage.deleteAll();
+        for (let i = 0; i < 3; i++) out.push(run(before));
+        const failing = "SELECT 1; INSERT INTO t VALUES (1); SELECT count(*) FROM t";
+        out.push(run(failing));
+        sql.exec("CREATE TABLE t (a)");
+        for (let i = 0; i < 3; i++) out.push(run(failing));
+        out.push(run("SELECT 1; SELECT 5"), run("SELECT 1; SELECT 5"));
+        return Response.json(out);
+      }
       default:
         return new Response("not found", { status: 404 });
     }
@@ -127,6 +160,16 @@ describe("sql values: what bindings become, compared with workerd", () => {
     expect(body.sharedArrayBuffer?.value).toEqual({ type: '"blob"', value: "AB[1,2,3,4]" });
     expect(body.detachedDataView?.value).toEqual({ type: '"blob"', value: "AB[]" });
     expect(body.storedCopy?.value).toEqual({ type: '"blob"', value: "AB[1,2,3,4]" });
+    expect(ours).toEqual(workerd);
+  });
+
+  it("a statement before the last that stopped at a row fails the query's next cached run once (also around a cursor, deleteAll)", async () => {
+    const { workerd, ours } = await both("/multi-statement-reruns");
+    expect(workerd.ok).toBe(true);
+    const busy = { error: "Error", message: "A SQL prepared statement can only be executed once at a time." };
+    const outcomes = (workerd as { body: unknown[] }).body;
+    expect(outcomes.slice(0, 3)).toEqual([{ value: [[2]] }, busy, { value: [[2]] }]);
+    expect(outcomes.filter((o) => JSON.stringify(o) === JSON.stringify(busy))).toHaveLength(8);
     expect(ours).toEqual(workerd);
   });
 });

@@ -58,10 +58,19 @@ interface EngineState {
   /** The host's epoch (or SQLite's schema cookie) last seen. */
   epoch: number;
   cookieStatement: EngineStatement | undefined;
+  /**
+   * Queries cached before `deleteAll()` replaced the engine. workerd keeps its cached statements
+   * across the reset and compiles each again (a statement before the last on its own), so their
+   * next run leaves none at a row; compiled here anew, they get no {@link CachedStatement.leftAtRow}.
+   */
+  readonly cachedBeforeReset: Set<string>;
 }
 
 const MULTI_PARAMETERS_MESSAGE =
   "When executing multiple SQL statements in a single call, only the last statement can have parameters.";
+
+/** workerd's error for a statement it left unreset at a row (see {@link CachedStatement.leftAtRow}). */
+const STATEMENT_BUSY_MESSAGE = "A SQL prepared statement can only be executed once at a time.";
 
 /**
  * The SQL API of one object's storage (`storage.sql`), behaving like the platform's `SqlStorage`.
@@ -138,7 +147,17 @@ export class SqlStorage {
     if (cached !== undefined) {
       const statements = cached.statements;
       const last = statements.length - 1;
-      for (let i = 0; i < last; i++) this.#runPrelude(state, statements[i] as CachedStatement);
+      // While a cursor reads the last statement, workerd compiles the whole query anew as a one-off
+      // (none of its cached statements runs); otherwise a statement left at a row fails, once.
+      const oneOff = (statements[last] as CachedStatement).busy;
+      for (let i = 0; i < last; i++) {
+        const entry = statements[i] as CachedStatement;
+        if (entry.leftAtRow && !oneOff) {
+          entry.leftAtRow = false;
+          throw new Error(STATEMENT_BUSY_MESSAGE);
+        }
+        this.#runPrelude(state, entry);
+      }
       return this.#open<T>(state, statements[last] as CachedStatement, values);
     }
     return this.#compileAndOpen<T>(state, query, values);
@@ -171,8 +190,10 @@ export class SqlStorage {
     const host = this.#host;
     let state = this.#state;
     if (state === undefined || state.generation !== host.generation) {
+      const cachedBeforeReset = new Set(state?.cache.queries());
       state?.cache.clear();
       state = {
+        cachedBeforeReset,
         generation: host.generation,
         engine: host.engine,
         catalog: new SqlCatalog(host.engine),
@@ -232,6 +253,7 @@ export class SqlStorage {
           evicted: false,
           source: undefined,
           write: undefined,
+          leftAtRow: false,
         };
         compiled.push(entry);
         // Parse-time checks (the guard's text limits) come before the result-set check, as in SQLite.
@@ -243,10 +265,11 @@ export class SqlStorage {
         if (tail.length === 0) {
           state.cache.set({ sql: query, statements: compiled });
           cachedNow = true;
+          if (state.cachedBeforeReset.delete(query)) for (const s of compiled) s.leftAtRow = false;
           return this.#open<T>(state, entry, values);
         }
         if (head.statement.parameterCount() > 0) throw new Error(MULTI_PARAMETERS_MESSAGE);
-        this.#runPrelude(state, entry);
+        entry.leftAtRow = this.#runPrelude(state, entry);
         rest = tail;
       }
     } catch (e) {
@@ -309,8 +332,11 @@ export class SqlStorage {
     return (entry.write ??= this.#host.describeWrite?.(entry.statement.sql));
   }
 
-  /** Runs a statement that is not the last of its query: one step, rows discarded (as workerd). */
-  #runPrelude(state: EngineState, entry: CachedStatement): void {
+  /**
+   * Runs a statement that is not the last of its query: one step, rows discarded (as workerd).
+   * Returns whether the step stopped at a row.
+   */
+  #runPrelude(state: EngineState, entry: CachedStatement): boolean {
     const verdict = this.#ensureVerdict(state, entry);
     const shown = verdict.writesStatistics && this.#showInternalStatistics(state, verdict, entry);
     const { statement } = entry;
@@ -322,8 +348,9 @@ export class SqlStorage {
     let ran = false;
     try {
       statement.bind([], "real");
-      statement.step(nowMs);
+      const atRow = statement.step(nowMs);
       ran = true;
+      return atRow;
     } catch (e) {
       throw translateFailure(this.#host, e, errorContextFor(state, statement.sql));
     } finally {

@@ -30,6 +30,13 @@ export interface CachedStatement {
   source: CursorSource | undefined;
   /** What the host decided about its text, once it first ran as a write (SqlHost.describeWrite). */
   write: WriteDescription | undefined;
+  /**
+   * A statement before the last whose run when its query was compiled stopped at a row. workerd
+   * leaves such a statement unreset in its cache (`prepareSql(MULTI)` steps it once and keeps it),
+   * so the next cached run of the query fails there with `A SQL prepared statement can only be
+   * executed once at a time.` and resets it (sql-storage.ts).
+   */
+  leftAtRow: boolean;
 }
 
 /** The statements of one query text, in order; the last one yields the cursor. */
@@ -87,6 +94,11 @@ export class StatementCache {
       if (this.#size <= this.#maxSize || lru === entry) break;
       this.#drop(lru);
     }
+  }
+
+  /** The cached query texts, least recently used first. */
+  queries(): IterableIterator<string> {
+    return this.#entries.keys();
   }
 
   /** Frees every statement that is not in use and forgets everything. */

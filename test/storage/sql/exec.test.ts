@@ -176,6 +176,58 @@ describe("exec: multiple statements", () => {
     await reopened.close();
   });
 
+  test("a statement before the last that stopped at a row fails the query's next cached run once, as on the platform", async () => {
+    const { storage, sql } = await setup();
+    const BUSY = "Error: A SQL prepared statement can only be executed once at a time.";
+    const run = (q: string) => sql.exec(q).raw().toArray();
+    // workerd steps such a statement once when it compiles the query and leaves it unreset in its
+    // statement cache; the next run fails there (and resets it), later runs work.
+    expect(run("SELECT 1; SELECT 2")).toEqual([[2]]);
+    expect(errorOf(() => run("SELECT 1; SELECT 2"))).toBe(BUSY);
+    expect(run("SELECT 1; SELECT 2")).toEqual([[2]]);
+    expect(run("SELECT 1; SELECT 2")).toEqual([[2]]);
+    // The statements before it ran, those after it did not; each one left at a row fails one run.
+    sql.exec("CREATE TABLE t (a)");
+    const mixed = "INSERT INTO t VALUES (1); SELECT 1; INSERT INTO t VALUES (2); VALUES (3); SELECT count(*) FROM t";
+    expect(run(mixed)).toEqual([[2]]);
+    expect(errorOf(() => run(mixed))).toBe(BUSY);
+    expect(errorOf(() => run(mixed))).toBe(BUSY);
+    expect(run(mixed)).toEqual([[7]]);
+    expect(run("SELECT a, count(*) FROM t GROUP BY a ORDER BY a")).toEqual([
+      [1, 4],
+      [2, 3],
+    ]);
+    // A write with RETURNING stops at its first row too; statements that end at once never fail.
+    const returning = "INSERT INTO t VALUES (5) RETURNING a; SELECT count(*) FROM t WHERE a = 5";
+    expect(run(returning)).toEqual([[1]]);
+    expect(errorOf(() => run(returning))).toBe(BUSY);
+    expect(run(returning)).toEqual([[2]]);
+    const ending = "INSERT INTO t VALUES (6); SELECT * FROM t WHERE a > 100; SELECT count(*) FROM t WHERE a = 6";
+    for (let i = 1; i <= 3; i++) expect(run(ending)).toEqual([[i]]);
+    // The check comes before the last statement's binding count.
+    expect(errorOf(() => sql.exec("SELECT 1; SELECT ?"))).toBe(
+      "Error: Wrong number of parameter bindings for SQL query.",
+    );
+    expect(errorOf(() => sql.exec("SELECT 1; SELECT ?", 1))).toBe(BUSY);
+    // While a cursor reads the last statement the platform compiles the query anew: that run works,
+    // and the cached statement still fails the run after the cursor let go.
+    const two = "SELECT 1; SELECT 2 UNION ALL SELECT 3";
+    const reading = sql.exec(two);
+    reading.next();
+    expect(run(two)).toEqual([[2], [3]]);
+    reading.toArray();
+    expect(errorOf(() => run(two))).toBe(BUSY);
+    // deleteAll(): the platform compiles its cached statements again, each on its own, so a query
+    // cached before it no longer fails; one first compiled after it does.
+    const before = "SELECT 1; SELECT 4";
+    expect(run(before)).toEqual([[4]]);
+    await storage.deleteAll();
+    for (let i = 0; i < 3; i++) expect(run(before)).toEqual([[4]]);
+    const after = "SELECT 1; SELECT 5";
+    expect(run(after)).toEqual([[5]]);
+    expect(errorOf(() => run(after))).toBe(BUSY);
+  });
+
   test("SQLite's input ends at a NUL; text after it is a remainder with no statement, as on the platform", async () => {
     const { sql } = await setup();
     sql.exec("CREATE TABLE t(x)");
