@@ -15,11 +15,23 @@
  * transaction's `complete` event. Appends run one transaction at a time; appends queued meanwhile share
  * the next one (group commit), so the stored log never has a gap.
  *
+ * Beside it: `indexeddb-ranges.ts` (the seq key ranges it reads and deletes with) and
+ * `indexeddb-frames.ts` (the checks of the frames, snapshot entries and images it reads back).
+ *
  * @packageDocumentation
  */
 import { ActorStoreError, toError } from "../errors";
 import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
+import {
+  badSnapshotInfo,
+  imageMatches,
+  recordsOfFrames,
+  StoredLogCheck,
+  type StoredSnapshotInfo,
+  show,
+} from "./indexeddb-frames";
+import { type IndexedDbKeyRangeLike, pagedRows, SeqRanges } from "./indexeddb-ranges";
 import {
   checkAppendOrder,
   checkRange,
@@ -30,13 +42,12 @@ import {
   missingSnapshot,
   type PersistenceAdapter,
   type PersistenceStats,
-  type SnapshotInfo,
   STREAM_CHUNK_RECORDS,
   snapshotTimeMs,
   type VersionedMeta,
 } from "./persistence";
 import { checkPersistenceArguments, INDEXEDDB_PERSISTENCE_OPTIONS } from "./persistence-options";
-import { decodeRecords, encodeRecord } from "./record-codec";
+import { encodeRecord } from "./record-codec";
 import { planPrune } from "./retention";
 
 /**
@@ -48,11 +59,7 @@ export interface IndexedDbFactoryLike {
   open(name: string, version?: number): unknown;
 }
 
-/** The `IDBKeyRange` class that goes with an {@link IndexedDbFactoryLike} (its static methods). */
-export interface IndexedDbKeyRangeLike {
-  bound(lower: unknown, upper: unknown, lowerOpen?: boolean, upperOpen?: boolean): unknown;
-  upperBound(upper: unknown, open?: boolean): unknown;
-}
+export type { IndexedDbKeyRangeLike } from "./indexeddb-ranges";
 
 /** Options of {@link openIndexedDbPersistence}. */
 export interface IndexedDbPersistenceOptions {
@@ -78,41 +85,11 @@ const VERSION_KEY = "meta-version";
 /** Rows read at a time when the log is checked or streamed. */
 const STREAM_PAGE = STREAM_CHUNK_RECORDS;
 
-interface StoredSnapshotInfo extends SnapshotInfo {
-  crc: number;
-}
-
 interface PendingAppend {
   frames: Uint8Array[];
   firstSeq: number;
   resolve: () => void;
   reject: (error: Error) => void;
-}
-
-/**
- * Whether a stored value is bytes: rows can hold anything (another script of the origin, devtools
- * or a bug may have written them), and only a `Uint8Array` is a frame or an image.
- */
-function isBytes(value: unknown): value is Uint8Array {
-  return Object.prototype.toString.call(value) === "[object Uint8Array]";
-}
-
-/** A stored value as a message shows it (a string quoted, so that "2" is told from 2). */
-function show(value: unknown): string {
-  const text = typeof value === "string" ? JSON.stringify(value) : String(value);
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
-}
-
-/** Why a stored snapshot entry cannot be used, or `undefined` when it is well formed (under its own seq). */
-function badSnapshotInfo(info: unknown, key: IDBValidKey): string | undefined {
-  if (typeof info !== "object" || info === null) return "it is not an object";
-  const { seq, timeMs, bytes, crc } = info as Partial<StoredSnapshotInfo>;
-  if (seq !== key || !Number.isSafeInteger(seq) || (seq as number) < 0) return `its seq is ${show(seq)}`;
-  if (typeof timeMs !== "number" || !Number.isFinite(timeMs)) return `its time is ${show(timeMs)}`;
-  if (!Number.isSafeInteger(bytes) || (bytes as number) < 0) return `its size is ${show(bytes)}`;
-  if (!Number.isInteger(crc) || (crc as number) < 0 || (crc as number) > 0xffffffff)
-    return `its checksum is ${show(crc)}`;
-  return undefined;
 }
 
 /** Resolves with a request's result, or rejects with its error. */
@@ -151,7 +128,7 @@ function completion(txn: IDBTransaction): Promise<void> {
 export class IndexedDbPersistence implements PersistenceAdapter {
   readonly #name: string;
   readonly #factory: IDBFactory;
-  readonly #range: typeof IDBKeyRange;
+  readonly #ranges: SeqRanges;
   #db: IDBDatabase | null = null;
   #open = false;
   #lastSeq = 0;
@@ -185,7 +162,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   constructor(name: string, factory: IndexedDbFactoryLike, range: IndexedDbKeyRangeLike) {
     this.#name = name;
     this.#factory = factory as IDBFactory;
-    this.#range = range as typeof IDBKeyRange;
+    this.#ranges = new SeqRanges(range);
   }
 
   /** The IndexedDB database name. */
@@ -228,67 +205,15 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     const snapshots = (infos as StoredSnapshotInfo[]).sort((a, b) => a.seq - b.seq);
     // The records are checked a page at a time and dropped: streamRecords reads them again when
     // the storage opens, so the log is never in memory at once.
-    let page: unknown[] = [];
-    let pageStart = 0;
-    const frameAt = async (i: number): Promise<unknown> => {
-      if (i >= pageStart + page.length || i < pageStart) {
-        pageStart = i;
-        page = await this.#frames(
-          keys[i] as IDBValidKey,
-          keys[Math.min(keys.length, i + STREAM_PAGE) - 1] as IDBValidKey,
-        );
-      }
-      return page[i - pageStart];
-    };
-    let truncatedBytes = 0;
-    const sizes: number[] = [];
-    // The first bad or missing record ends the log; valid data after it means real damage. The log
-    // starts right after the oldest snapshot (a prune keeps every record after it), or at seq 1.
-    let bad: { at: number; why: string } | undefined;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i] as IDBValidKey;
-      const frame = await frameAt(i);
-      const expected = i === 0 ? undefined : (keys[i - 1] as number) + 1;
-      const firstAllowed = (snapshots[0]?.seq ?? 0) + 1;
-      if (bad === undefined && typeof key === "number" && Number.isSafeInteger(key)) {
-        if (expected !== undefined && key !== expected) bad = { at: i, why: `record ${expected} is missing` };
-        else if (expected === undefined && key > firstAllowed)
-          bad = {
-            at: i,
-            why:
-              key - 1 === firstAllowed
-                ? `record ${firstAllowed} is missing`
-                : `records ${firstAllowed}..${key - 1} are missing`,
-          };
-      }
-      const decoded = isBytes(frame) ? decodeRecords(frame) : undefined;
-      const record = decoded?.records[0];
-      const why =
-        typeof key !== "number" || !Number.isSafeInteger(key) || key < 1
-          ? `a row is stored under key ${show(key)}`
-          : decoded === undefined
-            ? `record ${key} is not bytes`
-            : record === undefined || decoded.tornTail || decoded.records.length !== 1
-              ? `record ${key} does not decode (${decoded.reason ?? "extra bytes"})`
-              : record.seq !== key
-                ? `record stored under ${key} has seq ${record.seq}`
-                : undefined;
-      if (why !== undefined) bad ??= { at: i, why };
-      if (bad !== undefined && why === undefined)
-        throw new ActorStoreError(
-          "ERR_CORRUPT",
-          `The persisted data in IndexedDB database "${this.#name}" is damaged: ${bad.why}, but record ${key} follows it. Delete the database (or restore it from an export) to start again.`,
-        );
-      sizes.push(isBytes(frame) ? frame.length : 0);
-      if (bad !== undefined) truncatedBytes += isBytes(frame) ? frame.length : 0;
-    }
+    const frameAt = pagedRows(keys, STREAM_PAGE, (from, to) => this.#frames(from, to));
+    const check = new StoredLogCheck(this.#name, (snapshots[0]?.seq ?? 0) + 1);
+    for (let i = 0; i < keys.length; i++) check.add(keys[i] as IDBValidKey, await frameAt(i));
+    const { bad, sizes, truncatedBytes } = check;
     if (bad !== undefined) {
       // A damaged tail with nothing valid after it: cut it off durably, as the file adapter does.
       // Fenced like every write: a newer holder may have cut it already and written there since.
       const doomed = keys.slice(bad.at);
-      await this.#write("load", [RECORDS], (cut) =>
-        cut.objectStore(RECORDS).delete(this.#range.bound(doomed[0] as IDBValidKey, doomed.at(-1) as IDBValidKey)),
-      );
+      await this.#write("load", [RECORDS], (cut) => cut.objectStore(RECORDS).delete(this.#ranges.spanning(doomed)));
     }
     const validKeys = (bad === undefined ? keys : keys.slice(0, bad.at)) as number[];
     const lastRecord = validKeys.at(-1) ?? 0;
@@ -396,7 +321,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
         request(txn.objectStore(IMAGES).get(seq) as IDBRequest<unknown>),
       ]);
       if (info === undefined || image === undefined) throw missingSnapshot(seq);
-      if (!isBytes(image) || image.length !== info.bytes || crc32(image) !== info.crc)
+      if (!imageMatches(image, info))
         throw new ActorStoreError(
           "ERR_CORRUPT",
           `The persisted data in IndexedDB database "${this.#name}" is damaged: snapshot ${seq} fails its checksum.`,
@@ -416,20 +341,14 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     for (let from = fromSeq; from < toSeq; from += STREAM_PAGE) {
       const to = Math.min(toSeq, from + STREAM_PAGE);
       const frames = await this.#enqueue(() => this.#frames(from + 1, to));
-      const records = frames.flatMap((frame) => (isBytes(frame) ? decodeRecords(frame).records : []));
-      if (records.length !== to - from || records.some((r, i) => r.seq !== from + 1 + i))
-        throw new ActorStoreError(
-          "ERR_CORRUPT",
-          `The persisted data in IndexedDB database "${this.#name}" is damaged: records ${from + 1}..${to} are not all readable.`,
-        );
-      yield records;
+      yield recordsOfFrames(this.#name, frames, from, to);
     }
   }
 
   /** The stored frames of seqs `from..to` (inclusive), in one read transaction. */
   async #frames(from: IDBValidKey, to: IDBValidKey): Promise<unknown[]> {
     const txn = this.#connection("streamRecords").transaction([RECORDS], "readonly");
-    return request(txn.objectStore(RECORDS).getAll(this.#range.bound(from, to)) as IDBRequest<unknown[]>);
+    return request(txn.objectStore(RECORDS).getAll(this.#ranges.between(from, to)) as IDBRequest<unknown[]>);
   }
 
   prune(keepFromSeq: number): Promise<void> {
@@ -442,7 +361,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
           txn.objectStore(IMAGES).delete(seq);
         }
         if (plan.dropRecordsThrough >= this.#firstSeq)
-          txn.objectStore(RECORDS).delete(this.#range.upperBound(plan.dropRecordsThrough));
+          txn.objectStore(RECORDS).delete(this.#ranges.through(plan.dropRecordsThrough));
       });
       const doomed = new Set(plan.deleteSnapshots);
       this.#snapshots = this.#snapshots.filter((s) => !doomed.has(s.seq));
