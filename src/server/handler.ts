@@ -218,7 +218,13 @@ export function createApiHandler(options: CreateApiHandlerOptions): ApiHandler {
   const handler = (request: Request): Promise<Response> => {
     const run = queue.then(async () => {
       try {
-        return await serve(request);
+        const response = await serve(request);
+        // HEAD is answered as GET is, without the body (RFC 9110 9.3.2); its length is still told.
+        if (request.method.toUpperCase() !== "HEAD") return response;
+        const length = (await response.arrayBuffer()).byteLength;
+        const headers = new Headers(response.headers);
+        headers.set("content-length", String(length));
+        return new Response(null, { status: response.status, headers });
       } catch (e) {
         if (e instanceof TypeError && e.message.startsWith("createApiHandler:")) {
           return respond(fail(500, { code: ERROR_CODES.internalError, message: e.message }));

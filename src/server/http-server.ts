@@ -114,7 +114,10 @@ async function write(res: ServerResponse, response: Response): Promise<void> {
     headers[name] = value;
   });
   const body = Buffer.from(await response.arrayBuffer());
-  res.writeHead(response.status, { ...headers, "content-length": String(body.length) });
+  // A HEAD answer has no body but keeps the length the handler told (the GET body's).
+  const length =
+    response.body === null && headers["content-length"] !== undefined ? headers["content-length"] : String(body.length);
+  res.writeHead(response.status, { ...headers, "content-length": length });
   res.end(body);
 }
 

@@ -235,7 +235,7 @@ describe("the service's route table", () => {
     const unknown = matchRoute("GET", "/nothing");
     expect(!unknown.ok && unknown.response.status).toBe(404);
     const method = matchRoute("DELETE", `/zones/${ENT_ZONE}`);
-    expect(!method.ok && [method.response.status, method.allow]).toEqual([405, ["GET"]]);
+    expect(!method.ok && [method.response.status, method.allow]).toEqual([405, ["GET", "HEAD"]]);
     const malformed = matchRoute("GET", "/client/v4/zones/nope/dns_records");
     expect(!malformed.ok && malformed.response.body.errors.map((e) => e.code)).toEqual([7003, 7000]);
     const badEscape = matchRoute("GET", "/zones/%E0%A4%A");

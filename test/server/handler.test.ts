@@ -300,6 +300,64 @@ describe("the server's own failures conform to the published schema", () => {
   });
 });
 
+describe("HEAD", () => {
+  it("is answered as GET is, without the body: same status and headers, the GET body's length", async () => {
+    const handler = createApiHandler({ credentials: CREDENTIALS, fixture: FIXTURE });
+    for (const [path, status] of [
+      [`/client/v4/zones/${ENT_ZONE}`, 200],
+      [`/client/v4/zones/${ENT_ZONE}/dns_records?per_page=2`, 200],
+      ["/client/v4/user/invites", 200],
+      [`/client/v4/zones/${ENT_ZONE}/filters?per_page=1`, 400],
+      [`/client/v4/zones/${"f".repeat(32)}`, 404],
+      ["/client/v4/nowhere", 404],
+    ] as const) {
+      const get = await handler(new Request(`http://local${path}`, { headers: AUTH }));
+      const head = await handler(new Request(`http://local${path}`, { method: "HEAD", headers: AUTH }));
+      const getBody = await get.text();
+      expect([head.status, head.headers.get("content-type")], path).toEqual([status, "application/json"]);
+      expect(get.status, path).toBe(status);
+      expect(await head.text(), path).toBe("");
+      expect(head.headers.get("content-length"), path).toBe(String(Buffer.byteLength(getBody)));
+    }
+    // Credentials are checked as for GET.
+    expect((await handler(new Request(`http://local/client/v4/zones/${ENT_ZONE}`, { method: "HEAD" }))).status).toBe(
+      401,
+    );
+    // A path with a GET route allows HEAD too.
+    const patch = await handler(
+      new Request(`http://local/client/v4/zones/${ENT_ZONE}`, { method: "PATCH", headers: AUTH }),
+    );
+    expect([patch.status, patch.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
+    await handler.close();
+  });
+
+  it("over node:http: the headers of GET and no body", async () => {
+    const server = await startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });
+    const { request } = await import("node:http");
+    const { hostname, port } = new URL(server.url);
+    const send = (method: string) =>
+      new Promise<{ status: number; length: string | undefined; body: string }>((resolve, reject) => {
+        const req = request(
+          {
+            hostname,
+            port,
+            method,
+            path: `/client/v4/zones/${ENT_ZONE}`,
+            headers: { authorization: AUTH.authorization },
+          },
+          (res) => answerOf(res).then((a) => resolve({ ...a, length: res.headers["content-length"] }), reject),
+        );
+        req.on("error", reject);
+        req.end();
+      });
+    const get = await send("GET");
+    const head = await send("HEAD");
+    expect(get.status).toBe(200);
+    expect(head).toEqual({ status: 200, length: String(Buffer.byteLength(get.body)), body: "" });
+    await server.close();
+  });
+});
+
 describe("startApiServer: request targets and methods the fetch API cannot carry", () => {
   // node:http hands over what a fetch Request refuses or reads differently; each answer must
   // still be an envelope, and a path must never be read as a host.

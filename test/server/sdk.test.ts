@@ -165,7 +165,7 @@ describe("zones", () => {
       headers: { authorization: `Bearer ${CREDENTIALS.tokens[0]}` },
     });
     expect(wrongMethod.status).toBe(405);
-    expect(wrongMethod.headers.get("allow")).toBe("GET");
+    expect(wrongMethod.headers.get("allow")).toBe("GET, HEAD");
     // The log is for SDK responses; these raw calls are checked here.
     fresh();
     await cf.zones.get({ zone_id: ENT_ZONE });

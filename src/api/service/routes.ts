@@ -117,7 +117,8 @@ function matchParts(parts: readonly string[], actual: readonly string[]): Record
 
 /**
  * Finds the route for a method and a URL path. `/client/v4/zones` and `/zones` are the same
- * endpoint. An unknown path is 404 `7000 No route for that URI`; a known path with another method
+ * endpoint. `HEAD` takes the `GET` route of its path (the caller sends the answer without its
+ * body). An unknown path is 404 `7000 No route for that URI`; a known path with another method
  * is 405 with the same error (and the methods it allows); a `{zone_id}` that is not 32 hex
  * characters is 400 with the platform's 7003 and 7000 pair.
  *
@@ -128,6 +129,8 @@ function matchParts(parts: readonly string[], actual: readonly string[]): Record
  * ```
  */
 export function matchRoute(method: string, pathname: string): RouteMatch {
+  // HEAD is GET without the body (RFC 9110 9.3.2): it takes every GET route.
+  const wanted = method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase();
   let path = pathname;
   if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) path = path.slice(API_PREFIX.length);
   let actual: string[];
@@ -141,8 +144,8 @@ export function matchRoute(method: string, pathname: string): RouteMatch {
   for (const { route, parts } of COMPILED) {
     const params = matchParts(parts, actual);
     if (params === null) continue;
-    if (route.method !== method.toUpperCase()) {
-      allow.push(route.method);
+    if (route.method !== wanted) {
+      allow.push(...(route.method === "GET" ? ["GET", "HEAD"] : [route.method]));
       continue;
     }
     if (params.zone_id !== undefined && !isHexId(params.zone_id)) {
