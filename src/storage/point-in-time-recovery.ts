@@ -121,11 +121,24 @@ export class PointInTimeRecovery {
     const meta =
       target === undefined ? null : new TextEncoder().encode(JSON.stringify({ v: META_VERSION, restoreToSeq: target }));
     // From here on (in this turn: no prune starts in between) prunes keep this history; while the
-    // write is in flight, the earlier request's too (it stays the pending one if the write fails).
+    // write is in flight, the earlier request's too.
     if (target !== undefined) this.#pendingRestoreSeq = Math.min(this.#pendingRestoreSeq ?? target, target);
     // A later request replaces an earlier pending one (the newest call wins), through a
     // compare-and-swap like every metadata write.
-    await updateMeta(this.#core.settings.persistence, () => meta);
+    const persistence = this.#core.settings.persistence;
+    await updateMeta(
+      {
+        readMetaVersion: () => persistence.readMetaVersion(),
+        // A failed write may have landed all the same (see StorageCore.failWrite): the next session
+        // may apply this request, so this one confirms nothing more. Writes it confirmed after the
+        // caller was told the request failed would be undone by the restore.
+        writeMetaIf: (version, bytes) =>
+          persistence.writeMetaIf(version, bytes).catch((e: unknown) => {
+            throw notWritten(e) ? e : this.#core.failWrite(e);
+          }),
+      },
+      () => meta,
+    );
     this.#pendingRestoreSeq = target;
     return undo;
   }
@@ -265,6 +278,11 @@ export async function openWithPendingRestore(settings: CoreSettings): Promise<St
     }
   }
   return core;
+}
+
+/** Whether a metadata write was refused before it began (the storage or adapter closed): nothing landed. */
+function notWritten(error: unknown): boolean {
+  return error instanceof ActorStoreError && error.code === "ERR_CLOSED";
 }
 
 /** Whether an open failed because the history a restore needs is gone or damaged. */

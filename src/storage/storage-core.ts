@@ -612,6 +612,18 @@ export class StorageCore {
     this.#break(error);
   }
 
+  /**
+   * A write outside the log failed in a way that may have stored it all the same (a restore
+   * request's metadata: a file renamed into place whose directory sync failed, a request whose
+   * answer was lost). The next session may act on it, so this one must confirm nothing more:
+   * the core breaks as after a failed commit (the object context resets the object). Returns the
+   * error callers get: the platform's reset error with `cause`, or the one that broke it first.
+   */
+  failWrite(cause: unknown): Error {
+    this.#break(new Error(WRITE_FAILED_MESSAGE, { cause }));
+    return this.#broken as Error;
+  }
+
   #break(error: Error): void {
     if (this.#broken) return;
     this.#broken = error;
