@@ -485,6 +485,9 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
     } else if (raw.action === "execute") {
       if (params === undefined) err(errors, pAt, "action parameters are required for the 'execute' action");
       else checkExecute(params, pAt, ddos, errors);
+    } else if (raw.action === "skip" && params === undefined) {
+      // A skip rule without parameters skips nothing, as one with empty parameters, which is refused.
+      err(errors, pAt, "action parameters are required for the 'skip' action");
     } else if (params !== undefined) {
       if (params.overrides !== undefined)
         err(errors, `${pAt}/overrides`, "overrides are allowed only when the action is 'execute'");

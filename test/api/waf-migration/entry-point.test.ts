@@ -383,6 +383,15 @@ describe("validateRulesetBody", () => {
       expect(ok(skip(bad)).ok, JSON.stringify(bad)).toBe(false);
   });
 
+  it("validateRulesetBody: a skip rule without action parameters is refused, as one with empty ones is", () => {
+    expect(errorsOf(body({ action: "skip", expression: "true" }))).toEqual([
+      {
+        message: "action parameters are required for the 'skip' action",
+        source: { pointer: "/rules/0/action_parameters" },
+      },
+    ]);
+  });
+
   it("validateRulesetBody: empty id, version and ref only in migration mode", () => {
     const rule = { ...EXEC, id: "", version: "", ref: "" };
     expect(ok(body(rule), true).ok).toBe(true);
