@@ -117,6 +117,15 @@ class SqlValuesProbe {
         out.push(run("SELECT 1; SELECT 5"), run("SELECT 1; SELECT 5"));
         return Response.json(out);
       }
+      case "/statement-cache-size": {
+        // The cache's 1 MiB bound counts UTF-8 bytes: 12 queries of about 100,000 bytes (50,000
+        // UTF-16 code units) evict the first query, which then compiles anew (its next run works).
+        const run = (q) => outcome(() => sql.exec(q).raw().toArray());
+        const out = [run("SELECT 1; SELECT 2")];
+        for (let i = 0; i < 12; i++) sql.exec("SELECT " + i + " AS x, '" + "é".repeat(49980) + "' AS y");
+        out.push(run("SELECT 1; SELECT 2"), run("SELECT 1; SELECT 2"));
+        return Response.json(out);
+      }
       default:
         return new Response("not found", { status: 404 });
     }
@@ -170,6 +179,13 @@ describe("sql values: what bindings become, compared with workerd", () => {
     const outcomes = (workerd as { body: unknown[] }).body;
     expect(outcomes.slice(0, 3)).toEqual([{ value: [[2]] }, busy, { value: [[2]] }]);
     expect(outcomes.filter((o) => JSON.stringify(o) === JSON.stringify(busy))).toHaveLength(8);
+    expect(ours).toEqual(workerd);
+  });
+
+  it("the statement cache's bound counts the SQL text in UTF-8 bytes", async () => {
+    const { workerd, ours } = await both("/statement-cache-size");
+    const busy = { error: "Error", message: "A SQL prepared statement can only be executed once at a time." };
+    expect(workerd.ok && (workerd.body as unknown[])[2]).toEqual(busy);
     expect(ours).toEqual(workerd);
   });
 });

@@ -38,7 +38,7 @@ import { type CachedStatement, STATEMENT_CACHE_MAX_BYTES, StatementCache } from 
 export interface SqlStorageOptions {
   /** Overrides of the platform's limits (for tests; the defaults are the platform's). */
   limits?: Partial<SqlLimits>;
-  /** Bound on the cached SQL text, in UTF-16 code units (default 1 MiB, as on the platform). */
+  /** Bound on the cached SQL text, in UTF-8 bytes (default 1 MiB, as on the platform). */
   statementCacheSize?: number;
   /**
    * `false` on storage without SQL (`backend: "kv"`): every call then throws an

@@ -5,6 +5,7 @@
  * schema version the verdict was computed at.
  */
 import type { EngineStatement } from "../../engine/engine";
+import { utf8Length } from "../../util/utf8";
 import type { CursorSource } from "./cursor";
 import type { CountingVerdict } from "./row-counting";
 import type { AccessVerdict } from "./sql-access";
@@ -47,7 +48,10 @@ export interface CachedQuery {
   readonly statements: readonly CachedStatement[];
 }
 
-/** Default bound on the cached SQL text (the platform's `SQL_STATEMENT_CACHE_MAX_SIZE`). */
+/**
+ * Default bound on the cached SQL text, in UTF-8 bytes as the platform counts it (its
+ * `SQL_STATEMENT_CACHE_MAX_SIZE`).
+ */
 export const STATEMENT_CACHE_MAX_BYTES = 1024 * 1024;
 
 /** An LRU of compiled queries. */
@@ -89,7 +93,7 @@ export class StatementCache {
     if (old !== undefined) this.#drop(old);
     this.#entries.set(entry.sql, entry);
     this.#mostRecent = entry;
-    this.#size += entry.sql.length;
+    this.#size += utf8Length(entry.sql);
     for (const [, lru] of this.#entries) {
       if (this.#size <= this.#maxSize || lru === entry) break;
       this.#drop(lru);
@@ -109,7 +113,7 @@ export class StatementCache {
   #drop(entry: CachedQuery): void {
     if (this.#mostRecent === entry) this.#mostRecent = undefined;
     this.#entries.delete(entry.sql);
-    this.#size -= entry.sql.length;
+    this.#size -= utf8Length(entry.sql);
     for (const s of entry.statements) {
       if (s.busy) s.evicted = true;
       else s.statement.free();

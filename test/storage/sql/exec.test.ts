@@ -352,6 +352,21 @@ describe("exec: statement cache", () => {
     sql.exec(a).toArray();
     expect(engine.prepared.length).toBe(before + 1);
   });
+
+  test("the bound counts the SQL text in UTF-8 bytes, as the platform does", async () => {
+    const { recorders, sql } = await setup({ record: true, statementCacheSize: 40 });
+    const engine = recorders[recorders.length - 1] as RecordingEngine;
+    // 18 UTF-16 code units each, 27 UTF-8 bytes: two do not fit in 40 bytes.
+    const a = "SELECT 'ééééééééé'";
+    const b = "SELECT 'èèèèèèèèè'";
+    sql.exec(a).toArray();
+    sql.exec(b).toArray(); // evicts a
+    const before = engine.prepared.length;
+    sql.exec(b).toArray();
+    expect(engine.prepared.length).toBe(before);
+    sql.exec(a).toArray();
+    expect(engine.prepared.length).toBe(before + 1);
+  });
 });
 
 describe("databaseSize", () => {
