@@ -64,7 +64,8 @@ export function deleteUriOverride(zone: ZoneState, overrideId: string): Operatio
   if (typeof overrideId !== "string" || !z.uriOverrides.some((o) => o.id === overrideId))
     return log.refuse(
       "find-override",
-      `No URI-based override ${String(overrideId)} exists on this zone; list the overrides and use one of their ids.`,
+      // The API here has no listing of overrides: the compatibility check is what names them.
+      `No URI-based override ${String(overrideId)} exists on this zone; the compatibility check (GET /zones/{zone_id}/waf_migration/check?phase_two=1) names the zone's overrides.`,
       [],
       z,
       ["delete-override"],

@@ -118,6 +118,17 @@ describe("checkCompatibility", () => {
     });
   });
 
+  it("deleteUriOverride: an unknown id is refused pointing at the check, which names the real ones", () => {
+    const z2 = createUriOverride(zone("pro"), { id: "o1", urls: ["example.com/admin*"] }).zone;
+    const missing = deleteUriOverride(z2, "o2");
+    expect(missing.success).toBe(false);
+    // This API has no listing of overrides; the message must send the client to what exists.
+    expect(missing.errors[0]?.message).toContain("GET /zones/{zone_id}/waf_migration/check?phase_two=1");
+    expect(missing.errors[0]?.message).not.toMatch(/list the overrides/);
+    const check = checkCompatibility(z2, { phaseTwo: true });
+    expect(check.messages.map((m) => m.message).join(" ")).toContain("(o1)");
+  });
+
   it("checkCompatibility: refuses malformed zones and options without throwing", () => {
     expect(checkCompatibility(undefined as never).success).toBe(false);
     expect(
