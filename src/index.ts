@@ -12,6 +12,7 @@ export type { ObjectClass, ObjectContextOptions, ObjectInstance } from "./contex
 export { ABORT_MESSAGE, BLOCK_CONCURRENCY_TIMEOUT_MESSAGE, ObjectContext } from "./context/object-context";
 export { ObjectId } from "./context/object-id";
 export { ObjectState } from "./context/object-state";
+export { RpcTarget } from "./context/rpc-target";
 export { formatBookmark, isBookmark, parseBookmark } from "./durability/bookmarks";
 export type { CommitRecord, KvWrite, SqlWrite } from "./durability/commit-record";
 export { DelegatingPersistence } from "./durability/delegating-persistence";
@@ -43,6 +44,10 @@ export type {
   NewUniqueIdOptions,
   ObjectJurisdiction,
   ObjectStub,
+  Remote,
+  RemoteMembers,
+  RemoteResult,
+  RemoteStub,
   RequestInitLike,
   RequestLike,
   RpcMethods,

@@ -504,6 +504,8 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         }),
       };
     }
+    // A cluster's stubs pass no references (see Dispatcher.references), so nothing is invoked here.
+    if (op.kind === "invoke") throw new TypeError("A cluster does not forward calls on passed references.");
     const path =
       op.kind === "call"
         ? `call/${encodeURIComponent(op.method)}`

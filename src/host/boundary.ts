@@ -4,10 +4,10 @@
  * thrown by the object is rethrown to the caller as a new error of the same built-in class with the
  * same message (its other properties stay behind).
  *
- * Differences from the platform, documented in docs/hosting.md: the platform passes functions and
- * `RpcTarget`s by reference (the callee gets a stub that calls back); here they fail with the
- * `DataCloneError` that `structuredClone` gives them. `Request`, `Response`, `Headers` and streams,
- * which the platform transfers, are passed as they are. An `ActorStoreError` keeps its code.
+ * Functions and `RpcTarget`s pass by reference where the caller gives a reference hook (see
+ * rpc-references.ts); without one (a cluster's wire) they fail with the `DataCloneError` that
+ * `structuredClone` gives them. `Request`, `Response`, `Headers` and streams, which the platform
+ * transfers, are passed as they are. An `ActorStoreError` keeps its code.
  */
 import { ActorStoreError, describeThrown } from "../errors";
 
@@ -35,18 +35,48 @@ function isCloneableLeaf(value: object): boolean {
   );
 }
 
+/** Built-in types V8's serializer refuses with its own message. */
+const UNCLONEABLE_BUILTINS: ReadonlyArray<abstract new (...args: never[]) => unknown> = [
+  Promise,
+  WeakMap,
+  WeakSet,
+  WeakRef,
+  FinalizationRegistry,
+];
+
 function dataCloneError(message: string): DOMException {
   return new DOMException(message, "DataCloneError");
+}
+
+/** What a {@link ReferenceHook} returns for a value it does not pass by reference. */
+export const NOT_A_REFERENCE: unique symbol = Symbol("not a reference");
+
+/**
+ * Gives what crosses in place of a value passed by reference (a function, a stub, any other object
+ * that is not plain data), or {@link NOT_A_REFERENCE} to clone it as usual.
+ */
+export type ReferenceHook = (value: object) => unknown;
+
+/** Objects that cross as the platform's type named here fails to (a host's stubs: "DurableObject"). */
+const UNSERIALIZABLE = new WeakMap<object, string>();
+
+/**
+ * Marks `value` as one that cannot cross, with the type name the platform's `DataCloneError` gives
+ * it (`Could not serialize object of type "DurableObject". …` for a stub of an object).
+ */
+export function markUnserializable(value: object, typeName: string): void {
+  UNSERIALIZABLE.set(value, typeName);
 }
 
 /**
  * Clones `value` as a call across the boundary would, or throws the platform's `DataCloneError`
  * (a `DOMException`): `"Symbol(x) could not be cloned."`, `"() => 1 could not be cloned."`, or
  * `Could not serialize object of type "K". This type does not support serialization.` for an
- * instance of a class of the user's own.
+ * instance of a class of the user's own. With `references`, functions and the objects the hook
+ * takes cross as what it gives for them instead.
  */
-export function cloneAcross<T>(value: T): T {
-  return cloneValue(value, new Map()) as T;
+export function cloneAcross<T>(value: T, references?: ReferenceHook): T {
+  return cloneValue(value, new Map(), references) as T;
 }
 
 /**
@@ -63,15 +93,33 @@ export function cloneResult<T>(value: T): T {
   }
 }
 
-function cloneValue(value: unknown, seen: Map<object, unknown>): unknown {
-  if (typeof value === "symbol" || typeof value === "function") {
+function cloneValue(value: unknown, seen: Map<object, unknown>, references: ReferenceHook | undefined): unknown {
+  if (typeof value === "symbol") {
     // structuredClone gives the exact text the platform gives ("Symbol(x) could not be cloned.").
     structuredClone(value);
     throw dataCloneError(`${String(value)} could not be cloned.`);
   }
-  if (typeof value !== "object" || value === null) return value;
+  if (typeof value !== "object" && typeof value !== "function") return value;
+  if (value === null) return value;
   const known = seen.get(value);
   if (known !== undefined) return known;
+  const unserializable = UNSERIALIZABLE.get(value);
+  if (unserializable !== undefined) {
+    throw dataCloneError(
+      `Could not serialize object of type "${unserializable}". This type does not support serialization.`,
+    );
+  }
+  if (references !== undefined) {
+    const reference = references(value);
+    if (reference !== NOT_A_REFERENCE) {
+      seen.set(value, reference);
+      return reference;
+    }
+  }
+  if (typeof value === "function") {
+    structuredClone(value);
+    throw dataCloneError(`${String(value)} could not be cloned.`);
+  }
   for (const type of TRANSFERRED) if (value instanceof type) return value;
   if (isCloneableLeaf(value)) {
     const copy = structuredClone(value);
@@ -81,20 +129,24 @@ function cloneValue(value: unknown, seen: Map<object, unknown>): unknown {
   if (Array.isArray(value)) {
     const copy: unknown[] = new Array(value.length);
     seen.set(value, copy);
-    for (let i = 0; i < value.length; i++) if (i in value) copy[i] = cloneValue(value[i], seen);
+    for (let i = 0; i < value.length; i++) if (i in value) copy[i] = cloneValue(value[i], seen, references);
     return copy;
   }
   if (value instanceof Map) {
     const copy = new Map<unknown, unknown>();
     seen.set(value, copy);
-    for (const [k, v] of value) copy.set(cloneValue(k, seen), cloneValue(v, seen));
+    for (const [k, v] of value) copy.set(cloneValue(k, seen, references), cloneValue(v, seen, references));
     return copy;
   }
   if (value instanceof Set) {
     const copy = new Set<unknown>();
     seen.set(value, copy);
-    for (const v of value) copy.add(cloneValue(v, seen));
+    for (const v of value) copy.add(cloneValue(v, seen, references));
     return copy;
+  }
+  if (UNCLONEABLE_BUILTINS.some((type) => value instanceof type)) {
+    // V8's own refusal, as the platform gives it ("#<Promise> could not be cloned.").
+    structuredClone(value);
   }
   const proto = Object.getPrototypeOf(value) as object | null;
   if (proto !== Object.prototype && proto !== null) {
@@ -105,7 +157,8 @@ function cloneValue(value: unknown, seen: Map<object, unknown>): unknown {
   }
   const copy: Record<string, unknown> = {};
   seen.set(value, copy);
-  for (const key of Object.keys(value)) copy[key] = cloneValue((value as Record<string, unknown>)[key], seen);
+  for (const key of Object.keys(value))
+    copy[key] = cloneValue((value as Record<string, unknown>)[key], seen, references);
   return copy;
 }
 

@@ -9,8 +9,22 @@
  * and so does every later call on that stub. A new stub (`namespace.get(id)` again) reaches the
  * fresh instance. An eviction is not a reset: a stub outlives it and wakes the object on its next call.
  */
+
 import { belongsTo, ObjectId, scopedIdFromName, scopedIdFromString, scopedUniqueId } from "../context/object-id";
-import { cloneAcross, cloneResult } from "./boundary";
+import type { RpcTarget } from "../context/rpc-target";
+import { ActorStoreError } from "../errors";
+import { cloneAcross, cloneResult, markUnserializable } from "./boundary";
+import {
+  CALLER_SIDE,
+  crossArguments,
+  crossResult,
+  findMember,
+  missingMethodMessage,
+  type PathRunner,
+  propertyOf,
+  readThrough,
+  type Side,
+} from "./rpc-references";
 
 /** Names a stub keeps for itself (the platform's reserved names); they are never RPC methods. */
 export type ReservedStubName =
@@ -24,7 +38,10 @@ export type ReservedStubName =
   | "name"
   | "then";
 
-/** The RPC methods of an object class instance `I`: each returns a promise of its awaited result. */
+/**
+ * The RPC methods of an object class instance `I`: each returns a promise of its awaited result as the
+ * caller receives it ({@link RemoteResult}).
+ */
 export type RpcMethods<I> = {
   [K in keyof I as K extends ReservedStubName
     ? never
@@ -34,8 +51,72 @@ export type RpcMethods<I> = {
         : I[K] extends (...args: never[]) => unknown
           ? K
           : never
-      : never]: I[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+      : never]: I[K] extends (...args: infer A) => infer R ? (...args: A) => RemoteResult<Awaited<R>> : never;
 };
+
+/** Values that cross as they are (cloned or transferred), with nothing inside them made a stub. */
+type CrossesAsIs =
+  | Date
+  | RegExp
+  | Error
+  | ArrayBuffer
+  | ArrayBufferView
+  | Request
+  | Response
+  | Headers
+  | ReadableStream
+  | WritableStream;
+
+/**
+ * What a value of type `T` is once it crossed the boundary: a function or an `RpcTarget` is a
+ * {@link RemoteStub}; inside arrays, Maps, Sets and plain objects likewise; anything else a copy.
+ */
+export type Remote<T> = T extends RpcTarget | ((...args: never[]) => unknown)
+  ? RemoteStub<T>
+  : T extends CrossesAsIs
+    ? T
+    : T extends Map<infer K, infer V>
+      ? Map<Remote<K>, Remote<V>>
+      : T extends Set<infer V>
+        ? Set<Remote<V>>
+        : T extends readonly unknown[]
+          ? { [P in keyof T]: Remote<T[P]> }
+          : T extends object
+            ? { [P in keyof T]: Remote<T[P]> }
+            : T;
+
+/**
+ * The members of `T` as a stub or a pipelined promise gives them: each method returns a
+ * {@link RemoteResult}, each other property is a {@link RemoteResult} of its value (await it to read
+ * it). A function is callable the same way.
+ */
+export type RemoteMembers<T> = (T extends (...args: infer A) => infer R
+  ? (...args: A) => RemoteResult<Awaited<R>>
+  : unknown) & {
+  [K in keyof T as K extends string ? ([T[K]] extends [never] ? never : K) : never]: T[K] extends (
+    ...args: infer A
+  ) => infer R
+    ? (...args: A) => RemoteResult<Awaited<R>>
+    : RemoteResult<Awaited<T[K]>>;
+};
+
+/**
+ * A function or `RpcTarget` of the other side of the boundary, as its stub: calls run where it lives.
+ * `dup()` is another stub of it that outlives this one's disposal (`[Symbol.dispose]()`).
+ */
+export type RemoteStub<T> = RemoteMembers<T> & {
+  /** Another stub of the same function or target, disposed on its own. */
+  dup(): RemoteStub<T>;
+};
+
+/**
+ * The promise of a call or a read across the boundary: its result as the caller receives it
+ * ({@link Remote}), pipelined: the members of an object result can be read or called before it
+ * arrives (`await stub.open().name`).
+ */
+export type RemoteResult<R> = [R] extends [never]
+  ? Promise<never>
+  : Promise<Remote<R>> & (R extends object ? RemoteMembers<R> : unknown);
 
 /**
  * The platform's type brand on a stub of a class that carries it (one extending `DurableObject`),
@@ -48,8 +129,9 @@ export type StubBrand<I> = I extends { readonly __DURABLE_OBJECT_BRAND: never }
 /**
  * A stub for one object: `fetch`, its id and name, and the object's methods by RPC. It is assignable
  * to the platform's `DurableObjectStub`, and to `DurableObjectStub<T>` while `T`'s public members are
- * methods whose results are not objects (the platform's type gives an object result members of its own,
- * promise pipelining and a disposer, which this stub does not have).
+ * methods whose results are not objects (the platform's types give an object result a disposer and
+ * brand its stubs, which these types leave out; at run time results are pipelined and disposable as
+ * there, see {@link RemoteResult}).
  */
 export type ObjectStub<I = unknown> = RpcMethods<I> &
   StubBrand<I> & {
@@ -97,14 +179,32 @@ const JURISDICTIONS: ReadonlySet<string> = new Set(["eu", "fedramp", "fedramp-hi
 
 /**
  * One event a stub sends: a request, a method call, or a property read. Plain data (arguments already
- * cloned), so a host can also send it to another process. @internal
+ * cloned), so a host can also send it to another process, unless it carries `references` (a host
+ * that passes functions and `RpcTarget`s by reference, in one process). @internal
  */
 export type StubOperation =
   | { readonly kind: "fetch"; readonly request: Request }
-  | { readonly kind: "call"; readonly method: string; readonly args: unknown[] }
-  | { readonly kind: "get"; readonly property: string }
+  | {
+      readonly kind: "call";
+      readonly method: string;
+      readonly args: unknown[];
+      readonly references?: ObjectSides;
+    }
+  | { readonly kind: "get"; readonly property: string; readonly references?: ObjectSides }
   /** Starts the object (so that its alarm is armed) and runs nothing. */
-  | { readonly kind: "start" };
+  | { readonly kind: "start" }
+  /**
+   * Runs a call on a function or target the object passed by reference. `owner` is the instance
+   * that passed it (the call fails if that instance is gone); `undefined` for one the current
+   * instance holds as an argument.
+   */
+  | { readonly kind: "invoke"; readonly owner: object | undefined; readonly thunk: () => unknown };
+
+/** The object's side of the boundary, for the references a call's result passes. @internal */
+export interface ObjectSides {
+  /** The side of `instance`: calls on what it passed run as events on it. */
+  side(instance: object | undefined): Side;
+}
 
 /** What a stub's calls go through (the host). @internal */
 export interface Dispatcher {
@@ -115,11 +215,28 @@ export interface Dispatcher {
    * (see boundary.ts); the host's own errors (closed, persistence failed to open) reach it unchanged.
    */
   dispatch(namespace: string, id: ObjectId, binding: StubBinding, operation: StubOperation): Promise<unknown>;
+  /**
+   * Whether functions and `RpcTarget`s pass by reference (true for one host in one process); without
+   * it they fail with `DataCloneError`, as what crosses between processes must be data.
+   */
+  readonly references?: boolean;
+}
+
+/** The platform's error for a stub whose object instance is gone. */
+export function instanceGoneError(): ActorStoreError {
+  return new ActorStoreError(
+    "ERR_CLOSED",
+    "The object that passed this stub was evicted since (idle for idleTimeoutMs), and its functions and RpcTargets went with it; call the object again for a new stub, or raise idleTimeoutMs.",
+  );
 }
 
 /** Runs one stub operation on an instance, by the platform's rules. @internal */
 export function applyOperation(instance: object, operation: StubOperation): unknown {
   if (operation.kind === "start") return undefined;
+  if (operation.kind === "invoke") {
+    if (operation.owner !== undefined && operation.owner !== instance) throw instanceGoneError();
+    return operation.thunk();
+  }
   if (operation.kind === "fetch") {
     const handler = (instance as { fetch?: unknown }).fetch;
     if (typeof handler !== "function") throw new Error("Handler does not export a fetch() function.");
@@ -130,9 +247,15 @@ export function applyOperation(instance: object, operation: StubOperation): unkn
   const member = findMember(instance, name);
   if (member === undefined) throw new TypeError(missingMethodMessage(name));
   const value = "value" in member ? member.value : member.get?.call(instance);
-  if (operation.kind === "get") return value;
+  const references = operation.references;
+  if (operation.kind === "get") {
+    return references === undefined ? value : crossResult(value, references.side(instance), CALLER_SIDE);
+  }
   if (typeof value !== "function") throw new TypeError(missingMethodMessage(name));
-  return (value as (...a: unknown[]) => unknown).apply(instance, operation.args);
+  const result = (value as (...a: unknown[]) => unknown).apply(instance, operation.args);
+  if (references === undefined) return result;
+  // The result crosses in the object's event, so the stubs in it run on this instance.
+  return Promise.resolve(result).then((v) => crossResult(v, references.side(instance), CALLER_SIDE));
 }
 
 /** The event handlers the platform refuses to run over RPC (the host calls them itself). */
@@ -147,22 +270,6 @@ const RESERVED_HANDLERS: ReadonlySet<string> = new Set([
 export interface StubBinding {
   /** The instance's token once bound: its `error` is set when that instance is reset. */
   token: { error: Error | null } | null;
-}
-
-/** The platform's text when a method is missing or is not a method. */
-export function missingMethodMessage(name: string): string {
-  return `The RPC receiver does not implement the method "${name}".`;
-}
-
-/** A prototype-chain member of `instance` (never an own field, never `Object.prototype`'s). */
-function findMember(instance: object, name: string): PropertyDescriptor | undefined {
-  if (name === "constructor") return undefined;
-  for (let p = Object.getPrototypeOf(instance) as object | null; p !== null && p !== Object.prototype; ) {
-    const found = Object.getOwnPropertyDescriptor(p, name);
-    if (found !== undefined) return found;
-    p = Object.getPrototypeOf(p) as object | null;
-  }
-  return undefined;
 }
 
 /**
@@ -297,25 +404,40 @@ function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher):
       throw new TypeError("connect() to an object is not supported by this host; use fetch() or RPC.");
     },
   });
-  const methods = new Map<string, unknown>();
-  const method = (name: string): unknown => {
-    const call = (...args: unknown[]): Promise<unknown> =>
-      settle(async () => cloneResult(await run({ kind: "call", method: name, args: cloneAcross(args) })));
-    // `await stub.prop` reads a property (a getter on the class), as on the platform: the member is
-    // a thenable on purpose.
-    // biome-ignore lint/suspicious/noThenProperty: awaiting a stub property reads it, as on the platform
-    Object.defineProperty(call, "then", {
-      value: (resolve?: (v: unknown) => unknown, reject?: (e: unknown) => unknown) =>
-        settle(async () => cloneResult(await run({ kind: "get", property: name }))).then(resolve, reject),
-    });
-    return call;
+  const references = dispatcher.references === true;
+  const sides: ObjectSides = {
+    side: (instance) => ({ run: (thunk) => run({ kind: "invoke", owner: instance, thunk }) }),
   };
-  return new Proxy(target, {
+  const call = async (name: string, args: unknown[]): Promise<unknown> => {
+    if (!references) return cloneResult(await run({ kind: "call", method: name, args: cloneAcross(args) }));
+    // The stubs the object gets for functions in the arguments call back here, and are disposed
+    // when the call returns (unless the object kept a dup()).
+    const sent = crossArguments(args, CALLER_SIDE, sides.side(undefined));
+    try {
+      return await run({ kind: "call", method: name, args: sent.args, references: sides });
+    } finally {
+      sent.done();
+    }
+  };
+  const get = async (name: string): Promise<unknown> =>
+    references
+      ? run({ kind: "get", property: name, references: sides })
+      : cloneResult(await run({ kind: "get", property: name }));
+  // `stub.m(…)` calls the method; `await stub.m` reads the property (a getter on the class); deeper
+  // paths (`stub.m.x`, `stub.m(…).x`) pipeline on what they give, as on the platform.
+  const runPath: PathRunner = (path, args) =>
+    settle(async () => {
+      const name = path[0] as string;
+      if (path.length === 1) return args === undefined ? get(name) : call(name, args);
+      return readThrough(get(name), path.slice(1), args);
+    });
+  const members = new Map<string, unknown>();
+  const stub = new Proxy(target, {
     get(t, prop) {
       if (typeof prop === "symbol" || prop in t) return Reflect.get(t, prop);
       if (prop === "then") return undefined;
-      let m = methods.get(prop);
-      if (m === undefined) methods.set(prop, (m = method(prop)));
+      let m = members.get(prop);
+      if (m === undefined) members.set(prop, (m = propertyOf(runPath, [prop])));
       return m;
     },
     // As on the platform, a stub takes other properties (`stub.x = 1` keeps 1, fetch included), but
@@ -328,5 +450,8 @@ function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher):
       Object.defineProperty(t, prop, { value, writable: true, enumerable: true, configurable: true });
       return true;
     },
-  }) as unknown as ObjectStub<I>;
+  });
+  // A stub is not data: passed as an argument or a result it fails as on the platform.
+  markUnserializable(stub, "DurableObject");
+  return stub as unknown as ObjectStub<I>;
 }

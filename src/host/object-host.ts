@@ -28,7 +28,14 @@ import { type Clock, systemClock, type TimerHandle } from "../util/clock";
 import { type AlarmIndex, withAlarmIndex } from "./alarm-index";
 import { AlarmWakes, entryKey, type WakeEntry } from "./alarm-wakes";
 import { errorAcross } from "./boundary";
-import { applyOperation, type Dispatcher, ObjectNamespace, type StubBinding, type StubOperation } from "./namespace";
+import {
+  applyOperation,
+  type Dispatcher,
+  instanceGoneError,
+  ObjectNamespace,
+  type StubBinding,
+  type StubOperation,
+} from "./namespace";
 import { checkOptions, indexOf, memoryPerObject, type PersistenceFactory } from "./options";
 
 /** A class the host can run: `constructor(ctx, env)`. */
@@ -264,7 +271,12 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     const hooks = routers.get(options);
     this.#onFenced = hooks?.onFenced;
     const env: Record<string, unknown> = { ...(options.env as object | undefined) };
-    const local: Dispatcher = { dispatch: (ns, id, binding, op) => this.#dispatch(ns, id, binding, op) };
+    // One host in one process passes functions and RpcTargets by reference; a cluster's router
+    // (calls may cross processes) does not.
+    const local: Dispatcher = {
+      dispatch: (ns, id, binding, op) => this.#dispatch(ns, id, binding, op),
+      references: true,
+    };
     const dispatcher = hooks?.router(local) ?? local;
     this.#router = dispatcher;
     for (const [name, objectClass] of Object.entries(options.namespaces)) {
@@ -430,6 +442,14 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       });
     if (binding.token?.error) throw across(binding.token.error, false);
     const entry = this.#entry(namespace, id);
+    // A call on a function or RpcTarget an instance passed: never starts a new instance for it.
+    if (
+      operation.kind === "invoke" &&
+      operation.owner !== undefined &&
+      (entry.context === null || entry.closing !== null)
+    ) {
+      throw instanceGoneError();
+    }
     entry.inFlight++;
     if (entry.idleTimer !== undefined) {
       this.clock.clearTimer(entry.idleTimer);

@@ -59,4 +59,8 @@ describe("documentation examples run as written", () => {
   it("hosting.md: the first host example, RPC and fetch() through a stub", async () => {
     await expect(run("hosting", await block("docs/hosting.md", 0))).resolves.toBe("");
   });
+
+  it("hosting.md: references and pipelining (an RpcTarget, a callback)", async () => {
+    await expect(run("hosting-references", await block("docs/hosting.md", 1))).resolves.toBe("");
+  });
 });

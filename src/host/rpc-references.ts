@@ -1,0 +1,319 @@
+/**
+ * What the platform passes by reference across the boundary between a caller and an object, and its
+ * promise pipelining.
+ *
+ * - A function or an {@link RpcTarget} in an argument or a result reaches the other side as a stub
+ *   (a callable proxy): calling it, or a method of the target through it, runs the call where the
+ *   function or target lives (for one the object made, as an event on the object, behind its input
+ *   gate). Arguments and results of such calls cross the boundary again by the same rules.
+ * - A stub received as an argument is disposed when the call that received it returns, unless the
+ *   callee kept a `dup()` of it; an object result gets a `[Symbol.dispose]()` that disposes the stubs
+ *   in it. A disposed stub fails with `Error: RPC stub used after being disposed.`
+ * - The promise of a call is pipelined: `stub.make().name` reads `name` of the result, and
+ *   `stub.make().run(1)` calls its method, without awaiting the first call first.
+ *
+ * The texts and shapes were checked against workerd (test/host/rpc-references.differential.test.ts).
+ */
+import { RpcTarget } from "../context/rpc-target";
+import { cloneAcross, errorAcross, markCrossing, NOT_A_REFERENCE } from "./boundary";
+
+/** Where a reference's calls run: the side of the boundary that owns the function or target. */
+export interface Side {
+  /** Runs `thunk` on this side; what it throws reaches the other side as the boundary delivers it. */
+  run(thunk: () => unknown): Promise<unknown>;
+}
+
+/** The caller's side of a stub: its functions run as plain calls (the caller has no gates here). */
+export const CALLER_SIDE: Side = {
+  run: (thunk) =>
+    Promise.resolve()
+      .then(thunk)
+      .catch((e: unknown) => {
+        throw errorAcross(e);
+      }),
+};
+
+/** One stub's hold on a function or target of the other side. */
+class Reference {
+  disposed = false;
+  constructor(
+    readonly value: object,
+    /** The side the value lives on: where calls run. */
+    readonly owner: Side,
+    /** The side that holds the stub: where the functions in a call's arguments live. */
+    readonly holder: Side,
+  ) {}
+}
+
+/** Each stub this module made, and the reference it holds. */
+const STUBS = new WeakMap<object, Reference>();
+
+/** The class a stub names as its constructor, as the platform's stubs do (`stub.constructor.name`). */
+class RpcStub {}
+
+/** The platform's error for a disposed stub. */
+function disposedError(): Error {
+  return new Error("RPC stub used after being disposed.");
+}
+
+/** The platform's text when a method is missing or is not a method. */
+export function missingMethodMessage(name: string): string {
+  return `The RPC receiver does not implement the method "${name}".`;
+}
+
+/** A prototype-chain member of `instance` (never an own field, never `Object.prototype`'s). */
+export function findMember(instance: object, name: string): PropertyDescriptor | undefined {
+  if (name === "constructor") return undefined;
+  for (let p = Object.getPrototypeOf(instance) as object | null; p !== null && p !== Object.prototype; ) {
+    const found = Object.getOwnPropertyDescriptor(p, name);
+    if (found !== undefined) return found;
+    p = Object.getPrototypeOf(p) as object | null;
+  }
+  return undefined;
+}
+
+/** A value cloned across, and the references made for it (disposed together). */
+interface Crossed {
+  readonly value: unknown;
+  readonly references: Reference[];
+}
+
+/**
+ * Clones `value` from side `from` to side `to`: functions and {@link RpcTarget}s (and stubs `from`
+ * holds) become stubs whose calls run on the side that owns them; everything else is cloned as
+ * {@link cloneAcross} clones it.
+ */
+function cross(value: unknown, from: Side, to: Side): Crossed {
+  const references: Reference[] = [];
+  const copy = cloneAcross(value, (v) => {
+    const held = STUBS.get(v);
+    if (held !== undefined) {
+      // A stub passed on: the new stub calls the same owner directly.
+      if (held.disposed) throw disposedError();
+      const reference = new Reference(held.value, held.owner, to);
+      references.push(reference);
+      return stubFor(reference);
+    }
+    if (typeof v === "function" || v instanceof RpcTarget) {
+      const reference = new Reference(v, from, to);
+      references.push(reference);
+      return stubFor(reference);
+    }
+    return NOT_A_REFERENCE;
+  });
+  return { value: copy, references };
+}
+
+function dispose(references: readonly Reference[]): void {
+  for (const r of references) r.disposed = true;
+}
+
+/**
+ * A result crossing from `from` to `to`: as {@link cross}, and an object result gets the platform's
+ * `[Symbol.dispose]()` (not enumerable), which disposes the stubs in it.
+ */
+export function crossResult(value: unknown, from: Side, to: Side): unknown {
+  const { value: copy, references } = cross(value, from, to);
+  if (typeof copy === "object" && copy !== null) {
+    Object.defineProperty(copy, Symbol.dispose, {
+      value: () => dispose(references),
+      writable: true,
+      enumerable: false,
+      configurable: true,
+    });
+  }
+  return copy;
+}
+
+/**
+ * Arguments crossing from `from` to `to` for one call: the stubs made for them are disposed by
+ * `done()`, when the call returns (a `dup()` the callee made stays usable).
+ */
+export function crossArguments(args: unknown[], from: Side, to: Side): { args: unknown[]; done: () => void } {
+  const { value, references } = cross(args, from, to);
+  return { args: value as unknown[], done: () => dispose(references) };
+}
+
+/** A `TypeError` marked as thrown on the other side (`remote: true`), as the platform's lookups are. */
+function remoteTypeError(message: string): TypeError {
+  return markCrossing(new TypeError(message), { remote: true });
+}
+
+function notAFunction(path: readonly string[]): TypeError {
+  return remoteTypeError(`"${path.length === 0 ? "(this)" : path.join(".")}" is not a function.`);
+}
+
+/**
+ * Runs a call (`args`) or a property read (`args` undefined) at `path` below `reference`'s value, on
+ * its owner's side; the result crosses back to the holder.
+ */
+function callReference(reference: Reference, path: readonly string[], args: unknown[] | undefined): Promise<unknown> {
+  if (reference.disposed) return Promise.reject(disposedError());
+  let sent: { args: unknown[]; done: () => void } | undefined;
+  try {
+    if (args !== undefined) sent = crossArguments(args, reference.holder, reference.owner);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  const running = reference.owner.run(async () => {
+    const result = await resolvePath(reference.value, path, sent?.args);
+    return crossResult(result, reference.owner, reference.holder);
+  });
+  return sent === undefined ? running : running.finally(sent.done);
+}
+
+/**
+ * On the owner's side: the value at `path` below `root` (a function, a target, or what a target's
+ * member gave), called with `args` when given. A stub met on the way forwards the rest of the path.
+ */
+function resolvePath(root: object, path: readonly string[], args: unknown[] | undefined): unknown {
+  let value: unknown = root;
+  let thisArg: unknown;
+  for (let i = 0; i < path.length; i++) {
+    const name = path[i] as string;
+    const held = typeof value === "function" || typeof value === "object" ? STUBS.get(value as object) : undefined;
+    if (held !== undefined) return callReference(held, path.slice(i), args);
+    if (value instanceof RpcTarget) {
+      const member = findMember(value, name);
+      if (member === undefined) throw new TypeError(missingMethodMessage(name));
+      thisArg = value;
+      value = "value" in member ? member.value : member.get?.call(value);
+    } else if (isPlain(value)) {
+      if (!Object.hasOwn(value, name)) throw new TypeError(missingMethodMessage(name));
+      thisArg = value;
+      value = (value as Record<string, unknown>)[name];
+    } else {
+      throw new TypeError(missingMethodMessage(name));
+    }
+  }
+  if (args === undefined) return value;
+  const held = typeof value === "function" ? STUBS.get(value) : undefined;
+  if (held !== undefined) return callReference(held, [], args);
+  if (typeof value !== "function" || value instanceof RpcTarget) throw new TypeError(notAFunction(path).message);
+  return (value as (...a: unknown[]) => unknown).apply(thisArg, args);
+}
+
+/** A plain object or array: its own properties are reachable through a pipeline. */
+function isPlain(value: unknown): value is object {
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value) as object | null;
+  return proto === Object.prototype || proto === null;
+}
+
+/** The stub the holder side sees for `reference`: callable, its properties are the target's members. */
+function stubFor(reference: Reference): unknown {
+  const stub: object = new Proxy(() => {}, {
+    get(_target, key) {
+      if (key === Symbol.toStringTag) return "JsRpcStub";
+      if (key === Symbol.dispose) return () => dispose([reference]);
+      if (typeof key === "symbol" || key === "then") return undefined;
+      if (key === "constructor") return RpcStub;
+      if (key in Object.prototype) return Reflect.get(Object.prototype, key);
+      if (key === "dup") {
+        return () => {
+          if (reference.disposed) throw disposedError();
+          return stubFor(new Reference(reference.value, reference.owner, reference.holder));
+        };
+      }
+      return propertyOf((path, args) => callReference(reference, path, args), [key]);
+    },
+    apply: (_target, _this, args: unknown[]) => pipelined(callReference(reference, [], args)),
+    has: (_target, key) => typeof key === "string",
+    ownKeys: () => [],
+    getOwnPropertyDescriptor: () => undefined,
+  });
+  STUBS.set(stub, reference);
+  return stub;
+}
+
+/** Runs a property read (`args` undefined) or a call at `path`. */
+export type PathRunner = (path: readonly string[], args: unknown[] | undefined) => Promise<unknown>;
+
+/**
+ * A property of a stub or of a pipelined promise (the platform's `JsRpcProperty`): awaiting it reads
+ * the property, calling it calls the method, and its own properties go one level deeper.
+ */
+export function propertyOf(run: PathRunner, path: readonly string[]): unknown {
+  return new Proxy(() => {}, {
+    get(_target, key) {
+      if (key === Symbol.toStringTag) return "JsRpcProperty";
+      if (key === "then") {
+        return (resolve?: (v: unknown) => unknown, reject?: (e: unknown) => unknown) =>
+          run(path, undefined).then(resolve, reject);
+      }
+      if (typeof key === "symbol") return undefined;
+      if (key in Object.prototype) return Reflect.get(Object.prototype, key);
+      return propertyOf(run, [...path, key]);
+    },
+    apply: (_target, _this, args: unknown[]) => pipelined(run(path, args)),
+  });
+}
+
+// Each proxy below answers the names of Object.prototype (toString, valueOf …) with its members, as
+// the platform's stubs, properties and promises do; every other name is a member of what they reach.
+
+/** Whether `key` is an array index as a string (a pipelined promise has no such properties). */
+function isIndex(key: string): boolean {
+  return /^(?:0|[1-9][0-9]*)$/.test(key) && Number(key) < 2 ** 32 - 1;
+}
+
+/**
+ * The promise of a call, pipelined (the platform's `JsRpcPromise`): it is awaited as the call's
+ * result, and its properties read or call members of the result before it arrives.
+ */
+export function pipelined(promise: Promise<unknown>): Promise<unknown> {
+  const run: PathRunner = (path, args) => readThrough(promise, path, args);
+  return new Proxy(() => {}, {
+    get(_target, key) {
+      if (key === "then" || key === "catch" || key === "finally") {
+        const method = promise[key] as (...a: unknown[]) => unknown;
+        return (...a: unknown[]) => method.apply(promise, a);
+      }
+      if (key === Symbol.toStringTag) return "JsRpcPromise";
+      if (key === Symbol.dispose) {
+        return () => {
+          promise.then(
+            (value) => (value as { [Symbol.dispose]?: () => void } | null)?.[Symbol.dispose]?.(),
+            () => {},
+          );
+        };
+      }
+      if (typeof key === "symbol" || isIndex(key)) return undefined;
+      if (key in Object.prototype) return Reflect.get(Object.prototype, key);
+      return propertyOf(run, [key]);
+    },
+    apply: (_target, _this, args: unknown[]) => pipelined(run([], args)),
+  }) as unknown as Promise<unknown>;
+}
+
+/**
+ * What `path` gives below the value `promise` resolves to (see {@link pipelined}): a read, or a
+ * call with `args`.
+ */
+export function readThrough(
+  promise: Promise<unknown>,
+  path: readonly string[],
+  args: unknown[] | undefined,
+): Promise<unknown> {
+  return promise.then((value) => resolveCopy(value, path, args));
+}
+
+/**
+ * The member at `path` of a result the caller already holds (its copy): own properties of plain
+ * objects and arrays, and through a stub in it, the members of what the stub reaches.
+ */
+function resolveCopy(root: unknown, path: readonly string[], args: unknown[] | undefined): Promise<unknown> | unknown {
+  let value = root;
+  for (let i = 0; i < path.length; i++) {
+    const name = path[i] as string;
+    const held = typeof value === "function" || typeof value === "object" ? STUBS.get(value as object) : undefined;
+    if (held !== undefined) return callReference(held, path.slice(i), args);
+    if (!isPlain(value) || !Object.hasOwn(value, name)) throw remoteTypeError(missingMethodMessage(name));
+    value = (value as Record<string, unknown>)[name];
+  }
+  if (args === undefined) return value;
+  const held = typeof value === "function" ? STUBS.get(value) : undefined;
+  if (held === undefined) throw notAFunction(path);
+  return callReference(held, [], args);
+}

@@ -1,0 +1,245 @@
+/**
+ * Functions and RpcTargets passed by reference, and promise pipelining, against real workerd
+ * (Miniflare 4): the same scenario runs in a Worker against `env.C` and in Node against an
+ * ObjectHost, and each step's outcome (value, or error class, message and `remote`) must match.
+ */
+import { Miniflare } from "miniflare";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { RpcTarget } from "../../src/context/rpc-target";
+import { type HostedClass, ObjectHost } from "../../src/host/object-host";
+import { FakeClock } from "../../src/util/clock";
+import { ensureWorkerdExecutable } from "../differential/workerd";
+
+/** The scenario, self-contained (its source is embedded in the Worker). */
+// biome-ignore lint/suspicious/noExplicitAny: the scenario runs untyped in the Worker too
+async function scenario(env: Record<string, any>, Target: any): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const t = async (name: string, f: () => unknown) => {
+    try {
+      const v = await f();
+      out[name] = { ok: true, v: typeof v === "object" && v !== null ? JSON.stringify(v) : String(v) };
+      // biome-ignore lint/suspicious/noExplicitAny: anything may be thrown
+    } catch (e: any) {
+      out[name] = { ok: false, ctor: e?.constructor?.name, message: e?.message, remote: e?.remote };
+    }
+  };
+  const s = env.C.getByName("a");
+  const tag = (v: unknown) => Object.prototype.toString.call(v);
+  // Pipelining on the promise of a call.
+  await t("promiseShape", () => {
+    const p = s.getObj();
+    return [typeof p, typeof p.then, p instanceof Promise, tag(p)].join();
+  });
+  await t("pipelineRead", () => s.getObj().a);
+  await t("pipelineNested", () => s.getObj().nested.b);
+  await t("pipelineDeep", () => s.getObj().nested.deeper.c);
+  await t("pipelineMissing", () => s.getObj().zzz);
+  await t("pipelineOnNumber", () => s.getNum().foo);
+  await t("pipelineCallOnNumber", () => s.getNum().foo());
+  await t("pipelineCallFn", () => s.getObj().fn(5));
+  await t("pipelineNotAFunction", () => s.getObj().a());
+  await t("pipelineNestedNotAFunction", () => s.getObj().nested.b());
+  await t("pipelineIndex", () => s.getArr()[1]);
+  await t("propertyShape", () => {
+    const p = s.getObj().a;
+    return [typeof p, tag(p), typeof p.then, String(p)].join();
+  });
+  await t("memberShape", () => [typeof s.getObj, tag(s.getObj)].join());
+  await t("getterThenRead", () => s.obj.a);
+  await t("getterThenCall", () => s.obj.fn(2));
+  // A result object gets a disposer; its functions arrive as stubs.
+  await t("resultShape", async () => {
+    const r = await s.getObj();
+    const d = Object.getOwnPropertyDescriptor(r, Symbol.dispose);
+    return [
+      Object.keys(r).join(),
+      typeof r.fn,
+      Object.getOwnPropertySymbols(r).length,
+      d?.enumerable,
+      d?.writable,
+    ].join("|");
+  });
+  await t("arrayResultDisposer", async () => {
+    const r = await s.getArr();
+    return [Array.isArray(r), Symbol.dispose in r].join();
+  });
+  await t("dateResultDisposer", async () => Symbol.dispose in (await s.echo(new Date(1))));
+  await t("resultFnCall", async () => (await s.getObj()).fn(4));
+  await t("resultFnShape", async () => {
+    const f = (await s.getObj()).fn;
+    return [typeof f, String(f.name), tag(f), Object.keys(f).length, typeof f.then, f.constructor?.name, "x" in f].join(
+      "|",
+    );
+  });
+  await t("resultFnCallMethod", async () => (await s.getFn()).call({ x: 1 }, 3));
+  // Functions passed as arguments.
+  await t("callbackArg", () => s.callBack((x: number) => x * 10));
+  await t("callbackShape", () => s.describe((x: number) => x));
+  await t("callbackInObject", () => s.callNested({ cb: (x: number) => x + 1 }));
+  await t("callbackThrows", () =>
+    s.callBack(() => {
+      throw new RangeError("cb failed");
+    }),
+  );
+  await t("callbackCallsBack", () => s.callBack(async (x: number) => x + (await s.getNum())));
+  await t("callbackReturnsObject", () => s.callBackObj(() => ({ a: 1, f: () => 2 })));
+  await t("callbackKeptIsDisposed", async () => {
+    await s.store((x: number) => x + 100);
+    return s.useStored(1);
+  });
+  await t("callbackKeptDup", async () => {
+    await s.storeDup((x: number) => x + 100);
+    return s.useStored(1);
+  });
+  await t("callbackLaterInCall", () => s.laterCall((x: number) => x * 3));
+  await t("callbackInArray", async () => {
+    const r = await s.echo([() => 5]);
+    return [typeof r[0], await r[0]()].join();
+  });
+  await t("callbackEchoed", async () => {
+    const f = (x: number) => x;
+    const g = await s.echo(f);
+    return [typeof g, g === f, await g(7)].join();
+  });
+  // RpcTargets.
+  await t("target", async () => {
+    const c = await s.getCounter();
+    return [await c.inc(), await c.inc(), await c.value].join();
+  });
+  await t("targetShape", async () => {
+    const c = await s.getCounter();
+    return [typeof c, tag(c), Object.keys(c).join(), typeof c.then, c.constructor?.name, typeof c.dup].join("|");
+  });
+  await t("targetField", async () => (await s.getCounter()).field);
+  await t("targetFieldCall", async () => (await s.getCounter()).field());
+  await t("targetMissing", async () => (await s.getCounter()).missing());
+  await t("targetCalled", async () => (await s.getCounter())());
+  await t("targetGetterObject", async () => (await s.getCounter()).info.x);
+  await t("targetPipelined", () => s.getCounter().inc());
+  await t("targetPipelinedValue", () => s.getCounter().value);
+  await t("targetArg", () => {
+    class T extends Target {
+      hi(x: string) {
+        return `hi ${x}`;
+      }
+    }
+    return s.useTarget(new T());
+  });
+  await t("targetEchoed", async () => {
+    const c = await s.getCounter();
+    const c2 = await s.echo(c);
+    return [c2 === c, await c2.inc()].join();
+  });
+  // Disposal.
+  await t("disposedTarget", async () => {
+    const c = await s.getCounter();
+    c[Symbol.dispose]();
+    return c.inc();
+  });
+  await t("disposedResult", async () => {
+    const r = await s.getObj();
+    const fn = r.fn;
+    r[Symbol.dispose]();
+    return fn(1);
+  });
+  await t("disposedFn", async () => {
+    const f = await s.getFn();
+    f[Symbol.dispose]();
+    return f(1);
+  });
+  await t("dupOutlivesDispose", async () => {
+    const f = await s.getFn();
+    const g = f.dup();
+    f[Symbol.dispose]();
+    return [g === f, await g(1)].join();
+  });
+  await t("promiseDisposer", () => typeof s.getObj()[Symbol.dispose]);
+  await t("numberPromiseDisposed", async () => {
+    const p = s.getNum();
+    p[Symbol.dispose]();
+    return await p;
+  });
+  // What still cannot cross.
+  await t("instanceResult", () => s.getInstance());
+  await t("promiseArg", () => s.echo(Promise.resolve(3)));
+  await t("weakMapArg", () => s.echo(new WeakMap()));
+  await t("objectStubArg", () => s.describe(env.C.getByName("zz")));
+  return out;
+}
+
+const CLASS_SOURCE = `
+  get obj() { return { a: 5, fn: (x) => x * 7 }; }
+  getObj() { return { a: 1, nested: { b: 2, deeper: { c: 3 } }, fn: (x) => x * 2 }; }
+  getNum() { return 5; }
+  getArr() { return [10, 20, 30]; }
+  getFn() { return function named(y) { return y + 1; }; }
+  async callBack(cb) { return await cb(3); }
+  describe(cb) { return [typeof cb, Object.prototype.toString.call(cb), String(cb)].join("|"); }
+  async callNested(o) { return await o.cb(1); }
+  async callBackObj(cb) { const r = await cb(); return [Object.keys(r).join(), typeof r.f, await r.f()].join("|"); }
+  store(cb) { this.cb = cb; }
+  storeDup(cb) { this.cb = cb.dup(); }
+  async useStored(x) { return await this.cb(x); }
+  laterCall(cb) { return Promise.resolve().then(() => cb(2)); }
+  getCounter() { return new Counter(); }
+  async useTarget(t) { return [typeof t, await t.hi("there")].join("|"); }
+  getInstance() { class K { x = 1 } return new K(); }
+  echo(x) { return x; }
+`;
+const COUNTER_SOURCE = `class Counter extends RpcTarget {
+  #n = 0;
+  field = 9;
+  inc() { return ++this.#n; }
+  get value() { return this.#n; }
+  get info() { return { x: 11 }; }
+}`;
+
+const NodeClass = new Function(
+  "base",
+  "RpcTarget",
+  `${COUNTER_SOURCE}; return class C extends base { ${CLASS_SOURCE} }`,
+)(
+  class {
+    ctx: unknown;
+    constructor(ctx: unknown, _env?: unknown) {
+      this.ctx = ctx;
+    }
+  },
+  RpcTarget,
+) as HostedClass;
+
+let mf: Miniflare;
+beforeAll(async () => {
+  ensureWorkerdExecutable();
+  const source = scenario.toString();
+  if (/__vite_ssr_|__vi_import|import\.meta/.test(source)) throw new Error("the scenario must stay self-contained");
+  const script = `
+import { DurableObject, RpcTarget } from "cloudflare:workers";
+const __name = (target) => target;
+${COUNTER_SOURCE}
+export class C extends DurableObject { ${CLASS_SOURCE} }
+const scenario = ${source};
+export default { async fetch(request, env) { return Response.json(await scenario(env, RpcTarget)); } };`;
+  mf = new Miniflare({
+    modules: true,
+    script,
+    compatibilityDate: "2026-02-23",
+    durableObjects: { C: { className: "C", useSQLite: true } },
+  });
+}, 60_000);
+afterAll(async () => {
+  await mf?.dispose();
+});
+
+describe("references and pipelining against workerd", () => {
+  test("every step has the same outcome (value, or error class, message and remote)", async () => {
+    const response = await mf.dispatchFetch("http://x/");
+    const workerd = (await response.json()) as Record<string, unknown>;
+    const host = new ObjectHost({ namespaces: { C: NodeClass }, clock: new FakeClock() });
+    const ours = JSON.parse(JSON.stringify(await scenario(host.env as unknown as Record<string, unknown>, RpcTarget)));
+    await host.close();
+    expect(Object.keys(ours)).toEqual(Object.keys(workerd));
+    const differ = Object.keys(workerd).filter((k) => JSON.stringify(ours[k]) !== JSON.stringify(workerd[k]));
+    expect(differ.map((k) => ({ step: k, ours: ours[k], workerd: workerd[k] }))).toEqual([]);
+  }, 60_000);
+});

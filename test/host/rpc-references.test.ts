@@ -1,0 +1,173 @@
+/**
+ * What the differential test cannot show: a call on a function or RpcTarget an object passed runs as
+ * an event on that object (behind its input gate, inside its storage), it fails with the reset's
+ * error once the object was reset, and it never starts an evicted object again; a cluster still
+ * refuses to pass references.
+ */
+import type { Rpc } from "@cloudflare/workers-types";
+import { afterEach, describe, expect, expectTypeOf, test } from "vitest";
+import { DurableObject } from "../../src/context/durable-object";
+import { RpcTarget } from "../../src/context/rpc-target";
+import type { RemoteStub } from "../../src/host/namespace";
+import { RpcTarget as EntryRpcTarget } from "../../src/index";
+import { createTestHost, type TestHost } from "../../src/testkit";
+
+class Tally extends RpcTarget {
+  constructor(private readonly owner: Room) {
+    super();
+  }
+  async add(by: number): Promise<number> {
+    return this.owner.add(by);
+  }
+  get name(): string {
+    return "tally";
+  }
+}
+
+class Room extends DurableObject {
+  static constructed = 0;
+  constructor(ctx: DurableObjectState, env: unknown) {
+    super(ctx, env);
+    Room.constructed++;
+  }
+  async add(by: number): Promise<number> {
+    const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + by;
+    await this.ctx.storage.put("n", n);
+    return n;
+  }
+  tally(): Tally {
+    return new Tally(this);
+  }
+  counter(): (by: number) => Promise<number> {
+    return (by) => this.add(by);
+  }
+  /** Holds the input gate until `release` resolves. */
+  hold(release: () => Promise<void>): Promise<void> {
+    return this.ctx.blockConcurrencyWhile(() => release());
+  }
+  abortMe(): void {
+    this.ctx.abort("went away");
+  }
+  async total(): Promise<number> {
+    return (await this.ctx.storage.get<number>("n")) ?? 0;
+  }
+}
+
+type DurableObjectState = ConstructorParameters<typeof DurableObject>[0];
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((h) => h.close()));
+});
+function testHost(): TestHost<{ ROOM: typeof Room }> {
+  const t = createTestHost({ ROOM: Room });
+  open.push(t);
+  return t;
+}
+
+describe("references an object passed", () => {
+  test("a target's method runs inside the object: its writes are the object's", async () => {
+    const { env } = testHost();
+    const room = env.ROOM.getByName("a");
+    const tally = await room.tally();
+    expect(await tally.add(2)).toBe(2);
+    expect(await tally.add(3)).toBe(5);
+    expect(await (await room.counter())(4)).toBe(9);
+    expect(await room.total()).toBe(9);
+  });
+
+  test("a call on a target waits for the object's input gate, as any event does", async () => {
+    const { env } = testHost();
+    const room = env.ROOM.getByName("gate");
+    const tally = await room.tally();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const holding = room.hold(() => released);
+    const order: string[] = [];
+    const adding = tally.add(1).then((n) => order.push(`add ${n}`));
+    // Let everything that could run without the gate run.
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    await new Promise((resolve) => setImmediate(resolve));
+    order.push("released");
+    release();
+    await holding;
+    await adding;
+    expect(order).toEqual(["released", "add 1"]);
+  });
+
+  test("after the object is reset, a call on what it passed fails with the reset's error", async () => {
+    const { env } = testHost();
+    const room = env.ROOM.getByName("reset");
+    const tally = await room.tally();
+    expect(await tally.add(1)).toBe(1);
+    await expect(room.abortMe()).rejects.toThrow("went away");
+    await expect(tally.add(1)).rejects.toThrowError(
+      Object.assign(new Error("went away"), { durableObjectReset: true }),
+    );
+    // The fresh instance has the confirmed state.
+    expect(await env.ROOM.getByName("reset").total()).toBe(1);
+  });
+
+  test("after the object is evicted, a call on what it passed fails and does not start it again", async () => {
+    const t = testHost();
+    const room = t.env.ROOM.getByName("evicted");
+    const tally = await room.tally();
+    const counter = await room.counter();
+    expect(await tally.add(1)).toBe(1);
+    await t.advance(10_000);
+    expect(t.host.stats().live).toBe(0);
+    const before = Room.constructed;
+    for (const call of [() => tally.add(1), () => counter(1)]) {
+      const error = await call().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ code: "ERR_CLOSED" });
+      expect((error as Error).message).toContain("call the object again for a new stub");
+    }
+    expect(Room.constructed).toBe(before);
+    expect(t.host.stats().live).toBe(0);
+    // The object itself is fine.
+    expect(await room.add(1)).toBe(2);
+  });
+
+  test("calls on a target are events: they keep the object from being evicted while they run", async () => {
+    const t = testHost();
+    const room = t.env.ROOM.getByName("busy");
+    const tally = await room.tally();
+    for (let i = 0; i < 5; i++) {
+      await t.advance(9_000);
+      expect(await tally.add(1)).toBe(i + 1);
+    }
+    expect(t.host.stats().evictions).toBe(0);
+  });
+});
+
+describe("types", () => {
+  test("results are typed as the caller receives them: stubs for targets and functions, pipelined", async () => {
+    const { env } = testHost();
+    const room = env.ROOM.getByName("types");
+    expectTypeOf(room.tally).returns.toExtend<Promise<RemoteStub<Tally>>>();
+    const tally = await room.tally();
+    expectTypeOf(tally.add).returns.toExtend<Promise<number>>();
+    // A getter of a target is read by awaiting it.
+    expectTypeOf(tally.name).toExtend<Promise<string>>();
+    expect(await tally.name).toBe("tally");
+    // Pipelined: a member of the result before it arrives.
+    expectTypeOf(room.tally().add).returns.toExtend<Promise<number>>();
+    expect(await room.tally().add(2)).toBe(2);
+    const counter = await room.counter();
+    expectTypeOf(counter).returns.toExtend<Promise<number>>();
+    expect(await counter(1)).toBe(3);
+    expectTypeOf(tally.dup).returns.toEqualTypeOf<RemoteStub<Tally>>();
+    // Data results stay as they were.
+    expectTypeOf(room.total).returns.toEqualTypeOf<Promise<number>>();
+  });
+
+  test("the main entry exports RpcTarget, and a target is the platform's RpcTarget type", () => {
+    expect(EntryRpcTarget).toBe(RpcTarget);
+    expectTypeOf<Tally>().toExtend<Rpc.RpcTargetBranded>();
+  });
+});
