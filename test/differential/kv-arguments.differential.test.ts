@@ -128,6 +128,36 @@ class KvArguments {
         out.left = await outcome(() => storage.list());
         return Response.json(out);
       }
+      case "/platform-objects": {
+        // The web platform's objects workerd refuses to store, and a view of a SharedArrayBuffer.
+        const make = {
+          url: () => new URL("http://example.com/"),
+          urlInMap: () => new Map([["u", new URL("http://example.com/")]]),
+          urlSubclass: () => new (class MyURL extends URL {})("http://example.com/"),
+          blob: () => new Blob(["x"]),
+          file: () => new File(["x"], "f"),
+          searchParams: () => new URLSearchParams("a=1"),
+          formData: () => new FormData(),
+          abortController: () => new AbortController(),
+          abortSignal: () => AbortSignal.abort(),
+          textEncoder: () => new TextEncoder(),
+          readableStream: () => new ReadableStream(),
+          writableStream: () => new WritableStream(),
+          transformStream: () => new TransformStream(),
+          textEncoderStream: () => new TextEncoderStream(),
+          compressionStream: () => new CompressionStream("gzip"),
+          event: () => new Event("x"),
+          eventTarget: () => new EventTarget(),
+          messageChannel: () => new MessageChannel(),
+          responseWithBody: () => new Response("x"),
+          requestWithBody: () => new Request("http://example.com/", { method: "POST", body: "x" }),
+          subtle: () => crypto.subtle,
+          claimsBrand: () => ({ [Symbol.toStringTag]: "URL", a: 1 }),
+        };
+        for (const [name, f] of Object.entries(make)) out[name] = await outcome(() => storage.put(name, f()));
+        out.left = await outcome(async () => [...(await storage.list()).keys()]);
+        return Response.json(out);
+      }
       case "/delete-throws": {
         const kind = (f) => {
           try {
@@ -222,6 +252,15 @@ describe("key-value arguments, compared with workerd", () => {
   it("key arrays: holes read as 'undefined', a Proxy of an array is one key; a function is an entries object", async () => {
     const { workerd, ours } = await both("/keys");
     expect(workerd.getHole).toEqual({ value: { a: 1, undefined: 2 } });
+    expect(ours).toEqual(workerd);
+  });
+
+  it("the web platform's objects workerd refuses are refused with its DataCloneError, not stored as {}", async () => {
+    const { workerd, ours } = await both("/platform-objects");
+    expect(workerd.url).toEqual({
+      error: "DOMException",
+      message: 'Could not serialize object of type "URL". This type does not support serialization.',
+    });
     expect(ours).toEqual(workerd);
   });
 

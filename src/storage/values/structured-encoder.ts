@@ -15,6 +15,7 @@ import {
   nodeBuffer,
   objectToString,
   outOfBoundsView,
+  platformObjectRefusal,
   resizableMaxByteLength,
   SHORT_STRING,
   Tag,
@@ -340,11 +341,19 @@ export class Encoder {
         // V8's own wording for a boxed Symbol, so both codecs throw the same text.
         throw uncloneable("[object Symbol]");
       default:
-        if (UNCLONEABLE_TAGS.has(brand)) throw uncloneable(describeObject(value, brand));
-        // Class instances: own enumerable properties only, as workerd's treatClassInstancesAsPlainObjects.
-        this.#plainObject(value as Record<string, unknown>);
+        // A method of its own, as #arrayBuffer: its locals would enlarge this frame.
+        this.#otherObject(value, brand);
         return;
     }
+  }
+
+  /** An object of no brand written above: refused, or a class instance. */
+  #otherObject(value: object, brand: string): void {
+    if (UNCLONEABLE_TAGS.has(brand)) throw uncloneable(describeObject(value, brand));
+    const refusal = platformObjectRefusal(value, brand);
+    if (refusal !== undefined) throw refusal;
+    // Class instances: own enumerable properties only, as workerd's treatClassInstancesAsPlainObjects.
+    this.#plainObject(value as Record<string, unknown>);
   }
 
   #plainObject(value: Record<string, unknown>): void {
@@ -410,6 +419,11 @@ export class Encoder {
     const kindName = typedArrayKindOf?.call(view) ?? "DataView";
     const kind = VIEW_KIND_BY_NAME.get(kindName);
     if (kind === undefined) throw uncloneable(describeObject(view, kindName));
+    // A view of a SharedArrayBuffer is refused as the buffer itself is, with V8's text (the v8
+    // codec's); the checks below would fail on it with a TypeError of their own.
+    if (objectToString.call(view.buffer) === "[object SharedArrayBuffer]") {
+      throw uncloneable(describeObject(view.buffer, "SharedArrayBuffer"));
+    }
     // Before the view's offset is read: a DataView over a detached buffer throws a TypeError there.
     if (isDetached(view.buffer)) throw detachedArrayBuffer();
     // So does one past the end of a resizable buffer that shrank; V8 refuses such a view.

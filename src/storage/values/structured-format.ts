@@ -114,6 +114,87 @@ export const UNCLONEABLE_TAGS = new Set([
   "AsyncGenerator",
 ]);
 
+/**
+ * The web platform's classes whose instances workerd refuses to store (checked through Miniflare),
+ * by the brand `Object.prototype.toString` shows, with the text of the platform's `DataCloneError`
+ * where it is not the generic `Could not serialize object of type "URL". This type does not support
+ * serialization.` (which names the instance's own class: a subclass `MyURL` is named). Without this
+ * they would be stored as what a class instance becomes, a plain object of their own enumerable
+ * properties: `{}`, the URL, the Blob's bytes, the key lost without a word. `Request` and `Response`
+ * are refused only with a body: the platform stores one without (docs/values.md, `Headers` too).
+ */
+const PLATFORM_REFUSALS: ReadonlyMap<string, string | undefined> = new Map([
+  ...[
+    "Blob",
+    "File",
+    "URL",
+    "URLSearchParams",
+    "FormData",
+    "AbortController",
+    "TextEncoder",
+    "TextDecoder",
+    "TransformStream",
+    "ReadableStreamDefaultReader",
+    "ReadableStreamBYOBReader",
+    "WritableStreamDefaultWriter",
+    "CompressionStream",
+    "DecompressionStream",
+    "TextEncoderStream",
+    "TextDecoderStream",
+    "ByteLengthQueuingStrategy",
+    "CountQueuingStrategy",
+    "EventTarget",
+    "Event",
+    "CustomEvent",
+    "MessageChannel",
+    "MessagePort",
+    "Crypto",
+    "SubtleCrypto",
+    "CryptoKey",
+    "Performance",
+  ].map((brand): [string, undefined] => [brand, undefined]),
+  ["AbortSignal", "AbortSignal serialization is not enabled."],
+  ["ReadableStream", "ReadableStream can only be serialized for RPC."],
+  ["WritableStream", "WritableStream can only be serialized for RPC."],
+  ["Request", "ReadableStream can only be serialized for RPC."],
+  ["Response", "ReadableStream can only be serialized for RPC."],
+]);
+
+/**
+ * The platform's `DataCloneError` for an instance of one of its web platform classes (see
+ * {@link PLATFORM_REFUSALS}) whose brand is `brand`, or `undefined` when `value` is not one (an
+ * object that only claims the brand with its own `Symbol.toStringTag` is not).
+ */
+export function platformObjectRefusal(value: object, brand: string): Error | undefined {
+  // Some of Node's classes show no brand of their own ("[object Object]", as a class of the user's).
+  if (brand === "Object") {
+    for (const untagged of UNTAGGED_PLATFORM_CLASSES) {
+      const refusal = refusalAs(value, untagged);
+      if (refusal !== undefined) return refusal;
+    }
+    return undefined;
+  }
+  return PLATFORM_REFUSALS.has(brand) ? refusalAs(value, brand) : undefined;
+}
+
+/** Node's classes among {@link PLATFORM_REFUSALS} whose instances have the brand `Object`. */
+const UNTAGGED_PLATFORM_CLASSES = ["TextEncoderStream", "TextDecoderStream", "MessageChannel"];
+
+/** The refusal of `value` as an instance of the global class `className`, if it is one. */
+function refusalAs(value: object, className: string): Error | undefined {
+  const platformClass = (globalThis as Record<string, unknown>)[className];
+  if (typeof platformClass !== "function" || !(value instanceof platformClass)) return undefined;
+  if ((className === "Request" || className === "Response") && (value as { body?: unknown }).body === null) {
+    return undefined;
+  }
+  const own = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  const name = typeof own === "string" && own !== "" ? own : className;
+  return dataCloneError(
+    PLATFORM_REFUSALS.get(className) ??
+      `Could not serialize object of type "${name}". This type does not support serialization.`,
+  );
+}
+
 export const objectToString = Object.prototype.toString;
 export const functionToString = Function.prototype.toString;
 export const hasOwn = Object.prototype.hasOwnProperty;

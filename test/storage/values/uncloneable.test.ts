@@ -40,6 +40,18 @@ const cases: [string, unknown, string][] = [
   ["a DataView over a detached buffer", detached((b) => new DataView(b, 1)), DETACHED],
   ["a detached buffer inside an object", detached((b) => ({ list: [1, b] })), DETACHED],
   // V8 refuses any proxy, even of a cloneable target (checked against workerd in surface.differential).
+  // A view of a SharedArrayBuffer is refused as the buffer is (the structured codec failed with a
+  // TypeError from ArrayBuffer.prototype.resizable).
+  [
+    "a typed array over a SharedArrayBuffer",
+    new Uint8Array(new SharedArrayBuffer(4)),
+    "#<SharedArrayBuffer> could not be cloned.",
+  ],
+  [
+    "a DataView over a SharedArrayBuffer",
+    { v: new DataView(new SharedArrayBuffer(4)) },
+    "#<SharedArrayBuffer> could not be cloned.",
+  ],
   ["a Proxy of an object", new Proxy({ a: 1 }, {}), "#<Object> could not be cloned."],
   ["a Proxy of an array", new Proxy([1], {}), "[object Array] could not be cloned."],
   ["a Proxy inside an object", { inner: new Proxy(new Map(), {}) }, "#<Map> could not be cloned."],
@@ -108,5 +120,43 @@ it("structured: a getter that encodes re-entrantly does not corrupt the outer va
     before: "a".repeat(10),
     nested: structuredCodec.encode(inner).byteLength,
     after: "b".repeat(10),
+  });
+});
+
+describe("structured: the web platform's objects workerd refuses are refused, not stored as {}", () => {
+  // Compared with workerd in test/differential/kv-arguments.differential.test.ts. They were stored
+  // as class instances are, a plain object of their own enumerable properties: `{}` for each.
+  const generic = (name: string) =>
+    `Could not serialize object of type "${name}". This type does not support serialization.`;
+  class MyURL extends URL {}
+  const refused: [string, unknown, string][] = [
+    ["a URL", new URL("http://example.com/"), generic("URL")],
+    ["a URL in a Map", new Map([["u", new URL("http://example.com/")]]), generic("URL")],
+    ["a subclass of URL (named as its class)", new MyURL("http://example.com/"), generic("MyURL")],
+    ["a Blob", new Blob(["x"]), generic("Blob")],
+    ["URLSearchParams", new URLSearchParams("a=1"), generic("URLSearchParams")],
+    ["a TextEncoderStream (no brand of its own in Node)", new TextEncoderStream(), generic("TextEncoderStream")],
+    ["a MessageChannel (no brand of its own in Node)", new MessageChannel(), generic("MessageChannel")],
+    ["an AbortSignal", AbortSignal.abort(), "AbortSignal serialization is not enabled."],
+    ["a ReadableStream", new ReadableStream(), "ReadableStream can only be serialized for RPC."],
+    ["a Response with a body", new Response("x"), "ReadableStream can only be serialized for RPC."],
+  ];
+  for (const [name, value, message] of refused) {
+    it(`rejects ${name}`, () => {
+      let thrown: unknown;
+      try {
+        structuredCodec.encode(value);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(DOMException);
+      expect((thrown as DOMException).name).toBe("DataCloneError");
+      expect((thrown as DOMException).message).toBe(message);
+    });
+  }
+  it("keeps what the platform stores: Headers, a Request without a body, objects that only claim a brand", () => {
+    for (const value of [new Headers(), new Request("http://example.com/"), { [Symbol.toStringTag]: "URL", a: 1 }]) {
+      expect(() => structuredCodec.encode(value)).not.toThrow();
+    }
   });
 });
