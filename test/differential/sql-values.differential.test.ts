@@ -126,6 +126,20 @@ class SqlValuesProbe {
         out.push(run("SELECT 1; SELECT 2"), run("SELECT 1; SELECT 2"));
         return Response.json(out);
       }
+      case "/iterators": {
+        // What raw() and [Symbol.iterator]() return: the runtime's iterator helpers depend on the
+        // runtime (workerd's V8 has them, Node 20 not), so only the prototype chain is compared.
+        const iteratorPrototype = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+        const shape = (iterator) => {
+          const chain = [];
+          for (let p = Object.getPrototypeOf(iterator); p; p = Object.getPrototypeOf(p)) {
+            chain.push(p === iteratorPrototype ? "%IteratorPrototype%" : p === Object.prototype ? "Object.prototype" : Object.prototype.toString.call(p));
+          }
+          return { chain, own: Object.getOwnPropertyNames(iterator), self: iterator[Symbol.iterator]() === iterator, next: iterator.next() };
+        };
+        const query = "SELECT 1 AS a UNION ALL SELECT 2";
+        return Response.json({ raw: shape(sql.exec(query).raw()), rows: shape(sql.exec(query)[Symbol.iterator]()) });
+      }
       default:
         return new Response("not found", { status: 404 });
     }
@@ -179,6 +193,16 @@ describe("sql values: what bindings become, compared with workerd", () => {
     const outcomes = (workerd as { body: unknown[] }).body;
     expect(outcomes.slice(0, 3)).toEqual([{ value: [[2]] }, busy, { value: [[2]] }]);
     expect(outcomes.filter((o) => JSON.stringify(o) === JSON.stringify(busy))).toHaveLength(8);
+    expect(ours).toEqual(workerd);
+  });
+
+  it("raw() and [Symbol.iterator]() return a RawIterator and a RowIterator inheriting %IteratorPrototype%", async () => {
+    const { workerd, ours } = await both("/iterators");
+    expect(workerd.ok && (workerd.body as { raw: { chain: string[] } }).raw.chain).toEqual([
+      "[object RawIterator]",
+      "%IteratorPrototype%",
+      "Object.prototype",
+    ]);
     expect(ours).toEqual(workerd);
   });
 

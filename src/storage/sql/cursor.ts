@@ -63,6 +63,80 @@ export interface SqlStorageRawIterator<U extends SqlStorageValue[]> extends Iter
   one(): U;
 }
 
+/** The runtime's `%IteratorPrototype%`: its iterator helpers where it has them (workerd does). */
+const ITERATOR_PROTOTYPE: object = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+
+/** Passed by the cursor alone: the iterator classes cannot be constructed from outside, as on the platform. */
+const ITERATOR_KEY = Symbol("cursor iterator");
+
+// The cursor's private steps, for its iterators (set in SqlStorageCursor's static block).
+let rawRowOf: (cursor: SqlStorageCursor) => SqlStorageValue[] | undefined;
+let nextRawRowOf: (cursor: SqlStorageCursor) => SqlStorageValue[] | undefined;
+let oneRawRowOf: (cursor: SqlStorageCursor) => SqlStorageValue[];
+
+/**
+ * What `cursor.raw()` returns: rows as arrays, sharing the cursor's position. Like the platform's
+ * `RawIterator` it has no members of its own and inherits `%IteratorPrototype%`; `toArray` and
+ * `one` are on its prototype (the storage interface's raw iterator has both).
+ */
+class RawIterator<U extends SqlStorageValue[]> implements SqlStorageRawIterator<U> {
+  static {
+    likePlatformPrototype(this.prototype, "RawIterator");
+    Object.setPrototypeOf(this.prototype, ITERATOR_PROTOTYPE);
+  }
+
+  readonly #cursor: SqlStorageCursor;
+
+  constructor(cursor: SqlStorageCursor, key: symbol) {
+    if (key !== ITERATOR_KEY) throw new TypeError("Illegal constructor");
+    this.#cursor = cursor;
+  }
+
+  /** The next row as an array, or `{done: true}`. */
+  next(): IteratorResult<U, undefined> {
+    const row = rawRowOf(this.#cursor);
+    return row === undefined ? done() : { done: false, value: row as U };
+  }
+
+  /** The remaining rows. */
+  toArray(): U[] {
+    const rows: U[] = [];
+    for (let row = rawRowOf(this.#cursor); row !== undefined; row = nextRawRowOf(this.#cursor)) rows.push(row as U);
+    return rows;
+  }
+
+  /** The one remaining row; throws when there are none or several. */
+  one(): U {
+    return oneRawRowOf(this.#cursor) as U;
+  }
+
+  /** Itself (declared for the type; the runtime's `%IteratorPrototype%` answers it). */
+  declare [Symbol.iterator]: () => RawIterator<U>;
+}
+
+/** What `cursor[Symbol.iterator]()` returns, as the platform's `RowIterator`: `next` and `%IteratorPrototype%`. */
+class RowIterator<T extends Record<string, SqlStorageValue>> implements IterableIterator<T> {
+  static {
+    likePlatformPrototype(this.prototype, "RowIterator");
+    Object.setPrototypeOf(this.prototype, ITERATOR_PROTOTYPE);
+  }
+
+  readonly #cursor: SqlStorageCursor<T>;
+
+  constructor(cursor: SqlStorageCursor<T>, key: symbol) {
+    if (key !== ITERATOR_KEY) throw new TypeError("Illegal constructor");
+    this.#cursor = cursor;
+  }
+
+  /** The next row object, or `{done: true}`. */
+  next(): IteratorResult<T, undefined> {
+    return this.#cursor.next();
+  }
+
+  /** Itself (declared for the type; the runtime's `%IteratorPrototype%` answers it). */
+  declare [Symbol.iterator]: () => RowIterator<T>;
+}
+
 /** The (never modified) buffer of a write that returned no rows. */
 const NO_ROWS: SqlStorageValue[][] = [];
 
@@ -167,31 +241,27 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     return this.#toObject(this.#oneRaw()) as T;
   }
 
-  /** An iterator of rows as arrays of column values, sharing this cursor's position. */
+  /**
+   * An iterator of rows as arrays of column values, sharing this cursor's position: a
+   * `RawIterator`, which inherits the runtime's iterator helpers (`map`, `take`…) as the
+   * platform's does.
+   */
   raw<U extends SqlStorageValue[]>(): SqlStorageRawIterator<U> {
-    const iterator: SqlStorageRawIterator<U> = {
-      next: () => {
-        const row = this.#nextRaw();
-        return row === undefined ? done() : { done: false, value: row as U };
-      },
-      toArray: () => {
-        const rows: U[] = [];
-        for (let row = this.#nextRaw(); row !== undefined; row = this.#advance()) rows.push(row as U);
-        return rows;
-      },
-      one: () => this.#oneRaw() as U,
-      [Symbol.iterator]: () => iterator,
-    };
-    return iterator;
+    return new RawIterator<U>(this, ITERATOR_KEY);
   }
 
-  /** A new iterator of row objects over the same position (not the cursor itself, as on the platform). */
+  /**
+   * A new iterator of row objects over the same position (not the cursor itself, as on the
+   * platform): a `RowIterator`, which inherits the runtime's iterator helpers.
+   */
   [Symbol.iterator](): IterableIterator<T> {
-    const iterator: IterableIterator<T> = {
-      next: () => this.next(),
-      [Symbol.iterator]: () => iterator,
-    };
-    return iterator;
+    return new RowIterator<T>(this, ITERATOR_KEY);
+  }
+
+  static {
+    rawRowOf = (cursor) => cursor.#nextRaw();
+    nextRawRowOf = (cursor) => cursor.#advance();
+    oneRawRowOf = (cursor) => cursor.#oneRaw();
   }
 
   #start(source: CursorSource): void {

@@ -25,6 +25,37 @@ describe("cursor", () => {
     expect(again).not.toBe(end);
   });
 
+  test("raw() and [Symbol.iterator]() return the platform's RawIterator and RowIterator, which inherit %IteratorPrototype%", () => {
+    const iteratorPrototype: object = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+    const query = "SELECT id FROM t WHERE id <= 3 ORDER BY id";
+    const raw = sql.exec(query).raw();
+    const rows = sql.exec(query)[Symbol.iterator]();
+    for (const [iterator, tag] of [
+      [raw, "RawIterator"],
+      [rows, "RowIterator"],
+    ] as const) {
+      expect(Object.prototype.toString.call(iterator)).toBe(`[object ${tag}]`);
+      expect(Object.getOwnPropertyNames(iterator)).toEqual([]);
+      expect(Object.getPrototypeOf(Object.getPrototypeOf(iterator))).toBe(iteratorPrototype);
+      expect(iterator[Symbol.iterator]()).toBe(iterator);
+    }
+    // So the runtime's iterator helpers work on them, as on workerd (Node 22 and later have them).
+    const helpers = iteratorPrototype as { map?: unknown; take?: unknown };
+    if (typeof helpers.map === "function" && typeof helpers.take === "function") {
+      const mapped = (raw as unknown as { map(f: (r: unknown[]) => unknown): { toArray(): unknown[] } }).map(
+        (r) => r[0],
+      );
+      expect(mapped.toArray()).toEqual([1, 2, 3]);
+      const taken = (rows as unknown as { take(n: number): { toArray(): unknown[] } }).take(2);
+      expect(taken.toArray()).toEqual([{ id: 1 }, { id: 2 }]);
+    }
+    // The storage interface's raw iterator has toArray and one, on its prototype.
+    expect(sql.exec(query).raw().toArray()).toEqual([[1], [2], [3]]);
+    expect(sql.exec("SELECT 7 AS x").raw().one()).toEqual([7]);
+    const Raw = Object.getPrototypeOf(raw).constructor as new () => unknown;
+    expect(() => new Raw()).toThrow("Illegal constructor");
+  });
+
   test("iteration: for…of works and [Symbol.iterator] returns a new iterator over the same position", () => {
     const c = sql.exec("SELECT id FROM t ORDER BY id");
     c.next();
