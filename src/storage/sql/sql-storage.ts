@@ -8,12 +8,13 @@
  * before anything that may write runs, the facade calls `host.beforeWrite`, exactly once per
  * statement. The facade never issues BEGIN/COMMIT itself.
  */
-import type { EngineStatement, EngineValue, SqlEngine } from "../../engine/engine";
+import { EngineError, type EngineStatement, type EngineValue, type SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { likePlatformPrototype } from "../../util/platform-prototype";
 import { type CursorSource, SqlStorageCursor, type SqlStorageRow, type SqlStorageValue } from "./cursor";
 import { hideInternalStatistics, showInternalStatistics } from "./internal-statistics";
 import { guardPragmaArguments } from "./pragma-arguments";
+import { isParseError, pragmaParseProbe } from "./pragma-syntax";
 import { countingVerdict, NO_COUNTING } from "./row-counting";
 import { type RowBuilder, rowBuilderFor } from "./row-objects";
 import { type AccessVerdict, checkBeforeCompile, SqlAccess } from "./sql-access";
@@ -280,7 +281,11 @@ export class SqlStorage {
 
   #prepareHead(state: EngineState, sql: string): { statement: EngineStatement | null; tail: string } {
     // Before SQLite sees it: a refused PRAGMA would act while compiling.
-    checkBeforeCompile(sql, state.catalog);
+    try {
+      checkBeforeCompile(sql, state.catalog);
+    } catch (refusal) {
+      throw parseErrorOfRefusedPragma(state, sql) ?? refusal;
+    }
     try {
       const head = state.engine.prepareHead(sql);
       // Arguments of pragma_* calls that only have a value at run time are checked then.
@@ -491,6 +496,23 @@ function translateFailure(host: SqlHost, error: unknown, context: ErrorContext):
   const translated = translateEngineError(error, context);
   if (isCriticalEngineError(error) && translated instanceof Error) host.onCriticalError?.(translated);
   return translated;
+}
+
+/**
+ * SQLite's parse error for `sql` when its first statement is a refused PRAGMA that does not parse,
+ * as the platform reports it (its authorizer never sees the pragma); else `undefined`. Found by
+ * compiling a probe that cannot act (pragma-syntax.ts), never the refused text.
+ */
+function parseErrorOfRefusedPragma(state: EngineState, sql: string): unknown {
+  const probe = pragmaParseProbe(sql);
+  if (probe === undefined) return undefined;
+  try {
+    state.engine.prepare(probe).free();
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof EngineError) || !isParseError(e.sqliteMessage)) return undefined;
+    return translateEngineError(e, errorContextFor(state, sql));
+  }
 }
 
 /** What error translation may ask the engine (see {@link ErrorContext}). */
