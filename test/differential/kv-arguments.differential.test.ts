@@ -158,6 +158,11 @@ class KvArguments {
         out.left = await outcome(async () => [...(await storage.list()).keys()]);
         return Response.json(out);
       }
+      case "/dom-exception": {
+        await storage.put("e", { e: new DOMException("gone", "NotFoundError") });
+        const back = (await storage.get("e")).e;
+        return Response.json({ isDOMException: back instanceof DOMException, name: back.name, message: back.message, code: back.code });
+      }
       case "/delete-throws": {
         const kind = (f) => {
           try {
@@ -261,6 +266,12 @@ describe("key-value arguments, compared with workerd", () => {
       error: "DOMException",
       message: 'Could not serialize object of type "URL". This type does not support serialization.',
     });
+    expect(ours).toEqual(workerd);
+  });
+
+  it("a DOMException reads back as one", async () => {
+    const { workerd, ours } = await both("/dom-exception");
+    expect(workerd).toEqual({ isDOMException: true, name: "NotFoundError", message: "gone", code: 8 });
     expect(ours).toEqual(workerd);
   });
 

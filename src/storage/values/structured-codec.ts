@@ -31,6 +31,7 @@
  *   kind, `byteOffset` and length, as V8 does, so views sharing a buffer still share it. A resizable
  *   buffer also writes its `maxByteLength` (RESIZABLE_ARRAY_BUFFER), a length-tracking view of one
  *   no length (VIEW_TRACKING); a view past the end of a shrunk buffer is refused, as V8 refuses it.
+ * - a `DOMException` as its name, message and stack (DOM_EXCEPTION), as the platform stores one.
  *
  * What round-trips, and what becomes what, follows workerd (V8's serializer), so both codecs give
  * the same results: see docs/values.md.

@@ -231,6 +231,8 @@ export class Decoder {
         return this.#arrayBufferView(true);
       case Tag.ERROR:
         return this.#error();
+      case Tag.DOM_EXCEPTION:
+        return this.#domException();
       default:
         return this.#fail(`unknown tag ${tag}`);
     }
@@ -290,6 +292,25 @@ export class Decoder {
     }
     this.#objects[id] = view;
     return view;
+  }
+
+  #domException(): DOMException {
+    const name = this.#string();
+    const message = this.#string();
+    if (typeof DOMException !== "function") this.#fail("DOMException not supported by this runtime");
+    const exception = this.#register(new DOMException(message, name));
+    // The stack is the original one (or none), never the decoder's own call site.
+    if (this.#varint() === 1) {
+      Object.defineProperty(exception, "stack", {
+        value: this.#string(),
+        writable: true,
+        configurable: true,
+        enumerable: false,
+      });
+    } else {
+      delete (exception as { stack?: string }).stack;
+    }
+    return exception;
   }
 
   #error(): Error {

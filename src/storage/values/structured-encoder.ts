@@ -347,8 +347,17 @@ export class Encoder {
     }
   }
 
-  /** An object of no brand written above: refused, or a class instance. */
+  /** An object of no brand written above: a DOMException, refused, or a class instance. */
   #otherObject(value: object, brand: string): void {
+    if (brand === "DOMException" && typeof DOMException === "function" && value instanceof DOMException) {
+      this.#tag(Tag.DOM_EXCEPTION);
+      this.#string(String(value.name));
+      this.#string(String(value.message));
+      const stack: unknown = (value as { stack?: unknown }).stack;
+      this.#varint(typeof stack === "string" ? 1 : 0);
+      if (typeof stack === "string") this.#string(stack);
+      return;
+    }
     if (UNCLONEABLE_TAGS.has(brand)) throw uncloneable(describeObject(value, brand));
     const refusal = platformObjectRefusal(value, brand);
     if (refusal !== undefined) throw refusal;

@@ -46,6 +46,12 @@ export const Tag = {
    * size): as VIEW, without the byte length. Older versions never wrote it.
    */
   VIEW_TRACKING: 28,
+  /**
+   * A `DOMException`: its name and message (strings), then 1 and its stack (a string) or 0, as the
+   * platform stores one (it reads back as a `DOMException`). Older versions never wrote it (they
+   * stored one as a class instance, `{}`).
+   */
+  DOM_EXCEPTION: 29,
 } as const;
 
 /** View kinds, in the stored format. `undefined` constructors are absent in this runtime. */

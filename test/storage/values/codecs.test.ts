@@ -389,3 +389,24 @@ describe("resizable ArrayBuffers (as workerd stores them, probed through Minifla
     expect(shape(structuredCodec.decode(fixed) as ArrayBuffer).resizable).toBe(false);
   });
 });
+
+describe("structured: a DOMException reads back as a DOMException, as on the platform", () => {
+  // It was written as a class instance, {} (its name, message and code lost); workerd stores it
+  // (compared in test/differential/kv-arguments.differential.test.ts).
+  it("keeps its name, message, code and stack, inside other values too", () => {
+    const original = new DOMException("gone", "NotFoundError");
+    const back = roundTrip(structuredCodec, { list: [original, original] }) as { list: DOMException[] };
+    const [first, second] = back.list;
+    expect(first).toBeInstanceOf(DOMException);
+    expect(first).toBe(second);
+    expect(first?.name).toBe("NotFoundError");
+    expect(first?.message).toBe("gone");
+    expect(first?.code).toBe(8);
+    expect(first?.stack).toBe(original.stack);
+  });
+
+  it("an object that only claims the brand stays a plain object", () => {
+    const fake = { [Symbol.toStringTag]: "DOMException", name: "x" };
+    expect(roundTrip(structuredCodec, fake)).toEqual({ name: "x" });
+  });
+});
