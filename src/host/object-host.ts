@@ -111,6 +111,12 @@ export interface HostStats {
   readonly failedStarts: number;
   /** Alarm index reads or writes that failed (a read is tried again a minute later). */
   readonly alarmIndexErrors: number;
+  /**
+   * Objects whose close failed, at an eviction or at `close()`: the final commit of writes made
+   * with `allowUnconfirmed` could not be made durable, or the persistence adapter's `close()`
+   * rejected. The object is stopped all the same; its next event starts it from what is durable.
+   */
+  readonly closeErrors: number;
 }
 
 interface Entry extends WakeEntry {
@@ -239,6 +245,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   #starts = 0;
   #evictions = 0;
   #failedStarts = 0;
+  #closeErrors = 0;
 
   constructor(options: ObjectHostOptions<N, E>) {
     checkOptions("ObjectHost", options, HOST_OPTIONS);
@@ -384,6 +391,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       alarmWakes: this.#wakes.wakes,
       failedStarts: this.#failedStarts,
       alarmIndexErrors: this.#wakes.errors,
+      closeErrors: this.#closeErrors,
     };
   }
 
@@ -412,7 +420,11 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     }
   }
 
-  /** Closes every object (committing what is pending) and cancels every timer. */
+  /**
+   * Closes every object (committing what is pending) and cancels every timer. When an object's
+   * close fails, the others are closed all the same, and then it rejects with the first failure
+   * (each counted in `stats().closeErrors`).
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -424,9 +436,12 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       if (e.closing) closing.push(e.closing);
     }
     await Promise.all(closing);
-    await Promise.all([...this.#entries.values()].map((e) => e.context?.close()));
+    const closed = await Promise.allSettled([...this.#entries.values()].map((e) => e.context?.close()));
     this.#entries.clear();
     await this.#wakes.drained();
+    const failures = closed.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    this.#closeErrors += failures.length;
+    if (failures[0] !== undefined) throw failures[0].reason;
   }
 
   // ------------------------------------------------------------------ events
@@ -625,6 +640,10 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     entry.closing = (async () => {
       try {
         await context.close();
+      } catch {
+        // Nobody waits on an eviction's outcome (an idle timer started it): the object is stopped
+        // all the same, and the next event starts it from what is durable.
+        this.#closeErrors++;
       } finally {
         entry.closing = null;
         this.#evictions++;
