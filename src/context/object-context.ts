@@ -281,7 +281,11 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     while (this.#waitUntil.size > 0) await Promise.allSettled([...this.#waitUntil]);
   }
 
-  /** Stops alarms, commits pending writes and closes the storage. */
+  /**
+   * Stops alarms, commits pending writes and closes the storage. Rejects (once everything is
+   * closed) when those writes could not be made durable or the persistence adapter's `close()`
+   * failed; the context is closed either way.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

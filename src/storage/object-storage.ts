@@ -412,7 +412,9 @@ export class ObjectStorage {
   // ------------------------------------------------------------------ lifecycle (actorstore)
 
   /**
-   * Commits what is pending, waits for it to be durable, and releases the database. Every call
+   * Commits what is pending, waits for it to be durable, and releases the database; rejects with
+   * the write-failure error (after releasing it) when what it committed did not become durable,
+   * as `sync()` would. Every call
    * made once it has begun fails with `ERR_CLOSED`; a `transaction()` still open is rolled back
    * (its closure's next call or its end fails with `ERR_CLOSED`). Calling it again returns the
    * same promise.

@@ -673,7 +673,8 @@ export class StorageCore {
   }
 
   /**
-   * Closes after committing what is pending. From the call on, the core takes no new work
+   * Closes after committing what is pending; rejects with the write's error (after releasing the
+   * adapter) when that commit, or one still in flight, could not be made durable. From the call on, the core takes no new work
    * (ERR_CLOSED), and a transaction still open is rolled back first: its closure's end fails with
    * ERR_CLOSED, and the writes made beside it commit. Calling it again returns the same promise.
    */
@@ -684,6 +685,7 @@ export class StorageCore {
 
   async #close(): Promise<void> {
     if (this.#closed) return;
+    const brokenBefore = this.#broken;
     if (!this.#broken) {
       const outermost = this.#layers[1];
       if (outermost !== undefined) this.#unwind(outermost);
@@ -696,6 +698,8 @@ export class StorageCore {
     this.#shutdown();
     // Release the adapter's resources (file handles); its data stays, and load() reopens it.
     await this.settings.persistence.close();
+    // What close() committed (or waited for) did not become durable: say so, as sync() would.
+    if (brokenBefore === null && this.#broken !== null) throw this.#broken;
   }
 
   #shutdown(): void {

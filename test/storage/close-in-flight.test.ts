@@ -131,3 +131,37 @@ describe("calls made once close() has begun", () => {
     expect(closes).toBe(1);
   });
 });
+
+describe("close() whose commit fails", () => {
+  it("rejects with the write failure (the adapter is still closed) instead of resolving over a lost write", async () => {
+    const persistence = createMemoryPersistence();
+    const storage = await ObjectStorage.open({ persistence });
+    await storage.put("a", 1);
+    await storage.sync();
+    const append = persistence.append.bind(persistence);
+    persistence.append = async () => {
+      throw new Error("disk full");
+    };
+    let adapterClosed = false;
+    const close = persistence.close.bind(persistence);
+    persistence.close = async () => {
+      adapterClosed = true;
+      await close();
+    };
+    await storage.put("b", 2);
+    const closing = storage.close();
+    await expect(closing).rejects.toThrow("Internal error in Durable Object storage write caused object to be reset.");
+    await expect(closing).rejects.toMatchObject({ cause: new Error("disk full") });
+    expect(adapterClosed).toBe(true);
+    persistence.append = append;
+    const reopened = await ObjectStorage.open({ persistence });
+    expect(await reopened.get(["a", "b"])).toEqual(new Map([["a", 1]]));
+    await reopened.close();
+  });
+
+  it("a storage already broken before close() closes quietly (its failure was reported then)", async () => {
+    const storage = await ObjectStorage.open();
+    storage.abort();
+    await expect(storage.close()).resolves.toBeUndefined();
+  });
+});
