@@ -282,14 +282,17 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   }
 
   /**
-   * Stops alarms, commits pending writes and closes the storage. Rejects (once everything is
-   * closed) when those writes could not be made durable or the persistence adapter's `close()`
-   * failed; the context is closed either way.
+   * Stops alarms, waits for the work the object handed to `ctx.waitUntil()` (as a host waits before
+   * it evicts an object: that work may still write), commits pending writes and closes the storage.
+   * New events are refused from the start. Rejects (once everything is closed) when those writes
+   * could not be made durable or the persistence adapter's `close()` failed; the context is closed
+   * either way.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.alarms.stop();
+    await this.waitUntilSettled();
     // A session still opening closes its storage itself when it sees #closed (#openSession).
     await this.#opening?.catch(() => {});
     const session = this.#session;

@@ -113,4 +113,35 @@ describe("a closed context", () => {
     expect(await (await next.storage()).get("from")).toBeUndefined();
     await next.close();
   });
+
+  it("close() lets waitUntil work finish first: what it writes is durable, as before a host's eviction", async () => {
+    const go = deferred<void>();
+    class Background extends DurableObject {
+      start(): string {
+        this.ctx.waitUntil(
+          (async () => {
+            await go.promise;
+            await this.ctx.storage.put("late", "written");
+          })(),
+        );
+        return "started";
+      }
+    }
+    const dir = await directory();
+    const context = await ObjectContext.create(Background, { storage: { persistence: await openFilePersistence(dir) } });
+    expect(await context.call("start")).toBe("started");
+    let closed = false;
+    const closing = context.close().then(() => {
+      closed = true;
+    });
+    for (let i = 0; i < 10; i++) await new Promise<void>((r) => setImmediate(r));
+    expect(closed).toBe(false);
+    // New events are refused while it waits.
+    await expect(context.call("start")).rejects.toMatchObject(CLOSED);
+    go.resolve();
+    await closing;
+    const next = await ObjectContext.create(Background, { storage: { persistence: await openFilePersistence(dir) } });
+    expect(await (await next.storage()).get("late")).toBe("written");
+    await next.close();
+  });
 });
