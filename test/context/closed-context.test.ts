@@ -128,7 +128,9 @@ describe("a closed context", () => {
       }
     }
     const dir = await directory();
-    const context = await ObjectContext.create(Background, { storage: { persistence: await openFilePersistence(dir) } });
+    const context = await ObjectContext.create(Background, {
+      storage: { persistence: await openFilePersistence(dir) },
+    });
     expect(await context.call("start")).toBe("started");
     let closed = false;
     const closing = context.close().then(() => {
