@@ -185,8 +185,12 @@ export class CoreSqlHost implements SqlHost {
     this.#schemaEpoch++;
   }
 
-  /** Closes the hidden tables' statements and the engine. */
+  /**
+   * Closes the hidden tables' statements and the engine. The generation moves on, so cursors
+   * still open on the closed engine are canceled (they fail with the storage's closed error).
+   */
   close(): void {
+    this.#generation++;
     this.#kv.dispose();
     this.#engine.close();
   }

@@ -165,3 +165,63 @@ describe("close() whose commit fails", () => {
     await expect(storage.close()).resolves.toBeUndefined();
   });
 });
+
+describe("an SQL cursor read after its storage closed", () => {
+  // The engine is closed under the cursor: its statement is freed, and reading it used to fail with
+  // the engine's raw `Statement closed: SQLITE_MISUSE` (documented nowhere), after which one() said
+  // `got no results` although the query had rows left.
+  async function withCursors() {
+    const storage = await ObjectStorage.open();
+    storage.sql.exec("CREATE TABLE t(a INTEGER)");
+    for (let i = 0; i < 5; i++) storage.sql.exec("INSERT INTO t VALUES(?)", i);
+    const started = storage.sql.exec("SELECT a FROM t ORDER BY a");
+    expect(started.next()).toEqual({ done: false, value: { a: 0 } });
+    const rows = started[Symbol.iterator]();
+    const raw = storage.sql.exec("SELECT a FROM t ORDER BY a").raw();
+    expect(raw.next()).toEqual({ done: false, value: [0] });
+    const unread = storage.sql.exec("SELECT a FROM t ORDER BY a");
+    // A write's RETURNING rows are produced inside exec() and buffered: unread ones are unfinished too.
+    const returning = storage.sql.exec("INSERT INTO t VALUES (10), (11) RETURNING a");
+    const finished = storage.sql.exec("SELECT count(*) AS n FROM t");
+    expect(finished.toArray()).toEqual([{ n: 7 }]);
+    return { storage, started, rows, raw, unread, returning, finished };
+  }
+
+  it("every read of an unfinished cursor fails with ERR_CLOSED, every time", async () => {
+    const { storage, started, rows, raw, unread, returning, finished } = await withCursors();
+    await storage.close();
+    for (let round = 0; round < 2; round++) {
+      expect(() => started.next()).toThrow(expect.objectContaining(CLOSED));
+      expect(() => rows.next()).toThrow(expect.objectContaining(CLOSED));
+      expect(() => raw.next()).toThrow(expect.objectContaining(CLOSED));
+      expect(() => unread.toArray()).toThrow(expect.objectContaining(CLOSED));
+      expect(() => unread.one()).toThrow(expect.objectContaining(CLOSED));
+      expect(() => unread.rowsRead).toThrow(expect.objectContaining(CLOSED));
+      expect(() => returning.next()).toThrow(expect.objectContaining(CLOSED));
+    }
+    // A finished cursor has nothing left to read: it stays done, with its counts.
+    expect(finished.next()).toEqual({ done: true });
+    expect(finished.rowsRead).toBeGreaterThan(0);
+    expect(unread.columnNames).toEqual(["a"]);
+  });
+
+  it("after abort(), reads fail with the abort's error; another storage's engine is unaffected", async () => {
+    const { storage, started, unread } = await withCursors();
+    const other = await ObjectStorage.open();
+    other.sql.exec("CREATE TABLE u(b)");
+    other.sql.exec("INSERT INTO u VALUES ('kept')");
+    const reason = new Error("reset for the test");
+    storage.abort(reason);
+    expect(() => started.next()).toThrow(reason);
+    expect(() => unread.toArray()).toThrow(reason);
+    expect(other.sql.exec("SELECT b FROM u").toArray()).toEqual([{ b: "kept" }]);
+    await other.close();
+  });
+
+  it("deleteAll() still cancels with the platform's error (the storage is open)", async () => {
+    const { storage, unread } = await withCursors();
+    await storage.deleteAll();
+    expect(() => unread.next()).toThrow("SQLite query was canceled because the database was deleted.");
+    await storage.close();
+  });
+});

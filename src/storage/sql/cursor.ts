@@ -42,8 +42,13 @@ export interface CursorSource {
   readonly buildRow: RowBuilder;
   /** The limits (values in rows are checked against them). */
   readonly limits: SqlLimits;
-  /** Whether the database the statement belongs to is still the current one. */
+  /**
+   * Whether the database the statement belongs to is still the current one (false once
+   * `deleteAll()` replaced it, and once the storage closed or was aborted).
+   */
   isCurrent(): boolean;
+  /** Throws the storage's error when it was closed (ERR_CLOSED) or broken (its reset error). */
+  assertUsable(): void;
   /** Returns the statement (reset) to the cache, or frees a one-off copy. Called once per cursor. */
   release(): void;
   /** Turns an engine error into the platform's error. */
@@ -390,8 +395,12 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   }
 
   #assertNotCanceled(): void {
-    // Only while unfinished (statement running or buffered rows left): `deleteAll()` cancels it.
-    if (this.#source !== undefined && !this.#source.isCurrent()) {
+    // Only while unfinished (statement running or buffered rows left): `deleteAll()` cancels it,
+    // and so does closing (or aborting) the storage, whose error the read then fails with: the
+    // engine is gone, and its freed statement would otherwise answer with SQLite's misuse error.
+    const source = this.#source;
+    if (source !== undefined && !source.isCurrent()) {
+      source.assertUsable();
       throw new Error(QUERY_CANCELED_MESSAGE);
     }
   }

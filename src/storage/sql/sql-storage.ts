@@ -567,6 +567,10 @@ class StatementSource implements CursorSource {
     return this.#host.generation === this.#state.generation;
   }
 
+  assertUsable(): void {
+    this.#host.assertUsable();
+  }
+
   release(): void {
     const owner = this.#owner;
     if (owner === undefined) {
