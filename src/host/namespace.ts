@@ -189,21 +189,28 @@ export type StubOperation =
       readonly method: string;
       readonly args: unknown[];
       readonly references?: ObjectSides;
+      /** Set to the instance the call is delivered to (the owner of what it passes back in `args`' stubs). */
+      readonly receiver?: CallReceiver;
     }
   | { readonly kind: "get"; readonly property: string; readonly references?: ObjectSides }
   /** Starts the object (so that its alarm is armed) and runs nothing. */
   | { readonly kind: "start" }
   /**
    * Runs a call on a function or target the object passed by reference. `owner` is the instance
-   * that passed it (the call fails if that instance is gone); `undefined` for one the current
-   * instance holds as an argument.
+   * that passed it: the call fails if that instance is gone (evicted or reset), and never starts
+   * another.
    */
-  | { readonly kind: "invoke"; readonly owner: object | undefined; readonly thunk: () => unknown };
+  | { readonly kind: "invoke"; readonly owner: object; readonly thunk: () => unknown };
+
+/** The instance a call was delivered to, once it was. @internal */
+export interface CallReceiver {
+  instance: object | undefined;
+}
 
 /** The object's side of the boundary, for the references a call's result passes. @internal */
 export interface ObjectSides {
   /** The side of `instance`: calls on what it passed run as events on it. */
-  side(instance: object | undefined): Side;
+  side(instance: object): Side;
 }
 
 /** What a stub's calls go through (the host). @internal */
@@ -234,7 +241,7 @@ export function instanceGoneError(): ActorStoreError {
 export function applyOperation(instance: object, operation: StubOperation): unknown {
   if (operation.kind === "start") return undefined;
   if (operation.kind === "invoke") {
-    if (operation.owner !== undefined && operation.owner !== instance) throw instanceGoneError();
+    if (operation.owner !== instance) throw instanceGoneError();
     return operation.thunk();
   }
   if (operation.kind === "fetch") {
@@ -244,6 +251,7 @@ export function applyOperation(instance: object, operation: StubOperation): unkn
   }
   const name = operation.kind === "call" ? operation.method : operation.property;
   if (RESERVED_HANDLERS.has(name)) throw new TypeError(`'${name}' is a reserved method and cannot be called over RPC.`);
+  if (operation.kind === "call" && operation.receiver !== undefined) operation.receiver.instance = instance;
   const member = findMember(instance, name);
   if (member === undefined) throw new TypeError(missingMethodMessage(name));
   const value = "value" in member ? member.value : member.get?.call(instance);
@@ -411,10 +419,19 @@ function createStub<I>(namespace: string, id: ObjectId, dispatcher: Dispatcher):
   const call = async (name: string, args: unknown[]): Promise<unknown> => {
     if (!references) return cloneResult(await run({ kind: "call", method: name, args: cloneAcross(args) }));
     // The stubs the object gets for functions in the arguments call back here, and are disposed
-    // when the call returns (unless the object kept a dup()).
-    const sent = crossArguments(args, CALLER_SIDE, sides.side(undefined));
+    // when the call returns (unless the object kept a dup()). What the object passes in calls on
+    // them is its own: calls on that run as events on the instance that received this call, and
+    // fail once it is gone (they never start another instance to run the old one's closures in).
+    const receiver: CallReceiver = { instance: undefined };
+    const holder: Side = {
+      run: (thunk) =>
+        receiver.instance === undefined
+          ? Promise.reject(instanceGoneError())
+          : run({ kind: "invoke", owner: receiver.instance, thunk }),
+    };
+    const sent = crossArguments(args, CALLER_SIDE, holder);
     try {
-      return await run({ kind: "call", method: name, args: sent.args, references: sides });
+      return await run({ kind: "call", method: name, args: sent.args, references: sides, receiver });
     } finally {
       sent.done();
     }

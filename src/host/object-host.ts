@@ -458,11 +458,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     if (binding.token?.error) throw across(binding.token.error, false);
     const entry = this.#entry(namespace, id);
     // A call on a function or RpcTarget an instance passed: never starts a new instance for it.
-    if (
-      operation.kind === "invoke" &&
-      operation.owner !== undefined &&
-      (entry.context === null || entry.closing !== null)
-    ) {
+    if (operation.kind === "invoke" && (entry.context === null || entry.closing !== null)) {
       throw instanceGoneError();
     }
     entry.inFlight++;

@@ -41,6 +41,11 @@ class Room extends DurableObject {
   counter(): (by: number) => Promise<number> {
     return (by) => this.add(by);
   }
+  /** Calls the caller's `visit` with a function of its own (counting in this instance). */
+  async visit(visit: (bump: () => number) => Promise<void>): Promise<void> {
+    await visit(() => ++this.bumps);
+  }
+  bumps = 0;
   /** Holds the input gate until `release` resolves. */
   hold(release: () => Promise<void>): Promise<void> {
     return this.ctx.blockConcurrencyWhile(() => release());
@@ -131,6 +136,31 @@ describe("references an object passed", () => {
     expect(t.host.stats().live).toBe(0);
     // The object itself is fine.
     expect(await room.add(1)).toBe(2);
+  });
+
+  test("what the object passes in a call on a callback fails after an eviction, and starts no new instance", async () => {
+    const t = testHost();
+    const room = t.env.ROOM.getByName("callback-evicted");
+    let kept: (() => Promise<number>) & { dup(): () => Promise<number> } = Object.assign(async () => 0, {
+      dup: () => async () => 0,
+    });
+    await room.visit(async (bump) => {
+      const stub = bump as unknown as typeof kept;
+      expect(await stub()).toBe(1);
+      kept = stub.dup() as typeof kept;
+    });
+    expect(await kept()).toBe(2);
+    await t.advance(10_000);
+    expect(t.host.stats().live).toBe(0);
+    const before = Room.constructed;
+    const error = await kept().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: "ERR_CLOSED" });
+    // Not run (as the evicted instance's closure) inside a new instance started for it.
+    expect(Room.constructed).toBe(before);
+    expect(t.host.stats().live).toBe(0);
   });
 
   test("calls on a target are events: they keep the object from being evicted while they run", async () => {
