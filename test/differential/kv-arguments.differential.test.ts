@@ -163,6 +163,29 @@ class KvArguments {
         const back = (await storage.get("e")).e;
         return Response.json({ isDOMException: back instanceof DOMException, name: back.name, message: back.message, code: back.code });
       }
+      case "/web-objects": {
+        // What reads back of the fetch API's objects: only what both runtimes construct alike.
+        const h = () => new Headers([["B-Two", "2"], ["a-one", "1"], ["Set-Cookie", "c=1"], ["set-cookie", "d=2"], ["X-Dup", "x"], ["x-dup", "y"]]);
+        const shared = h();
+        await storage.put("v", {
+          headers: shared,
+          again: shared,
+          request: new Request("http://example.com/p?q=1#frag", { method: "put", headers: h(), redirect: "manual", cache: "no-store" }),
+          plainRequest: new Request("https://example.com"),
+          response: new Response(null, { status: 404, statusText: "Nope", headers: h() }),
+          redirect: Response.redirect("http://example.com/x", 302),
+          error: Response.error(),
+        });
+        const v = await storage.get("v");
+        const kind = (x) => [x instanceof Headers, x instanceof Request, x instanceof Response];
+        out.headers = { kind: kind(v.headers), entries: [...v.headers], cookies: v.headers.getSetCookie(), shared: v.headers === v.again };
+        out.request = { kind: kind(v.request), url: v.request.url, method: v.request.method, redirect: v.request.redirect, cache: v.request.cache, body: v.request.body, headers: [...v.request.headers] };
+        out.plainRequest = { url: v.plainRequest.url, method: v.plainRequest.method, redirect: v.plainRequest.redirect, headers: [...v.plainRequest.headers] };
+        out.response = { kind: kind(v.response), status: v.response.status, statusText: v.response.statusText, body: v.response.body, headers: [...v.response.headers] };
+        out.redirect = { status: v.redirect.status, headers: [...v.redirect.headers] };
+        out.error = { type: v.error.type, status: v.error.status };
+        return Response.json(out);
+      }
       case "/delete-throws": {
         const kind = (f) => {
           try {
@@ -272,6 +295,24 @@ describe("key-value arguments, compared with workerd", () => {
   it("a DOMException reads back as one", async () => {
     const { workerd, ours } = await both("/dom-exception");
     expect(workerd).toEqual({ isDOMException: true, name: "NotFoundError", message: "gone", code: 8 });
+    expect(ours).toEqual(workerd);
+  });
+
+  it("Headers and bodyless Requests and Responses read back as themselves, with their entries, URL, method, status", async () => {
+    const { workerd, ours } = await both("/web-objects");
+    expect(workerd.headers).toEqual({
+      kind: [true, false, false],
+      entries: [
+        ["a-one", "1"],
+        ["b-two", "2"],
+        ["set-cookie", "c=1"],
+        ["set-cookie", "d=2"],
+        ["x-dup", "x, y"],
+      ],
+      cookies: ["c=1", "d=2"],
+      shared: true,
+    });
+    expect(workerd.error).toEqual({ type: "error", status: 0 });
     expect(ours).toEqual(workerd);
   });
 

@@ -2,6 +2,7 @@
 import { ActorStoreError } from "../../errors";
 import { asciiString, decodeUtf8 } from "../../util/utf8";
 import { ERROR_CONSTRUCTORS, ERROR_NAMES, setOwn, Tag, VIEW_BY_KIND } from "./structured-format";
+import { type HeaderEntries, headersFrom, requestFrom, responseFrom } from "./web-objects";
 
 /**
  * The value at `bytes[start, end)` when it is one string in UTF-8 form, the most common stored
@@ -233,6 +234,14 @@ export class Decoder {
         return this.#error();
       case Tag.DOM_EXCEPTION:
         return this.#domException();
+      case Tag.HEADERS: {
+        const entries = this.#headerEntries();
+        return this.#register(this.#web("Headers", () => headersFrom(entries)));
+      }
+      case Tag.REQUEST:
+        return this.#register(this.#request());
+      case Tag.RESPONSE:
+        return this.#register(this.#response());
       default:
         return this.#fail(`unknown tag ${tag}`);
     }
@@ -292,6 +301,46 @@ export class Decoder {
     }
     this.#objects[id] = view;
     return view;
+  }
+
+  #headerEntries(): HeaderEntries {
+    const count = this.#varint();
+    const entries: HeaderEntries = [];
+    for (let i = 0; i < count; i++) entries.push([this.#string(), this.#string()]);
+    return entries;
+  }
+
+  #request(): Request {
+    const url = this.#string();
+    const method = this.#string();
+    const redirect = this.#string();
+    const cache = this.#string();
+    const headers = this.#headerEntries();
+    return this.#web("Request", () => requestFrom({ url, method, redirect, cache, headers }));
+  }
+
+  #response(): Response {
+    const status = this.#varint();
+    const statusText = this.#string();
+    const headers = this.#headerEntries();
+    return this.#web("Response", () => responseFrom({ status, statusText, headers }));
+  }
+
+  /**
+   * `make()`, or a corrupt-value error if the runtime has no `className` or its constructor refuses
+   * the stored parts (named by the error's class only: its message may quote a URL or a header).
+   */
+  #web<T>(className: string, make: () => T): T {
+    if (typeof (globalThis as Record<string, unknown>)[className] !== "function") {
+      this.#fail(`${className} not supported by this runtime`);
+    }
+    try {
+      return make();
+    } catch (error) {
+      return this.#fail(
+        `its ${className} could not be made again (${error instanceof Error ? error.name : typeof error})`,
+      );
+    }
   }
 
   #domException(): DOMException {

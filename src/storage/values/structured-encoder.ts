@@ -27,6 +27,14 @@ import {
   VIEW_KIND_BY_NAME,
 } from "./structured-format";
 import { STRUCTURED_CODEC_TAG } from "./tags";
+import {
+  type HeaderEntries,
+  headerEntries,
+  platformBody,
+  requestParts,
+  responseParts,
+  webObjectKind,
+} from "./web-objects";
 
 /** Offsets below which {@link Encoder} keeps a view of its buffer's tail. */
 const TAIL_VIEWS = 64;
@@ -347,7 +355,10 @@ export class Encoder {
     }
   }
 
-  /** An object of no brand written above: a DOMException, refused, or a class instance. */
+  /**
+   * An object of no brand written above: a DOMException, a Headers, a bodyless Request or
+   * Response, refused, or a class instance.
+   */
   #otherObject(value: object, brand: string): void {
     if (brand === "DOMException" && typeof DOMException === "function" && value instanceof DOMException) {
       this.#tag(Tag.DOM_EXCEPTION);
@@ -359,10 +370,47 @@ export class Encoder {
       return;
     }
     if (UNCLONEABLE_TAGS.has(brand)) throw uncloneable(describeObject(value, brand));
+    if (this.#webObject(value)) return;
     const refusal = platformObjectRefusal(value, brand);
     if (refusal !== undefined) throw refusal;
     // Class instances: own enumerable properties only, as workerd's treatClassInstancesAsPlainObjects.
     this.#plainObject(value as Record<string, unknown>);
+  }
+
+  /** Writes `value` if it is a Headers, or a Request or Response without a body; else false. */
+  #webObject(value: object): boolean {
+    const kind = webObjectKind(value);
+    if (kind === "Headers") {
+      this.#tag(Tag.HEADERS);
+      this.#headerEntries(headerEntries(value as Headers));
+      return true;
+    }
+    // One with a body is refused below, as the platform refuses it.
+    if (kind === undefined || platformBody(value as Request | Response, kind) !== null) return false;
+    if (kind === "Request") {
+      const parts = requestParts(value as Request);
+      this.#tag(Tag.REQUEST);
+      this.#string(parts.url);
+      this.#string(parts.method);
+      this.#string(parts.redirect);
+      this.#string(parts.cache);
+      this.#headerEntries(parts.headers);
+    } else {
+      const parts = responseParts(value as Response);
+      this.#tag(Tag.RESPONSE);
+      this.#varint(parts.status);
+      this.#string(parts.statusText);
+      this.#headerEntries(parts.headers);
+    }
+    return true;
+  }
+
+  #headerEntries(entries: HeaderEntries): void {
+    this.#varint(entries.length);
+    for (const [name, value] of entries) {
+      this.#string(name);
+      this.#string(value);
+    }
   }
 
   #plainObject(value: Record<string, unknown>): void {

@@ -4,6 +4,7 @@
  * renumber them. See structured-codec.ts for the format's description.
  */
 import { dataCloneError } from "../../errors";
+import { platformBody } from "./web-objects";
 
 /** One-byte tags of the format. Values are part of the stored format: never renumber. */
 export const Tag = {
@@ -52,6 +53,25 @@ export const Tag = {
    * stored one as a class instance, `{}`).
    */
   DOM_EXCEPTION: 29,
+  /**
+   * A `Headers`: varint count, then that many name and value strings, as its iteration gives them
+   * (lower-case names in order, `set-cookie` one entry per value, other repeated names joined with
+   * ", "), as the platform stores one (it reads back as a `Headers`). Older versions never wrote it
+   * (they stored one as a class instance, `{}`).
+   */
+  HEADERS: 30,
+  /**
+   * A `Request` without a body: its URL, method, redirect and cache modes (strings), then its
+   * headers as HEADERS writes them (without the tag), what the platform keeps of one. Older
+   * versions never wrote it (they stored one as a class instance, `{}`).
+   */
+  REQUEST: 31,
+  /**
+   * A `Response` without a body: varint status, status text (a string), then its headers as
+   * HEADERS writes them (without the tag), what the platform keeps of one. Older versions never
+   * wrote it (they stored one as a class instance, `{}`).
+   */
+  RESPONSE: 32,
 } as const;
 
 /** View kinds, in the stored format. `undefined` constructors are absent in this runtime. */
@@ -127,7 +147,8 @@ export const UNCLONEABLE_TAGS = new Set([
  * serialization.` (which names the instance's own class: a subclass `MyURL` is named). Without this
  * they would be stored as what a class instance becomes, a plain object of their own enumerable
  * properties: `{}`, the URL, the Blob's bytes, the key lost without a word. `Request` and `Response`
- * are refused only with a body: the platform stores one without (docs/values.md, `Headers` too).
+ * are refused only with a body: the platform stores one without (docs/values.md, `Headers` too;
+ * the encoder writes those with their own tags).
  */
 const PLATFORM_REFUSALS: ReadonlyMap<string, string | undefined> = new Map([
   ...[
@@ -190,7 +211,7 @@ const UNTAGGED_PLATFORM_CLASSES = ["TextEncoderStream", "TextDecoderStream", "Me
 function refusalAs(value: object, className: string): Error | undefined {
   const platformClass = (globalThis as Record<string, unknown>)[className];
   if (typeof platformClass !== "function" || !(value instanceof platformClass)) return undefined;
-  if ((className === "Request" || className === "Response") && (value as { body?: unknown }).body === null) {
+  if ((className === "Request" || className === "Response") && platformBody(value as Request, className) === null) {
     return undefined;
   }
   const own = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;

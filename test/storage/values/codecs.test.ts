@@ -410,3 +410,112 @@ describe("structured: a DOMException reads back as a DOMException, as on the pla
     expect(roundTrip(structuredCodec, fake)).toEqual({ name: "x" });
   });
 });
+
+describe("structured: Headers and bodyless Requests and Responses read back as themselves, as on the platform", () => {
+  // They were written as class instances, {} (every header, URL and status lost); workerd stores
+  // them (compared in test/differential/kv-arguments.differential.test.ts).
+  const headers = () =>
+    new Headers([
+      ["B-Two", "2"],
+      ["a-one", "1"],
+      ["Set-Cookie", "c=1"],
+      ["set-cookie", "d=2"],
+      ["X-Dup", "x"],
+      ["x-dup", "y"],
+    ]);
+  const ENTRIES = [
+    ["a-one", "1"],
+    ["b-two", "2"],
+    ["set-cookie", "c=1"],
+    ["set-cookie", "d=2"],
+    ["x-dup", "x, y"],
+  ];
+
+  it("a Headers keeps its entries, set-cookie values one by one, and stays one object where shared", () => {
+    const original = headers();
+    const back = roundTrip(structuredCodec, { a: original, b: original, empty: new Headers() }) as Record<
+      string,
+      Headers
+    >;
+    expect(back.a).toBeInstanceOf(Headers);
+    expect(back.a).toBe(back.b);
+    expect([...(back.a as Headers)]).toEqual(ENTRIES);
+    expect(back.a?.getSetCookie()).toEqual(["c=1", "d=2"]);
+    expect(back.a?.get("X-DUP")).toBe("x, y");
+    expect([...(back.empty as Headers)]).toEqual([]);
+    back.a?.set("x-new", "1"); // changeable, as on the platform
+    expect(back.a?.get("x-new")).toBe("1");
+  });
+
+  it("a Request without a body keeps its URL, method, headers, redirect and cache", () => {
+    const original = new Request("http://example.com/p?q=1#frag", {
+      method: "put",
+      headers: headers(),
+      redirect: "manual",
+      cache: "no-store",
+    });
+    const back = roundTrip(structuredCodec, [original]) as Request[];
+    const request = back[0] as Request;
+    expect(request).toBeInstanceOf(Request);
+    expect(request.url).toBe("http://example.com/p?q=1#frag");
+    expect(request.method).toBe("PUT");
+    expect(request.redirect).toBe("manual");
+    expect(request.cache).toBe("no-store");
+    expect(request.body).toBeNull();
+    expect([...request.headers]).toEqual(ENTRIES);
+    const plain = roundTrip(structuredCodec, new Request("https://example.com")) as Request;
+    expect([plain.url, plain.method, plain.redirect, plain.cache]).toEqual([
+      "https://example.com/",
+      "GET",
+      "follow",
+      "default",
+    ]);
+  });
+
+  it("a Response without a body keeps its status, statusText and headers; Response.error() stays one", () => {
+    const back = roundTrip(
+      structuredCodec,
+      new Response(null, { status: 404, statusText: "Nope", headers: headers() }),
+    );
+    expect(back).toBeInstanceOf(Response);
+    const response = back as Response;
+    expect([response.status, response.statusText, response.body]).toEqual([404, "Nope", null]);
+    expect([...response.headers]).toEqual(ENTRIES);
+    const redirect = roundTrip(structuredCodec, Response.redirect("http://example.com/x", 302)) as Response;
+    expect([redirect.status, [...redirect.headers]]).toEqual([302, [["location", "http://example.com/x"]]]);
+    const error = roundTrip(structuredCodec, Response.error()) as Response;
+    expect([error.type, error.status]).toEqual(["error", 0]);
+  });
+
+  it("a subclass is stored as what it holds; an object that only claims the brand stays a plain object", () => {
+    class Loud extends Headers {
+      override entries(): HeadersIterator<[string, string]> {
+        throw new Error("not called");
+      }
+    }
+    const back = roundTrip(structuredCodec, new Loud({ a: "1" })) as Headers;
+    expect(back.constructor).toBe(Headers);
+    expect(back.get("a")).toBe("1");
+    expect(roundTrip(structuredCodec, { [Symbol.toStringTag]: "Headers", a: "1" })).toEqual({ a: "1" });
+  });
+
+  it("a stored Request whose parts the constructor refuses is a corrupt value, not a crash elsewhere", () => {
+    const bytes = structuredCodec.encode(new Request("http://example.com/"));
+    const text = new TextDecoder().decode(bytes);
+    const bad = new TextEncoder().encode(text.replace("GET", "G T")); // not a valid method token
+    expect(() => structuredCodec.decode(bad)).toThrow(/could not be made again \(TypeError\)/);
+  });
+});
+
+describe("structured: a Request or Response with a body is refused whatever a subclass's body getter says", () => {
+  it("refuses one whose overridden body getter claims there is none", () => {
+    class Quiet extends Response {
+      override get body(): null {
+        return null;
+      }
+    }
+    expect(() => structuredCodec.encode({ r: new Quiet("secret") })).toThrow(
+      "ReadableStream can only be serialized for RPC.",
+    );
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * The fetch API's objects the platform stores: `Headers`, and a `Request` or `Response` without a
+ * body (one with a body is refused, see structured-format.ts). What is kept follows workerd's own
+ * serialization of them: a Request's URL, method, headers, redirect mode and cache mode; a
+ * Response's status, status text and headers (status 0 is `Response.error()`). The rest (a
+ * Request's mode, credentials, referrer, integrity, keepalive, signal; a Response's url, type and
+ * redirected) reads back as a newly constructed object's, as on the platform.
+ *
+ * Values are read with the platform classes' own methods and getters, so a subclass that overrides
+ * them is stored as what it holds (and reads back as the base class, as on the platform).
+ */
+
+/** A `Headers` as its iteration gives it: lower-cased names in order, `set-cookie` one a value. */
+export type HeaderEntries = [name: string, value: string][];
+
+/** What is stored of a bodyless `Request`. */
+export interface RequestParts {
+  readonly url: string;
+  readonly method: string;
+  readonly redirect: string;
+  /** `"default"` when none was given. */
+  readonly cache: string;
+  readonly headers: HeaderEntries;
+}
+
+/** What is stored of a bodyless `Response`. */
+export interface ResponseParts {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: HeaderEntries;
+}
+
+/** Which fetch class `value` is an instance of (checked with `instanceof`, not its brand). */
+export function webObjectKind(value: object): "Headers" | "Request" | "Response" | undefined {
+  if (typeof Headers === "function" && value instanceof Headers) return "Headers";
+  if (typeof Request === "function" && value instanceof Request) return "Request";
+  if (typeof Response === "function" && value instanceof Response) return "Response";
+  return undefined;
+}
+
+/** The platform getter `name` of `proto`, called on `value`. */
+function get(proto: object, name: string, value: object): unknown {
+  const getter = Object.getOwnPropertyDescriptor(proto, name)?.get;
+  return getter === undefined ? undefined : getter.call(value);
+}
+
+/**
+ * The body of `value`, a `Request` or `Response`, as the platform's getter gives it (a subclass
+ * that overrides `body` does not decide whether it is stored).
+ */
+export function platformBody(value: Request | Response, className: "Request" | "Response"): unknown {
+  return get((className === "Request" ? Request : Response).prototype, "body", value);
+}
+
+/** The entries of `headers`, as `Headers.prototype.entries` gives them. */
+export function headerEntries(headers: Headers): HeaderEntries {
+  const entries: HeaderEntries = [];
+  for (const [name, value] of Headers.prototype.entries.call(headers)) entries.push([name, value]);
+  return entries;
+}
+
+/** A new `Headers` (guard "none": it can be changed) holding `entries`. */
+export function headersFrom(entries: HeaderEntries): Headers {
+  const headers = new Headers();
+  for (const [name, value] of entries) headers.append(name, value);
+  return headers;
+}
+
+/** What is stored of `request` (which has no body). */
+export function requestParts(request: Request): RequestParts {
+  const proto = Request.prototype;
+  return {
+    url: String(get(proto, "url", request)),
+    method: String(get(proto, "method", request)),
+    redirect: String(get(proto, "redirect", request)),
+    cache: String(get(proto, "cache", request) ?? "default"),
+    headers: headerEntries(get(proto, "headers", request) as Headers),
+  };
+}
+
+/** A new `Request` of `parts`. Throws the constructor's error when `parts` makes none. */
+export function requestFrom(parts: RequestParts): Request {
+  const init: RequestInit = {
+    method: parts.method,
+    redirect: parts.redirect as RequestRedirect,
+    headers: headersFrom(parts.headers),
+  };
+  if (parts.cache !== "default") init.cache = parts.cache as RequestCache;
+  // The only cache mode that needs a mode, which is not kept: the one it must have had.
+  if (parts.cache === "only-if-cached") init.mode = "same-origin";
+  return new Request(parts.url, init);
+}
+
+/** What is stored of `response` (which has no body). */
+export function responseParts(response: Response): ResponseParts {
+  const proto = Response.prototype;
+  return {
+    status: Number(get(proto, "status", response)),
+    statusText: String(get(proto, "statusText", response)),
+    headers: headerEntries(get(proto, "headers", response) as Headers),
+  };
+}
+
+/** A new `Response` of `parts`. Throws the constructor's error when `parts` makes none. */
+export function responseFrom(parts: ResponseParts): Response {
+  // Status 0 is only ever Response.error()'s, which the constructor refuses (as on the platform).
+  if (parts.status === 0) return Response.error();
+  return new Response(null, {
+    status: parts.status,
+    statusText: parts.statusText,
+    headers: headersFrom(parts.headers),
+  });
+}
