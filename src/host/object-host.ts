@@ -37,6 +37,7 @@ import {
   type StubOperation,
 } from "./namespace";
 import { checkOptions, indexOf, memoryPerObject, type PersistenceFactory } from "./options";
+import { loadSideScope, runOnSide, type Side } from "./rpc-references";
 
 /** A class the host can run: `constructor(ctx, env)`. */
 export type HostedClass = new (ctx: ObjectState, env: never) => object;
@@ -456,11 +457,13 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
         fetch: delivered && operation.kind === "fetch",
       });
     if (binding.token?.error) throw across(binding.token.error, false);
-    const entry = this.#entry(namespace, id);
-    // A call on a function or RpcTarget an instance passed: never starts a new instance for it.
-    if (operation.kind === "invoke" && (entry.context === null || entry.closing !== null)) {
-      throw instanceGoneError();
+    // A call on a function or RpcTarget an instance passed: never starts a new instance for it (nor
+    // leaves an entry behind for an evicted object).
+    if (operation.kind === "invoke") {
+      const live = this.#entries.get(entryKey(namespace, id));
+      if (live === undefined || live.context === null || live.closing !== null) throw instanceGoneError();
     }
+    const entry = this.#entry(namespace, id);
     entry.inFlight++;
     if (entry.idleTimer !== undefined) {
       this.clock.clearTimer(entry.idleTimer);
@@ -471,8 +474,17 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       if (binding.token?.error) throw across(binding.token.error, false);
       binding.token = entry.token;
       let result: unknown;
+      await loadSideScope();
+      // The object's code runs as its own side: a function or RpcTarget it passes in a call it makes
+      // (to another object, say) is called back as an event on this instance.
+      const token = entry.token;
+      const sideOf = (instance: object): Side => ({
+        run: (thunk) => this.#dispatch(namespace, id, { token }, { kind: "invoke", owner: instance, thunk }),
+      });
       try {
-        result = await context.deliver((instance) => applyOperation(instance, operation));
+        result = await context.deliver((instance) =>
+          runOnSide(sideOf(instance), () => applyOperation(instance, operation)),
+        );
       } catch (e) {
         throw across(e, true);
       }

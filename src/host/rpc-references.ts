@@ -15,6 +15,7 @@
  * The texts and shapes were checked against workerd (test/host/rpc-references.differential.test.ts).
  */
 import { RpcTarget } from "../context/rpc-target";
+import { type AsyncScope, loadAsyncScope } from "../util/async-scope";
 import { cloneAcross, errorAcross, markCrossing, NOT_A_REFERENCE } from "./boundary";
 
 /** Where a reference's calls run: the side of the boundary that owns the function or target. */
@@ -23,15 +24,43 @@ export interface Side {
   run(thunk: () => unknown): Promise<unknown>;
 }
 
+/** Which object's event the running code belongs to (its side), `null` outside every object. */
+let running: AsyncScope<Side | null> | undefined;
+let loadingScope: Promise<void> | undefined;
+
+/**
+ * Loads the async-context scope that tells an object's code from the code outside it (once per
+ * process; without async context tracking, every caller is taken for code outside the objects).
+ */
+export function loadSideScope(): Promise<void> {
+  loadingScope ??= loadAsyncScope<Side | null>().then((scope) => {
+    running = scope;
+  });
+  return loadingScope;
+}
+
+/** Runs `fn` as code of `side` (an object's, in one of its events), or outside every object (`null`). */
+export function runOnSide<R>(side: Side | null, fn: () => R): R {
+  return running === undefined ? fn() : running.run(side, fn);
+}
+
 /** The caller's side of a stub: its functions run as plain calls (the caller has no gates here). */
 export const CALLER_SIDE: Side = {
   run: (thunk) =>
     Promise.resolve()
-      .then(thunk)
+      .then(() => runOnSide(null, thunk))
       .catch((e: unknown) => {
         throw errorAcross(e);
       }),
 };
+
+/**
+ * The side of the code running now: an object's, when it runs in one of that object's events (a
+ * function it passes is its own, called as an event on it), else the caller's.
+ */
+function currentSide(): Side {
+  return running?.get() ?? CALLER_SIDE;
+}
 
 /** One stub's hold on a function or target of the other side. */
 class Reference {
@@ -84,6 +113,8 @@ interface Crossed {
  * {@link cloneAcross} clones it.
  */
 function cross(value: unknown, from: Side, to: Side): Crossed {
+  // What "the caller" passes belongs to the object whose event is running, if any.
+  const owner = from === CALLER_SIDE ? currentSide() : from;
   const references: Reference[] = [];
   const copy = cloneAcross(value, (v) => {
     const held = STUBS.get(v);
@@ -95,7 +126,7 @@ function cross(value: unknown, from: Side, to: Side): Crossed {
       return stubFor(reference);
     }
     if (typeof v === "function" || v instanceof RpcTarget) {
-      const reference = new Reference(v, from, to);
+      const reference = new Reference(v, owner, to);
       references.push(reference);
       return stubFor(reference);
     }

@@ -8,7 +8,7 @@ import type { Rpc } from "@cloudflare/workers-types";
 import { afterEach, describe, expect, expectTypeOf, test } from "vitest";
 import { DurableObject } from "../../src/context/durable-object";
 import { RpcTarget } from "../../src/context/rpc-target";
-import type { RemoteStub } from "../../src/host/namespace";
+import type { ObjectNamespace, RemoteStub } from "../../src/host/namespace";
 import { RpcTarget as EntryRpcTarget } from "../../src/index";
 import { createTestHost, type TestHost } from "../../src/testkit";
 
@@ -59,6 +59,38 @@ class Room extends DurableObject {
 }
 
 type DurableObjectState = ConstructorParameters<typeof DurableObject>[0];
+
+/** Keeps a function another object passes it, and calls it later. */
+class Keeper extends DurableObject {
+  kept: (() => Promise<number>) | undefined;
+  keep(f: () => Promise<number>): void {
+    this.kept = (f as unknown as { dup(): () => Promise<number> }).dup();
+  }
+  async fire(): Promise<number> {
+    return (this.kept as () => Promise<number>)();
+  }
+  ping(): void {}
+}
+
+/** Passes its own function (counting in its storage) to a Keeper. */
+class Giver extends DurableObject<{ KEEPER: ObjectNamespace<Keeper> }> {
+  /** When the function it passed runs (pushed as the function starts). */
+  static calls: string[] = [];
+  async give(): Promise<void> {
+    await this.env.KEEPER.getByName("k").keep(() => {
+      Giver.calls.push("called");
+      return this.add(1);
+    });
+  }
+  async add(by: number): Promise<number> {
+    const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + by;
+    await this.ctx.storage.put("n", n);
+    return n;
+  }
+  hold(release: () => Promise<void>): Promise<void> {
+    return this.ctx.blockConcurrencyWhile(() => release());
+  }
+}
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -172,6 +204,57 @@ describe("references an object passed", () => {
       expect(await tally.add(1)).toBe(i + 1);
     }
     expect(t.host.stats().evictions).toBe(0);
+  });
+});
+
+describe("references an object passes to another object", () => {
+  function twoObjects(): TestHost<{ GIVER: typeof Giver; KEEPER: typeof Keeper }> {
+    const t = createTestHost({ GIVER: Giver, KEEPER: Keeper });
+    open.push(t);
+    return t;
+  }
+
+  test("a call on it is an event on the object that passed it: it waits for that object's input gate", async () => {
+    const { env } = twoObjects();
+    const giver = env.GIVER.getByName("g");
+    await giver.give();
+    expect(await env.KEEPER.getByName("k").fire()).toBe(1);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const holding = giver.hold(() => released);
+    const order = Giver.calls;
+    order.length = 0;
+    const firing = env.KEEPER.getByName("k")
+      .fire()
+      .then((n) => order.push(`fired ${n}`));
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    await new Promise((resolve) => setImmediate(resolve));
+    order.push("released");
+    release();
+    await holding;
+    await firing;
+    expect(order).toEqual(["released", "called", "fired 2"]);
+  });
+
+  test("after the object that passed it is evicted, a call on it fails and does not start it again", async () => {
+    const t = twoObjects();
+    await t.env.GIVER.getByName("g").give();
+    await t.advance(5_000);
+    await t.env.KEEPER.getByName("k").ping();
+    await t.advance(6_000);
+    // The giver is evicted; the keeper (and what it kept) lives.
+    expect(t.host.objects().map((o) => o.namespace)).toEqual(["KEEPER"]);
+    const error = await t.env.KEEPER.getByName("k")
+      .fire()
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(error).toMatchObject({ code: "ERR_CLOSED" });
+    expect((error as Error).message).toContain("call the object again for a new stub");
+    expect(t.host.objects().map((o) => o.namespace)).toEqual(["KEEPER"]);
   });
 });
 
