@@ -238,7 +238,8 @@ function stubFor(reference: Reference): unknown {
     get(_target, key) {
       if (key === Symbol.toStringTag) return "JsRpcStub";
       if (key === Symbol.dispose) return () => dispose([reference]);
-      if (typeof key === "symbol" || key === "then") return undefined;
+      // As on the platform, a stub has no array-index members (`stub[0]` is undefined).
+      if (typeof key === "symbol" || key === "then" || isIndex(key)) return undefined;
       if (key === "constructor") return RpcStub;
       if (key in Object.prototype) return Reflect.get(Object.prototype, key);
       if (key === "dup") {

@@ -114,6 +114,8 @@ async function scenario(env: Record<string, any>, Target: any): Promise<Record<s
   await t("targetFieldCall", async () => (await s.getCounter()).field());
   await t("targetMissing", async () => (await s.getCounter()).missing());
   await t("targetCalled", async () => (await s.getCounter())());
+  await t("targetIndexMember", async () => (await s.getCounter())[0]());
+  await t("targetIndexMemberType", async () => typeof (await s.getCounter())[0]);
   await t("targetGetterObject", async () => (await s.getCounter()).info.x);
   await t("targetPipelined", () => s.getCounter().inc());
   await t("targetPipelinedValue", () => s.getCounter().value);
@@ -192,6 +194,7 @@ const COUNTER_SOURCE = `class Counter extends RpcTarget {
   inc() { return ++this.#n; }
   get value() { return this.#n; }
   get info() { return { x: 11 }; }
+  [0]() { return "zero"; }
 }`;
 
 const NodeClass = new Function(
