@@ -244,8 +244,10 @@ function stubFor(reference: Reference): unknown {
       if (key in Object.prototype) return Reflect.get(Object.prototype, key);
       if (key === "dup") {
         return () => {
-          if (reference.disposed) throw disposedError();
-          return stubFor(new Reference(reference.value, reference.owner, reference.holder));
+          // As on the platform, a dup() of a disposed stub is a stub too; it fails when called.
+          const copy = new Reference(reference.value, reference.owner, reference.holder);
+          copy.disposed = reference.disposed;
+          return stubFor(copy);
         };
       }
       return propertyOf((path, args) => callReference(reference, path, args), [key]);

@@ -155,6 +155,21 @@ async function scenario(env: Record<string, any>, Target: any): Promise<Record<s
     f[Symbol.dispose]();
     return [g === f, await g(1)].join();
   });
+  await t("dupOfDisposed", async () => {
+    const f = await s.getFn();
+    f[Symbol.dispose]();
+    let g: (x: number) => Promise<unknown>;
+    try {
+      g = f.dup();
+    } catch (e) {
+      return `dup() threw ${(e as Error).message}`;
+    }
+    try {
+      return `called: ${await g(1)}`;
+    } catch (e) {
+      return `the call threw ${(e as Error).message}`;
+    }
+  });
   await t("promiseDisposer", () => typeof s.getObj()[Symbol.dispose]);
   await t("numberPromiseDisposed", async () => {
     const p = s.getNum();
