@@ -165,13 +165,9 @@ export function crossArguments(args: unknown[], from: Side, to: Side): { args: u
   return { args: value as unknown[], done: () => dispose(references) };
 }
 
-/** A `TypeError` marked as thrown on the other side (`remote: true`), as the platform's lookups are. */
-function remoteTypeError(message: string): TypeError {
-  return markCrossing(new TypeError(message), { remote: true });
-}
-
-function notAFunction(path: readonly string[]): TypeError {
-  return remoteTypeError(`"${path.length === 0 ? "(this)" : path.join(".")}" is not a function.`);
+/** The platform's text for a call of a member that is not a function. */
+function notAFunctionMessage(path: readonly string[]): string {
+  return `"${path.length === 0 ? "(this)" : path.join(".")}" is not a function.`;
 }
 
 /**
@@ -197,7 +193,7 @@ function callReference(reference: Reference, path: readonly string[], args: unkn
  * On the owner's side: the value at `path` below `root` (a function, a target, or what a target's
  * member gave), called with `args` when given. A stub met on the way forwards the rest of the path.
  */
-function resolvePath(root: object, path: readonly string[], args: unknown[] | undefined): unknown {
+function resolvePath(root: unknown, path: readonly string[], args: unknown[] | undefined): unknown {
   let value: unknown = root;
   let thisArg: unknown;
   for (let i = 0; i < path.length; i++) {
@@ -220,7 +216,7 @@ function resolvePath(root: object, path: readonly string[], args: unknown[] | un
   if (args === undefined) return value;
   const held = typeof value === "function" ? STUBS.get(value) : undefined;
   if (held !== undefined) return callReference(held, [], args);
-  if (typeof value !== "function" || value instanceof RpcTarget) throw new TypeError(notAFunction(path).message);
+  if (typeof value !== "function" || value instanceof RpcTarget) throw new TypeError(notAFunctionMessage(path));
   return (value as (...a: unknown[]) => unknown).apply(thisArg, args);
 }
 
@@ -334,20 +330,15 @@ export function readThrough(
 }
 
 /**
- * The member at `path` of a result the caller already holds (its copy): own properties of plain
- * objects and arrays, and through a stub in it, the members of what the stub reaches.
+ * The member at `path` of a result the caller already holds (its copy), as {@link resolvePath} finds
+ * it on the owner's side: in a copy, functions and targets are stubs already, so only plain objects'
+ * own properties and the stubs are walked. A failed lookup is marked as the other side's
+ * (`remote: true`), as the platform's are.
  */
-function resolveCopy(root: unknown, path: readonly string[], args: unknown[] | undefined): Promise<unknown> | unknown {
-  let value = root;
-  for (let i = 0; i < path.length; i++) {
-    const name = path[i] as string;
-    const held = typeof value === "function" || typeof value === "object" ? STUBS.get(value as object) : undefined;
-    if (held !== undefined) return callReference(held, path.slice(i), args);
-    if (!isPlain(value) || !Object.hasOwn(value, name)) throw remoteTypeError(missingMethodMessage(name));
-    value = (value as Record<string, unknown>)[name];
+function resolveCopy(root: unknown, path: readonly string[], args: unknown[] | undefined): unknown {
+  try {
+    return resolvePath(root, path, args);
+  } catch (e) {
+    throw e instanceof TypeError ? markCrossing(e, { remote: true }) : e;
   }
-  if (args === undefined) return value;
-  const held = typeof value === "function" ? STUBS.get(value) : undefined;
-  if (held === undefined) throw notAFunction(path);
-  return callReference(held, [], args);
 }
