@@ -13,6 +13,7 @@
 import { belongsTo, ObjectId, scopedIdFromName, scopedIdFromString, scopedUniqueId } from "../context/object-id";
 import type { RpcTarget } from "../context/rpc-target";
 import { ActorStoreError } from "../errors";
+import { isDictionary } from "../storage/argument-types";
 import { cloneAcross, cloneResult, markUnserializable } from "./boundary";
 import {
   CALLER_SIDE,
@@ -371,11 +372,6 @@ function argumentError(method: string, position: number, type: string): TypeErro
 function toDomString(value: unknown): string {
   if (typeof value === "symbol") throw new TypeError("Cannot convert a Symbol value to a string");
   return String(value);
-}
-
-/** Whether `value` converts to an options dictionary: `undefined`, `null`, an object or a function. */
-function isDictionary(value: unknown): boolean {
-  return value === undefined || value === null || typeof value === "object" || typeof value === "function";
 }
 
 function checkJurisdiction(jurisdiction: unknown): void {
