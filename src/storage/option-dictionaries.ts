@@ -59,33 +59,24 @@ export const PUT_OPTIONS: Dictionary<PutOptions> = {
   ],
 };
 
+/** The range members of a listing, in the platform's order (the synchronous `kv.list()` has only these). */
+const LIST_RANGE_MEMBERS: Dictionary<SyncKvListOptions>["members"] = [
+  ["start", "string"],
+  ["startAfter", "string"],
+  ["end", "string"],
+  ["prefix", "string"],
+  ["reverse", "boolean"],
+  ["limit", "long"],
+];
+
 /** `list()`'s options. */
 export const LIST_OPTIONS: Dictionary<ListOptions> = {
   name: "ListOptions",
-  members: [
-    ["start", "string"],
-    ["startAfter", "string"],
-    ["end", "string"],
-    ["prefix", "string"],
-    ["reverse", "boolean"],
-    ["limit", "long"],
-    ["allowConcurrency", "boolean"],
-    ["noCache", "boolean"],
-  ],
+  members: [...LIST_RANGE_MEMBERS, ["allowConcurrency", "boolean"], ["noCache", "boolean"]],
 };
 
 /** The synchronous `kv.list()`'s options: the range members of {@link LIST_OPTIONS}, in its order. */
-export const SYNC_KV_LIST_OPTIONS: Dictionary<SyncKvListOptions> = {
-  name: "ListOptions",
-  members: [
-    ["start", "string"],
-    ["startAfter", "string"],
-    ["end", "string"],
-    ["prefix", "string"],
-    ["reverse", "boolean"],
-    ["limit", "long"],
-  ],
-};
+export const SYNC_KV_LIST_OPTIONS: Dictionary<SyncKvListOptions> = { name: "ListOptions", members: LIST_RANGE_MEMBERS };
 
 /** `getAlarm()`'s options. */
 export const GET_ALARM_OPTIONS: Dictionary<GetAlarmOptions> = {
