@@ -6,9 +6,9 @@
  * (pending-writes.ts), the schema epoch — and runs what the facade asks before a statement: the
  * implicit transaction opened, the statement logged, the buffered key-value writes applied.
  *
- * The batch, the write layers, savepoints and the commit stay in storage-core.ts, which hands this
- * side a few hooks ({@link CoreBatchHooks}). The facade talks to this object directly (no wrapper:
- * its getters are on every exec's path).
+ * The batch and the commit stay in storage-core.ts (the write layers and savepoints in
+ * savepoint-stack.ts), which hands this side a few hooks ({@link CoreBatchHooks}). The facade
+ * talks to this object directly (no wrapper: its getters are on every exec's path).
  */
 import type { EngineValue, SqlEngine } from "../engine/engine";
 import { BatchSqlLog } from "./batch-sql-log";

@@ -15,14 +15,7 @@ import { ActorStoreError } from "../errors";
 import { scheduleTurnEnd } from "../util/clock";
 import { type Deferred, deferred } from "../util/deferred";
 import type { BatchSqlLog } from "./batch-sql-log";
-import {
-  type CoreOpenOptions,
-  type CoreSettings,
-  commitFailure,
-  NESTED_STILL_RUNNING_MESSAGE,
-  ORPHANED_TRANSACTION_MESSAGE,
-  WRITE_FAILED_MESSAGE,
-} from "./core-settings";
+import { type CoreOpenOptions, type CoreSettings, commitFailure, WRITE_FAILED_MESSAGE } from "./core-settings";
 import { CoreSqlHost } from "./core-sql-host";
 import type { KeyRange } from "./keys";
 import { KvCache } from "./kv-cache";
@@ -30,18 +23,11 @@ import { type ListingSource, listEntries, listValues, type ValueDecoder } from "
 import { KV_SCHEMA, type KvTable, METADATA_SCHEMA } from "./kv-table";
 import type { PendingWrites } from "./pending-writes";
 import { openState } from "./rebuild";
+import { SavepointStack } from "./savepoint-stack";
 import { SnapshotSchedule } from "./snapshot-schedule";
 import { ensureFirstSnapshot } from "./snapshots";
 import type { StorageHost } from "./storage-host";
-import {
-  appliedKeys,
-  bufferedAlarm,
-  bufferedValue,
-  isApplied,
-  mergeLayer,
-  openLayer,
-  type WriteLayer,
-} from "./write-layers";
+import { bufferedAlarm, bufferedValue, isApplied } from "./write-layers";
 
 /** The batch being built: everything written since the last commit. */
 interface Batch {
@@ -58,10 +44,10 @@ export class StorageCore {
   /** The engine, the hidden tables, the SQL log and the SQL facade's host (core-sql-host.ts). */
   readonly sqlHost: CoreSqlHost;
   readonly cache: KvCache;
-  #layers: WriteLayer[] = [{ kv: new Map(), sqlMark: 0 }];
+  /** The write layers and the savepoints behind them (savepoint-stack.ts). */
+  readonly #savepoints: SavepointStack;
   #batch: Batch;
   #commitScheduled = false;
-  #savepointDepth = 0;
   #lastSeq: number;
   #lastCommitTimeMs: number;
   /** The committed alarm (what the engine holds outside any open batch). */
@@ -98,7 +84,7 @@ export class StorageCore {
       begin: () => this.#begin(),
       nextSeq: () => this.#lastSeq + 1,
       afterWrite: (allowUnconfirmed) => this.#afterWrite(allowUnconfirmed),
-      layers: () => this.#layers,
+      layers: () => this.#savepoints.layers,
       currentAlarm: () => this.currentAlarm(),
       failCommit: (e) => {
         this.#failCommit(e);
@@ -106,6 +92,12 @@ export class StorageCore {
       },
       transactionSync: (fn) => this.transactionSync(fn),
       abort: (reason) => this.abort(reason),
+    });
+    this.#savepoints = new SavepointStack({
+      sqlHost: this.sqlHost,
+      begin: () => this.#begin(),
+      scheduleCommit: () => this.#scheduleCommit(),
+      now: () => this.now(),
     });
     this.#pending = this.sqlHost.pending;
     this.#log = this.sqlHost.log;
@@ -116,7 +108,7 @@ export class StorageCore {
     this.#batch = this.#newBatch();
     this.#schedule = new SnapshotSchedule(settings, {
       engine: () => this.sqlHost.engine,
-      between: () => !this.#batch.began && this.#savepointDepth === 0,
+      between: () => !this.#batch.began && this.#savepoints.depth === 0,
       taken: () => {
         this.#log.snapshotTaken();
         return [this.#lastSeq, this.#lastCommitTimeMs];
@@ -193,14 +185,14 @@ export class StorageCore {
 
   /** Whether an explicit transaction (or transactionSync) is open. */
   get inTransaction(): boolean {
-    return this.#savepointDepth > 0;
+    return this.#savepoints.depth > 0;
   }
 
   // ---------------------------------------------------------------- key-value reads
 
   /** The current bytes of `key` (buffered writes first), or `null` when absent. */
   read(key: string, noCache = false): Uint8Array | null {
-    const buffered = bufferedValue(this.#layers, key);
+    const buffered = bufferedValue(this.#savepoints.layers, key);
     if (buffered !== undefined) return buffered;
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached.bytes;
@@ -219,7 +211,7 @@ export class StorageCore {
   delete(key: string, allowUnconfirmed: boolean): boolean {
     // The platform's delete() is a statement on `_cf_KV`, which it creates for it if needed.
     if (!this.#kv.exists()) this.sqlHost.createInternalTable(KV_SCHEMA);
-    const buffered = bufferedValue(this.#layers, key);
+    const buffered = bufferedValue(this.#savepoints.layers, key);
     let existed = buffered === undefined ? undefined : buffered !== null;
     if (existed === undefined) {
       const cached = this.cache.get(key);
@@ -232,7 +224,7 @@ export class StorageCore {
       existed = this.#kv.remove(key);
       // The engine ran this call's statement itself: its change is not one the engine is behind on.
       if (existed) this.#pending.counts.engineChanged(1);
-      if (existed) ((this.#layers[this.#layers.length - 1] as WriteLayer).applied ??= new Map()).set(key, null);
+      if (existed) (this.#savepoints.top.applied ??= new Map()).set(key, null);
       else if (!began) {
         // Nothing changed: end the transaction this lookup opened.
         this.#engine.exec("COMMIT");
@@ -249,7 +241,7 @@ export class StorageCore {
 
   /** The cached decoded primitive for `key`, when the cache has one and no write shadows it. */
   cachedPrimitive(key: string): { value: unknown } | undefined {
-    for (const layer of this.#layers) if (layer.kv.has(key)) return undefined;
+    for (const layer of this.#savepoints.layers) if (layer.kv.has(key)) return undefined;
     return this.cache.get(key)?.primitive;
   }
 
@@ -270,7 +262,7 @@ export class StorageCore {
   }
 
   #listing(): ListingSource {
-    return { table: this.#kv, cache: this.cache, layers: this.#layers };
+    return { table: this.#kv, cache: this.cache, layers: this.#savepoints.layers };
   }
 
   // ---------------------------------------------------------------- writes
@@ -286,14 +278,14 @@ export class StorageCore {
     if (!this.#kv.exists()) this.sqlHost.createInternalTable(KV_SCHEMA);
     if (noCache) this.#noCacheKeys.add(key);
     else if (this.#noCacheKeys.size > 0) this.#noCacheKeys.delete(key);
-    (this.#layers[this.#layers.length - 1] as WriteLayer).kv.set(key, bytes);
+    this.#savepoints.top.kv.set(key, bytes);
     this.#pending.wrote(key);
     this.#afterWrite(allowUnconfirmed);
   }
 
   /** The alarm as of now (buffered changes first). */
   currentAlarm(): number | null {
-    const buffered = bufferedAlarm(this.#layers);
+    const buffered = bufferedAlarm(this.#savepoints.layers);
     return buffered === undefined ? this.#committedAlarm : buffered;
   }
 
@@ -316,10 +308,8 @@ export class StorageCore {
    * being handled, keeps it (the deferred deletion is cancelled), and `getAlarm()` shows it.
    */
   get alarmCalls(): number {
-    return this.#alarmCalls;
+    return this.#savepoints.alarmCalls;
   }
-
-  #alarmCalls = 0;
 
   /** {@link alarmCalls} when the latest alarm handler started (set by the object context). */
   alarmHandlerMark: number | undefined;
@@ -332,14 +322,14 @@ export class StorageCore {
   /** Buffers an alarm change. */
   writeAlarm(timeMs: number | null, allowUnconfirmed: boolean): void {
     this.assertUsable();
-    this.#alarmCalls++;
+    this.#savepoints.countAlarmCall();
     // Setting the same alarm is a no-op, as on the platform, except a deletion it cannot know is one.
     const unknown = timeMs === null && this.#pending.alarmUnknown;
     if (this.currentAlarm() === timeMs && !unknown) return;
     // The platform writes the alarm at the call, creating `_cf_METADATA` with the first one, so
     // `sqlite_schema` and `databaseSize` show it from then on (also if it is cleared in the batch).
     if ((timeMs !== null || unknown) && !this.#kv.metadataExists()) this.sqlHost.createInternalTable(METADATA_SCHEMA);
-    (this.#layers[this.#layers.length - 1] as WriteLayer).alarm = timeMs;
+    this.#savepoints.top.alarm = timeMs;
     this.#pending.alarmChanged();
     this.#afterWrite(allowUnconfirmed);
   }
@@ -350,14 +340,14 @@ export class StorageCore {
    */
   deleteAll(): void {
     this.assertUsable();
-    if (this.#savepointDepth > 0) throw new Error("Cannot call deleteAll() within a transaction");
+    if (this.#savepoints.depth > 0) throw new Error("Cannot call deleteAll() within a transaction");
     const keepAlarm = this.settings.deleteAllDeletesAlarm ? null : this.currentAlarm();
     if (this.#batch.began) this.#engine.exec("ROLLBACK");
     this.sqlHost.replaceEngine(this.settings.engineFactory.open());
     this.cache.clear();
     // The new database is empty: every key is known to be absent until something is written.
     this.cache.markComplete("", undefined);
-    const base = this.#layers[0] as WriteLayer;
+    const base = this.#savepoints.base;
     base.kv.clear();
     base.applied = undefined;
     // The fresh database has no alarm; write the kept one back (or record the deletion).
@@ -395,87 +385,31 @@ export class StorageCore {
     return result;
   }
 
-  /** Opens a savepoint and a write layer for it. */
+  /** Opens a savepoint and a write layer for it; returns its handle (savepoint-stack.ts). */
   openSavepoint(prefix: string): object {
-    // On the platform every call before the savepoint ran at the call: its rollback undoes none of
-    // them, and they are not run again (which would count changes again, or set last_insert_rowid).
-    this.sqlHost.applyPending(false);
-    this.#pending.alarmUnknown = false;
-    this.#begin();
-    const name = `${prefix}_${this.#savepointDepth}`;
-    this.#engine.exec(`SAVEPOINT ${name}`);
-    this.#savepointDepth++;
-    const layer: WriteLayer = {
-      kv: new Map(),
-      sqlMark: this.#log.length,
-      savepoint: name,
-      alarmCallsAtOpen: this.#alarmCalls,
-    };
-    this.#layers.push(layer);
-    return layer;
+    return this.#savepoints.open(prefix);
   }
 
   /**
-   * Releases a savepoint: its writes join the enclosing layer. If nested savepoints are still open
-   * (a nested transaction left running when its outer closure returned), everything from this
-   * savepoint up is rolled back instead and an error says why.
+   * Releases a savepoint: its writes join the enclosing layer, or, while nested savepoints are
+   * still open, everything from it up is rolled back and an error says why.
    */
   releaseSavepoint(handle: object): void {
     if (this.#broken) return;
     // close() rolled back every savepoint still open: this transaction's writes were not committed.
     if (this.#closed || this.#closing) throw closedError();
-    const layer = openLayer(this.#layers, handle);
-    if (layer === undefined) throw new Error(ORPHANED_TRANSACTION_MESSAGE);
-    if (this.#layers[this.#layers.length - 1] !== layer) {
-      this.#unwind(layer);
-      throw new Error(NESTED_STILL_RUNNING_MESSAGE);
-    }
-    this.#layers.pop();
-    this.#savepointDepth--;
-    this.#engine.exec(`RELEASE ${layer.savepoint}`);
-    mergeLayer(layer, this.#layers[this.#layers.length - 1] as WriteLayer);
-    if (this.#savepointDepth === 0) this.#scheduleCommit();
+    this.#savepoints.release(handle);
   }
 
-  /**
-   * Rolls back a savepoint: its SQL, key-value and alarm writes are gone. An explicit `rollback()`
-   * of an outer transaction while a nested one runs is refused, as on the platform; an outer
-   * closure that failed takes its nested savepoints down with it.
-   */
+  /** Rolls back a savepoint and those opened after it (`explicit`: a `rollback()` call). */
   rollbackSavepoint(handle: object, explicit = false): void {
     if (this.#broken || this.#closed) return;
-    const layer = openLayer(this.#layers, handle);
-    if (layer === undefined) return; // already undone with an outer transaction
-    if (explicit && this.#layers[this.#layers.length - 1] !== layer) {
-      throw new Error("Cannot roll back an outer transaction while a nested transaction is still running.");
-    }
-    this.#unwind(layer);
+    this.#savepoints.rollback(handle, explicit);
   }
 
   /** Whether a savepoint is still open. */
   isSavepointOpen(handle: object): boolean {
-    return openLayer(this.#layers, handle) !== undefined;
-  }
-
-  /** Rolls back `layer`'s savepoint and every savepoint opened after it. */
-  #unwind(layer: WriteLayer): void {
-    const index = this.#layers.indexOf(layer);
-    const closed = this.#layers.length - index;
-    // The platform ran these layers' calls before rolling them back: their counts stay, and so
-    // does what the last call left in changes(), matched now, while the tables those calls may
-    // have created still exist (the rollback takes a _cf_KV made inside the savepoint with it).
-    this.sqlHost.applyPending(true);
-    this.#engine.exec(`ROLLBACK TO ${layer.savepoint}; RELEASE ${layer.savepoint}`);
-    // The rollback undid what these layers applied, lower layers' buffered writes included.
-    for (const k of appliedKeys(this.#layers.slice(index))) this.#pending.keys.add(k);
-    this.#layers.length = index;
-    this.#alarmCalls = layer.alarmCallsAtOpen ?? this.#alarmCalls;
-    // The layers below reached the engine before the savepoint opened; the rollback went back to that.
-    this.#pending.alarm = false;
-    this.#savepointDepth -= closed;
-    this.sqlHost.schemaChanged();
-    this.#log.rollBackTo(this.#engine, layer.sqlMark, this.now());
-    if (this.#savepointDepth === 0) this.#scheduleCommit();
+    return this.#savepoints.isOpen(handle);
   }
 
   // ---------------------------------------------------------------- commit
@@ -485,7 +419,7 @@ export class StorageCore {
     if (this.#broken) return Promise.reject(this.#broken);
     // Inside a transaction the current batch is the transaction itself, which cannot commit
     // before the closure ends: sync() there waits for what was committed before it began.
-    if (this.#savepointDepth > 0) return this.#lastConfirmation;
+    if (this.#savepoints.depth > 0) return this.#lastConfirmation;
     if (this.#hasPending()) return this.#batch.done.promise;
     return this.#lastConfirmation;
   }
@@ -493,10 +427,10 @@ export class StorageCore {
   /** Commits the current batch now, if nothing (an explicit transaction) holds it open. */
   commitNow(): void {
     this.#commitScheduled = false;
-    if (this.#savepointDepth > 0 || this.#broken || this.#closed) return;
+    if (this.#savepoints.depth > 0 || this.#broken || this.#closed) return;
     this.#pending.alarmUnknown = false;
     const batch = this.#batch;
-    const base = this.#layers[0] as WriteLayer;
+    const base = this.#savepoints.base;
     if (!this.#hasPending()) {
       if (batch.began) this.#engine.exec("COMMIT");
       // Nothing to confirm (everything was rolled back): whoever waits on this batch goes on.
@@ -553,7 +487,7 @@ export class StorageCore {
     if (this.#noCacheKeys.size > 0) this.#noCacheKeys.clear();
     const alarmChanged = base.alarm !== undefined && base.alarm !== this.#committedAlarm;
     if (base.alarm !== undefined) this.#committedAlarm = base.alarm;
-    this.#layers = [{ kv: new Map(), sqlMark: 0 }];
+    this.#savepoints.committed();
     this.#batch = this.#newBatch();
     const append = this.settings.persistence.append([record]);
     this.#lastConfirmation = append;
@@ -572,9 +506,11 @@ export class StorageCore {
   }
 
   #hasPending(): boolean {
-    const base = this.#layers[0] as WriteLayer;
+    const base = this.#savepoints.base;
     const b = this.#batch;
-    return b.reset || this.#log.length > 0 || base.kv.size > 0 || base.alarm !== undefined || this.#layers.length > 1;
+    return (
+      b.reset || this.#log.length > 0 || base.kv.size > 0 || base.alarm !== undefined || this.#savepoints.depth > 0
+    );
   }
 
   #afterWrite(allowUnconfirmed: boolean): void {
@@ -583,7 +519,7 @@ export class StorageCore {
   }
 
   #scheduleCommit(): void {
-    if (this.#commitScheduled || this.#savepointDepth > 0) return;
+    if (this.#commitScheduled || this.#savepoints.depth > 0) return;
     this.#commitScheduled = true;
     // At the end of the turn: writes issued in this turn, and in microtasks after it, share the
     // batch; a timer the object sets after writing fires only after the commit.
@@ -687,8 +623,7 @@ export class StorageCore {
     if (this.#closed) return;
     const brokenBefore = this.#broken;
     if (!this.#broken) {
-      const outermost = this.#layers[1];
-      if (outermost !== undefined) this.#unwind(outermost);
+      this.#savepoints.unwindAll();
       this.commitNow();
       await this.#lastConfirmation.catch(() => {});
       // A final snapshot where it is written in place and the log since the newest is long.
