@@ -186,6 +186,15 @@ export class CoreSqlHost implements SqlHost {
   }
 
   /**
+   * The core broke (a failed commit or append): the generation moves on, so cursors still open fail
+   * at their next read with the core's error, as every other call does, instead of reading on from
+   * the engine the host is about to discard (a failed commit has rolled it back).
+   */
+  cancelCursors(): void {
+    this.#generation++;
+  }
+
+  /**
    * Closes the hidden tables' statements and the engine. The generation moves on, so cursors
    * still open on the closed engine are canceled (they fail with the storage's closed error).
    */

@@ -563,6 +563,7 @@ export class StorageCore {
   #break(error: Error): void {
     if (this.#broken) return;
     this.#broken = error;
+    this.sqlHost.cancelCursors();
     this.#host?.onBroken(error);
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { ObjectContext } from "../../../src/context/object-context";
 import type { ObjectState } from "../../../src/context/object-state";
+import { FaultyPersistence } from "../../../src/durability/faulty-persistence";
 import { createMemoryPersistence } from "../../../src/durability/memory-persistence";
 import { ObjectStorage } from "../../../src/storage/object-storage";
 
@@ -33,6 +34,48 @@ describe("implicit transactions: deferred constraints", () => {
     expect(await reopened.get("lost")).toBeUndefined();
     expect(reopened.sql.exec("SELECT count(*) AS n FROM child").one()).toEqual({ n: 0 });
     await reopened.close();
+  });
+
+  test("commit: a cursor left open across a failed commit fails at its next read with the reset error", async () => {
+    // On the platform no code of the object runs after the failed commit (the object is reset):
+    // here the storage stays in the caller's hands, and everything it answers is the reset error,
+    // never rows from the engine the failed commit rolled back.
+    const storage = await ObjectStorage.open();
+    schema(storage);
+    storage.sql.exec("INSERT INTO parent VALUES (1), (2), (3)");
+    await storage.sync();
+
+    const started = storage.sql.exec<{ id: number }>("SELECT id FROM parent ORDER BY id");
+    expect(started.next()).toEqual({ done: false, value: { id: 1 } });
+    const unread = storage.sql.exec<{ id: number }>("SELECT id FROM parent ORDER BY id");
+    storage.sql.exec("PRAGMA defer_foreign_keys = ON");
+    storage.sql.exec("INSERT INTO child VALUES (1, 99)");
+    await expect(storage.sync()).rejects.toThrow(VIOLATION);
+
+    expect(() => started.next()).toThrow(VIOLATION);
+    expect(() => started.raw().toArray()).toThrow(VIOLATION);
+    expect(() => unread.toArray()).toThrow(VIOLATION);
+    expect(() => unread.rowsRead).toThrow(VIOLATION);
+    expect(() => storage.sql.exec("SELECT 1")).toThrow(VIOLATION);
+  });
+
+  test("append: a cursor left open across a failed append fails at its next read with the reset error", async () => {
+    const faulty = new FaultyPersistence(createMemoryPersistence());
+    const storage = await ObjectStorage.open({ persistence: faulty });
+    schema(storage);
+    storage.sql.exec("INSERT INTO parent VALUES (1), (2), (3)");
+    await storage.sync();
+
+    const started = storage.sql.exec<{ id: number }>("SELECT id FROM parent ORDER BY id");
+    expect(started.next()).toEqual({ done: false, value: { id: 1 } });
+    faulty.failNextAppend();
+    storage.sql.exec("INSERT INTO parent VALUES (4)");
+    const failure = await storage.sync().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect(() => started.next()).toThrow((failure as Error).message);
   });
 
   test("foreign keys: are enforced by default, as on the platform", async () => {
