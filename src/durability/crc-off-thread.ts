@@ -13,6 +13,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { crc32Update } from "./crc32";
+import { crcMatches } from "./snapshot-name-crc";
 
 type Fs = typeof import("node:fs/promises");
 type WorkerThreads = typeof import("node:worker_threads");
@@ -139,8 +140,14 @@ export interface Piece {
 /** A file read in pieces: its pieces, in file order, cover it exactly. @internal */
 export interface ScatteredFile {
   path: string;
-  /** The CRC-32 the whole file must have (the one in its name). */
+  /**
+   * The CRC-32 in the file's name. With `named`, it is a snapshot name's CRC, which covers the
+   * file's bytes followed by the name's seq and time (snapshot-name-crc.ts); without, the CRC of
+   * the file's bytes.
+   */
   crc: number;
+  /** The seq and time in the snapshot file's name, whose CRC `crc` is. */
+  named?: { seq: number; timeMs: number } | undefined;
   pieces: readonly Piece[];
 }
 
@@ -149,7 +156,8 @@ export interface OffThreadCrc {
   /** Whether an image of `size` bytes is read and checked here (the reads answer `undefined` otherwise). */
   accepts(size: number): boolean;
   /**
-   * Reads `file` (`size` bytes by its stat) and starts checking it against `crc`: `undefined` when
+   * Reads `file` (`size` bytes by its stat) and starts checking it against `crc` (a snapshot
+   * name's, with `named`: see {@link ScatteredFile}): `undefined` when
    * the image is too small to be worth a thread (check it in line), else the bytes (a view of a
    * `SharedArrayBuffer`, read once) and the check, which resolves `true` when the CRC matches and
    * `false` when it differs or the file did not read whole. Rejects when the file cannot be read.
@@ -158,6 +166,7 @@ export interface OffThreadCrc {
     file: string,
     size: number,
     crc: number,
+    named?: { seq: number; timeMs: number },
   ): Promise<{ image: Uint8Array; matches: Promise<boolean> } | undefined>;
   /**
    * Reads `files` piece by piece into an image of `imageBytes` (zeros where no piece lands) and a
@@ -256,9 +265,9 @@ export async function createOffThreadCrc(fs: Fs): Promise<OffThreadCrc | undefin
       filesReadBack++;
       return { bytes: answer.bytes, crc: answer.crc };
     },
-    readAndCheck: (file, size, crc) =>
+    readAndCheck: (file, size, crc, named) =>
       readScatteredAndCheck(
-        [{ path: file, crc, pieces: [{ offset: 0, length: size, scratch: false, at: 0 }] }],
+        [{ path: file, crc, named, pieces: [{ offset: 0, length: size, scratch: false, at: 0 }] }],
         size,
         0,
       ),
@@ -411,7 +420,9 @@ async function verdict(
   files: readonly ScatteredFile[],
 ): Promise<boolean> {
   const agree = (crcs: unknown) =>
-    Array.isArray(crcs) && crcs.length === files.length && files.every((f, i) => crcs[i] === f.crc);
+    Array.isArray(crcs) &&
+    crcs.length === files.length &&
+    files.every((f, i) => typeof crcs[i] === "number" && crcMatches(crcs[i], { crc: f.crc, ...f.named }));
   const answered = await answer;
   if (answered === undefined) return agree(crcsInLine(image, scratch, files));
   answers++;

@@ -27,8 +27,9 @@ import { crc32 } from "./crc32";
 import { isLockFile } from "./directory-lock";
 import { asPlainBytes, DELTA_RE, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
 import { decodeRecords, peekPayloadSeq, scanFrames } from "./record-codec";
-import { ChainReader, layOutChain, readDeltaHeader } from "./snapshot-chain-read";
+import { ChainReader, checksumFailure, layOutChain, readDeltaHeader } from "./snapshot-chain-read";
 import { basesNeeded, chainOf } from "./snapshot-delta";
+import { crcMatches } from "./snapshot-name-crc";
 
 type Fs = typeof import("node:fs/promises");
 type Path = typeof import("node:path");
@@ -223,7 +224,10 @@ async function scanOnce(
     // Too small for a thread, or a chain of another shape: read and checked in line below.
     if (newestChain.length === 1) {
       if (offThread.accepts(newestRoot.bytes))
-        read = offThread.readAndCheck(file(newestRoot.name), newestRoot.bytes, newestRoot.crc);
+        read = offThread.readAndCheck(file(newestRoot.name), newestRoot.bytes, newestRoot.crc, {
+          seq: newestRoot.seq,
+          timeMs: newestRoot.timeMs,
+        });
     } else if (offThread.accepts(newest?.imageBytes ?? 0)) {
       // Its headers are not yet checked: whatever they make the plan throw leaves the chain to the reader in line.
       const layout = await layOutChain(fs, file, newestChain).catch(() => undefined);
@@ -242,7 +246,7 @@ async function scanOnce(
       chain === undefined
         ? { file: s, why: `the snapshot of seq ${String(s.baseSeq)} it applies to is missing` }
         : chain.length === 1
-          ? ((await readVerified(fs, file(s.name), s.crc)) ?? { file: s, why: "it fails its checksum" })
+          ? ((await readVerified(fs, file(s.name), s)) ?? { file: s, why: checksumFailure(s) })
           : await chains.image(chain);
     if (image instanceof Uint8Array) {
       verified = { seq: s.seq, image };
@@ -369,7 +373,7 @@ async function scanOnce(
       chain === undefined
         ? undefined
         : chain.length === 1
-          ? await readVerified(fs, file(s.name), s.crc)
+          ? await readVerified(fs, file(s.name), s)
           : await chains.image(chain);
     if (image instanceof Uint8Array) {
       const firstName = liveSegments[0]?.name;
@@ -444,15 +448,18 @@ export function corruptError(directory: string, what: string, advice?: string): 
   );
 }
 
-/** Reads a file and returns it when its CRC-32 is `crc`; `undefined` when it differs or is unreadable. */
-async function readVerified(fs: Fs, file: string, crc: number): Promise<Uint8Array | undefined> {
+/**
+ * Reads a snapshot file and returns it when its bytes match the CRC in its name (snapshot-name-crc.ts);
+ * `undefined` when they do not or it is unreadable.
+ */
+async function readVerified(fs: Fs, file: string, named: StoredSnapshot): Promise<Uint8Array | undefined> {
   let bytes: Uint8Array;
   try {
     bytes = asPlainBytes(await fs.readFile(file));
   } catch {
     return undefined;
   }
-  return crc32(bytes) === crc ? bytes : undefined;
+  return crcMatches(crc32(bytes), named) ? bytes : undefined;
 }
 
 /**

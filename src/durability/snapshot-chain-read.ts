@@ -10,6 +10,7 @@ import { type Piece, readInto, type ScatteredFile } from "./crc-off-thread";
 import { crc32 } from "./crc32";
 import { asPlainBytes } from "./file-layout";
 import { applyDelta, DELTA_HEADER_BYTES, type DeltaHeader, parseDeltaHeader } from "./snapshot-delta";
+import { crcMatches } from "./snapshot-name-crc";
 
 type Fs = typeof import("node:fs/promises");
 
@@ -20,11 +21,19 @@ export interface ChainFile {
   crc: number;
   /** The file's size. */
   bytes: number;
+  /**
+   * The time in the file's name: with it, `crc` is a snapshot name's CRC, which covers the file's
+   * bytes, then its seq and time (snapshot-name-crc.ts); without, the CRC of its bytes alone.
+   */
+  timeMs?: number | undefined;
   /** A delta's base seq; `undefined` for a full image. */
   baseSeq?: number | undefined;
   /** The image's size after this snapshot (a full image's is its file's size). */
   imageBytes: number;
 }
+
+/** The seq and time a file's name CRC covers, if it is a snapshot name's (see {@link ChainFile.timeMs}). */
+const namedOf = (f: ChainFile) => (f.timeMs === undefined ? undefined : { seq: f.seq, timeMs: f.timeMs });
 
 /** Why a chain could not be read: the file at fault and a sentence. @internal */
 export interface ChainDamage {
@@ -121,7 +130,7 @@ export async function layOutChain(
   const fullPieces: Piece[] = [];
   for (let index = 0; index * chunkBytes < full.bytes; index++)
     place(fullPieces, index * chunkBytes, Math.min(chunkBytes, full.bytes - index * chunkBytes), index, 0);
-  files.push({ path: file(full.name), crc: full.crc, pieces: fullPieces });
+  files.push({ path: file(full.name), crc: full.crc, named: namedOf(full), pieces: fullPieces });
   headers.forEach((h, k) => {
     const pieces: Piece[] = [{ offset: 0, length: h.dataOffset, scratch: true, at: scratchBytes }];
     scratchBytes += h.dataOffset;
@@ -132,7 +141,7 @@ export async function layOutChain(
       offset += n;
     }
     const f = chain[k + 1] as ChainFile;
-    files.push({ path: file(f.name), crc: f.crc, pieces });
+    files.push({ path: file(f.name), crc: f.crc, named: namedOf(f), pieces });
   });
   return { files, imageBytes: length, scratchBytes };
 }
@@ -156,7 +165,7 @@ export class ChainReader {
     try {
       const bytes = asPlainBytes(await this.#fs.readFile(this.#file(f.name)));
       const header = parseDeltaHeader(bytes, bytes.length);
-      if (crc32(bytes) !== f.crc) verdict = "it fails its checksum";
+      if (!crcMatches(crc32(bytes), f)) verdict = checksumFailure(f);
       else if (typeof header === "string") verdict = header;
       else if (header.seq !== f.seq || header.baseSeq !== f.baseSeq)
         verdict = `its header names seq ${header.seq} on ${header.baseSeq}, not its file name's`;
@@ -207,12 +216,22 @@ export class ChainReader {
     } catch (error) {
       return { file: full, why: `it cannot be read (${error instanceof Error ? error.message : String(error)})` };
     }
-    if (read !== full.bytes || crc32(image.subarray(0, full.bytes)) !== full.crc)
-      return { file: full, why: "it fails its checksum" };
+    if (read !== full.bytes || !crcMatches(crc32(image.subarray(0, full.bytes)), full))
+      return { file: full, why: checksumFailure(full) };
     let length = full.bytes;
     for (const d of checked.deltas) length = applyDelta(image, length, d.bytes, d.header);
     return image.subarray(0, length);
   }
+}
+
+/**
+ * Why a snapshot file whose bytes do not sum to its name's CRC is refused: damaged, or renamed (the
+ * CRC covers the seq and time in the name). @internal
+ */
+export function checksumFailure(f: { timeMs?: number | undefined }): string {
+  return f.timeMs === undefined
+    ? "it fails its checksum"
+    : "it fails its checksum (damaged, or renamed: the checksum covers the seq and time in its name)";
 }
 
 /** Fills `target` from the start of the file; returns the bytes read. */

@@ -12,8 +12,9 @@ import { corruptError, type StoredSnapshot } from "./directory-scan";
 import { crc32InTurns, type DirectoryIo, snapshotSliceBytes, type WritePacing } from "./file-io";
 import { asPlainBytes, DELTA_RE, isErrno, SNAPSHOT_RE } from "./file-layout";
 import { missingSnapshot, snapshotTimeMs } from "./persistence";
-import { ChainReader } from "./snapshot-chain-read";
+import { ChainReader, checksumFailure } from "./snapshot-chain-read";
 import { chainOf } from "./snapshot-delta";
+import { crcMatches, nameCrcOf } from "./snapshot-name-crc";
 
 /** A snapshot file just written and read back (see {@link SnapshotFiles.write}). */
 export interface WrittenSnapshot {
@@ -21,6 +22,7 @@ export interface WrittenSnapshot {
   seq: number;
   timeMs: number;
   bytes: number;
+  /** The CRC-32 in its name (its bytes, then its seq and time: snapshot-name-crc.ts). */
   crc: number;
 }
 
@@ -73,7 +75,8 @@ export class SnapshotFiles {
     for (const part of parts) length += part.length;
     const crc = (await this.#offThreadCrc?.crcOfParts(parts, length)) ?? (await crc32InTurns(parts));
     const timeMs = snapshotTimeMs(info.timeMs);
-    const name = nameOf(timeMs, crc);
+    // The name's CRC covers the seq and time too: a file renamed to another seq fails it.
+    const name = nameOf(timeMs, nameCrcOf(crc, info.seq, timeMs));
     // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
     // partial image under a real snapshot name. The directory fsync makes the rename durable.
     // In slices flushed one at a time, each started once the log's write + flush in flight (if
@@ -85,7 +88,7 @@ export class SnapshotFiles {
     const back = (await this.#offThreadCrc?.crcOfFile(io.file(name), length)) ?? (await io.crcOfFile(name));
     if (back.bytes !== length || back.crc !== crc)
       throw corruptError(io.directory, `snapshot ${name} read back differently than it was written`);
-    return { name, seq: info.seq, timeMs, bytes: length, crc };
+    return { name, seq: info.seq, timeMs, bytes: length, crc: nameCrcOf(crc, info.seq, timeMs) };
   }
 
   /** A snapshot file was written: it replaces any other of its seq. */
@@ -129,10 +132,10 @@ export class SnapshotFiles {
       if (isErrno(error, "ENOENT")) throw missingSnapshot(seq);
       throw error;
     }
-    if (crc32(bytes) !== found.crc)
+    if (!crcMatches(crc32(bytes), found))
       throw corruptError(
         io.directory,
-        `snapshot ${found.name} fails its checksum; an older snapshot and the log may still reach this state`,
+        `snapshot ${found.name} cannot be used: ${checksumFailure(found)}; an older snapshot and the log may still reach this state`,
       );
     return bytes;
   }
