@@ -20,7 +20,7 @@ import { ActorStoreError } from "../errors";
 import { type AlarmIndex, type AlarmIndexEntry, parseEntry } from "../host/alarm-index";
 import { indexOf, type PersistenceFactory, withIndex } from "../host/options";
 import { s3Persistence } from "../s3/index";
-import { isRequestTimeoutMs, parseEndpoint, type S3Credentials } from "../s3/options";
+import { credentialsProblem, isRequestTimeoutMs, parseEndpoint, type S3Credentials } from "../s3/options";
 import { type Clock, systemClock } from "../util/clock";
 import { Watchdog } from "../util/watchdog";
 
@@ -87,13 +87,8 @@ export class ClusterBucket {
       throw new TypeError(
         'cluster.bucket: option "prefix" must be "" or segments ending in "/" (letters, digits, . _ = + -).',
       );
-    if (
-      typeof credentials !== "object" ||
-      credentials === null ||
-      typeof credentials.accessKeyId !== "string" ||
-      typeof credentials.secretAccessKey !== "string"
-    )
-      throw new TypeError('cluster.bucket: option "credentials" must be { accessKeyId, secretAccessKey }.');
+    const problem = credentialsProblem(credentials);
+    if (problem !== undefined) throw new TypeError(`cluster.bucket: ${problem}`);
     this.options = { endpoint: endpoint.replace(/\/+$/, ""), bucket, prefix, region, credentials, requestTimeoutMs };
     this.prefix = prefix;
     this.#aws = new AwsClient({

@@ -7,11 +7,11 @@ import type { Clock } from "../util/clock";
 
 /** Credentials for the S3-compatible store. They are never included in an error or a log line. */
 export interface S3Credentials {
-  /** The access key id. */
+  /** The access key id: printable ASCII without spaces (it goes into a request header). */
   accessKeyId: string;
   /** The secret access key. */
   secretAccessKey: string;
-  /** A session token, for temporary credentials. */
+  /** A session token, for temporary credentials: printable ASCII without spaces, as the key id. */
   sessionToken?: string;
 }
 
@@ -134,6 +134,31 @@ export function parseEndpoint(endpoint: unknown): URL | string {
   return url;
 }
 
+/**
+ * Why `credentials` cannot sign a request, or `undefined` when they can: `accessKeyId` (which goes
+ * into the `Authorization` header) and `sessionToken` (its own header) must be printable ASCII
+ * without spaces. A value that is not (a newline read from a file with the key) made `fetch` reject
+ * the signed headers with a message that quoted them, access key id and signature included. The
+ * reason never shows the value. Shared with the cluster's bucket. @internal
+ */
+export function credentialsProblem(credentials: unknown): string | undefined {
+  if (typeof credentials !== "object" || credentials === null)
+    return `option "credentials" must be { accessKeyId, secretAccessKey }.`;
+  const { accessKeyId, secretAccessKey, sessionToken } = credentials as Record<string, unknown>;
+  const headerSafe = /^[\x21-\x7e]+$/;
+  const unsafe = (name: string) =>
+    `option "credentials.${name}" must be printable ASCII without spaces or line breaks (a key read from a file may end in a newline: trim it); its value is not shown.`;
+  if (typeof accessKeyId !== "string" || accessKeyId === "")
+    return `option "credentials.accessKeyId" must be a non-empty string.`;
+  if (!headerSafe.test(accessKeyId)) return unsafe("accessKeyId");
+  if (typeof secretAccessKey !== "string" || secretAccessKey === "")
+    return `option "credentials.secretAccessKey" must be a non-empty string.`;
+  if (sessionToken !== undefined && typeof sessionToken !== "string")
+    return `option "credentials.sessionToken" must be a string.`;
+  if (typeof sessionToken === "string" && !headerSafe.test(sessionToken)) return unsafe("sessionToken");
+  return undefined;
+}
+
 /** Whether `value` is a request timeout: an integer number of ms ≥ 1, or `Infinity` (none). @internal */
 export function isRequestTimeoutMs(value: unknown): value is number {
   return value === Number.POSITIVE_INFINITY || (Number.isSafeInteger(value) && (value as number) >= 1);
@@ -158,13 +183,12 @@ export function resolveS3Options(options: unknown): ResolvedS3Options {
   const c = o.credentials;
   if (typeof c !== "object" || c === null) fail(`option "credentials" must be { accessKeyId, secretAccessKey }.`);
   for (const key of Object.keys(c)) if (!CREDENTIAL_KEYS.has(key)) fail(`unknown option "credentials.${key}".`);
-  const { accessKeyId, secretAccessKey, sessionToken } = c as Record<string, unknown>;
-  if (typeof accessKeyId !== "string" || accessKeyId === "")
-    fail(`option "credentials.accessKeyId" must be a non-empty string.`);
-  if (typeof secretAccessKey !== "string" || secretAccessKey === "")
-    fail(`option "credentials.secretAccessKey" must be a non-empty string.`);
-  if (sessionToken !== undefined && typeof sessionToken !== "string")
-    fail(`option "credentials.sessionToken" must be a string.`);
+  const problem = credentialsProblem(c);
+  if (problem !== undefined) fail(problem);
+  const { accessKeyId, secretAccessKey, sessionToken } = c as Record<string, string | undefined> & {
+    accessKeyId: string;
+    secretAccessKey: string;
+  };
   const readOnly = o.readOnly ?? false;
   if (typeof readOnly !== "boolean") fail(`option "readOnly" must be a boolean.`);
   const clock = o.clock as Clock | undefined;

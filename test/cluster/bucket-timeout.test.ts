@@ -141,6 +141,27 @@ describe("cluster bucket: request timeout", () => {
   });
 });
 
+describe("cluster bucket: credentials", () => {
+  test("a key id or session token that cannot go into a request header is a TypeError naming the option, never the value", () => {
+    for (const credentials of [
+      { accessKeyId: "AKIDEXAMPLE\n", secretAccessKey: SECRET },
+      { accessKeyId: "AKID EXAMPLE", secretAccessKey: SECRET },
+      { accessKeyId: "AKIDEXAMPLE", secretAccessKey: SECRET, sessionToken: "token-Qx7\nrest" },
+      { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "" },
+    ]) {
+      let error: unknown;
+      try {
+        new ClusterBucket({ endpoint: "http://127.0.0.1:1", bucket: "cluster", credentials });
+      } catch (e) {
+        error = e;
+      }
+      expect(error, JSON.stringify(credentials)).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(/cluster\.bucket: option "credentials\./);
+      for (const secret of ["AKID", "token-Qx7", SECRET]) expect((error as Error).message).not.toContain(secret);
+    }
+  });
+});
+
 describe("cluster bucket: endpoint", () => {
   test("an endpoint with credentials, a query or a fragment is refused (a password in it would reach every error message)", () => {
     const clock = new FakeClock();

@@ -214,6 +214,35 @@ describe("s3 (fake): options and secrets", () => {
     );
   });
 
+  it("a key id or session token that cannot go into a request header (a newline read from a file) is a TypeError naming the option, never the value", async () => {
+    // Before, the adapter took them, and fetch refused the signed headers with a message that quoted
+    // them: the key id, the session token, and the signature of an UNSIGNED-PAYLOAD request.
+    for (const credentials of [
+      { accessKeyId: "AKFAKE\n", secretAccessKey: SECRET },
+      { accessKeyId: "AKFAKE\r\n", secretAccessKey: SECRET },
+      { accessKeyId: "AK FAKE", secretAccessKey: SECRET },
+      { accessKeyId: "AKFAKE\u20ac", secretAccessKey: SECRET },
+      { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: "token-Qx7\nrest" },
+      { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: "token-Qx7 rest" },
+    ]) {
+      const error = await rejection(
+        Promise.resolve().then(() =>
+          s3Persistence({ ...optionsFor(target, freshPrefix("header")), credentials, retries: 0 }).load(),
+        ),
+      );
+      const shown = `${inspect(error, { depth: 10 })} ${JSON.stringify(error)}`;
+      expect(error, JSON.stringify(credentials)).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(
+        credentials.sessionToken === undefined ? /"credentials\.accessKeyId"/ : /"credentials\.sessionToken"/,
+      );
+      for (const secret of ["AKFAKE", "AK FAKE", "token-Qx7", "Signature", SECRET]) expect(shown).not.toContain(secret);
+    }
+    // A secret is only hashed, never sent: any string signs (the store says whether it is the right one).
+    expect(() =>
+      s3Persistence(optionsFor({ ...target, secretAccessKey: `${SECRET}\n\u20ac` }, freshPrefix("header"))),
+    ).not.toThrow();
+  });
+
   it("secrets never appear in errors, their causes, or the adapter's inspection", async () => {
     const wrong = s3Persistence(
       optionsFor({ ...target, accessKeyId: "AKWRONG", secretAccessKey: SECRET }, freshPrefix("secret")),
