@@ -33,6 +33,7 @@ export const CONTEXT_OPTIONS_SPEC: { readonly [K in keyof Required<ObjectContext
   props: is.any(),
   alarms: is.boolean(),
   onReset: is.function("a function (error) => void"),
+  runOwnCode: is.function("a function (instance, fn) => fn()"),
 };
 
 /** Validates the options of `ObjectContext.create()`. */

@@ -67,6 +67,27 @@ export interface ObjectContextOptions<Env> {
   alarms?: boolean;
   /** Called when the object is reset, with the error its pending and later callers see (the object host uses it). */
   onReset?: (error: Error) => void;
+  /**
+   * Runs the object's own code that the context starts by itself: its constructor (`instance()`
+   * gives `undefined` until the constructor returned) and its alarm handler. The object host uses
+   * it to know which instance the running code belongs to. Default: runs `fn`.
+   */
+  runOwnCode?: <R>(instance: () => object | undefined, fn: () => R) => R;
+}
+
+/** Options of {@link ObjectContext.deliver}. */
+export interface DeliverOptions {
+  /** Critical sections (from {@link ObjectContext.criticalSections}) the event runs inside. */
+  readonly within?: CriticalSections;
+}
+
+/**
+ * The critical sections (`blockConcurrencyWhile`, `transaction()`) running at one moment, from
+ * {@link ObjectContext.criticalSections}: an event delivered with it runs inside them while one of
+ * them still runs.
+ */
+export interface CriticalSections {
+  readonly sections: ReadonlyArray<object>;
 }
 
 interface Session<I extends object> {
@@ -124,6 +145,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   #fenced: Error | null = null;
   #resets = 0;
   #previousStorage: ObjectStorage | undefined;
+  readonly #runOwnCode: <R>(instance: () => object | undefined, fn: () => R) => R;
   #lastResetError: Error | null = null;
   /**
    * Errors that reset the object because its storage failed (a write not confirmed, a session
@@ -154,6 +176,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     this.#persistence = persistence;
     this.#bcwTimeoutMs = options.blockConcurrencyTimeoutMs ?? 30_000;
     this.#onReset = options.onReset;
+    this.#runOwnCode = options.runOwnCode ?? ((_instance, fn) => fn());
     this.alarms = new AlarmScheduler({
       clock: this.clock,
       random: options.random ?? Math.random,
@@ -219,21 +242,30 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   /**
    * Delivers one event: waits for the input gate, runs `handler` on the instance, and releases its
    * result only after every write issued before the result is confirmed. If the object resets
-   * meanwhile, the result is discarded and the promise rejects with the reset's error.
+   * meanwhile, the result is discarded and the promise rejects with the reset's error. With
+   * `within` (see {@link ObjectContext.criticalSections}), it runs inside those critical sections
+   * while one of them still runs: at once, without waiting for the gate they hold.
    */
-  async deliver<R>(handler: (instance: I, state: ObjectState) => R | Promise<R>): Promise<Awaited<R>> {
+  async deliver<R>(
+    handler: (instance: I, state: ObjectState) => R | Promise<R>,
+    options: DeliverOptions = {},
+  ): Promise<Awaited<R>> {
     if (this.#closed) throw closedError();
     const resetsAtArrival = this.#resets;
-    await this.#inputGate.enter();
+    // Inside a critical section still running, the event runs at once (its gate is that section's).
+    const inside = options.within !== undefined && this.#sections.anyRunning(options.within.sections);
+    if (!inside) await this.#inputGate.enter();
     // An event that was waiting when the object reset fails with the reset, as on the platform;
     // only events that arrive afterwards meet the fresh instance.
     if (this.#resets !== resetsAtArrival && this.#lastResetError !== null) throw this.#lastResetError;
     const session = await this.#ensureSession();
-    this.#construct(session);
-    await Promise.all(session.init);
-    // The platform commits a turn's writes before it delivers the next event, so a later event
-    // (an abort, say) can never take an earlier event's finished writes down with it.
-    coreOf(session.storage).commitNow();
+    if (!inside || session.instance === undefined) {
+      this.#construct(session);
+      await Promise.all(session.init);
+      // The platform commits a turn's writes before it delivers the next event, so a later event
+      // (an abort, say) can never take an earlier event's finished writes down with it.
+      coreOf(session.storage).commitNow();
+    }
     let result: Awaited<R>;
     try {
       if (session.broken) throw session.broken;
@@ -250,6 +282,17 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     await inFlight();
     if (session.broken) throw session.broken;
     return result;
+  }
+
+  /**
+   * The critical sections (`blockConcurrencyWhile`, `transaction()`) running now, or `null`: an
+   * event delivered with them (`deliver(handler, { within })`) runs inside them, past the input
+   * gate they hold, while one of them still runs (as on the platform, where what an object passes
+   * from inside a critical section is called inside it); once they ended, it waits as any event.
+   */
+  criticalSections(): CriticalSections | null {
+    const sections = this.#sections.runningNow();
+    return sections === null ? null : { sections };
   }
 
   /** The current storage (opens a session if none is live). */
@@ -413,7 +456,11 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     if (session.instance !== undefined || session.broken) return;
     session.constructing = true;
     try {
-      session.instance = new this.#class(session.state, this.#env);
+      const Class = this.#class;
+      session.instance = this.#runOwnCode(
+        () => session.instance,
+        () => new Class(session.state, this.#env),
+      );
     } catch (e) {
       // The caller gets the error that reset the object (so a host marks it durableObjectReset, as
       // the platform does): the thrown value itself when it is an Error, else the Error made of it.
@@ -491,7 +538,10 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       // (setting the very time being handled included, as on the platform).
       core.alarmViewOverride = (current) => (current === scheduled && core.alarmCalls === mark ? null : current);
       try {
-        await handler.call(instance, info);
+        await this.#runOwnCode(
+          () => instance,
+          () => handler.call(instance, info),
+        );
       } finally {
         core.alarmViewOverride = undefined;
       }

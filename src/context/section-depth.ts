@@ -24,6 +24,19 @@ export class SectionDepth {
   /** Sections whose callback has started and not yet settled. */
   readonly #running = new Set<{ readonly depth: number }>();
 
+  /**
+   * The sections whose callback is running now (outermost to deepest: they nest), as a token for
+   * {@link SectionDepth.anyRunning}; `null` when none is.
+   */
+  runningNow(): ReadonlyArray<object> | null {
+    return this.#running.size === 0 ? null : [...this.#running];
+  }
+
+  /** Whether one of `sections` (from {@link SectionDepth.runningNow}) is still running. */
+  anyRunning(sections: ReadonlyArray<object>): boolean {
+    return sections.some((section) => this.#running.has(section as { readonly depth: number }));
+  }
+
   /** The depth a section started now would have. */
   next(): number {
     if (this.#current > 0) return this.#current + 1;

@@ -10,6 +10,7 @@
  * fresh instance. An eviction is not a reset: a stub outlives it and wakes the object on its next call.
  */
 
+import type { CriticalSections } from "../context/object-context";
 import { belongsTo, ObjectId, scopedIdFromName, scopedIdFromString, scopedUniqueId } from "../context/object-id";
 import type { RpcTarget } from "../context/rpc-target";
 import { ActorStoreError } from "../errors";
@@ -201,7 +202,13 @@ export type StubOperation =
    * that passed it: the call fails if that instance is gone (evicted or reset), and never starts
    * another.
    */
-  | { readonly kind: "invoke"; readonly owner: object; readonly thunk: () => unknown };
+  | {
+      readonly kind: "invoke";
+      readonly owner: object;
+      readonly thunk: () => unknown;
+      /** The critical sections of `owner` it was passed from: it runs inside them while they last. */
+      readonly within?: CriticalSections;
+    };
 
 /** The instance a call was delivered to, once it was. @internal */
 export interface CallReceiver {

@@ -18,7 +18,7 @@
  *
  * All timers are on the injected clock.
  */
-import { ObjectContext } from "../context/object-context";
+import { type CriticalSections, ObjectContext } from "../context/object-context";
 import type { ObjectId } from "../context/object-id";
 import type { ObjectState } from "../context/object-state";
 import { isFencedError } from "../durability/persistence";
@@ -478,12 +478,19 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       // The object's code runs as its own side: a function or RpcTarget it passes in a call it makes
       // (to another object, say) is called back as an event on this instance.
       const token = entry.token;
-      const sideOf = (instance: object): Side => ({
-        run: (thunk) => this.#dispatch(namespace, id, { token }, { kind: "invoke", owner: instance, thunk }),
-      });
       try {
-        result = await context.deliver((instance) =>
-          runOnSide(sideOf(instance), () => applyOperation(instance, operation)),
+        result = await context.deliver(
+          (instance) =>
+            runOnSide(
+              this.#sideOf(
+                entry,
+                token,
+                () => context.criticalSections(),
+                () => instance,
+              ),
+              () => applyOperation(instance, operation),
+            ),
+          operation.kind === "invoke" && operation.within !== undefined ? { within: operation.within } : {},
         );
       } catch (e) {
         throw across(e, true);
@@ -496,6 +503,37 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       entry.inFlight--;
       if (entry.inFlight === 0) this.#afterEvents(entry);
     }
+  }
+
+  /**
+   * The side of one instance of `entry`'s object (`instance()`, `undefined` while its constructor
+   * runs), bound to its `token`: a call on what it passes is an invoke event on that instance,
+   * inside the critical sections (`within`) it was passed from while they last.
+   */
+  #sideOf(
+    entry: Entry,
+    token: Entry["token"],
+    sectionsNow: () => CriticalSections | null,
+    instance: () => object | undefined,
+    within?: CriticalSections,
+  ): Side {
+    const side: Side = {
+      run: (thunk) =>
+        this.#dispatch(
+          entry.namespace,
+          entry.id,
+          { token },
+          // A constructor that threw passed nothing that lives: no instance matches this owner.
+          { kind: "invoke", owner: instance() ?? {}, thunk, ...(within === undefined ? {} : { within }) },
+        ),
+      pin: () => {
+        const sections = sectionsNow();
+        return sections === null && within === undefined
+          ? side
+          : this.#sideOf(entry, token, sectionsNow, instance, sections ?? undefined);
+      },
+    };
+    return side;
   }
 
   #entry(namespace: string, id: ObjectId): Entry {
@@ -547,10 +585,12 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       entry.wakeAtMs = null;
     }
     const objectClass = this.#classes.get(entry.namespace) as HostedClass;
+    await loadSideScope();
     try {
       const opened = await this.#persistence(entry.id, entry.namespace);
       const persistence =
         this.#alarmIndex === undefined ? opened : withAlarmIndex(opened, (atMs) => this.#wakes.write(entry, atMs));
+      let created: ObjectContext<unknown, object> | undefined;
       const context = await ObjectContext.create<unknown, object>(
         objectClass as new (
           ctx: ObjectState,
@@ -567,10 +607,18 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
             entry.token = { error: null };
             if (this.#onFenced !== undefined && isFencedError(error)) this.#dropFenced(entry);
           },
+          // Its constructor and alarm handler are its own code too (what they pass is called back
+          // as an event on the instance), whatever code started them.
+          runOwnCode: (instance, fn) =>
+            runOnSide(
+              this.#sideOf(entry, entry.token, () => created?.criticalSections() ?? null, instance),
+              fn,
+            ),
           ...(this.#random === undefined ? {} : { random: this.#random }),
           ...(this.#bcwTimeoutMs === undefined ? {} : { blockConcurrencyTimeoutMs: this.#bcwTimeoutMs }),
         },
       );
+      created = context;
       if (this.#closed) {
         await context.close();
         return;

@@ -22,6 +22,11 @@ import { cloneAcross, errorAcross, markCrossing, NOT_A_REFERENCE } from "./bound
 export interface Side {
   /** Runs `thunk` on this side; what it throws reaches the other side as the boundary delivers it. */
   run(thunk: () => unknown): Promise<unknown>;
+  /**
+   * This side as a reference made now sees it: an object's side inside the critical sections
+   * (`blockConcurrencyWhile`) running now, whose calls run inside them while they last.
+   */
+  pin?(): Side;
 }
 
 /** Which object's event the running code belongs to (its side), `null` outside every object. */
@@ -113,8 +118,10 @@ interface Crossed {
  * {@link cloneAcross} clones it.
  */
 function cross(value: unknown, from: Side, to: Side): Crossed {
-  // What "the caller" passes belongs to the object whose event is running, if any.
-  const owner = from === CALLER_SIDE ? currentSide() : from;
+  // What "the caller" passes belongs to the object whose event is running, if any; what is passed
+  // from inside a critical section of that object is called inside it while it lasts.
+  const side = from === CALLER_SIDE ? currentSide() : from;
+  let pinned: Side | undefined;
   const references: Reference[] = [];
   const copy = cloneAcross(value, (v) => {
     const held = STUBS.get(v);
@@ -126,7 +133,8 @@ function cross(value: unknown, from: Side, to: Side): Crossed {
       return stubFor(reference);
     }
     if (typeof v === "function" || v instanceof RpcTarget) {
-      const reference = new Reference(v, owner, to);
+      pinned ??= side.pin?.() ?? side;
+      const reference = new Reference(v, pinned, to);
       references.push(reference);
       return stubFor(reference);
     }

@@ -92,6 +92,78 @@ class Giver extends DurableObject<{ KEEPER: ObjectNamespace<Keeper> }> {
   }
 }
 
+/** Calls back what it is given. */
+class Caller extends DurableObject {
+  async callBack(f: () => Promise<number>): Promise<number> {
+    return f();
+  }
+}
+
+/**
+ * Passes functions of its own from its constructor, from its alarm handler and from inside
+ * blockConcurrencyWhile (each counting in this instance).
+ */
+class Passer extends DurableObject<{ KEEPER: ObjectNamespace<Keeper>; CALLER: ObjectNamespace<Caller> }> {
+  count = 0;
+  /** What the constructor's blockConcurrencyWhile got back from Caller, calling its own function. */
+  fromConstructor: number | undefined;
+  constructor(ctx: DurableObjectState, env: { KEEPER: ObjectNamespace<Keeper>; CALLER: ObjectNamespace<Caller> }) {
+    super(ctx, env);
+    const name = (ctx.id as { name?: string }).name;
+    if (name === "keeps") void env.KEEPER.getByName("k").keep(async () => ++this.count);
+    if (name === "calls back") {
+      void ctx.blockConcurrencyWhile(async () => {
+        this.fromConstructor = await env.CALLER.getByName("c").callBack(async () => ++this.count);
+      });
+    }
+  }
+  async ping(): Promise<number | undefined> {
+    return this.fromConstructor;
+  }
+  async armAlarm(at: number): Promise<void> {
+    await this.ctx.storage.setAlarm(at);
+  }
+  override async alarm(): Promise<void> {
+    await this.env.KEEPER.getByName("k").keep(async () => ++this.count);
+  }
+  /** Inside blockConcurrencyWhile, has Caller call back a function passed from inside it. */
+  callBackInSection(): Promise<number> {
+    return this.ctx.blockConcurrencyWhile(() => this.env.CALLER.getByName("c").callBack(async () => ++this.count));
+  }
+  /** Inside blockConcurrencyWhile, passes a function to the keeper, then holds until `release` resolves. */
+  keepInSection(release: () => Promise<void>): Promise<void> {
+    return this.ctx.blockConcurrencyWhile(async () => {
+      await this.env.KEEPER.getByName("k").keep(async () => ++this.count);
+      await release();
+    });
+  }
+}
+
+/** Starts the passer called `name` from a method of its own (in its own event). */
+class Starter extends DurableObject<{ PASSER: ObjectNamespace<Passer> }> {
+  async start(name: string): Promise<void> {
+    await this.env.PASSER.getByName(name).ping();
+  }
+  ping(): void {}
+}
+
+/** Resolves with `promise`'s outcome, or "pending" if it has not settled within `turns` macrotasks. */
+async function within<T>(promise: Promise<T>, turns: number): Promise<T | "pending"> {
+  let outcome: { value: T } | { error: unknown } | undefined;
+  promise.then(
+    (value) => {
+      outcome = { value };
+    },
+    (error: unknown) => {
+      outcome = { error };
+    },
+  );
+  for (let i = 0; i < turns && outcome === undefined; i++) await new Promise((resolve) => setImmediate(resolve));
+  if (outcome === undefined) return "pending";
+  if ("error" in outcome) throw outcome.error;
+  return outcome.value;
+}
+
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((h) => h.close()));
@@ -255,6 +327,95 @@ describe("references an object passes to another object", () => {
     expect(error).toMatchObject({ code: "ERR_CLOSED" });
     expect((error as Error).message).toContain("call the object again for a new stub");
     expect(t.host.objects().map((o) => o.namespace)).toEqual(["KEEPER"]);
+  });
+});
+
+describe("references an object passes from its constructor, its alarm handler, a critical section", () => {
+  function objects(): TestHost<{
+    PASSER: typeof Passer;
+    KEEPER: typeof Keeper;
+    CALLER: typeof Caller;
+    STARTER: typeof Starter;
+  }> {
+    const t = createTestHost({ PASSER: Passer, KEEPER: Keeper, CALLER: Caller, STARTER: Starter });
+    open.push(t);
+    return t;
+  }
+
+  /** Fires what the keeper kept once the passer was evicted (the keeper and the starter stay). */
+  async function fireAfterPasserEvicted(t: ReturnType<typeof objects>): Promise<unknown> {
+    await t.advance(5_000);
+    await t.env.KEEPER.getByName("k").ping();
+    await t.env.STARTER.getByName("s").ping();
+    await t.advance(6_000);
+    expect(t.host.objects().map((o) => o.namespace)).not.toContain("PASSER");
+    const starts = t.host.stats().starts;
+    const error = await t.env.KEEPER.getByName("k")
+      .fire()
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    // Never run as the evicted instance's closure (nor in another object's event), nor a new start.
+    expect(t.host.stats().starts).toBe(starts);
+    return error;
+  }
+
+  test("what the constructor passes is the instance's: after an eviction a call on it fails", async () => {
+    const t = objects();
+    // Started from another object's method: what the constructor passes is still the passer's own.
+    await t.env.STARTER.getByName("s").start("keeps");
+    expect(await t.env.KEEPER.getByName("k").fire()).toBe(1);
+    const error = await fireAfterPasserEvicted(t);
+    expect(error).toMatchObject({ code: "ERR_CLOSED" });
+  });
+
+  test("what the alarm handler passes is the instance's: after an eviction a call on it fails", async () => {
+    const t = objects();
+    const passer = t.env.PASSER.getByName("alarm");
+    await passer.armAlarm(t.clock.now() + 1_000);
+    await t.advance(1_000);
+    expect(await t.env.KEEPER.getByName("k").fire()).toBe(1);
+    const error = await fireAfterPasserEvicted(t);
+    expect(error).toMatchObject({ code: "ERR_CLOSED" });
+  });
+
+  test("called back from inside the blockConcurrencyWhile it was passed from, it runs inside it (no deadlock)", async () => {
+    const t = objects();
+    // As on workerd: the callback is an event on the passer, run inside the section it was passed from.
+    expect(await within(t.env.PASSER.getByName("p").callBackInSection(), 200)).toBe(1);
+    expect(await within(t.env.PASSER.getByName("p").callBackInSection(), 200)).toBe(2);
+  });
+
+  test("passed from inside the constructor's blockConcurrencyWhile, it runs inside it (no deadlock)", async () => {
+    const t = objects();
+    await t.env.STARTER.getByName("s").ping();
+    expect(await within(t.env.STARTER.getByName("s").start("calls back"), 200)).toBeUndefined();
+    expect(await t.env.PASSER.getByName("calls back").ping()).toBe(1);
+  });
+
+  test("passed from inside a section that still holds the gate, a call from outside runs inside it", async () => {
+    const t = objects();
+    await t.env.KEEPER.getByName("k").ping();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let kept!: () => void;
+    const keptNow = new Promise<void>((resolve) => {
+      kept = resolve;
+    });
+    const holding = t.env.PASSER.getByName("p").keepInSection(async () => {
+      kept();
+      await released;
+    });
+    await keptNow;
+    // The section holds the passer's gate until released; the call needs no gate (as on workerd).
+    expect(await within(t.env.KEEPER.getByName("k").fire(), 200)).toBe(1);
+    release();
+    await holding;
+    // Once the section ended, a call waits for the gate as any event does.
+    expect(await t.env.KEEPER.getByName("k").fire()).toBe(2);
   });
 });
 
