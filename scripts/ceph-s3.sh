@@ -7,7 +7,8 @@
 # Usage: CEPH_DIR=/some/empty/dir CEPH_PORT_BASE=27400 scripts/ceph-s3.sh start
 #        CEPH_DIR=/same/dir scripts/ceph-s3.sh stop | restart-gateway | kill-gateway
 # Ports: mon v2 base+0, mon v1 base+1, daemons base+10..base+49, S3 at http://127.0.0.1:$((base+80)).
-# S3 user: access key AKTEST, secret SKTEST. PIDs go to $CEPH_DIR/pids (gateway: $CEPH_DIR/rgw.pid).
+# S3 user: access key AKTEST, secret SKTEST; user "limited" (AKLIMITED, SKLIMITED) owns nothing, for
+# tests of bucket policies. PIDs go to $CEPH_DIR/pids (gateway: $CEPH_DIR/rgw.pid).
 set -euo pipefail
 D=${CEPH_DIR:?set CEPH_DIR to a working directory}
 C=$D/ceph.conf
@@ -91,5 +92,7 @@ ceph-osd -c "$C" -i "$ID"
 until ceph -c "$C" osd stat 2>/dev/null | grep -q '1 up'; do sleep 0.2; done
 rgw_start
 radosgw-admin -c "$C" user create --uid=test --display-name=test --access-key=AKTEST --secret=SKTEST >/dev/null
+# A second user with no buckets of its own, for tests of what bucket policies grant it.
+radosgw-admin -c "$C" user create --uid=limited --display-name=limited --access-key=AKLIMITED --secret=SKLIMITED >/dev/null
 pgrep -f -- "-c $C " | tr '\n' ' ' > "$D/pids"
 echo "S3 at http://127.0.0.1:$((BASE + 80))"

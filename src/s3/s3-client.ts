@@ -235,10 +235,15 @@ export class S3Client {
       answer.status === 0
         ? `no answer (${answer.error ?? "network error"})`
         : `HTTP ${answer.status}${code === undefined ? "" : ` ${code}`}`;
-    return new S3RequestError(
-      `${where} failed: ${what}. Check the endpoint, the bucket and that the credentials may read and write it.`,
-      answer.status,
-    );
+    // A read of a key that may not exist (the adapter looks for the next claim, manifest, log
+    // position this way): AWS S3 and Ceph answer 403, not 404, when the credentials may read and
+    // write keys but not list the bucket, so "may read and write it" alone would send the user
+    // to permissions that are there.
+    const hint =
+      answer.status === 403 && (method === "HEAD" || method === "GET")
+        ? "The store answers 403 instead of 404 for a key that does not exist when the credentials may not list the bucket: grant s3:ListBucket on the bucket as well as s3:GetObject, s3:PutObject and s3:DeleteObject on the prefix (or check the credentials)."
+        : "Check the endpoint, the bucket and that the credentials may read and write it.";
+    return new S3RequestError(`${where} failed: ${what}. ${hint}`, answer.status);
   }
 
   /**

@@ -7,13 +7,15 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
+import { AwsClient } from "aws4fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isFencedError } from "../../src/durability/persistence";
+import { isFencedError, loadWithRecords } from "../../src/durability/persistence";
 import { s3Persistence } from "../../src/s3/index";
+import { kvRecord } from "../durability/adapter-contract";
 import { type CephServer, ceph, cephScript } from "./ceph";
 import { checkInvariants } from "./invariants";
 import { freshPrefix, optionsFor } from "./s3-harness";
-import { describeS3Suite } from "./s3-suite";
+import { describeS3Suite, rejection } from "./s3-suite";
 
 let server: CephServer;
 beforeAll(async () => {
@@ -21,6 +23,41 @@ beforeAll(async () => {
 }, 600_000);
 
 describeS3Suite("s3 (Ceph)", () => server);
+
+describe("s3 (Ceph): permissions", () => {
+  it("credentials that may read and write keys but not list the bucket: the open fails naming s3:ListBucket (the store answers 403 for a missing key), and works once it is granted", async () => {
+    // The gateway the tests start has a second user, "limited", for bucket policies.
+    if (server.cephDir === undefined) return;
+    const owner = new AwsClient({ ...server, service: "s3", region: "us-east-1", retries: 0 });
+    const bucket = `limited-${process.pid}-${Date.now().toString(36)}`;
+    const base = `${server.endpoint}/${bucket}`;
+    expect((await owner.fetch(base, { method: "PUT" })).status).toBe(200);
+    const grant = async (actions: string[], resource: string[]) => {
+      const statement = {
+        Effect: "Allow",
+        Principal: { AWS: ["arn:aws:iam:::user/limited"] },
+        Action: actions,
+        Resource: resource,
+      };
+      const body = JSON.stringify({ Version: "2012-10-17", Statement: [statement] });
+      expect((await owner.fetch(`${base}?policy`, { method: "PUT", body })).status).toBe(204);
+    };
+    const objects = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"];
+    await grant(objects, [`arn:aws:s3:::${bucket}/*`]);
+    const limited = { ...server, bucket, accessKeyId: "AKLIMITED", secretAccessKey: "SKLIMITED" };
+    const prefix = freshPrefix("limited");
+    const denied = await rejection(s3Persistence(optionsFor(limited, prefix)).load());
+    expect(denied).toMatchObject({ code: "ERR_WRITE_FAILED" });
+    expect((denied as Error).message).toMatch(/HTTP 403\. .*grant s3:ListBucket on the bucket/);
+    expect((denied as Error).message).not.toContain("SKLIMITED");
+    // What the message says is enough: with s3:ListBucket too, the object opens and commits.
+    await grant([...objects, "s3:ListBucket"], [`arn:aws:s3:::${bucket}`, `arn:aws:s3:::${bucket}/*`]);
+    const adapter = s3Persistence(optionsFor(limited, prefix));
+    expect((await adapter.load()).lastSeq).toBe(0);
+    await adapter.append([kvRecord(1)]);
+    expect((await loadWithRecords(s3Persistence(optionsFor(limited, prefix)))).records.map((r) => r.seq)).toEqual([1]);
+  });
+});
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const children: ChildProcess[] = [];
