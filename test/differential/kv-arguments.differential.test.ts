@@ -151,6 +151,11 @@ class KvArguments {
           messageChannel: () => new MessageChannel(),
           responseWithBody: () => new Response("x"),
           requestWithBody: () => new Request("http://example.com/", { method: "POST", body: "x" }),
+          // A Request's signal is written with it, and refused; one made without is stored.
+          requestWithSignal: () => new Request("http://example.com/", { signal: new AbortController().signal }),
+          requestWithAbortedSignal: () => new Request("http://example.com/", { signal: AbortSignal.abort() }),
+          requestClone: () => new Request("http://example.com/").clone(),
+          requestFromRequestWithoutSignal: () => new Request(new Request("http://example.com/"), { signal: null }),
           subtle: () => crypto.subtle,
           claimsBrand: () => ({ [Symbol.toStringTag]: "URL", a: 1 }),
         };
@@ -288,6 +293,10 @@ describe("key-value arguments, compared with workerd", () => {
     expect(workerd.url).toEqual({
       error: "DOMException",
       message: 'Could not serialize object of type "URL". This type does not support serialization.',
+    });
+    expect(workerd.requestWithSignal).toEqual({
+      error: "DOMException",
+      message: "AbortSignal serialization is not enabled.",
     });
     expect(ours).toEqual(workerd);
   });

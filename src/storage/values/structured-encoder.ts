@@ -32,6 +32,7 @@ import {
   headerEntries,
   platformBody,
   requestParts,
+  requestSignalRefusal,
   responseParts,
   webObjectKind,
 } from "./web-objects";
@@ -388,6 +389,8 @@ export class Encoder {
     // One with a body is refused below, as the platform refuses it.
     if (kind === undefined || platformBody(value as Request | Response, kind) !== null) return false;
     if (kind === "Request") {
+      const refusal = requestSignalRefusal(value as Request);
+      if (refusal !== undefined) throw refusal;
       const parts = requestParts(value as Request);
       this.#tag(Tag.REQUEST);
       this.#string(parts.url);

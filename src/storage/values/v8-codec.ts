@@ -12,7 +12,9 @@ import type * as NodeV8 from "node:v8";
 import { ActorStoreError, dataCloneError } from "../../errors";
 import { isStackOverflow } from "../../util/stack-overflow";
 import type { ValueCodec } from "./codec";
+import { describeObject } from "./structured-format";
 import { V8_CODEC_TAG } from "./tags";
+import { type HostReader, type HostWriter, readWebObject, withStandIns, writeWebObject } from "./v8-web-objects";
 
 /** Node's `Buffer`, when present (see the pool note in {@link createV8Codec}). */
 const nodeBuffer = (globalThis as { Buffer?: { isBuffer(value: unknown): boolean } }).Buffer;
@@ -28,7 +30,11 @@ const CLONE_ERROR = / could not be cloned\.$/;
  * base classes let V8 write them natively (`B` buffer + `V` view), as workerd does. Class instances
  * already come out as plain objects with own enumerable properties (V8 writes any ordinary object
  * that way, matching workerd's `treatClassInstancesAsPlainObjects`), and Error subclasses keep their
- * standard name because V8 itself records it; so no other fix-up is needed.
+ * standard name because V8 itself records it. The web platform's objects are the exception: workerd
+ * writes a `DOMException`, a `Headers` and a bodyless `Request` or `Response` as host objects of its
+ * own format and refuses the others (`URL`, `Blob`…), while V8 would write Node's (plain JavaScript)
+ * ones as `{}`; a value holding one is written through stand-ins (see v8-web-objects.ts), and such
+ * host objects, also in bytes workerd wrote, read back as those objects.
  *
  * A small Node `Buffer` is a window on a shared 8 KiB pool, and V8 writes a view's whole backing
  * buffer: a top-level Buffer is therefore copied first, so storing `Buffer.from("abc")` stores 3
@@ -42,16 +48,45 @@ const CLONE_ERROR = / could not be cloned\.$/;
  * ```
  */
 export function createV8Codec(v8: typeof NodeV8): ValueCodec {
+  /** V8 hands a host object (one with internal fields, such as a Serializer) to `_writeHostObject`. */
+  class WebSerializer extends v8.Serializer implements HostWriter {
+    /** Stand-ins by web object, and back; made on the first web object of a value. */
+    #standIns: Map<object, object> | undefined;
+    #originals: Map<object, object> | undefined;
+    standIn(webObject: object): object {
+      this.#standIns ??= new Map();
+      this.#originals ??= new Map();
+      let made = this.#standIns.get(webObject);
+      if (made === undefined) {
+        made = new v8.Serializer();
+        this.#standIns.set(webObject, made);
+        this.#originals.set(made, webObject);
+      }
+      return made;
+    }
+    _writeHostObject(object: object): void {
+      const original = this.#originals?.get(object);
+      // Another host object (one of Node's own): refused as the base serializer refuses it.
+      if (original === undefined) throw dataCloneError(`${describeObject(object, "Object")} could not be cloned.`);
+      writeWebObject(this, original);
+    }
+  }
+  class WebDeserializer extends v8.Deserializer implements HostReader {
+    _readHostObject(): object {
+      return readWebObject(this);
+    }
+  }
   return {
     name: "v8",
     encode(value: unknown): Uint8Array {
       if (nodeBuffer?.isBuffer(value) && (value as Uint8Array).byteLength !== (value as Uint8Array).buffer.byteLength) {
         value = new Uint8Array(value as Uint8Array);
       }
-      const serializer = new v8.Serializer();
+      // Only an object can hold a web object: a primitive skips the subclass (and the walk).
+      const serializer = typeof value === "object" && value !== null ? new WebSerializer() : new v8.Serializer();
       serializer.writeHeader();
       try {
-        serializer.writeValue(value);
+        serializer.writeValue(serializer instanceof WebSerializer ? withStandIns(value, serializer) : value);
       } catch (error) {
         // Node throws a plain Error with V8's text; the platform throws a DataCloneError with it.
         if (error instanceof Error && CLONE_ERROR.test(error.message)) throw dataCloneError(error.message);
@@ -70,9 +105,13 @@ export function createV8Codec(v8: typeof NodeV8): ValueCodec {
       }
       try {
         // V8 copies array buffers out of `bytes` while reading, so each call returns a fresh value.
-        const deserializer = new v8.Deserializer(bytes);
-        deserializer.readHeader();
-        return deserializer.readValue();
+        return read(new v8.Deserializer(bytes));
+      } catch {
+        // The base deserializer fails on a host object (a web object); the subclass that reads them
+        // costs more on every value, so it is only tried where the base one failed.
+      }
+      try {
+        return read(new WebDeserializer(bytes));
       } catch (error) {
         // Out of stack is not corruption (see decodeStructuredRange).
         if (isStackOverflow(error)) throw error;
@@ -82,6 +121,11 @@ export function createV8Codec(v8: typeof NodeV8): ValueCodec {
       }
     },
   };
+}
+
+function read(deserializer: NodeV8.Deserializer): unknown {
+  deserializer.readHeader();
+  return deserializer.readValue();
 }
 
 let loading: Promise<ValueCodec | undefined> | undefined;

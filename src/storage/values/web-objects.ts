@@ -3,12 +3,14 @@
  * body (one with a body is refused, see structured-format.ts). What is kept follows workerd's own
  * serialization of them: a Request's URL, method, headers, redirect mode and cache mode; a
  * Response's status, status text and headers (status 0 is `Response.error()`). The rest (a
- * Request's mode, credentials, referrer, integrity, keepalive, signal; a Response's url, type and
- * redirected) reads back as a newly constructed object's, as on the platform.
+ * Request's mode, credentials, referrer, integrity, keepalive; a Response's url, type and
+ * redirected) reads back as a newly constructed object's, as on the platform. A Request that follows
+ * an AbortSignal is refused, as the platform refuses it ({@link requestSignalRefusal}).
  *
  * Values are read with the platform classes' own methods and getters, so a subclass that overrides
  * them is stored as what it holds (and reads back as the base class, as on the platform).
  */
+import { dataCloneError } from "../../errors";
 
 /** A `Headers` as its iteration gives it: lower-cased names in order, `set-cookie` one a value. */
 export type HeaderEntries = [name: string, value: string][];
@@ -50,6 +52,37 @@ function get(proto: object, name: string, value: object): unknown {
  */
 export function platformBody(value: Request | Response, className: "Request" | "Response"): unknown {
   return get((className === "Request" ? Request : Response).prototype, "body", value);
+}
+
+/**
+ * The platform's refusal of a Request made with a signal: workerd writes a Request's signal with
+ * it and refuses the signal (checked through Miniflare, an aborted one too), while a Request made
+ * without one (or from one made without, or a clone) is stored. Node gives every Request a signal
+ * of its own; one that follows another signal keeps the controller it follows with (an own symbol
+ * named `abortController`), and one made with an aborted signal starts aborted. Node cannot tell a
+ * Request made from a Request (`new Request(request, init)`, which follows that request's signal)
+ * from one made with a signal: it is refused too, unless made with `signal: null`.
+ */
+export function requestSignalRefusal(request: Request): Error | undefined {
+  const signal = get(Request.prototype, "signal", request) as AbortSignal | undefined;
+  const aborted = signal === undefined ? false : get(AbortSignal.prototype, "aborted", signal) === true;
+  const follows = Object.getOwnPropertySymbols(request).some((symbol) => symbol.description === "abortController");
+  return aborted || follows ? dataCloneError("AbortSignal serialization is not enabled.") : undefined;
+}
+
+/**
+ * Whether `headers` cannot be changed (the headers of a `fetch()` response, of `Response.error()`
+ * or `Response.redirect()`): `delete` of a name it does not hold throws only then.
+ */
+export function isImmutableHeaders(headers: Headers): boolean {
+  let probe = "x-actorstore-guard-probe";
+  while (Headers.prototype.has.call(headers, probe)) probe += "-";
+  try {
+    Headers.prototype.delete.call(headers, probe);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 /** The entries of `headers`, as `Headers.prototype.entries` gives them. */

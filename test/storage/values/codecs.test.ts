@@ -390,115 +390,116 @@ describe("resizable ArrayBuffers (as workerd stores them, probed through Minifla
   });
 });
 
-describe("structured: a DOMException reads back as a DOMException, as on the platform", () => {
-  // It was written as a class instance, {} (its name, message and code lost); workerd stores it
-  // (compared in test/differential/kv-arguments.differential.test.ts).
-  it("keeps its name, message, code and stack, inside other values too", () => {
-    const original = new DOMException("gone", "NotFoundError");
-    const back = roundTrip(structuredCodec, { list: [original, original] }) as { list: DOMException[] };
-    const [first, second] = back.list;
-    expect(first).toBeInstanceOf(DOMException);
-    expect(first).toBe(second);
-    expect(first?.name).toBe("NotFoundError");
-    expect(first?.message).toBe("gone");
-    expect(first?.code).toBe(8);
-    expect(first?.stack).toBe(original.stack);
-  });
-
-  it("an object that only claims the brand stays a plain object", () => {
-    const fake = { [Symbol.toStringTag]: "DOMException", name: "x" };
-    expect(roundTrip(structuredCodec, fake)).toEqual({ name: "x" });
-  });
-});
-
-describe("structured: Headers and bodyless Requests and Responses read back as themselves, as on the platform", () => {
-  // They were written as class instances, {} (every header, URL and status lost); workerd stores
-  // them (compared in test/differential/kv-arguments.differential.test.ts).
-  const headers = () =>
-    new Headers([
-      ["B-Two", "2"],
-      ["a-one", "1"],
-      ["Set-Cookie", "c=1"],
-      ["set-cookie", "d=2"],
-      ["X-Dup", "x"],
-      ["x-dup", "y"],
-    ]);
-  const ENTRIES = [
-    ["a-one", "1"],
-    ["b-two", "2"],
-    ["set-cookie", "c=1"],
-    ["set-cookie", "d=2"],
-    ["x-dup", "x, y"],
-  ];
-
-  it("a Headers keeps its entries, set-cookie values one by one, and stays one object where shared", () => {
-    const original = headers();
-    const back = roundTrip(structuredCodec, { a: original, b: original, empty: new Headers() }) as Record<
-      string,
-      Headers
-    >;
-    expect(back.a).toBeInstanceOf(Headers);
-    expect(back.a).toBe(back.b);
-    expect([...(back.a as Headers)]).toEqual(ENTRIES);
-    expect(back.a?.getSetCookie()).toEqual(["c=1", "d=2"]);
-    expect(back.a?.get("X-DUP")).toBe("x, y");
-    expect([...(back.empty as Headers)]).toEqual([]);
-    back.a?.set("x-new", "1"); // changeable, as on the platform
-    expect(back.a?.get("x-new")).toBe("1");
-  });
-
-  it("a Request without a body keeps its URL, method, headers, redirect and cache", () => {
-    const original = new Request("http://example.com/p?q=1#frag", {
-      method: "put",
-      headers: headers(),
-      redirect: "manual",
-      cache: "no-store",
+for (const codec of codecs) {
+  describe(`${codec.name}: a DOMException reads back as a DOMException, as on the platform`, () => {
+    // It was written as a class instance, {} (its name, message and code lost); workerd stores it
+    // (compared in test/differential/kv-arguments.differential.test.ts).
+    it("keeps its name, message, code and stack, inside other values too", () => {
+      const original = new DOMException("gone", "NotFoundError");
+      const back = roundTrip(codec, { list: [original, original] }) as { list: DOMException[] };
+      const [first, second] = back.list;
+      expect(first).toBeInstanceOf(DOMException);
+      expect(first).toBe(second);
+      expect(first?.name).toBe("NotFoundError");
+      expect(first?.message).toBe("gone");
+      expect(first?.code).toBe(8);
+      expect(first?.stack).toBe(original.stack);
     });
-    const back = roundTrip(structuredCodec, [original]) as Request[];
-    const request = back[0] as Request;
-    expect(request).toBeInstanceOf(Request);
-    expect(request.url).toBe("http://example.com/p?q=1#frag");
-    expect(request.method).toBe("PUT");
-    expect(request.redirect).toBe("manual");
-    expect(request.cache).toBe("no-store");
-    expect(request.body).toBeNull();
-    expect([...request.headers]).toEqual(ENTRIES);
-    const plain = roundTrip(structuredCodec, new Request("https://example.com")) as Request;
-    expect([plain.url, plain.method, plain.redirect, plain.cache]).toEqual([
-      "https://example.com/",
-      "GET",
-      "follow",
-      "default",
-    ]);
+
+    it("an object that only claims the brand stays a plain object", () => {
+      const fake = { [Symbol.toStringTag]: "DOMException", name: "x" };
+      expect(roundTrip(codec, fake)).toEqual({ name: "x" });
+    });
   });
 
-  it("a Response without a body keeps its status, statusText and headers; Response.error() stays one", () => {
-    const back = roundTrip(
-      structuredCodec,
-      new Response(null, { status: 404, statusText: "Nope", headers: headers() }),
-    );
-    expect(back).toBeInstanceOf(Response);
-    const response = back as Response;
-    expect([response.status, response.statusText, response.body]).toEqual([404, "Nope", null]);
-    expect([...response.headers]).toEqual(ENTRIES);
-    const redirect = roundTrip(structuredCodec, Response.redirect("http://example.com/x", 302)) as Response;
-    expect([redirect.status, [...redirect.headers]]).toEqual([302, [["location", "http://example.com/x"]]]);
-    const error = roundTrip(structuredCodec, Response.error()) as Response;
-    expect([error.type, error.status]).toEqual(["error", 0]);
-  });
+  describe(`${codec.name}: Headers and bodyless Requests and Responses read back as themselves, as on the platform`, () => {
+    // They were written as class instances, {} (every header, URL and status lost); workerd stores
+    // them (compared in test/differential/kv-arguments.differential.test.ts).
+    const headers = () =>
+      new Headers([
+        ["B-Two", "2"],
+        ["a-one", "1"],
+        ["Set-Cookie", "c=1"],
+        ["set-cookie", "d=2"],
+        ["X-Dup", "x"],
+        ["x-dup", "y"],
+      ]);
+    const ENTRIES = [
+      ["a-one", "1"],
+      ["b-two", "2"],
+      ["set-cookie", "c=1"],
+      ["set-cookie", "d=2"],
+      ["x-dup", "x, y"],
+    ];
 
-  it("a subclass is stored as what it holds; an object that only claims the brand stays a plain object", () => {
-    class Loud extends Headers {
-      override entries(): HeadersIterator<[string, string]> {
-        throw new Error("not called");
+    it(`${codec.name}: a Headers keeps its entries, set-cookie values one by one, and stays one object where shared`, () => {
+      const original = headers();
+      const back = roundTrip(codec, { a: original, b: original, empty: new Headers() }) as Record<string, Headers>;
+      expect(back.a).toBeInstanceOf(Headers);
+      expect(back.a).toBe(back.b);
+      expect([...(back.a as Headers)]).toEqual(ENTRIES);
+      expect(back.a?.getSetCookie()).toEqual(["c=1", "d=2"]);
+      expect(back.a?.get("X-DUP")).toBe("x, y");
+      expect([...(back.empty as Headers)]).toEqual([]);
+      back.a?.set("x-new", "1"); // changeable, as on the platform
+      expect(back.a?.get("x-new")).toBe("1");
+    });
+
+    it(`${codec.name}: a Request without a body keeps its URL, method, headers, redirect and cache`, () => {
+      const original = new Request("http://example.com/p?q=1#frag", {
+        method: "put",
+        headers: headers(),
+        redirect: "manual",
+        cache: "no-store",
+      });
+      const back = roundTrip(codec, [original]) as Request[];
+      const request = back[0] as Request;
+      expect(request).toBeInstanceOf(Request);
+      expect(request.url).toBe("http://example.com/p?q=1#frag");
+      expect(request.method).toBe("PUT");
+      expect(request.redirect).toBe("manual");
+      expect(request.cache).toBe("no-store");
+      expect(request.body).toBeNull();
+      expect([...request.headers]).toEqual(ENTRIES);
+      const plain = roundTrip(codec, new Request("https://example.com")) as Request;
+      expect([plain.url, plain.method, plain.redirect, plain.cache]).toEqual([
+        "https://example.com/",
+        "GET",
+        "follow",
+        "default",
+      ]);
+    });
+
+    it(`${codec.name}: a Response without a body keeps its status, statusText and headers; Response.error() stays one`, () => {
+      const back = roundTrip(
+        structuredCodec,
+        new Response(null, { status: 404, statusText: "Nope", headers: headers() }),
+      );
+      expect(back).toBeInstanceOf(Response);
+      const response = back as Response;
+      expect([response.status, response.statusText, response.body]).toEqual([404, "Nope", null]);
+      expect([...response.headers]).toEqual(ENTRIES);
+      const redirect = roundTrip(codec, Response.redirect("http://example.com/x", 302)) as Response;
+      expect([redirect.status, [...redirect.headers]]).toEqual([302, [["location", "http://example.com/x"]]]);
+      const error = roundTrip(codec, Response.error()) as Response;
+      expect([error.type, error.status]).toEqual(["error", 0]);
+    });
+
+    it(`${codec.name}: a subclass is stored as what it holds; an object that only claims the brand stays a plain object`, () => {
+      class Loud extends Headers {
+        override entries(): HeadersIterator<[string, string]> {
+          throw new Error("not called");
+        }
       }
-    }
-    const back = roundTrip(structuredCodec, new Loud({ a: "1" })) as Headers;
-    expect(back.constructor).toBe(Headers);
-    expect(back.get("a")).toBe("1");
-    expect(roundTrip(structuredCodec, { [Symbol.toStringTag]: "Headers", a: "1" })).toEqual({ a: "1" });
+      const back = roundTrip(codec, new Loud({ a: "1" })) as Headers;
+      expect(back.constructor).toBe(Headers);
+      expect(back.get("a")).toBe("1");
+      expect(roundTrip(codec, { [Symbol.toStringTag]: "Headers", a: "1" })).toEqual({ a: "1" });
+    });
   });
+}
 
+describe("structured: a stored web object the runtime cannot make again", () => {
   it("a stored Request whose parts the constructor refuses is a corrupt value, not a crash elsewhere", () => {
     const bytes = structuredCodec.encode(new Request("http://example.com/"));
     const text = new TextDecoder().decode(bytes);
@@ -507,15 +508,103 @@ describe("structured: Headers and bodyless Requests and Responses read back as t
   });
 });
 
-describe("structured: a Request or Response with a body is refused whatever a subclass's body getter says", () => {
-  it("refuses one whose overridden body getter claims there is none", () => {
-    class Quiet extends Response {
-      override get body(): null {
-        return null;
+for (const codec of codecs) {
+  describe(`${codec.name}: a Request or Response with a body is refused whatever a subclass's body getter says`, () => {
+    it(`${codec.name}: refuses one whose overridden body getter claims there is none`, () => {
+      class Quiet extends Response {
+        override get body(): null {
+          return null;
+        }
       }
-    }
-    expect(() => structuredCodec.encode({ r: new Quiet("secret") })).toThrow(
-      "ReadableStream can only be serialized for RPC.",
-    );
+      expect(() => codec.encode({ r: new Quiet("secret") })).toThrow("ReadableStream can only be serialized for RPC.");
+    });
+  });
+}
+
+describe("v8: web objects are written as workerd writes them (host objects), and workerd's bytes read back", () => {
+  // Bytes Miniflare's workerd stored for these values (read from its SQLite file). The v8 codec
+  // wrote each of these objects as a class instance, {}.
+  const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex").toUpperCase();
+  const fromHex = (text: string) => Uint8Array.from(Buffer.from(text, "hex"));
+  const WORKERD = {
+    request:
+      "FF0F5C0510687474703A2F2F652E636F6D2F7023666F22066D6574686F642204504F53542207686561646572735C0403010003782D6101312204626F6479302208726564697265637422066D616E75616C2207666574636865725F220263665F2205636163686522086E6F2D73746F72652209696E746567726974795F22067369676E616C5F2212656E636F6465526573706F6E7365426F64795F7B0A",
+    response:
+      "FF0F5C06306F220673746174757349A806220A7374617475735465787422044E6F70652207686561646572735C0403010003782D620132220263665F2209776562536F636B65745F220A656E636F6465426F64795F7B06",
+    redirectHeaders: "FF0F5C040001200D687474703A2F2F652E636F6D2F",
+    sharedHeaders:
+      "FF0F6F2201725C050D687474703A2F2F652E636F6D2F6F22066D6574686F645F2207686561646572735C04030100016101312204626F647930220872656469726563745F2207666574636865725F220263665F220563616368655F2209696E746567726974795F22067369676E616C5F2212656E636F6465526573706F6E7365426F64795F7B0A2201685E037B02",
+    headers: "FF0F5C0403041101782903633D312903643D320001610131",
+    domException:
+      "FF0F5C080A41626F72744572726F72016D4841626F72744572726F723A206D0A20202020617420646F6D20287363726970742D303A333A343730290A202020206174204F2E666574636820287363726970742D303A343A383729",
+  };
+
+  it("writes a Request, a Response, immutable Headers and a shared Headers byte for byte as workerd", () => {
+    const request = new Request("http://e.com/p#f", {
+      method: "POST",
+      headers: { "x-a": "1" },
+      redirect: "manual",
+      cache: "no-store",
+    });
+    expect(hex(v8Codec.encode(request))).toBe(WORKERD.request);
+    const response = new Response(null, { status: 404, statusText: "Nope", headers: { "x-b": "2" } });
+    expect(hex(v8Codec.encode(response))).toBe(WORKERD.response);
+    expect(hex(v8Codec.encode(Response.redirect("http://e.com/", 302).headers))).toBe(WORKERD.redirectHeaders);
+    const withHeaders = new Request("http://e.com/", { headers: { a: "1" } });
+    expect(hex(v8Codec.encode({ r: withHeaders, h: withHeaders.headers }))).toBe(WORKERD.sharedHeaders);
+  });
+
+  it("reads workerd's Headers (common and other names), Request, Response and DOMException", () => {
+    const headers = v8Codec.decode(fromHex(WORKERD.headers)) as Headers;
+    expect(headers).toBeInstanceOf(Headers);
+    expect([...headers]).toEqual([
+      ["a", "1"],
+      ["content-type", "x"],
+      ["set-cookie", "c=1"],
+      ["set-cookie", "d=2"],
+    ]);
+    const request = v8Codec.decode(fromHex(WORKERD.request)) as Request;
+    expect([request.url, request.method, request.redirect, request.cache, [...request.headers]]).toEqual([
+      "http://e.com/p#f",
+      "POST",
+      "manual",
+      "no-store",
+      [["x-a", "1"]],
+    ]);
+    const response = v8Codec.decode(fromHex(WORKERD.response)) as Response;
+    expect([response.status, response.statusText, [...response.headers]]).toEqual([404, "Nope", [["x-b", "2"]]]);
+    const shared = v8Codec.decode(fromHex(WORKERD.sharedHeaders)) as { r: Request; h: Headers };
+    expect(shared.h).toBeInstanceOf(Headers);
+    expect([...shared.h]).toEqual([["a", "1"]]);
+    const exception = v8Codec.decode(fromHex(WORKERD.domException)) as DOMException;
+    expect(exception).toBeInstanceOf(DOMException);
+    expect([exception.name, exception.message, exception.code, exception.stack]).toEqual([
+      "AbortError",
+      "m",
+      20,
+      "AbortError: m\n    at dom (script-0:3:470)\n    at O.fetch (script-0:4:87)",
+    ]);
+  });
+
+  it("a host object of an unknown tag is a corrupt value", () => {
+    expect(() => v8Codec.decode(fromHex("FF0F5C63"))).toThrow(/unknown host object tag 99/);
+  });
+
+  it("keeps cycles, shared objects, holes and Error causes around the web objects it writes", () => {
+    const headers = new Headers({ x: "1" });
+    const list: unknown[] = [1];
+    list[2] = headers; // a hole at 1
+    const value: Record<string, unknown> = { headers, list, map: new Map([[headers, 1]]) };
+    value.self = value;
+    value.error = new RangeError("r", { cause: value });
+    const back = roundTrip(v8Codec, value) as typeof value & { list: unknown[]; map: Map<unknown, unknown> };
+    expect(back.self).toBe(back);
+    expect(back.headers).toBeInstanceOf(Headers);
+    expect(back.list[2]).toBe(back.headers);
+    expect(1 in back.list).toBe(false);
+    expect(back.map.get(back.headers)).toBe(1);
+    expect(back.error).toBeInstanceOf(RangeError);
+    expect((back.error as Error).cause).toBe(back);
+    expect([...(back.headers as Headers)]).toEqual([["x", "1"]]);
   });
 });

@@ -20,6 +20,7 @@ function detached<T>(make: (buffer: ArrayBuffer) => T, n = 8): T {
   return made;
 }
 const DETACHED = "An ArrayBuffer is detached and could not be cloned.";
+const SIGNAL = "AbortSignal serialization is not enabled.";
 
 /** `[name, value, message]`: the platform's message is `String(thing) + " could not be cloned."`. */
 const cases: [string, unknown, string][] = [
@@ -123,40 +124,61 @@ it("structured: a getter that encodes re-entrantly does not corrupt the outer va
   });
 });
 
-describe("structured: the web platform's objects workerd refuses are refused, not stored as {}", () => {
-  // Compared with workerd in test/differential/kv-arguments.differential.test.ts. They were stored
-  // as class instances are, a plain object of their own enumerable properties: `{}` for each.
-  const generic = (name: string) =>
-    `Could not serialize object of type "${name}". This type does not support serialization.`;
-  class MyURL extends URL {}
-  const refused: [string, unknown, string][] = [
-    ["a URL", new URL("http://example.com/"), generic("URL")],
-    ["a URL in a Map", new Map([["u", new URL("http://example.com/")]]), generic("URL")],
-    ["a subclass of URL (named as its class)", new MyURL("http://example.com/"), generic("MyURL")],
-    ["a Blob", new Blob(["x"]), generic("Blob")],
-    ["URLSearchParams", new URLSearchParams("a=1"), generic("URLSearchParams")],
-    ["a TextEncoderStream (no brand of its own in Node)", new TextEncoderStream(), generic("TextEncoderStream")],
-    ["a MessageChannel (no brand of its own in Node)", new MessageChannel(), generic("MessageChannel")],
-    ["an AbortSignal", AbortSignal.abort(), "AbortSignal serialization is not enabled."],
-    ["a ReadableStream", new ReadableStream(), "ReadableStream can only be serialized for RPC."],
-    ["a Response with a body", new Response("x"), "ReadableStream can only be serialized for RPC."],
-  ];
-  for (const [name, value, message] of refused) {
-    it(`rejects ${name}`, () => {
-      let thrown: unknown;
-      try {
-        structuredCodec.encode(value);
-      } catch (e) {
-        thrown = e;
-      }
-      expect(thrown).toBeInstanceOf(DOMException);
-      expect((thrown as DOMException).name).toBe("DataCloneError");
-      expect((thrown as DOMException).message).toBe(message);
-    });
-  }
-  it("keeps what the platform stores: Headers, a Request without a body, objects that only claim a brand", () => {
-    for (const value of [new Headers(), new Request("http://example.com/"), { [Symbol.toStringTag]: "URL", a: 1 }]) {
-      expect(() => structuredCodec.encode(value)).not.toThrow();
+for (const codec of codecs) {
+  describe(`${codec.name}: the web platform's objects workerd refuses are refused, not stored as {}`, () => {
+    // Compared with workerd in test/differential/kv-arguments.differential.test.ts. They were stored
+    // as class instances are, a plain object of their own enumerable properties: `{}` for each.
+    const generic = (name: string) =>
+      `Could not serialize object of type "${name}". This type does not support serialization.`;
+    class MyURL extends URL {}
+    const refused: [string, unknown, string][] = [
+      ["a URL", new URL("http://example.com/"), generic("URL")],
+      ["a URL in a Map", new Map([["u", new URL("http://example.com/")]]), generic("URL")],
+      ["a subclass of URL (named as its class)", new MyURL("http://example.com/"), generic("MyURL")],
+      ["a Blob", new Blob(["x"]), generic("Blob")],
+      ["URLSearchParams", new URLSearchParams("a=1"), generic("URLSearchParams")],
+      ["a TextEncoderStream (no brand of its own in Node)", new TextEncoderStream(), generic("TextEncoderStream")],
+      ["a MessageChannel (no brand of its own in Node)", new MessageChannel(), generic("MessageChannel")],
+      ["an AbortSignal", AbortSignal.abort(), "AbortSignal serialization is not enabled."],
+      ["a ReadableStream", new ReadableStream(), "ReadableStream can only be serialized for RPC."],
+      ["a Response with a body", new Response("x"), "ReadableStream can only be serialized for RPC."],
+      [
+        "a URL after a function (what the platform meets first)",
+        [arrow, new URL("http://x/")],
+        `${String(arrow)} could not be cloned.`,
+      ],
+      ["a URL nested in an Error's cause", new Error("e", { cause: { u: new URL("http://x/") } }), generic("URL")],
+      // workerd refuses a Request made with a signal, even an aborted one (compared through Miniflare).
+      ["a Request made with a signal", new Request("http://x/", { signal: new AbortController().signal }), SIGNAL],
+      ["a Request made with an aborted signal", new Request("http://x/", { signal: AbortSignal.abort() }), SIGNAL],
+      [
+        "a Request made with a signal, inside an object",
+        { r: new Request("http://x/", { signal: new AbortController().signal }) },
+        SIGNAL,
+      ],
+    ];
+    for (const [name, value, message] of refused) {
+      it(`${codec.name}: rejects ${name}`, () => {
+        let thrown: unknown;
+        try {
+          codec.encode(value);
+        } catch (e) {
+          thrown = e;
+        }
+        expect(thrown).toBeInstanceOf(DOMException);
+        expect((thrown as DOMException).name).toBe("DataCloneError");
+        expect((thrown as DOMException).message).toBe(message);
+      });
     }
+    it(`${codec.name}: keeps what the platform stores: Headers, a Request without a body or signal, objects that only claim a brand`, () => {
+      const values = [
+        new Headers(),
+        new Request("http://example.com/"),
+        new Request("http://example.com/").clone(),
+        new Request(new Request("http://example.com/"), { signal: null }),
+        { [Symbol.toStringTag]: "URL", a: 1 },
+      ];
+      for (const value of values) expect(() => codec.encode(value)).not.toThrow();
+    });
   });
-});
+}
