@@ -132,7 +132,7 @@ function cross(value: unknown, from: Side, to: Side): Crossed {
       references.push(reference);
       return stubFor(reference);
     }
-    if (typeof v === "function" || v instanceof RpcTarget) {
+    if (typeof v === "function" || v instanceof RpcTarget || (isProxy(v) && emulatesReceiver(v))) {
       pinned ??= side.pin?.() ?? side;
       const reference = new Reference(v, pinned, to);
       references.push(reference);
@@ -141,6 +141,36 @@ function cross(value: unknown, from: Side, to: Side): Crossed {
     return NOT_A_REFERENCE;
   });
   return { value: copy, references };
+}
+
+/**
+ * Node's `util.types.isProxy`, where the runtime lends it synchronously (`process.getBuiltinModule`);
+ * elsewhere a Proxy is taken for the object it emulates.
+ */
+const isProxy: (value: object) => boolean = (() => {
+  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const util = process?.getBuiltinModule?.("node:util") as
+    | { types?: { isProxy?: (v: unknown) => boolean } }
+    | undefined;
+  return util?.types?.isProxy ?? (() => false);
+})();
+
+/**
+ * Whether a Proxy passes by reference, as on workerd: when its prototype chain (as its traps give
+ * it) says it is a plain object (its own properties are then reachable, as a plain object's are
+ * through a pipeline) or an {@link RpcTarget} (its class members). Any other Proxy (of an array, a
+ * Map, a Date, an object without a prototype …) throws the platform's `DataCloneError`.
+ */
+function emulatesReceiver(proxy: object): true {
+  let proto = Object.getPrototypeOf(proxy) as object | null;
+  if (proto === Object.prototype) return true;
+  for (; proto !== null; proto = Object.getPrototypeOf(proto) as object | null) {
+    if (proto === RpcTarget.prototype) return true;
+  }
+  throw new DOMException(
+    "Proxy could not be serialized because it is not a valid RPC receiver type. The Proxy must emulate either a plain object or an RpcTarget, as indicated by the Proxy's prototype chain.",
+    "DataCloneError",
+  );
 }
 
 function dispose(references: readonly Reference[]): void {

@@ -132,6 +132,20 @@ async function scenario(env: Record<string, any>, Target: any): Promise<Record<s
     const c2 = await s.echo(c);
     return [c2 === c, await c2.inc()].join();
   });
+  // A Proxy passes by reference when its prototype chain says plain object or RpcTarget.
+  await t("proxyResult", async () => {
+    const r = await s.proxyObj();
+    return [typeof r, tag(r), await r.a, await r.f()].join();
+  });
+  await t("proxyResultMissing", async () => (await s.proxyObj()).zz);
+  await t("proxyResultPipelined", () => s.proxyObj().a);
+  await t("proxyArrayResult", () => s.proxyArr());
+  await t("proxyTargetResult", async () => (await s.proxyTarget()).inc());
+  await t("proxyArg", () => s.describe(new Proxy({ a: 1 }, {})));
+  await t("proxyArrayArg", () => s.describe(new Proxy([1], {})));
+  await t("proxyNullPrototypeArg", () => s.describe(new Proxy(Object.create(null), {})));
+  // Passed from inside blockConcurrencyWhile, called back while the section waits for the call.
+  await t("callbackInSection", () => s.callBackInSection());
   // Disposal.
   await t("disposedTarget", async () => {
     const c = await s.getCounter();
@@ -202,6 +216,12 @@ const CLASS_SOURCE = `
   async useTarget(t) { return [typeof t, await t.hi("there")].join("|"); }
   getInstance() { class K { x = 1 } return new K(); }
   echo(x) { return x; }
+  proxyObj() { return new Proxy({ a: 1, f() { return this.a + 1; } }, {}); }
+  proxyArr() { return new Proxy([1], {}); }
+  proxyTarget() { return new Proxy(new Counter(), {}); }
+  async callBackInSection() {
+    return await this.ctx.blockConcurrencyWhile(() => this.env.C.getByName("other").callBack((x) => x + 4));
+  }
 `;
 const COUNTER_SOURCE = `class Counter extends RpcTarget {
   #n = 0;
@@ -219,8 +239,10 @@ const NodeClass = new Function(
 )(
   class {
     ctx: unknown;
-    constructor(ctx: unknown, _env?: unknown) {
+    env: unknown;
+    constructor(ctx: unknown, env?: unknown) {
       this.ctx = ctx;
+      this.env = env;
     }
   },
   RpcTarget,
