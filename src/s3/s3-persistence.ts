@@ -77,7 +77,8 @@ class S3Adapter implements S3Persistence {
   /**
    * Bodies of the log objects load() read, kept (up to {@link LOADED_CACHE_BYTES}) for the stream
    * that follows when the storage opens, so that an open does not download them twice. Each is
-   * handed out once.
+   * handed out once; that first stream takes them all, and what it does not use (objects before
+   * the snapshot the open starts from) is released with it, as they are at close().
    */
   #loadedBodies = new Map<string, Uint8Array>();
   #loadedBytes = 0;
@@ -117,8 +118,7 @@ class S3Adapter implements S3Persistence {
     await this.#settle();
     if (this.#fenced !== null) throw this.#fenced;
     this.#loaded = false;
-    this.#loadedBodies.clear();
-    this.#loadedBytes = 0;
+    this.#takeLoadedBodies();
     const client = this.#client;
     const layout = this.#layout;
     if (!this.#options.readOnly) {
@@ -140,8 +140,7 @@ class S3Adapter implements S3Persistence {
       if (newest === this.#manifestNumber) break;
       this.#manifest = await this.#readManifest(newest);
       this.#manifestNumber = newest;
-      this.#loadedBodies.clear();
-      this.#loadedBytes = 0;
+      this.#takeLoadedBodies();
       ({ chain, position } = await this.#walkLog());
     }
     if (!this.#options.readOnly) {
@@ -365,17 +364,17 @@ class S3Adapter implements S3Persistence {
   async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
     await this.#log.settledThrough(this.#log.acceptedSeq);
     checkRange(fromSeq, toSeq, this.#firstSeq(), this.#log.durableSeq);
+    // This stream takes what load() kept: the open's stream, the one it was kept for. What it does
+    // not use is released with it instead of staying in memory for as long as the adapter lives.
+    const loaded = this.#takeLoadedBodies();
     if (toSeq <= fromSeq) return;
     const cursor: RangeCursor = { expected: fromSeq + 1, toSeq };
     const reader = {
       client: this.#client,
       window: FETCH_WINDOW,
       cached: (key: string) => {
-        const body = this.#loadedBodies.get(key);
-        if (body !== undefined) {
-          this.#loadedBodies.delete(key);
-          this.#loadedBytes -= body.length;
-        }
+        const body = loaded.get(key);
+        loaded.delete(key);
         return body;
       },
       damaged: (key: string, s: { firstSeq: number; lastSeq: number }) =>
@@ -445,8 +444,7 @@ class S3Adapter implements S3Persistence {
    * both cover the same log positions.
    */
   async #compact(): Promise<void> {
-    this.#loadedBodies.clear();
-    this.#loadedBytes = 0;
+    this.#takeLoadedBodies();
     for (let done = false; !done; ) done = await this.#compactOnce();
   }
 
@@ -562,6 +560,15 @@ class S3Adapter implements S3Persistence {
   async close(): Promise<void> {
     await this.#settle();
     this.#loaded = false;
+    this.#takeLoadedBodies();
+  }
+
+  /** The bodies load() kept, which the adapter no longer holds after this. */
+  #takeLoadedBodies(): Map<string, Uint8Array> {
+    const taken = this.#loadedBodies;
+    this.#loadedBodies = new Map();
+    this.#loadedBytes = 0;
+    return taken;
   }
 
   stats(): S3PersistenceStats {

@@ -194,6 +194,31 @@ describe("s3 (fake): faults", () => {
     expect((await b.readRecords(0, 30)).map((r) => r.seq)).toEqual(range(1, 30));
     expect(b.stats().requests.GET).toBeGreaterThan(gets);
   });
+
+  it("what load() kept and the open's stream did not take (objects before its snapshot) is released, as at close()", async () => {
+    const prefix = freshPrefix("release");
+    const a = s3Persistence(optionsFor(target, prefix, { compactAfterObjects: 1000 }));
+    await a.load();
+    for (const s of range(1, 30)) await a.append([kvRecord(s)]);
+    await a.writeSnapshot({ seq: 20, timeMs: 0 }, new Uint8Array([1]));
+    // The open streams from its snapshot: the objects of seqs 1-20 are not taken.
+    const b = s3Persistence(optionsFor(target, prefix));
+    const loaded = await b.load();
+    const seen: number[] = [];
+    for await (const chunk of b.streamRecords(20, loaded.lastSeq)) seen.push(...chunk.map((r) => r.seq));
+    expect(seen).toEqual(range(21, 30));
+    // Released with that stream: reading them (a restore, later) downloads them, one GET per object.
+    let gets = b.stats().requests.GET;
+    expect((await b.readRecords(0, 20)).map((r) => r.seq)).toEqual(range(1, 20));
+    expect(b.stats().requests.GET - gets).toBe(20);
+    // Nothing streamed after load(): close() releases everything it kept.
+    const c = s3Persistence(optionsFor(target, prefix, { readOnly: true }));
+    await c.load();
+    await c.close();
+    gets = c.stats().requests.GET;
+    expect((await c.readRecords(0, 30)).map((r) => r.seq)).toEqual(range(1, 30));
+    expect(c.stats().requests.GET - gets).toBe(30);
+  });
 });
 
 describe("s3 (fake): options and secrets", () => {
