@@ -33,6 +33,7 @@ import { ALLOWED_PRAGMAS, isPragmaAllowed } from "./allowed-pragmas";
 import { isAllowedName } from "./internal-names";
 import { checkPragmaFilters, checkPragmaFunctions, PRAGMA_ARGUMENT_GUARD } from "./pragma-arguments";
 import { type ProtectedRead, ROWID_COLUMN, readDenied } from "./read-denied";
+import { analyzesTemp, isKnownSchema, isTempSchema, namesNothing, unknownDatabase } from "./schema-names";
 import type { SchemaObject, SqlCatalog } from "./sql-catalog";
 import { SQLITE_AUTH, SQLITE_ERROR, sqliteError, TRANSACTION_STATEMENT_MESSAGE } from "./sql-errors";
 import { checkProgramSize, checkStatementText, checkTableColumns, type SqlLimits } from "./sql-limits";
@@ -105,7 +106,7 @@ export function checkBeforeCompile(sql: string, catalog: SqlCatalog): void {
   const first = statement[0];
   switch (first?.kind === "identifier" && !first.quoted ? first.text.toUpperCase() : "") {
     case "PRAGMA":
-      checkPragma(statement, []);
+      checkPragma(sql, statement, []);
       break;
     // The platform's authorizer runs while SQLite resolves these names, before SQLite checks
     // whether the object exists: `CREATE TABLE "_CF_KV"` is refused, not "already exists".
@@ -219,7 +220,7 @@ export class SqlAccess {
       case "DETACH":
         throw notAuthorized();
       case "PRAGMA":
-        return { verdict: checkPragma(tokens, facts.likeParameters), program: NO_PROGRAM };
+        return { verdict: checkPragma(sql, tokens, facts.likeParameters), program: NO_PROGRAM };
       case "CREATE":
         checkCreate(sql, tokens, catalog, this.#limits);
         break;
@@ -344,6 +345,8 @@ function checkSchemaAndName(target: { schema: string | undefined; name: string }
 function checkTargetTable(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
   const target = qualifiedName(tokens, 1);
   if (target === undefined) return;
+  // `ANALYZE temp` would create `sqlite_stat1` in temp (schema-names.ts).
+  if (isKeyword(tokens[0], "ANALYZE") && analyzesTemp(target)) throw notAuthorized();
   // `ANALYZE _cf_KV` would write internal row counts into sqlite_stat1. A WITHOUT ROWID table's
   // key index has no row in sqlite_schema: its name says its table.
   const table =
@@ -359,16 +362,27 @@ interface CreateTarget {
 /** The names a CREATE statement names: the new object, and the table of an index or trigger. */
 function checkCreateNames(tokens: readonly SqlToken[]): CreateTarget {
   let i = 1;
-  if (isKeyword(tokens[i], "TEMP") || isKeyword(tokens[i], "TEMPORARY")) throw notAuthorized();
+  const temp = isKeyword(tokens[i], "TEMP") || isKeyword(tokens[i], "TEMPORARY");
+  if (temp) i++;
   if (isKeyword(tokens[i], "UNIQUE")) i++;
   const virtual = isKeyword(tokens[i], "VIRTUAL");
   if (virtual) i++;
   const objectType = tokens[i]?.text.toUpperCase();
   const target = qualifiedName(tokens, skipIfExists(tokens, i + 1));
+  // SQLite fails these while compiling, before the platform's authorizer sees them and before
+  // anything can act: a schema it does not know (`unknown database`), a TEMP object qualified by
+  // another schema than temp. Its error is the platform's, so they are left to it.
+  const schema = target?.schema;
+  if (schema !== undefined && (!isKnownSchema(schema) || (temp && !isTempSchema(schema)))) {
+    return { objectType, target: undefined };
+  }
+  if (temp) throw notAuthorized();
   checkSchemaAndName(target);
   if (target === undefined) return { objectType, target };
   if (objectType === "INDEX" && isKeyword(tokens[target.next], "ON")) {
-    checkSchemaAndName(qualifiedName(tokens, target.next + 1));
+    const table = qualifiedName(tokens, target.next + 1);
+    // An index's table takes no schema in SQLite's grammar: `ON s.t` is its syntax error.
+    if (table?.schema === undefined) checkSchemaAndName(table);
   }
   if (objectType === "TRIGGER") {
     const on = tokens.findIndex((t, k) => k >= target.next && isKeyword(t, "ON"));
@@ -435,6 +449,8 @@ function countColumnDefinitions(tokens: readonly SqlToken[], open: number): numb
 function checkDrop(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
   const objectType = tokens[1]?.text.toUpperCase();
   const target = qualifiedName(tokens, skipIfExists(tokens, 2));
+  // SQLite's error (or nothing, with IF EXISTS), as on the platform.
+  if (namesNothing(target, objectType === "TABLE")) return;
   checkSchemaAndName(target);
   if (target !== undefined && (objectType === "INDEX" || objectType === "TRIGGER")) {
     const object = catalog.byName(target.name);
@@ -445,10 +461,14 @@ function checkDrop(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
 /** The table an ALTER TABLE names, and the new name of a RENAME TO. */
 function checkAlterNames(tokens: readonly SqlToken[]): ReturnType<typeof qualifiedName> {
   const target = qualifiedName(tokens, 2);
+  // SQLite's `no such table: s.x` (or `may not be altered`), as on the platform.
+  if (namesNothing(target, false)) return undefined;
   checkSchemaAndName(target);
-  // The new name too: `ALTER TABLE t RENAME TO _cf_KV` would make a user table internal.
+  // The new name too: `ALTER TABLE t RENAME TO _cf_KV` would make a user table internal. (A new
+  // name with a schema is SQLite's syntax error: RENAME TO takes none.)
   if (target !== undefined && isKeyword(tokens[target.next], "RENAME") && isKeyword(tokens[target.next + 1], "TO")) {
-    checkSchemaAndName(qualifiedName(tokens, target.next + 2));
+    const renamed = qualifiedName(tokens, target.next + 2);
+    if (renamed?.schema === undefined) checkSchemaAndName(renamed);
   }
   return target;
 }
@@ -555,10 +575,14 @@ function locateCall(sql: string, name: string): number | undefined {
   return t === undefined ? undefined : byteOffset(sql, t.start);
 }
 
-/** The pragma rules. Pragmas are judged by name and argument alone, as the platform does. */
-function checkPragma(tokens: readonly SqlToken[], likeParameters: readonly number[]): AccessVerdict {
+/**
+ * The pragma rules. Pragmas are judged by name and argument alone, as the platform does, once
+ * SQLite has found their schema: one it does not know fails first with its own error.
+ */
+function checkPragma(sql: string, tokens: readonly SqlToken[], likeParameters: readonly number[]): AccessVerdict {
   const target = qualifiedName(tokens, 1);
   if (target === undefined) throw notAuthorized();
+  if (target.schema !== undefined && !isKnownSchema(target.schema)) throw unknownDatabase(sql, tokens[1] as SqlToken);
   if (target.schema !== undefined && target.schema.toLowerCase() !== "main") throw notAuthorized();
   let k = target.next;
   let argument: string | undefined;

@@ -176,6 +176,15 @@ function offsetFor(message: string, context: ErrorContext): number | undefined {
     /^(?:wrong number of arguments to function|misuse of (?:aggregate|window) function) (.*)\(\)$/.exec(message) ??
     /^too many arguments on function (.*)$/.exec(message);
   if (fn) return locateFunctionCall(sql, fn[1] ?? "");
+  const database = /^unknown database (.*)$/.exec(message);
+  if (database) {
+    // The schema token, as written: where SQLite resolves it.
+    const tokens = tokenize(sql);
+    const at =
+      tokens.find((t, k) => t.text === database[1] && tokens[k + 1]?.text === ".") ??
+      tokens.find((t) => t.text === database[1]);
+    return at === undefined ? undefined : byteOffset(sql, at.start);
+  }
   const exists = /^(?:table|view) (.*) already exists$/.exec(message);
   if (exists) {
     const tokens = tokenize(sql);
