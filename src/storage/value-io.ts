@@ -6,8 +6,14 @@ import { type StorageLimits, VALUE_SIZE_SLACK_BYTES } from "../limits";
 import { checkKeySize } from "./keys";
 import { decodeStoredRange, decodeStoredValue, type ValueCodec } from "./values/codec";
 
-/** Within this many bytes of the limit, sizes are measured the platform's way. */
-const NEAR_LIMIT_BYTES = 64;
+/**
+ * Above this share of the limit, sizes are measured the platform's way (V8's serialized size). V8's
+ * form can be several times the structured codec's: 2 bytes a character for a string with one
+ * character past U+00FF (UTF-8 takes 1 for its ASCII), 3 bytes for `{}` (2), about 5 for an
+ * element of a holey array (1), and ~12 times for a bodyless Response (the platform writes an
+ * initializer object with its property names); 16 covers every form with room to spare.
+ */
+const MEASURE_ABOVE_SHARE = 1 / 16;
 
 /** The codecs a storage writes and reads with. */
 export interface Codecs {
@@ -41,9 +47,9 @@ export function checkEncodedValue(
 ): void {
   checkKeySize(key, limits);
   const max = limits.maxValueBytes + VALUE_SIZE_SLACK_BYTES;
-  if (bytes.byteLength <= max - NEAR_LIMIT_BYTES) return;
-  // Near or over the limit, decide (and report) by the size the platform measures: V8's
-  // serialized size, which can differ from our codec's by a few bytes.
+  if (bytes.byteLength <= max * MEASURE_ABOVE_SHARE) return;
+  // Decide (and report) by the size the platform measures: V8's serialized size, which can be
+  // smaller than our codec's (UTF-8 text past U+07FF) or several times larger (see above).
   const size =
     codecs.v8 !== undefined && codecs.v8 !== codecs.write ? codecs.v8.encode(value).byteLength : bytes.byteLength;
   if (size > max) {

@@ -273,6 +273,24 @@ describe.each(CODECS)("values (codec %s)", (codec) => {
     expect(await storage.get("over")).toBeUndefined();
   });
 
+  it("put: a value V8 writes past the limit is refused though the structured codec writes it in far less (as workerd refuses it, compared through Miniflare)", async () => {
+    await open();
+    // workerd: "A value of size 140008", "150011", "200011"; the structured codec's forms are 70,006,
+    // 100,004 and 120,004 bytes, and were stored.
+    const cases: [string, unknown, number][] = [
+      ["ASCII text with one character past U+00FF", `${"a".repeat(70_000)}\u20ac`, 140_008],
+      ["50,000 empty objects", Array.from({ length: 50_000 }, () => ({})), 150_011],
+      ["40,000 empty arrays", Array.from({ length: 40_000 }, () => []), 200_011],
+    ];
+    for (const [name, value, size] of cases) {
+      const p = storage.put(name, value);
+      await expect(p, name).rejects.toThrow(
+        new RangeError(`Values cannot be larger than 131072 bytes. A value of size ${size} was provided.`),
+      );
+      expect(await storage.get(name), name).toBeUndefined();
+    }
+  });
+
   it("get: returns a fresh copy each time, so mutating a result does not change storage", async () => {
     await open();
     await storage.put("o", { list: [1], map: new Map([["a", 1]]) });
