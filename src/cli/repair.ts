@@ -10,7 +10,7 @@ import { basename, join } from "node:path";
 import { crc32 } from "../durability/crc32";
 import { DirectoryLock, type LockEnv, lockedError, readLockState } from "../durability/directory-lock";
 import { damageOf, scanDirectory } from "../durability/directory-scan";
-import { META_NAME, SEGMENT_RE } from "../durability/file-layout";
+import { HEAD_RE, META_NAME, SEGMENT_RE } from "../durability/file-layout";
 import { decodeRecords } from "../durability/record-codec";
 import { systemClock } from "../util/clock";
 
@@ -75,6 +75,19 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
           io.out(`cannot repair: ${error instanceof Error ? error.message : String(error)}`);
           return false;
         }
+        if (damage.kind === "lostHead") {
+          // The newest segment is gone: what is left opens, without the commits it held.
+          for (const name of damage.markers)
+            await remove(
+              name,
+              `the log's head marker: the segment it names, with the commits from seq ${damage.fromSeq} on, is missing`,
+            );
+          io.out(
+            `the commits from seq ${damage.fromSeq} on are lost with the missing segment; the object opens with the log that is left`,
+          );
+          cut = true;
+          continue;
+        }
         if (damage.kind === "stranded") {
           // The log after these snapshots is gone: they can no longer start a replay. Moved out
           // (the copy keeps the state each holds); the object opens from the next snapshot.
@@ -94,6 +107,12 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
           { ...damage, offset: damage.kind === "segment" ? damage.offset : 0 },
           { backup, out: io.out },
         );
+        // A head marker names the newest segment: one for a segment the cut removed goes too.
+        const names = await fs.readdir(directory);
+        const newestLeft = Math.max(0, ...names.map((n) => Number(SEGMENT_RE.exec(n)?.[1] ?? 0)));
+        for (const name of names)
+          if (Number(HEAD_RE.exec(name)?.[1] ?? 0) > newestLeft)
+            await remove(name, "the log's head marker, for a segment this repair removed");
         cut = true;
         continue;
       }

@@ -25,7 +25,15 @@ import { ActorStoreError } from "../errors";
 import type { OffThreadCrc } from "./crc-off-thread";
 import { crc32 } from "./crc32";
 import { isLockFile } from "./directory-lock";
-import { asPlainBytes, DELTA_RE, SEGMENT_RE, SNAPSHOT_RE, TMP_SUFFIX } from "./file-layout";
+import {
+  asPlainBytes,
+  DELTA_RE,
+  HEAD_RE,
+  SEGMENT_RE,
+  SNAPSHOT_RE,
+  segmentName as segmentNameOf,
+  TMP_SUFFIX,
+} from "./file-layout";
 import { decodeRecords, peekPayloadSeq, scanFrames } from "./record-codec";
 import { ChainReader, checksumFailure, layOutChain, readDeltaHeader } from "./snapshot-chain-read";
 import { basesNeeded, chainOf } from "./snapshot-delta";
@@ -89,6 +97,8 @@ export interface DirectoryScan {
   emptyNewest: string | undefined;
   /** Unfinished snapshot or meta writes (`*.tmp`). */
   tmpFiles: string[];
+  /** The log's head markers (`head-<seq>`, file-layout.ts), by name; the newest counts. */
+  heads: { name: string; seq: number }[];
 }
 
 /**
@@ -161,6 +171,7 @@ async function scanOnce(
   const segments: Segment[] = [];
   const all: StoredSnapshot[] = [];
   const tmpFiles: string[] = [];
+  const heads: { name: string; seq: number }[] = [];
   for (const entry of await fs.readdir(directory, { withFileTypes: true })) {
     // The adapter writes only files: a directory, whatever its name, is someone else's and is
     // neither read nor removed.
@@ -174,6 +185,11 @@ async function scanOnce(
     if (seg !== null) {
       const firstSeq = seqOf(name, seg[1]);
       segments.push({ name, firstSeq, lastSeq: firstSeq - 1, bytes: 0 });
+      continue;
+    }
+    const head = HEAD_RE.exec(name);
+    if (head !== null) {
+      heads.push({ name, seq: seqOf(name, head[1]) });
       continue;
     }
     // A full image or a delta: the same name up to the delta's base seq.
@@ -348,6 +364,21 @@ async function scanOnce(
   const emptyNewest = last !== undefined && last.bytes === 0 ? last.name : undefined;
   const liveSegments = emptyNewest === undefined ? segments : segments.slice(0, -1);
 
+  // The head marker names the newest segment the adapter wrote commits to, created once that
+  // segment's first commits were durable; prune never deletes the newest segment and a load removes
+  // only an empty one. So a segment from that seq on must be here: without one, the newest segment
+  // was lost with the commits in it, which would otherwise look like a log that simply ends there.
+  heads.sort((a, b) => a.seq - b.seq);
+  const head = heads[heads.length - 1];
+  if (head !== undefined && !liveSegments.some((s) => s.firstSeq >= head.seq)) {
+    const newestLeft = liveSegments[liveSegments.length - 1];
+    throw corrupt(
+      `the log segment ${segmentNameOf(head.seq)} is missing: ${head.name} records that commits from seq ${head.seq} on were written to it, but no segment from seq ${head.seq} on is left (${newestLeft === undefined ? "no segment is left" : `the newest left is ${newestLeft.name}`}), so the commits it held are lost (deleted or moved out of the directory)`,
+      { kind: "lostHead", markers: heads.map((h) => h.name), fromSeq: head.seq },
+      `Put the segment back from a backup, or run actorstore-inspect ${directory} repair: it removes ${head.name} and the object opens without the commits from seq ${head.seq} on.`,
+    );
+  }
+
   // A snapshot older than the log's first record minus one cannot be replayed forward. No prune
   // leaves one behind: prune deletes the snapshots before the base (and makes that durable) before
   // any segment, and deletes every snapshot file before the base, also those a load skipped. So an
@@ -414,13 +445,15 @@ async function scanOnce(
     torn,
     emptyNewest,
     tmpFiles,
+    heads,
   };
 }
 
 /**
  * Where a scan found corruption, for `repair`: a segment to cut at `offset` (later segments hold
  * commits that can no longer follow, unless a usable snapshot lets the log start again before
- * them), a segment that starts after a gap, or a state nothing reaches. `snapshotSeqs` are the
+ * them), a segment that starts after a gap, the newest segment missing (its head marker, file-layout.ts,
+ * names it), or a state nothing reaches. `snapshotSeqs` are the
  * usable snapshots' seqs: a segment starting right after one of them may follow a gap.
  * @internal
  */
@@ -428,6 +461,7 @@ export type Damage =
   | { kind: "segment"; segment: string; offset: number; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> }
   | { kind: "gap"; segment: string; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> }
   | { kind: "stranded"; snapshots: readonly string[]; fromSeq: number; toSeq: number }
+  | { kind: "lostHead"; markers: readonly string[]; fromSeq: number }
   | { kind: "unreachable" };
 
 const damages = new WeakMap<Error, Damage>();

@@ -8,15 +8,22 @@ export const SEGMENT_RE = /^log-(\d{16})\.seg$/;
 export const SNAPSHOT_RE = /^snap-(\d{16})-(\d{16})-([0-9a-f]{8})\.sqlite$/;
 /** A delta snapshot (snapshot-delta.ts): its seq, time, the file's CRC-32 and its base's seq. */
 export const DELTA_RE = /^snap-(\d{16})-(\d{16})-([0-9a-f]{8})-(\d{16})\.delta$/;
+/**
+ * The log's head marker: an empty file named after the first seq of the newest segment this adapter
+ * wrote commits to (see docs/durability.md, *Lost log segments*). A segment from that seq on must
+ * exist: without one, the newest segment was lost.
+ */
+export const HEAD_RE = /^head-(\d{16})$/;
 export const META_NAME = "meta";
 export const TMP_SUFFIX = ".tmp";
 
-/** Whether `name` is one of an object directory's files (a segment, a snapshot, the meta or a lock generation). */
+/** Whether `name` is one of an object directory's files (a segment, a snapshot, the head marker, the meta or a lock generation). */
 export function isObjectFile(name: string): boolean {
   return (
     SEGMENT_RE.test(name) ||
     SNAPSHOT_RE.test(name) ||
     DELTA_RE.test(name) ||
+    HEAD_RE.test(name) ||
     name === META_NAME ||
     /^lock-\d{16}$/.test(name)
   );
@@ -24,6 +31,7 @@ export function isObjectFile(name: string): boolean {
 
 export const pad16 = (n: number): string => String(n).padStart(16, "0");
 export const segmentName = (firstSeq: number): string => `log-${pad16(firstSeq)}.seg`;
+export const headName = (firstSeq: number): string => `head-${pad16(firstSeq)}`;
 export const snapshotName = (seq: number, timeMs: number, crc: number): string =>
   `snap-${pad16(seq)}-${pad16(timeMs)}-${crc.toString(16).padStart(8, "0")}.sqlite`;
 export const deltaName = (seq: number, timeMs: number, crc: number, baseSeq: number): string =>

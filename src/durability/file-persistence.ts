@@ -39,6 +39,7 @@ import {
   asPlainBytes,
   deltaName,
   fileOnPath,
+  headName,
   isErrno,
   META_NAME,
   segmentName,
@@ -94,6 +95,8 @@ class FileAdapter implements FilePersistence {
    */
   #closing = false;
   #segments: Segment[] = [];
+  /** The log's head markers on disk (`head-<seq>`, file-layout.ts), oldest first; the newest counts. */
+  #heads: string[] = [];
   /** The snapshot files held, written and read (snapshot-files.ts). */
   readonly #snapshots: SnapshotFiles;
   /** The open handle of the last segment, if appends have touched it since load. */
@@ -192,6 +195,7 @@ class FileAdapter implements FilePersistence {
       }
     }
     this.#segments = scan.segments;
+    if (this.#readOnly) this.#heads = scan.heads.map((h) => h.name);
     this.#snapshots.reset(scan);
     this.#reader.reset(scan);
     this.#log.reset(scan.lastSeq);
@@ -222,6 +226,41 @@ class FileAdapter implements FilePersistence {
       await io.syncDir(this.directory);
     }
     // Nothing else is removed: a snapshot the log no longer extends is damage (directory-scan.ts).
+    // The head marker names the newest segment with commits. A directory that a version before the
+    // marker wrote has none; one a session that crashed between a roll and its marker left, or one
+    // a version that does not know the marker rolled, has an older one: mark the newest segment,
+    // once its bytes and name are durable (a marker is never on disk without them).
+    this.#heads = scan.heads.map((h) => h.name);
+    const newest = scan.segments[scan.segments.length - 1];
+    const marked = scan.heads[scan.heads.length - 1]?.seq ?? 0;
+    if (newest !== undefined && newest.firstSeq > marked) {
+      await io.truncate(newest.name, newest.bytes);
+      await io.syncDir(this.directory);
+    }
+    if (newest !== undefined) await this.#markHead(newest.firstSeq);
+  }
+
+  /**
+   * Records that segment `firstSeq` holds durable commits (its head marker), then removes the older
+   * markers. Called only once that is true: a marker is never on disk without its segment. Its
+   * own durability rides on the next directory fsync (a roll, a snapshot, a prune): a power loss
+   * before that leaves an older marker, which only checks less.
+   */
+  async #markHead(firstSeq: number): Promise<void> {
+    const name = headName(firstSeq);
+    const io = this.#io;
+    if (!this.#heads.includes(name)) {
+      await io.fs.writeFile(io.file(name), new Uint8Array(0));
+      this.#heads.push(name);
+    }
+    for (const old of this.#heads.filter((h) => h !== name)) {
+      try {
+        await io.fs.rm(io.file(old), { force: true });
+        this.#heads = this.#heads.filter((h) => h !== old);
+      } catch {
+        // Left behind, it is older than the new one, which counts: the next roll tries again.
+      }
+    }
   }
 
   // -- append (group commit) ---------------------------------------------------------------------
@@ -275,6 +314,8 @@ class FileAdapter implements FilePersistence {
     this.#logFlushes++;
     segment.bytes += data.length;
     segment.lastSeq = batch.lastSeq;
+    // The new segment holds durable commits now (and its name is durable): mark it the log's head.
+    if (created) await this.#markHead(segment.firstSeq);
   }
 
   // -- snapshots ---------------------------------------------------------------------------------
