@@ -59,6 +59,24 @@ describe("s3 (Ceph): permissions", () => {
   });
 });
 
+describe("s3 (Ceph): a bucket with versioning", () => {
+  it("is refused at the first open (the gateway ignores If-None-Match there), with a message that says so, before anything is claimed", async () => {
+    const owner = new AwsClient({ ...server, service: "s3", region: "us-east-1", retries: 0 });
+    const bucket = `versioned-${process.pid}-${Date.now().toString(36)}`;
+    const base = `${server.endpoint}/${bucket}`;
+    expect((await owner.fetch(base, { method: "PUT" })).status).toBe(200);
+    const versioning =
+      '<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>';
+    expect((await owner.fetch(`${base}?versioning`, { method: "PUT", body: versioning })).status).toBe(200);
+    const prefix = freshPrefix("versioned");
+    const refused = await rejection(s3Persistence(optionsFor({ ...server, bucket }, prefix)).load());
+    expect(refused).toMatchObject({ code: "ERR_BACKEND_UNSUPPORTED" });
+    expect((refused as Error).message).toMatch(/If-None-Match.*in a bucket without versioning/);
+    // Refused before its claim: the prefix holds no object.
+    expect((await owner.fetch(`${base}/${prefix}claim/0000000000000001`, { method: "HEAD" })).status).toBe(404);
+  });
+});
+
 const ROOT = resolve(import.meta.dirname, "../..");
 const children: ChildProcess[] = [];
 afterAll(() => {
