@@ -216,7 +216,7 @@ class S3Adapter implements S3Persistence {
     if (second.outcome !== "exists")
       throw new ActorStoreError(
         "ERR_BACKEND_UNSUPPORTED",
-        `The store at ${this.location} ignored If-None-Match: * (a create-only write replaced an existing object), so it cannot keep one writer per object. Use a store with conditional writes (AWS S3, Cloudflare R2, Ceph RADOS Gateway, MinIO), in a bucket without versioning: Ceph RADOS Gateway ignores If-None-Match in a bucket with versioning enabled or suspended.`,
+        `The store at ${this.location} ignored If-None-Match: * (a create-only write replaced an existing object), so it cannot keep one writer per object. Use a store with conditional writes (AWS S3, Cloudflare R2, Ceph RADOS Gateway, MinIO), in a bucket without versioning: Ceph RADOS Gateway ignores If-None-Match in a bucket with versioning enabled.`,
       );
     this.#probed = true;
   }

@@ -60,7 +60,7 @@ describe("s3 (Ceph): permissions", () => {
 });
 
 describe("s3 (Ceph): a bucket with versioning", () => {
-  it("is refused at the first open (the gateway ignores If-None-Match there), with a message that says so, before anything is claimed", async () => {
+  it("is refused at the first open (the gateway ignores If-None-Match there), with a message that says so, before anything is claimed; suspended, it works", async () => {
     const owner = new AwsClient({ ...server, service: "s3", region: "us-east-1", retries: 0 });
     const bucket = `versioned-${process.pid}-${Date.now().toString(36)}`;
     const base = `${server.endpoint}/${bucket}`;
@@ -74,6 +74,12 @@ describe("s3 (Ceph): a bucket with versioning", () => {
     expect((refused as Error).message).toMatch(/If-None-Match.*in a bucket without versioning/);
     // Refused before its claim: the prefix holds no object.
     expect((await owner.fetch(`${base}/${prefix}claim/0000000000000001`, { method: "HEAD" })).status).toBe(404);
+    // Suspended, the gateway honours it again: the object opens and commits.
+    const suspended = versioning.replace("Enabled", "Suspended");
+    expect((await owner.fetch(`${base}?versioning`, { method: "PUT", body: suspended })).status).toBe(200);
+    const adapter = s3Persistence(optionsFor({ ...server, bucket }, prefix));
+    expect((await adapter.load()).lastSeq).toBe(0);
+    await adapter.append([kvRecord(1)]);
   });
 });
 
