@@ -68,6 +68,17 @@ export function markUnserializable(value: object, typeName: string): void {
   UNSERIALIZABLE.set(value, typeName);
 }
 
+/** How the platform describes values of its own types when they are thrown (a stub: "#<RpcStub>"). */
+const DESCRIPTIONS = new WeakMap<object, string>();
+
+/**
+ * Marks `value` to be described as `text` when it is thrown across the boundary (the message of the
+ * `Error` the caller gets), as V8 describes an object of the platform's class.
+ */
+export function markDescription(value: object, text: string): void {
+  DESCRIPTIONS.set(value, text);
+}
+
 /**
  * Clones `value` as a call across the boundary would, or throws the platform's `DataCloneError`
  * (a `DOMException`): `"Symbol(x) could not be cloned."`, `"() => 1 could not be cloned."`, or
@@ -253,7 +264,9 @@ function plainMessage(thrown: unknown): string {
     if (message === "") return name;
     return `${name}: ${message}`;
   }
-  return describeThrown(thrown);
+  const described =
+    typeof thrown === "object" || typeof thrown === "function" ? DESCRIPTIONS.get(thrown as object) : undefined;
+  return described ?? describeThrown(thrown);
 }
 
 /**

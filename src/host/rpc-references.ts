@@ -16,7 +16,7 @@
  */
 import { RpcTarget } from "../context/rpc-target";
 import { type AsyncScope, loadAsyncScope } from "../util/async-scope";
-import { cloneAcross, errorAcross, markCrossing, NOT_A_REFERENCE } from "./boundary";
+import { cloneAcross, errorAcross, markCrossing, markDescription, NOT_A_REFERENCE } from "./boundary";
 
 /** Where a reference's calls run: the side of the boundary that owns the function or target. */
 export interface Side {
@@ -126,9 +126,10 @@ function cross(value: unknown, from: Side, to: Side): Crossed {
   const copy = cloneAcross(value, (v) => {
     const held = STUBS.get(v);
     if (held !== undefined) {
-      // A stub passed on: the new stub calls the same owner directly.
-      if (held.disposed) throw disposedError();
+      // A stub passed on: the new stub calls the same owner directly. A disposed one passes as a
+      // disposed stub (it fails when called), as on the platform, where the call it is passed in runs.
       const reference = new Reference(held.value, held.owner, to);
+      reference.disposed = held.disposed;
       references.push(reference);
       return stubFor(reference);
     }
@@ -292,6 +293,8 @@ function stubFor(reference: Reference): unknown {
     getOwnPropertyDescriptor: () => undefined,
   });
   STUBS.set(stub, reference);
+  // Thrown, a stub is described as the platform describes it (`Error: #<RpcStub>`).
+  markDescription(stub, "#<RpcStub>");
   return stub;
 }
 
@@ -314,7 +317,15 @@ export function propertyOf(run: PathRunner, path: readonly string[]): unknown {
       if (key in Object.prototype) return Reflect.get(Object.prototype, key);
       return propertyOf(run, [...path, key]);
     },
-    apply: (_target, _this, args: unknown[]) => pipelined(run(path, args)),
+    apply: (_target, _this, args: unknown[]) => {
+      const promise = run(path, args);
+      // JSON.stringify calls `toJSON` of a stub (or of a result holding one) by itself, as on the
+      // platform: the call fails there (no such method) and JSON.stringify leaves the stub out. That
+      // failure, which nobody asked for, must not be an unhandled rejection (it ends a Node process);
+      // an explicit `await stub.toJSON()` still sees it.
+      if (path[path.length - 1] === "toJSON") promise.catch(() => {});
+      return pipelined(promise);
+    },
   });
 }
 

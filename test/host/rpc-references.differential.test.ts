@@ -184,6 +184,20 @@ async function scenario(env: Record<string, any>, Target: any): Promise<Record<s
       return `the call threw ${(e as Error).message}`;
     }
   });
+  await t("disposedPassedOn", async () => {
+    const f = await s.getFn();
+    f[Symbol.dispose]();
+    return s.tryCall(f);
+  });
+  await t("disposedPassedOnInObject", async () => {
+    const f = await s.getFn();
+    f[Symbol.dispose]();
+    return s.describe({ f });
+  });
+  await t("stubThrown", () => s.throwIt(() => 1));
+  // JSON.stringify calls a stub's toJSON (a call that fails) and leaves the stub out.
+  await t("stubStringified", async () => JSON.stringify({ a: 1, f: await s.getFn(), o: await s.getObj() }));
+  await t("stubToJSONAwaited", async () => (await s.getFn()).toJSON());
   await t("promiseDisposer", () => typeof s.getObj()[Symbol.dispose]);
   await t("numberPromiseDisposed", async () => {
     const p = s.getNum();
@@ -216,6 +230,8 @@ const CLASS_SOURCE = `
   async useTarget(t) { return [typeof t, await t.hi("there")].join("|"); }
   getInstance() { class K { x = 1 } return new K(); }
   echo(x) { return x; }
+  async tryCall(f) { try { return await f(1); } catch (e) { return "threw " + e.message + " remote=" + e.remote; } }
+  throwIt(x) { throw x; }
   proxyObj() { return new Proxy({ a: 1, f() { return this.a + 1; } }, {}); }
   proxyArr() { return new Proxy([1], {}); }
   proxyTarget() { return new Proxy(new Counter(), {}); }

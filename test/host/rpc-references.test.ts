@@ -267,6 +267,25 @@ describe("references an object passed", () => {
     expect(t.host.stats().live).toBe(0);
   });
 
+  test("JSON.stringify of a result holding stubs leaves them out, with no unhandled rejection", async () => {
+    const { env } = testHost();
+    const room = env.ROOM.getByName("json");
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", listener);
+    try {
+      // JSON.stringify calls each stub's toJSON, a call that fails on the object (it has none).
+      expect(JSON.stringify({ n: 1, counter: await room.counter(), tally: await room.tally() })).toBe('{"n":1}');
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      // Asked for, the call's failure is the caller's to see.
+      const tally = (await room.tally()) as unknown as { toJSON(): Promise<unknown> };
+      await expect(tally.toJSON()).rejects.toThrow('The RPC receiver does not implement the method "toJSON".');
+    } finally {
+      process.off("unhandledRejection", listener);
+    }
+  });
+
   test("calls on a target are events: they keep the object from being evicted while they run", async () => {
     const t = testHost();
     const room = t.env.ROOM.getByName("busy");
