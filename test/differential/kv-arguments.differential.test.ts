@@ -180,6 +180,7 @@ class KvArguments {
           response: new Response(null, { status: 404, statusText: "Nope", headers: h() }),
           redirect: Response.redirect("http://example.com/x", 302),
           error: Response.error(),
+          immutable: Response.redirect("http://example.com/y", 301).headers,
         });
         const v = await storage.get("v");
         const kind = (x) => [x instanceof Headers, x instanceof Request, x instanceof Response];
@@ -189,6 +190,16 @@ class KvArguments {
         out.response = { kind: kind(v.response), status: v.response.status, statusText: v.response.statusText, body: v.response.body, headers: [...v.response.headers] };
         out.redirect = { status: v.redirect.status, headers: [...v.redirect.headers] };
         out.error = { type: v.error.type, status: v.error.status };
+        const change = (f) => {
+          try {
+            f();
+            return "changed";
+          } catch (e) {
+            return e.constructor.name;
+          }
+        };
+        out.immutable = { entries: [...v.immutable], set: change(() => v.immutable.set("x", "1")), append: change(() => v.immutable.append("x", "1")), delete: change(() => v.immutable.delete("location")), left: [...v.immutable] };
+        out.mutable = change(() => v.headers.set("x", "1"));
         return Response.json(out);
       }
       case "/delete-throws": {
@@ -322,6 +333,14 @@ describe("key-value arguments, compared with workerd", () => {
       shared: true,
     });
     expect(workerd.error).toEqual({ type: "error", status: 0 });
+    expect(workerd.immutable).toEqual({
+      entries: [["location", "http://example.com/y"]],
+      set: "TypeError",
+      append: "TypeError",
+      delete: "TypeError",
+      left: [["location", "http://example.com/y"]],
+    });
+    expect(workerd.mutable).toBe("changed");
     expect(ours).toEqual(workerd);
   });
 

@@ -32,7 +32,7 @@
  *   buffer also writes its `maxByteLength` (RESIZABLE_ARRAY_BUFFER), a length-tracking view of one
  *   no length (VIEW_TRACKING); a view past the end of a shrunk buffer is refused, as V8 refuses it.
  * - a `DOMException` as its name, message and stack (DOM_EXCEPTION), as the platform stores one.
- * - a `Headers` as its entries (HEADERS), a bodyless `Request` as its URL, method, redirect and
+ * - a `Headers` as its entries (HEADERS, or HEADERS_IMMUTABLE for one that cannot be changed), a bodyless `Request` as its URL, method, redirect and
  *   cache modes and headers (REQUEST), a bodyless `Response` as its status, status text and
  *   headers (RESPONSE): what the platform keeps of them (see web-objects.ts).
  *

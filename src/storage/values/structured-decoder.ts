@@ -2,7 +2,7 @@
 import { ActorStoreError } from "../../errors";
 import { asciiString, decodeUtf8 } from "../../util/utf8";
 import { ERROR_CONSTRUCTORS, ERROR_NAMES, setOwn, Tag, VIEW_BY_KIND } from "./structured-format";
-import { type HeaderEntries, headersFrom, requestFrom, responseFrom } from "./web-objects";
+import { type HeaderEntries, headersFrom, immutableHeadersFrom, requestFrom, responseFrom } from "./web-objects";
 
 /**
  * The value at `bytes[start, end)` when it is one string in UTF-8 form, the most common stored
@@ -237,6 +237,10 @@ export class Decoder {
       case Tag.HEADERS: {
         const entries = this.#headerEntries();
         return this.#register(this.#web("Headers", () => headersFrom(entries)));
+      }
+      case Tag.HEADERS_IMMUTABLE: {
+        const entries = this.#headerEntries();
+        return this.#register(this.#web("Headers", () => immutableHeadersFrom(entries)));
       }
       case Tag.REQUEST:
         return this.#register(this.#request());

@@ -30,6 +30,7 @@ import { STRUCTURED_CODEC_TAG } from "./tags";
 import {
   type HeaderEntries,
   headerEntries,
+  isImmutableHeaders,
   platformBody,
   requestParts,
   requestSignalRefusal,
@@ -382,7 +383,7 @@ export class Encoder {
   #webObject(value: object): boolean {
     const kind = webObjectKind(value);
     if (kind === "Headers") {
-      this.#tag(Tag.HEADERS);
+      this.#tag(isImmutableHeaders(value as Headers) ? Tag.HEADERS_IMMUTABLE : Tag.HEADERS);
       this.#headerEntries(headerEntries(value as Headers));
       return true;
     }

@@ -72,6 +72,12 @@ export const Tag = {
    * wrote it (they stored one as a class instance, `{}`).
    */
   RESPONSE: 32,
+  /**
+   * A `Headers` that cannot be changed (a `fetch()` response's, `Response.redirect()`'s), written as
+   * HEADERS: the platform keeps a Headers's guard, so it reads back immutable. Older versions wrote
+   * one as HEADERS (read back changeable).
+   */
+  HEADERS_IMMUTABLE: 33,
 } as const;
 
 /** View kinds, in the stored format. `undefined` constructors are absent in this runtime. */

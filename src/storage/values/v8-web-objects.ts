@@ -23,7 +23,10 @@ import { dataCloneError } from "../../errors";
 import { isProxy } from "./proxy";
 import { describeObject, hasOwn, objectToString, platformObjectRefusal } from "./structured-format";
 import {
+  type HeaderEntries,
   headerEntries,
+  headersFrom,
+  immutableHeadersFrom,
   isImmutableHeaders,
   platformBody,
   requestFrom,
@@ -339,14 +342,15 @@ function readHeaders(reader: HostReader): Headers {
   const guard = reader.readUint32();
   if (guard > GUARD_NONE) throw new Error(`unknown Headers guard ${guard}`);
   const count = reader.readUint32();
-  const headers = new Headers();
+  const entries: HeaderEntries = [];
   for (let i = 0; i < count; i++) {
     const id = reader.readUint32();
     const name = id === 0 ? readString(reader) : COMMON_HEADER_NAMES[id - 1];
     if (name === undefined) throw new Error(`unknown common header id ${id}`);
-    headers.append(name, readString(reader));
+    entries.push([name, readString(reader)]);
   }
-  return headers;
+  // Every guard but "none" keeps the platform's Headers from being changed.
+  return guard === GUARD_NONE ? headersFrom(entries) : immutableHeadersFrom(entries);
 }
 
 /** The initializer object a Request or Response was written with (its headers a Headers). */

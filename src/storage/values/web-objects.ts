@@ -99,6 +99,28 @@ export function headersFrom(entries: HeaderEntries): Headers {
   return headers;
 }
 
+/**
+ * A `Headers` holding `entries` that cannot be changed, as the platform reads back one stored
+ * immutable (it keeps a Headers's guard). Node makes such a Headers only for its own responses:
+ * this one is a `Response.error()`'s, its entries put in the header list it shares with that
+ * response (Node's `state` symbol). Where the runtime has no such list, a changeable `Headers`.
+ * Throws the constructor's error when `entries` are not valid headers.
+ */
+export function immutableHeadersFrom(entries: HeaderEntries): Headers {
+  const checked = headersFrom(entries);
+  const response = Response.error();
+  const state = Object.getOwnPropertySymbols(response).find((symbol) => symbol.description === "state");
+  const list = (state === undefined ? undefined : (response as unknown as Record<symbol, unknown>)[state]) as
+    | { headersList?: { append?: (name: string, value: string, isLowerCase: boolean) => void } }
+    | undefined;
+  const append = list?.headersList?.append;
+  if (typeof append !== "function") return checked;
+  for (const [name, value] of headerEntries(checked)) append.call(list?.headersList, name, value, false);
+  const headers = get(Response.prototype, "headers", response) as Headers;
+  // Only if the list is the one these headers show (else a changeable copy, never other entries).
+  return JSON.stringify(headerEntries(headers)) === JSON.stringify(headerEntries(checked)) ? headers : checked;
+}
+
 /** What is stored of `request` (which has no body). */
 export function requestParts(request: Request): RequestParts {
   const proto = Request.prototype;

@@ -445,6 +445,36 @@ for (const codec of codecs) {
       expect(back.a?.get("x-new")).toBe("1");
     });
 
+    it(`${codec.name}: a Headers that cannot be changed reads back unchangeable, as the platform keeps its guard`, () => {
+      // Compared through Miniflare: workerd reads such headers back immutable; they read back changeable.
+      const immutable = Response.redirect("http://example.com/x", 302).headers;
+      expect(() => immutable.set("x", "1")).toThrow(TypeError);
+      const back = roundTrip(codec, {
+        immutable,
+        empty: Response.error().headers,
+        open: new Headers({ a: "1" }),
+      }) as Record<string, Headers>;
+      expect(back.immutable).toBeInstanceOf(Headers);
+      expect([...(back.immutable as Headers)]).toEqual([["location", "http://example.com/x"]]);
+      for (const mutate of [
+        (h: Headers) => h.set("x", "1"),
+        (h: Headers) => h.append("x", "1"),
+        (h: Headers) => h.delete("location"),
+      ]) {
+        expect(() => mutate(back.immutable as Headers)).toThrow(TypeError);
+        expect(() => mutate(back.empty as Headers)).toThrow(TypeError);
+      }
+      expect([...(back.immutable as Headers)]).toEqual([["location", "http://example.com/x"]]);
+      back.open?.set("b", "2");
+      expect([...(back.open as Headers)]).toEqual([
+        ["a", "1"],
+        ["b", "2"],
+      ]);
+      // Stored again, still unchangeable.
+      const many = roundTrip(codec, back.immutable) as Headers;
+      expect(() => many.append("y", "1")).toThrow(TypeError);
+    });
+
     it(`${codec.name}: a Request without a body keeps its URL, method, headers, redirect and cache`, () => {
       const original = new Request("http://example.com/p?q=1#frag", {
         method: "put",
@@ -571,6 +601,9 @@ describe("v8: web objects are written as workerd writes them (host objects), and
       "no-store",
       [["x-a", "1"]],
     ]);
+    const redirectHeaders = v8Codec.decode(fromHex(WORKERD.redirectHeaders)) as Headers;
+    expect([...redirectHeaders]).toEqual([["location", "http://e.com/"]]);
+    expect(() => redirectHeaders.set("a", "1")).toThrow(TypeError); // guard 0: immutable
     const response = v8Codec.decode(fromHex(WORKERD.response)) as Response;
     expect([response.status, response.statusText, [...response.headers]]).toEqual([404, "Nope", [["x-b", "2"]]]);
     const shared = v8Codec.decode(fromHex(WORKERD.sharedHeaders)) as { r: Request; h: Headers };
