@@ -155,6 +155,8 @@ export class SqlStorage {
         const entry = statements[i] as CachedStatement;
         if (entry.leftAtRow && !oneOff) {
           entry.leftAtRow = false;
+          // workerd resets it as it fails: from here on nothing holds its table.
+          entry.statement.reset();
           throw new Error(STATEMENT_BUSY_MESSAGE);
         }
         this.#runPrelude(state, entry);
@@ -266,11 +268,16 @@ export class SqlStorage {
         if (tail.length === 0) {
           state.cache.set({ sql: query, statements: compiled });
           cachedNow = true;
-          if (state.cachedBeforeReset.delete(query)) for (const s of compiled) s.leftAtRow = false;
+          if (state.cachedBeforeReset.delete(query)) {
+            for (const s of compiled) {
+              s.leftAtRow = false;
+              s.statement.reset();
+            }
+          }
           return this.#open<T>(state, entry, values);
         }
         if (head.statement.parameterCount() > 0) throw new Error(MULTI_PARAMETERS_MESSAGE);
-        entry.leftAtRow = this.#runPrelude(state, entry);
+        entry.leftAtRow = this.#runPrelude(state, entry, true);
         rest = tail;
       }
     } catch (e) {
@@ -339,29 +346,48 @@ export class SqlStorage {
 
   /**
    * Runs a statement that is not the last of its query: one step, rows discarded (as workerd).
-   * Returns whether the step stopped at a row.
+   * Returns whether the step stopped at a row. When its query is being compiled (`compiling`), a
+   * read that stopped at a row stays there, unreset, as workerd leaves it
+   * ({@link CachedStatement.leftAtRow}): it holds its tables' B-trees open, so that `DROP TABLE`
+   * of one fails with `database table is locked` until the query runs again. (A write is reset:
+   * workerd's commit fails over one left running, see docs/sql.md.)
    */
-  #runPrelude(state: EngineState, entry: CachedStatement): boolean {
+  #runPrelude(state: EngineState, entry: CachedStatement, compiling = false): boolean {
     const verdict = this.#ensureVerdict(state, entry);
     const shown = verdict.writesStatistics && this.#showInternalStatistics(state, verdict, entry);
-    const { statement } = entry;
+    // Still held at a row (a run of its query while its last statement is busy, which workerd
+    // compiles anew): a one-off copy runs instead, and the held one keeps its place.
+    const held = entry.leftAtRow;
+    const statement = held ? this.#prepareCopy(state, entry) : entry.statement;
     const nowMs = verdict.mayWrite
       ? this.#host.beforeWrite(statement.sql, [], this.#describeWrite(entry))
       : verdict.usesTime
         ? this.#host.now()
         : undefined;
     let ran = false;
+    let keep = false;
     try {
       statement.bind([], "real");
       const atRow = statement.step(nowMs);
       ran = true;
+      keep = compiling && atRow && !verdict.mayWrite && !held;
       return atRow;
     } catch (e) {
       throw translateFailure(this.#host, e, errorContextFor(state, statement.sql));
     } finally {
-      statement.reset();
+      if (held) statement.free();
+      else if (!keep) statement.reset();
       if (verdict.changesSchema) this.#schemaChanged(state);
       if (verdict.writesStatistics) this.#afterStatistics(state, shown, ran);
+    }
+  }
+
+  /** A one-off copy of `entry`'s statement (judged already: the same text, the same schema). */
+  #prepareCopy(state: EngineState, entry: CachedStatement): EngineStatement {
+    try {
+      return state.engine.prepare(entry.statement.sql);
+    } catch (e) {
+      throw translateFailure(this.#host, e, errorContextFor(state, entry.statement.sql));
     }
   }
 
