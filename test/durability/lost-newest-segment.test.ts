@@ -4,7 +4,7 @@
  * marker, an open found the commits up to the previous segment's end (or the newest snapshot) and
  * went on without a word, the later commits lost.
  */
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -86,6 +86,21 @@ describe("the newest log segment lost", () => {
     await adapter.close();
     await rm(join(dir, (await segments(dir))[0] as string));
     expect(await loadError(dir, false)).toMatchObject({ code: "ERR_CORRUPT" });
+  });
+
+  it("the newest segment emptied (cut to zero bytes, or inside its first frame) is ERR_CORRUPT, never removed as a crash's empty segment", async () => {
+    for (const length of [0, 3]) {
+      const dir = freshDir();
+      await written(dir, 12, 11);
+      const segs = await segments(dir);
+      const newest = segs[segs.length - 1] as string;
+      await truncate(join(dir, newest), length);
+      const before = await contents(dir);
+      const error = await loadError(dir, false);
+      expect(error, `cut to ${length}`).toMatchObject({ code: "ERR_CORRUPT" });
+      expect((error as Error).message).toContain(newest);
+      expect(await contents(dir)).toEqual(before);
+    }
   });
 
   it("a directory without a marker (an older version's) gets one at its first load, and is checked from then on", async () => {
