@@ -3,6 +3,7 @@
  * processes (examples/cluster-node.ts), clients that keep a record of what was confirmed, and the
  * checks made afterwards against those records and against the bucket itself.
  */
+import { request } from "node:http";
 import { expect } from "vitest";
 import { type DemoHost, startHost } from "../../examples/cluster-demo";
 import { resolveS3Options } from "../../src/s3/options";
@@ -89,26 +90,49 @@ export interface Confirmed {
   servedBy: string;
 }
 
-/** One POST without retrying: the confirmed write, or the failure (not confirmed: it may or may not have run). */
+/**
+ * One POST without retrying: the confirmed write, or the failure (not confirmed: it may or may not
+ * have run). With `newConnection`, it goes over a connection of its own instead of one fetch keeps
+ * open: a request sent to a stopped host over a kept connection is lost when the host resumes (Node's
+ * server closes a connection idle past its keep-alive timeout before it reads what arrived meanwhile,
+ * and the client sees the connection reset), while a new connection waits in the host's accept queue.
+ */
 export async function post(
   host: DemoHost,
   room: string,
   text: string,
   timeoutMs = 15_000,
+  newConnection = false,
 ): Promise<{ ok: true; confirmed: Confirmed } | { ok: false; status: number; text: string }> {
+  const url = `http://127.0.0.1:${host.ready.front}/rooms/${encodeURIComponent(room)}`;
   try {
-    const res = await fetch(`http://127.0.0.1:${host.ready.front}/rooms/${encodeURIComponent(room)}`, {
-      method: "POST",
-      body: text,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const body = await res.text();
-    if (res.status !== 200) return { ok: false, status: res.status, text: body };
-    const r = JSON.parse(body) as { count: number; servedBy: string };
+    const res = newConnection
+      ? await postOnNewConnection(url, text, timeoutMs)
+      : await fetch(url, { method: "POST", body: text, signal: AbortSignal.timeout(timeoutMs) }).then(async (r) => ({
+          status: r.status,
+          body: await r.text(),
+        }));
+    if (res.status !== 200) return { ok: false, status: res.status, text: res.body };
+    const r = JSON.parse(res.body) as { count: number; servedBy: string };
     return { ok: true, confirmed: { room, count: r.count, text, servedBy: r.servedBy } };
   } catch (e) {
-    return { ok: false, status: 0, text: String(e) };
+    // fetch's own message ("fetch failed") hides why: the cause says what the connection did.
+    const cause = (e as { cause?: unknown }).cause;
+    return { ok: false, status: 0, text: cause === undefined ? String(e) : `${String(e)} (${String(cause)})` };
   }
+}
+
+function postOnNewConnection(url: string, body: string, timeoutMs: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", agent: false, signal: AbortSignal.timeout(timeoutMs) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 /** POSTs until one is confirmed (for steps that need a write to land). */

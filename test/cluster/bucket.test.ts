@@ -126,8 +126,9 @@ describe("cluster over a shared bucket, hosts in separate processes", () => {
 
     paused.child.kill("SIGSTOP");
     // Sent to the paused owner: it waits in its socket until the process resumes, and then runs on
-    // an object the paused host still holds (with the state it had before the pause).
-    const stale = post(paused, "lobby", "sent to the paused owner", 60_000);
+    // an object the paused host still holds (with the state it had before the pause). On a connection
+    // of its own: over one kept from an earlier request, the resumed host would drop it unread.
+    const stale = post(paused, "lobby", "sent to the paused owner", 60_000, true);
     // The other host decides the paused one is dead, claims the lobby (fencing it) and confirms writes.
     await until("the other host to see itself alone", async () =>
       (await stats(other)).live.join(",") === other.ready.ready ? true : undefined,
