@@ -102,26 +102,42 @@ async function bothSeeEachOther(hosts: readonly DemoHost[]): Promise<void> {
 }
 
 async function post(port: number, room: string): Promise<{ count: number; servedBy: string; via: string }> {
-  for (let attempt = 0; ; attempt++) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
     const res = await fetch(`http://127.0.0.1:${port}/rooms/${encodeURIComponent(room)}`, { method: "POST" });
     if (res.ok) return (await res.json()) as { count: number; servedBy: string; via: string };
-    // While membership settles after a death, a host may briefly have no answer: retry.
-    if (attempt >= 50) throw new Error(`${res.status} ${await res.text()}`);
+    // While membership settles after a death (the dead host's heartbeat must expire first), a host
+    // may have no answer for a while: retry, for at most 30 s.
+    if (Date.now() >= deadline) throw new Error(`${res.status} ${await res.text()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
+/** Settings of the demo's hosts (examples/cluster-node.ts reads them from its environment). */
+export interface ClusterDemoHosts {
+  /** How long a member's heartbeat may stay unchanged before the others count it dead (default 1,000 ms). */
+  ttlMs?: number;
+  /** The idle time before a host evicts an object (default 2,000 ms). */
+  idleMs?: number;
+}
+
 /**
  * Runs the cluster demo, printing a transcript: over a shared directory, or over a bucket when
- * `bucket` (`{ endpoint, bucket, prefix, credentials }`) is given.
+ * `bucket` (`{ endpoint, bucket, prefix, credentials }`) is given. `settings` changes the hosts'
+ * membership and idle times (tests on a loaded machine give a member longer before it counts as dead,
+ * so a host that a slow turn delayed is not dropped and the rooms keep one owner).
  */
 export async function runClusterDemo(
   directory: string | undefined,
   print: (line: string) => void,
   bucket?: { endpoint: string; bucket: string; prefix?: string },
+  settings: ClusterDemoHosts = {},
 ): Promise<void> {
   const dir = directory ?? (await mkdtemp(join(tmpdir(), "actorstore-cluster-demo-")));
-  const hosts = await Promise.all([startHost("host-a", dir, bucket), startHost("host-b", dir, bucket)]);
+  const env: Record<string, string> = {};
+  if (settings.ttlMs !== undefined) env.ACTORSTORE_TTL_MS = String(settings.ttlMs);
+  if (settings.idleMs !== undefined) env.ACTORSTORE_IDLE_MS = String(settings.idleMs);
+  const hosts = await Promise.all([startHost("host-a", dir, bucket, env), startHost("host-b", dir, bucket, env)]);
   try {
     print(
       bucket === undefined
