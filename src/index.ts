@@ -40,6 +40,16 @@ export { ACTOR_STORE_ERROR_CODES, ActorStoreError } from "./errors";
 export type { AlarmIndex, AlarmIndexEntry } from "./host/alarm-index";
 export { directoryAlarmIndex, memoryAlarmIndex } from "./host/alarm-index";
 export type {
+  HostEnv,
+  HostedClass,
+  HostedObjectInfo,
+  HostedObjectState,
+  HostStats,
+  NamespaceClasses,
+  ObjectHostOptions,
+} from "./host/host-types";
+export { DEFAULT_IDLE_TIMEOUT_MS } from "./host/host-types";
+export type {
   GetObjectOptions,
   NewUniqueIdOptions,
   ObjectJurisdiction,
@@ -53,16 +63,7 @@ export type {
   RpcMethods,
 } from "./host/namespace";
 export { ObjectNamespace } from "./host/namespace";
-export type {
-  HostEnv,
-  HostedClass,
-  HostedObjectInfo,
-  HostedObjectState,
-  HostStats,
-  NamespaceClasses,
-  ObjectHostOptions,
-} from "./host/object-host";
-export { DEFAULT_IDLE_TIMEOUT_MS, ObjectHost } from "./host/object-host";
+export { ObjectHost } from "./host/object-host";
 export type { PersistenceFactory } from "./host/options";
 export { directoryPerObject, memoryPerObject } from "./host/options";
 export type { StorageLimits } from "./limits";

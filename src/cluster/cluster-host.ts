@@ -26,16 +26,9 @@ import type { ObjectId } from "../context/object-id";
 import { isFencedError } from "../durability/persistence";
 import { ActorStoreError } from "../errors";
 import { cloneResult } from "../host/boundary";
+import type { HostEnv, NamespaceClasses, ObjectHostOptions } from "../host/host-types";
 import type { StubBinding, StubOperation } from "../host/namespace";
-import {
-  createRoutedHost,
-  type HostEnv,
-  type HostInternals,
-  hostInternals,
-  type NamespaceClasses,
-  type ObjectHost,
-  type ObjectHostOptions,
-} from "../host/object-host";
+import { createRoutedHost, type HostInternals, hostInternals, type ObjectHost } from "../host/object-host";
 import { systemClock } from "../util/clock";
 import {
   bucketPerObject,

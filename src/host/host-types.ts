@@ -1,6 +1,6 @@
 /**
  * The object host's public types: the classes it runs, its options, and what `objects()` and
- * `stats()` report. object-host.ts re-exports them beside the host itself.
+ * `stats()` report (the entry points export them beside the host).
  */
 import type { ObjectState } from "../context/object-state";
 import type { ObjectStorageOptions } from "../storage/object-storage";

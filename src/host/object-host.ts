@@ -48,17 +48,6 @@ import {
 import { checkOptions, indexOf, memoryPerObject, type PersistenceFactory } from "./options";
 import { loadSideScope, runOnSide, type Side } from "./rpc-references";
 
-export {
-  DEFAULT_IDLE_TIMEOUT_MS,
-  type HostEnv,
-  type HostedClass,
-  type HostedObjectInfo,
-  type HostedObjectState,
-  type HostStats,
-  type NamespaceClasses,
-  type ObjectHostOptions,
-} from "./host-types";
-
 interface Entry extends WakeEntry {
   context: ObjectContext<unknown, object> | null;
   opening: Promise<void> | null;

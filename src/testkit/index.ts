@@ -19,8 +19,8 @@ export type { AlarmInvocationInfo, PlannedAlarm } from "../alarms/alarm-schedule
 export type { ObjectState } from "../context/object-state";
 export type { AppendFailurePoint, FailAppendOptions } from "../durability/faulty-persistence";
 export { FaultyPersistence } from "../durability/faulty-persistence";
+export type { HostEnv, HostedObjectInfo, HostStats } from "../host/host-types";
 export type { ObjectStub } from "../host/namespace";
-export type { HostEnv, HostedObjectInfo, HostStats } from "../host/object-host";
 export { FakeClock } from "../util/clock";
 export type { StartTestApiServerOptions } from "./api-server";
 export { startTestApiServer, TEST_API_TOKEN } from "./api-server";

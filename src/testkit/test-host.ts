@@ -3,13 +3,8 @@
  * An {@link ObjectHost} on a fake clock with in-memory persistence per object.
  */
 
-import {
-  type HostEnv,
-  type HostedObjectInfo,
-  type HostStats,
-  type NamespaceClasses,
-  ObjectHost,
-} from "../host/object-host";
+import type { HostEnv, HostedObjectInfo, HostStats, NamespaceClasses } from "../host/host-types";
+import { ObjectHost } from "../host/object-host";
 import { memoryPerObject, type PersistenceFactory } from "../host/options";
 import type { ObjectStorageOptions } from "../storage/object-storage";
 import { checkClockStep, FakeClock } from "../util/clock";

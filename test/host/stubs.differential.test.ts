@@ -6,7 +6,8 @@
  */
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type HostedClass, ObjectHost } from "../../src/host/object-host";
+import type { HostedClass } from "../../src/host/host-types";
+import { ObjectHost } from "../../src/host/object-host";
 import { FakeClock } from "../../src/util/clock";
 import { ensureWorkerdExecutable } from "../differential/workerd";
 
