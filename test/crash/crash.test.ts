@@ -15,17 +15,17 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { decodeRecords, encodedRecordSize } from "../../src/durability/record-codec";
 import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { decodeStoredValue } from "../../src/storage/values/codec";
 import { systemClock } from "../../src/util/clock";
 import { SplitMix64 } from "../../src/util/prng";
+import { bundleWorker, projectRoot } from "../helpers/bundle-worker";
 import { type RecoveredState, summarize } from "./workload";
 
 const KILLS = Number(process.env.CRASH_KILLS ?? 200);
@@ -33,27 +33,14 @@ const LANES = 2;
 /** Damage the log tail after every this many kills of a lane. */
 const DAMAGE_EVERY = 8;
 
-const root = resolve(import.meta.dirname, "../..");
 // Inside node_modules so that the bundle's `import "sql.js"` resolves from the project.
-const bundleDir = join(root, "node_modules", ".cache", "actorstore-crash");
+const bundleDir = join(projectRoot, "node_modules", ".cache", "actorstore-crash");
 const bundle = join(bundleDir, `worker-${process.pid}.mjs`);
 // tmpfs when there is one: a process crash keeps the page cache either way, and fsync is cheap.
 const scratch = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
 const dirs: string[] = [];
 
-beforeAll(async () => {
-  await mkdir(bundleDir, { recursive: true });
-  await build({
-    entryPoints: [join(root, "test/crash/worker.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    external: ["sql.js"],
-    outfile: bundle,
-    logLevel: "error",
-  });
-});
+beforeAll(() => bundleWorker("test/crash/worker.ts", bundle));
 
 afterAll(async () => {
   await rm(bundle, { force: true });

@@ -20,11 +20,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseBookmark } from "../../src/durability/bookmarks";
 import { openFilePersistence } from "../../src/durability/file-persistence";
@@ -32,6 +31,7 @@ import { setDeltaLimits } from "../../src/durability/snapshot-delta";
 import { ObjectStorage } from "../../src/storage/object-storage";
 import { systemClock } from "../../src/util/clock";
 import { SplitMix64 } from "../../src/util/prng";
+import { bundleWorker, projectRoot } from "../helpers/bundle-worker";
 import { stateHash } from "./pitr-state";
 
 const LIVES = Number(process.env.PITR_CRASH_LIVES ?? 12);
@@ -41,26 +41,13 @@ const LANES = [
   { retentionMs: 3_600_000, snapshotEvery: 6, deltas: true },
 ] as const;
 
-const root = resolve(import.meta.dirname, "../..");
 // Inside node_modules so that the bundle's `import "sql.js"` resolves from the project.
-const bundleDir = join(root, "node_modules", ".cache", "actorstore-crash");
+const bundleDir = join(projectRoot, "node_modules", ".cache", "actorstore-crash");
 const bundle = join(bundleDir, `pitr-worker-${process.pid}.mjs`);
 const scratch = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
 const dirs: string[] = [];
 
-beforeAll(async () => {
-  await mkdir(bundleDir, { recursive: true });
-  await build({
-    entryPoints: [join(root, "test/crash/pitr-worker.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    external: ["sql.js"],
-    outfile: bundle,
-    logLevel: "error",
-  });
-});
+beforeAll(() => bundleWorker("test/crash/pitr-worker.ts", bundle));
 
 afterAll(async () => {
   setDeltaLimits(undefined);

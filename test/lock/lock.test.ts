@@ -10,34 +10,21 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { crc32 } from "../../src/durability/crc32";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { ObjectStorage } from "../../src/storage/object-storage";
+import { bundleWorker, projectRoot } from "../helpers/bundle-worker";
 
-const root = resolve(import.meta.dirname, "../..");
-const bundleDir = join(root, "node_modules", ".cache", "actorstore-lock");
+const bundleDir = join(projectRoot, "node_modules", ".cache", "actorstore-lock");
 const bundle = join(bundleDir, `worker-${process.pid}.mjs`);
 const scratch = await mkdtemp(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "actorstore-lock-"));
 let counter = 0;
 const freshDir = () => join(scratch, `object-${++counter}`);
 
-beforeAll(async () => {
-  await mkdir(bundleDir, { recursive: true });
-  await build({
-    entryPoints: [join(root, "test/lock/worker.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    external: ["sql.js"],
-    outfile: bundle,
-    logLevel: "error",
-  });
-});
+beforeAll(() => bundleWorker("test/lock/worker.ts", bundle));
 
 /** Every child started, so that none outlives a failed test (a holder waits forever). */
 const children: ChildProcess[] = [];
