@@ -29,6 +29,7 @@ import {
   immutableHeadersFrom,
   isImmutableHeaders,
   platformBody,
+  platformGetter,
   requestFrom,
   requestParts,
   requestSignalRefusal,
@@ -261,11 +262,6 @@ function readString(reader: HostReader): string {
   return utf8Decoder.decode(reader.readRawBytes(reader.readUint32()));
 }
 
-/** The platform getter `name` of `proto`, called on `value`. */
-function get(proto: object, name: string, value: object): unknown {
-  return Object.getOwnPropertyDescriptor(proto, name)?.get?.call(value);
-}
-
 /**
  * Writes `value`, a web platform object {@link withStandIns} replaced, as workerd's serializer
  * does, or throws the platform's `DataCloneError` for one it refuses. A Request's or Response's
@@ -296,7 +292,7 @@ export function writeWebObject(writer: HostWriter, value: object): void {
     writeString(writer, parts.url);
     writer.writeValue({
       method: parts.method === "GET" ? undefined : parts.method,
-      headers: writer.standIn(get(Request.prototype, "headers", request) as Headers),
+      headers: writer.standIn(platformGetter(Request.prototype, "headers", request) as Headers),
       body: null,
       redirect: parts.redirect === "follow" ? undefined : parts.redirect,
       fetcher: undefined,
@@ -316,7 +312,7 @@ export function writeWebObject(writer: HostWriter, value: object): void {
     writer.writeValue({
       status: parts.status === 200 ? undefined : parts.status,
       statusText: parts.statusText === "" ? undefined : parts.statusText,
-      headers: writer.standIn(get(Response.prototype, "headers", response) as Headers),
+      headers: writer.standIn(platformGetter(Response.prototype, "headers", response) as Headers),
       cf: undefined,
       webSocket: undefined,
       encodeBody: undefined,
@@ -325,8 +321,8 @@ export function writeWebObject(writer: HostWriter, value: object): void {
   }
   if (typeof DOMException === "function" && value instanceof DOMException) {
     writer.writeUint32(HostTag.DOM_EXCEPTION);
-    writeString(writer, String(get(DOMException.prototype, "name", value)));
-    writeString(writer, String(get(DOMException.prototype, "message", value)));
+    writeString(writer, String(platformGetter(DOMException.prototype, "name", value)));
+    writeString(writer, String(platformGetter(DOMException.prototype, "message", value)));
     const stack: unknown = (value as { stack?: unknown }).stack;
     writeString(writer, typeof stack === "string" ? stack : "");
     return;

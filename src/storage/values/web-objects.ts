@@ -40,8 +40,8 @@ export function webObjectKind(value: object): "Headers" | "Request" | "Response"
   return undefined;
 }
 
-/** The platform getter `name` of `proto`, called on `value`. */
-function get(proto: object, name: string, value: object): unknown {
+/** The platform getter `name` of `proto`, called on `value` (a subclass's override is not consulted). @internal */
+export function platformGetter(proto: object, name: string, value: object): unknown {
   const getter = Object.getOwnPropertyDescriptor(proto, name)?.get;
   return getter === undefined ? undefined : getter.call(value);
 }
@@ -51,7 +51,7 @@ function get(proto: object, name: string, value: object): unknown {
  * that overrides `body` does not decide whether it is stored).
  */
 export function platformBody(value: Request | Response, className: "Request" | "Response"): unknown {
-  return get((className === "Request" ? Request : Response).prototype, "body", value);
+  return platformGetter((className === "Request" ? Request : Response).prototype, "body", value);
 }
 
 /**
@@ -64,8 +64,8 @@ export function platformBody(value: Request | Response, className: "Request" | "
  * from one made with a signal: it is refused too, unless made with `signal: null`.
  */
 export function requestSignalRefusal(request: Request): Error | undefined {
-  const signal = get(Request.prototype, "signal", request) as AbortSignal | undefined;
-  const aborted = signal === undefined ? false : get(AbortSignal.prototype, "aborted", signal) === true;
+  const signal = platformGetter(Request.prototype, "signal", request) as AbortSignal | undefined;
+  const aborted = signal === undefined ? false : platformGetter(AbortSignal.prototype, "aborted", signal) === true;
   const follows = Object.getOwnPropertySymbols(request).some((symbol) => symbol.description === "abortController");
   return aborted || follows ? dataCloneError("AbortSignal serialization is not enabled.") : undefined;
 }
@@ -116,7 +116,7 @@ export function immutableHeadersFrom(entries: HeaderEntries): Headers {
   const append = list?.headersList?.append;
   if (typeof append !== "function") return checked;
   for (const [name, value] of headerEntries(checked)) append.call(list?.headersList, name, value, false);
-  const headers = get(Response.prototype, "headers", response) as Headers;
+  const headers = platformGetter(Response.prototype, "headers", response) as Headers;
   // Only if the list is the one these headers show (else a changeable copy, never other entries).
   return JSON.stringify(headerEntries(headers)) === JSON.stringify(headerEntries(checked)) ? headers : checked;
 }
@@ -125,11 +125,11 @@ export function immutableHeadersFrom(entries: HeaderEntries): Headers {
 export function requestParts(request: Request): RequestParts {
   const proto = Request.prototype;
   return {
-    url: String(get(proto, "url", request)),
-    method: String(get(proto, "method", request)),
-    redirect: String(get(proto, "redirect", request)),
-    cache: String(get(proto, "cache", request) ?? "default"),
-    headers: headerEntries(get(proto, "headers", request) as Headers),
+    url: String(platformGetter(proto, "url", request)),
+    method: String(platformGetter(proto, "method", request)),
+    redirect: String(platformGetter(proto, "redirect", request)),
+    cache: String(platformGetter(proto, "cache", request) ?? "default"),
+    headers: headerEntries(platformGetter(proto, "headers", request) as Headers),
   };
 }
 
@@ -150,9 +150,9 @@ export function requestFrom(parts: RequestParts): Request {
 export function responseParts(response: Response): ResponseParts {
   const proto = Response.prototype;
   return {
-    status: Number(get(proto, "status", response)),
-    statusText: String(get(proto, "statusText", response)),
-    headers: headerEntries(get(proto, "headers", response) as Headers),
+    status: Number(platformGetter(proto, "status", response)),
+    statusText: String(platformGetter(proto, "statusText", response)),
+    headers: headerEntries(platformGetter(proto, "headers", response) as Headers),
   };
 }
 
