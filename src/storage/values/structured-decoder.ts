@@ -33,6 +33,15 @@ function utf8Text(bytes: Uint8Array, start: number, end: number): string {
 }
 
 /**
+ * Gives a decoded error its original stack, or none: never the decoder's own call site, which
+ * constructing it recorded.
+ */
+function setStack(error: Error, stack: string | undefined): void {
+  if (stack === undefined) delete (error as { stack?: string }).stack;
+  else Object.defineProperty(error, "stack", { value: stack, writable: true, configurable: true, enumerable: false });
+}
+
+/**
  * Decodes one stored value: `bytes[start, end)` (by default all of `bytes`). Every read is checked
  * against `end`, so a value inside a larger buffer never reads past itself.
  */
@@ -352,17 +361,7 @@ export class Decoder {
     const message = this.#string();
     if (typeof DOMException !== "function") this.#fail("DOMException not supported by this runtime");
     const exception = this.#register(new DOMException(message, name));
-    // The stack is the original one (or none), never the decoder's own call site.
-    if (this.#varint() === 1) {
-      Object.defineProperty(exception, "stack", {
-        value: this.#string(),
-        writable: true,
-        configurable: true,
-        enumerable: false,
-      });
-    } else {
-      delete (exception as { stack?: string }).stack;
-    }
+    setStack(exception, this.#varint() === 1 ? this.#string() : undefined);
     return exception;
   }
 
@@ -371,17 +370,7 @@ export class Decoder {
     const flags = this.#varint();
     const error = flags & 1 ? new ctor(this.#string()) : new ctor();
     this.#register(error);
-    // The stack is the original one (or none), never the decoder's own call site.
-    if (flags & 2) {
-      Object.defineProperty(error, "stack", {
-        value: this.#string(),
-        writable: true,
-        configurable: true,
-        enumerable: false,
-      });
-    } else {
-      delete (error as { stack?: string }).stack;
-    }
+    setStack(error, flags & 2 ? this.#string() : undefined);
     if (flags & 4) {
       Object.defineProperty(error, "cause", {
         value: this.#read(),
