@@ -95,6 +95,29 @@ const MAX_HOPS = 4;
  */
 type ForwardAnswer = { value: unknown } | { thrown: unknown } | { misdirected: true; holder?: string };
 
+/**
+ * A fetch's request body, read at most once however many times the request is sent: `bytes()` is
+ * undefined for a GET or HEAD; `read` says whether the request's own body was consumed.
+ */
+interface BodyReader {
+  readonly read: boolean;
+  bytes(): Promise<ArrayBuffer | undefined>;
+}
+
+function bodyReader(request: Request): BodyReader {
+  let bytes: Promise<ArrayBuffer | undefined> | undefined;
+  return {
+    get read() {
+      return bytes !== undefined;
+    },
+    bytes() {
+      bytes ??=
+        request.method === "GET" || request.method === "HEAD" ? Promise.resolve(undefined) : request.arrayBuffer();
+      return bytes;
+    },
+  };
+}
+
 /** Where an operation goes (see `#target`). */
 type Target = "local" | "none" | "unknown" | { host: string; address: string; holderOnly: boolean };
 
@@ -320,11 +343,19 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
 
   async #route(ns: string, id: ObjectId, binding: StubBinding, op: StubOperation): Promise<unknown> {
     const key = `${ns}/${id.toString()}`;
+    // A fetch's body can be read only once: the first forward reads it, and a retry (a 421, a
+    // connection refused) sends the same bytes again, or runs the object here with them.
+    const body = op.kind === "fetch" ? bodyReader(op.request) : undefined;
     let redirect: Target | undefined;
     for (let hop = 0; hop < MAX_HOPS; hop++) {
       const target = redirect ?? (await this.#target(ns, id));
       redirect = undefined;
-      if (target === "local") return this.#local(ns, id, binding, op);
+      if (target === "local") {
+        const bytes = body?.read === true ? await body.bytes() : undefined;
+        if (op.kind === "fetch" && bytes !== undefined)
+          op = { kind: "fetch", request: new Request(op.request, { body: bytes }) };
+        return this.#local(ns, id, binding, op);
+      }
       if (target === "none") {
         throw new ActorStoreError(
           "ERR_UNAVAILABLE",
@@ -337,7 +368,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       }
       let answer: ForwardAnswer;
       try {
-        answer = await this.#forward(target.address, ns, id, op, target.holderOnly);
+        answer = await this.#forward(target.address, ns, id, op, target.holderOnly, body);
       } catch (e) {
         const code = connectFailure(e);
         if (code === undefined) {
@@ -452,6 +483,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     id: ObjectId,
     op: StubOperation,
     holderOnly: boolean,
+    fetchBody: BodyReader | undefined,
   ): Promise<ForwardAnswer> {
     this.#forwarded++;
     const base = `${address}${FORWARD_PREFIX}${encodeURIComponent(ns)}/${id.toString()}`;
@@ -469,7 +501,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       forwardHeaders.set("x-actorstore-url", request.url);
       forwardHeaders.set("x-actorstore-method", request.method);
       for (const [k, v] of Object.entries(headers)) forwardHeaders.set(k, v);
-      const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+      const body = await fetchBody?.bytes();
       const response = await fetch(`${base}/fetch`, {
         signal: AbortSignal.timeout(this.#forwardTimeoutMs),
         method: "POST",

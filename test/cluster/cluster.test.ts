@@ -207,6 +207,42 @@ describe("cluster of hosts on loopback", () => {
     });
   });
 
+  test("a fetch with a body that is sent again (its first owner refused the connection, or answered 421) carries its body each time", async () => {
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await beatAll();
+    const onB = Array.from({ length: 50 }, (_, i) => `body-${i}`).filter(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b",
+    );
+    // b died before its heartbeat expired: every hop to it is refused, and the error says the
+    // request did not run (not that it may have, which a body read twice made it say).
+    await b.crashForTest();
+    nodes.splice(nodes.indexOf(b), 1);
+    await expect(
+      a.env.COUNTER.getByName(onB[0] as string).fetch("http://room/x", { method: "POST", body: "once" }),
+    ).rejects.toMatchObject({
+      code: "ERR_UNAVAILABLE",
+      message: expect.stringMatching(/^Host host-b could not be reached \(ECONNREFUSED\); .* did not run\./),
+    });
+    // b's record is gone, but a has not re-read the members yet: refused once, then a's view loses
+    // b and the object runs here, with the body the first attempt read.
+    await rm(join(dir, "members", "host-b.json"));
+    const res = await a.env.COUNTER.getByName(onB[1] as string).fetch("http://room/y", {
+      method: "POST",
+      body: "twice",
+    });
+    expect(await res.text()).toBe("POST /y twice by host-a");
+    // 421: c sees a (the sender's owner) as the owner no longer; a follows it with the same body.
+    const c = await startNode("host-c");
+    await a.membership.refresh();
+    const onC = Array.from({ length: 80 }, (_, i) => `moved-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-c",
+    ) as string;
+    await c.membership.leave();
+    const third = await a.env.COUNTER.getByName(onC).fetch("http://room/z", { method: "POST", body: "thrice" });
+    expect(await third.text()).toBe("POST /z thrice by host-a");
+  });
+
   test("kill of the owner: after its heartbeat expires another host serves the object with every confirmed write", async () => {
     const a = await startNode("host-a");
     const b = await startNode("host-b");
