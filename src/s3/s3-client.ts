@@ -39,6 +39,18 @@ export class S3RequestError extends ActorStoreError {
 
 const TRANSIENT = new Set([0, 408, 409, 429, 500, 502, 503, 504]);
 
+/**
+ * The refusal of a store that does not keep create-only writes create-only: `how` says what showed
+ * it. Ceph RADOS Gateway ignores `If-None-Match: *` in a bucket with versioning enabled.
+ * @internal
+ */
+export function conditionalWritesIgnored(location: string, how: string): ActorStoreError {
+  return new ActorStoreError(
+    "ERR_BACKEND_UNSUPPORTED",
+    `The store at ${location} ${how}, so it cannot keep one writer per object. Use a store with conditional writes (AWS S3, Cloudflare R2, Ceph RADOS Gateway, MinIO), in a bucket without versioning: Ceph RADOS Gateway ignores If-None-Match in a bucket with versioning enabled.`,
+  );
+}
+
 /** The answer to one attempt; status 0 when none came (`error` says why, `timedOut` when it was the timeout). */
 interface Answer {
   status: number;
@@ -262,7 +274,19 @@ export class S3Client {
     const answer = await this.#send("PUT", "PUT", `/${encodeKey(key)}`, { body, headers }, (attempt) => {
       if (attempt > 0) ambiguous = true;
     });
-    if (answer.status === 200 || answer.status === 201) return { outcome: "created", ambiguous };
+    if (answer.status === 200 || answer.status === 201) {
+      // Versioning turned on after the open's probe: the store keeps every write as a new version
+      // and may ignore If-None-Match (Ceph does), so two writers could both have created this key.
+      // The answer says so (a version id other than "null", which a bucket with versioning
+      // suspended gives): nothing that relies on this write may go on.
+      const version = answer.headers.get("x-amz-version-id");
+      if (version !== null && version !== "null")
+        throw conditionalWritesIgnored(
+          this.where,
+          `answered a create-only write of ${key} with a version id (x-amz-version-id): versioning was enabled on the bucket, where it may ignore If-None-Match: *, and the write is not relied on`,
+        );
+      return { outcome: "created", ambiguous };
+    }
     if (answer.status === 412) return { outcome: "exists", ambiguous };
     throw this.#fail("PUT", key, answer);
   }

@@ -38,7 +38,7 @@ import {
   type S3PersistenceOptions,
   type S3PersistenceStats,
 } from "./options";
-import { S3Client } from "./s3-client";
+import { conditionalWritesIgnored, S3Client } from "./s3-client";
 import { planFold, readFold, sweepFolded, withSegment } from "./s3-compaction";
 import { S3Layout } from "./s3-layout";
 import { emptyManifest, type LogObject, type Manifest, parseManifest, serializeManifest } from "./s3-manifest";
@@ -86,7 +86,8 @@ class S3Adapter implements S3Persistence {
   /** Appends; everything queued while a log object is being written goes in the next one. */
   readonly #log = new GroupCommitQueue({
     write: (batch) => this.#writeBatch(batch),
-    failed: (cause) => this.#fenced ?? this.#failedError(cause),
+    // A store found ignoring create-only writes is refused as such, not as a write to retry.
+    failed: (cause) => this.#fenced ?? (isUnsupported(cause) ? cause : this.#failedError(cause)),
     written: (batch) => {
       this.#appends += batch.appends;
       if (this.#chain.length > this.#options.compactAfterObjects) this.#queueCompaction();
@@ -210,13 +211,17 @@ class S3Adapter implements S3Persistence {
   async #probeConditionalWrites(): Promise<void> {
     const key = this.#layout.probe(this.#writer);
     const body = new TextEncoder().encode("probe");
-    await this.#client.putIfAbsent(key, body);
-    const second = await this.#client.putIfAbsent(key, body);
-    await this.#client.delete(key).catch(() => undefined);
+    let second: Awaited<ReturnType<S3Client["putIfAbsent"]>>;
+    try {
+      await this.#client.putIfAbsent(key, body);
+      second = await this.#client.putIfAbsent(key, body);
+    } finally {
+      await this.#client.delete(key).catch(() => undefined);
+    }
     if (second.outcome !== "exists")
-      throw new ActorStoreError(
-        "ERR_BACKEND_UNSUPPORTED",
-        `The store at ${this.location} ignored If-None-Match: * (a create-only write replaced an existing object), so it cannot keep one writer per object. Use a store with conditional writes (AWS S3, Cloudflare R2, Ceph RADOS Gateway, MinIO), in a bucket without versioning: Ceph RADOS Gateway ignores If-None-Match in a bucket with versioning enabled.`,
+      throw conditionalWritesIgnored(
+        this.location,
+        "ignored If-None-Match: * (a create-only write replaced an existing object)",
       );
     this.#probed = true;
   }
@@ -641,6 +646,10 @@ class S3Adapter implements S3Persistence {
     await this.#log.idle();
     await this.#maintenance;
   }
+}
+
+function isUnsupported(error: Error): boolean {
+  return error instanceof ActorStoreError && error.code === "ERR_BACKEND_UNSUPPORTED";
 }
 
 /**

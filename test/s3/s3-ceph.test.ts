@@ -83,6 +83,41 @@ describe("s3 (Ceph): a bucket with versioning", () => {
   });
 });
 
+describe("s3 (Ceph): versioning turned on while objects are open", () => {
+  it("the first create-only write answered with a version id fails with ERR_BACKEND_UNSUPPORTED and is not confirmed; every later write and a reopen are refused too", async () => {
+    // The gateway ignores If-None-Match once versioning is enabled, so two holders that reopen
+    // meanwhile could both create claim/<e> and both confirm commits at the same log positions.
+    // The open's probe ran before: only the answers of later writes can tell.
+    const owner = new AwsClient({ ...server, service: "s3", region: "us-east-1", retries: 0 });
+    const bucket = `late-versioning-${process.pid}-${Date.now().toString(36)}`;
+    const base = `${server.endpoint}/${bucket}`;
+    expect((await owner.fetch(base, { method: "PUT" })).status).toBe(200);
+    const prefix = freshPrefix("late-versioning");
+    const a = s3Persistence(optionsFor({ ...server, bucket }, prefix));
+    await a.load();
+    await a.append([kvRecord(1)]);
+    const enabled =
+      '<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>';
+    expect((await owner.fetch(`${base}?versioning`, { method: "PUT", body: enabled })).status).toBe(200);
+    const refused = await rejection(a.append([kvRecord(2)]));
+    expect(refused).toMatchObject({ code: "ERR_BACKEND_UNSUPPORTED" });
+    expect((refused as Error).message).toMatch(/x-amz-version-id.*If-None-Match.*in a bucket without versioning/);
+    expect(((await rejection(a.append([kvRecord(2)]))) as { code?: string }).code).toBe("ERR_BACKEND_UNSUPPORTED");
+    // A reopen skips the probe (it ran once): its claim's answer refuses it.
+    expect((await rejection(a.load())) as { code?: string }).toMatchObject({ code: "ERR_BACKEND_UNSUPPORTED" });
+    // An open that was not probed yet is refused by its probe, as before.
+    const b = s3Persistence(optionsFor({ ...server, bucket }, prefix));
+    expect((await rejection(b.load())) as { code?: string }).toMatchObject({ code: "ERR_BACKEND_UNSUPPORTED" });
+    // Suspended again: the object opens with the confirmed commit (the unconfirmed one may be there too).
+    const suspended = enabled.replace("Enabled", "Suspended");
+    expect((await owner.fetch(`${base}?versioning`, { method: "PUT", body: suspended })).status).toBe(200);
+    const c = s3Persistence(optionsFor({ ...server, bucket }, prefix));
+    const { records } = await loadWithRecords(c);
+    expect(records[0]).toEqual(kvRecord(1));
+    await c.append([kvRecord(records.length + 1)]);
+  });
+});
+
 const ROOT = resolve(import.meta.dirname, "../..");
 const children: ChildProcess[] = [];
 afterAll(() => {
