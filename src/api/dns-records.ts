@@ -1,5 +1,5 @@
 /**
- * The `GET /zones/{zone_id}/dns_records` query (http-models.md §1.7): record type, name/comment/tag
+ * The `GET /zones/{zone_id}/dns_records` query (http-models.md §1.7): record type, name/content/comment/tag
  * sub-filters, `match`/`tag_match`, free-text `search`, and DNS listing bounds (default 100 per page,
  * ordered by `type` ascending).
  */
@@ -64,7 +64,8 @@ export interface PresenceTextFilter extends TextFilter {
 export interface DnsRecordListQuery {
   readonly name?: TextFilter;
   readonly type?: DnsRecordType;
-  readonly content?: string;
+  /** `content` and its sub-filters; every comparison ignores case. */
+  readonly content?: TextFilter;
   readonly proxied?: boolean;
   readonly comment?: PresenceTextFilter;
   readonly tag?: PresenceTextFilter;
@@ -133,7 +134,9 @@ export function parseDnsRecordListQuery(input: QueryInput): Validation<DnsRecord
   if (type !== undefined && !isDnsRecordType(type)) {
     issues.push({ path: "type", message: `type must be one of ${DNS_RECORD_TYPES.join(", ")}.` });
   }
-  const content = singleParam(query, "content", issues);
+  // The SDK's `content: { exact, contains, startswith, endswith }` arrives as `content.<op>`; left
+  // unread, each would be ignored and the listing would answer with every record.
+  const content = readTextFilter(query, "content", issues, undefined, false);
   const proxied = booleanParam(query, "proxied", issues);
   const comment = readTextFilter(query, "comment", issues, undefined, true);
   const tag = readTextFilter(query, "tag", issues, undefined, true);

@@ -20,7 +20,12 @@ describe("parseDnsRecordListQuery", () => {
       "name=www.example.com&name.endswith=.example.com",
       { name: { value: "www.example.com", endswith: ".example.com" } },
     ],
-    ["content and proxied", "content=127.0.0.1&proxied=true", { content: "127.0.0.1", proxied: true }],
+    ["content and proxied", "content=127.0.0.1&proxied=true", { content: { value: "127.0.0.1" }, proxied: true }],
+    [
+      "content sub-filters (the SDK's content: { exact, contains, startswith, endswith })",
+      "content.contains=0.2&content.startswith=192.&content.endswith=.1&content.exact=192.0.2.1",
+      { content: { contains: "0.2", startswith: "192.", endswith: ".1", exact: "192.0.2.1" } },
+    ],
     ["comment presence", "comment.present=", { comment: { present: true } }],
     ["tag name:value and tag_match", "tag=team:dns&tag_match=any", { tag: { value: "team:dns" }, tagMatch: "any" }],
     ["search and match", "search=www&match=any", { search: "www", match: "any" }],

@@ -186,6 +186,21 @@ describe("DNS records and certificate packs", () => {
     expect(paged).toHaveLength(5);
   });
 
+  it("dns.records.list: the SDK's content sub-filters are applied (ignoring case), not ignored", async () => {
+    const names = async (content: Parameters<Cloudflare["dns"]["records"]["list"]>[0]["content"]) =>
+      (await all(cf.dns.records.list({ zone_id: ENT_ZONE, content }))).map((r) => `${r.type} ${r.content}`);
+    expect(await names({ contains: "0.2." })).toEqual(["A 192.0.2.1"]);
+    expect(await names({ startswith: "2001:" })).toEqual(["AAAA 2001:db8::1"]);
+    expect(await names({ endswith: ".ENT.example.com" })).toEqual(["MX mx.ent.example.com"]);
+    expect(await names({ exact: "ENT.example.com" })).toEqual(["CNAME ent.example.com"]);
+    expect(await names({ exact: "ent.example" })).toEqual([]);
+    // With match=any, a content sub-filter is one of the alternatives.
+    const any = await all(
+      cf.dns.records.list({ zone_id: ENT_ZONE, match: "any", type: "TXT", content: { exact: "192.0.2.1" } }),
+    );
+    expect(any.map((r) => r.type)).toEqual(["A", "TXT"]);
+  });
+
   it("ssl.certificatePacks.list: active packs, and every pack with status=all", async () => {
     const active = await all(cf.ssl.certificatePacks.list({ zone_id: ENT_ZONE }));
     expect(active.map((p) => p.id)).toEqual(["c0000000000000000000000000000001"]);

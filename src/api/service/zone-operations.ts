@@ -52,7 +52,7 @@ function tagResults(tags: readonly string[], filter: TextFilter): boolean[] {
 function matchesDnsQuery(record: DnsRecord, q: DnsRecordListQuery): boolean {
   const checks: boolean[] = [...matchesText(record.name, q.name)];
   if (q.type !== undefined) checks.push(record.type === q.type);
-  if (q.content !== undefined) checks.push(record.content.toLowerCase() === q.content.toLowerCase());
+  checks.push(...matchesText(record.content, q.content));
   if (q.proxied !== undefined) checks.push(record.proxied === q.proxied);
   if (q.comment !== undefined) {
     if (q.comment.present) checks.push(record.comment !== null && record.comment !== "");
