@@ -63,7 +63,9 @@ export interface S3PersistenceOptions {
   random?: () => number;
   /**
    * The `fetch` used for requests. Default: the global `fetch`. It receives each request with an
-   * `AbortSignal` that aborts it on timeout; one that ignores the signal is not waited for.
+   * `AbortSignal` that aborts it on timeout; one that ignores the signal is not waited for. When it
+   * throws, the adapter's error quotes its `cause.code`, or else its message with every credential,
+   * the signature and any token-like run of characters cut out.
    */
   fetch?: typeof fetch;
 }

@@ -118,6 +118,7 @@ function encodeKey(key: string): string {
 /** A minimal S3 client over `aws4fetch`. @internal */
 export class S3Client {
   readonly #aws: AwsClient;
+  readonly #credentials: ResolvedS3Options["credentials"];
   readonly #base: string;
   readonly #fetch: typeof fetch;
   readonly #clock: Clock;
@@ -131,6 +132,7 @@ export class S3Client {
 
   constructor(options: ResolvedS3Options) {
     const c = options.credentials;
+    this.#credentials = c;
     this.#aws = new AwsClient({
       accessKeyId: c.accessKeyId,
       secretAccessKey: c.secretAccessKey,
@@ -169,8 +171,9 @@ export class S3Client {
       error: `no progress within ${this.#timeoutMs} ms`,
       timedOut: true,
     });
+    let signed: Request | undefined;
     try {
-      const signed = await this.#aws.sign(`${this.#base}${path}`, requestInit);
+      signed = await this.#aws.sign(`${this.#base}${path}`, requestInit);
       watchdog.arm(answerWaitMs(this.#timeoutMs, init.body?.length ?? 0));
       const pending = this.#fetch(signed);
       pending.catch(() => undefined);
@@ -181,13 +184,27 @@ export class S3Client {
       return { status: response.status, body, headers: response.headers };
     } catch (error) {
       if (watchdog.hasFired) return timedOut();
-      // Only the error's own message and code (for example ECONNREFUSED): never the request.
+      // Only the error's code (for example ECONNREFUSED) or its own message, never the request: a
+      // `fetch` option may quote the request in its message, so what it knows is cut out of it.
       const e = error as { message?: unknown; cause?: { code?: unknown; message?: unknown } };
-      const detail = typeof e?.cause?.code === "string" ? e.cause.code : String(e?.message ?? "network error");
+      const detail =
+        typeof e?.cause?.code === "string"
+          ? e.cause.code
+          : redactSecrets(String(e?.message ?? "network error"), this.#secrets(signed));
       return { status: 0, body: new Uint8Array(0), headers: new Headers(), error: detail };
     } finally {
       watchdog.stop();
     }
+  }
+
+  /** What a message must never show: the credentials and what the signed request carries of them. */
+  #secrets(signed: Request | undefined): string[] {
+    const c = this.#credentials;
+    const secrets = [c.accessKeyId, c.secretAccessKey, c.sessionToken ?? ""];
+    for (const name of ["authorization", "x-amz-security-token"]) secrets.push(signed?.headers.get(name) ?? "");
+    const signature = /Signature=([0-9a-fA-F]+)/.exec(signed?.headers.get("authorization") ?? "")?.[1];
+    if (signature !== undefined) secrets.push(signature);
+    return secrets.filter((x) => x !== "");
   }
 
   /** The answer's body, each chunk within the timeout of the one before; `undefined` when one was late. */
@@ -335,6 +352,23 @@ export class S3Client {
       if (token === undefined) return keys;
     }
   }
+}
+
+/**
+ * `text` (an error message from a `fetch`) with every `secrets` value cut out, whatever its case and
+ * whether URL-encoded or not, and every run of 20 or more characters that a key, token, signature
+ * or their base64 or hex could be made of: whatever form a message gives the request in, no secret
+ * of it survives. At most 300 characters.
+ * @internal
+ */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  // Longest first: the signed header goes whole, before the key id in it is cut out of it.
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length))
+    for (const form of new Set([secret, encodeURIComponent(secret)]))
+      out = out.replace(new RegExp(form.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi"), "[redacted]");
+  out = out.replace(/[A-Za-z0-9+/=_%-]{20,}/g, "[redacted]");
+  return out.length > 300 ? `${out.slice(0, 300)}…` : out;
 }
 
 function noSuchBucket(body: Uint8Array): boolean {

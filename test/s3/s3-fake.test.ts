@@ -296,6 +296,46 @@ describe("s3 (fake): options and secrets", () => {
   });
 });
 
+describe("s3 (fake): a fetch option that throws", () => {
+  it("its message is quoted without the request's credentials, signature or session token, however it quotes them", async () => {
+    const TOKEN = "session-token-Mk4Rt7Yp2Wq9Zx5Lc3Vb8Nd1";
+    const seen: string[] = [];
+    const quoting = (describe: (headers: [string, string][]) => string): typeof fetch =>
+      (async (input: RequestInfo | URL) => {
+        const headers = [...(input as Request).headers.entries()];
+        seen.push(...headers.map(([, v]) => v));
+        // A wrapper that describes the request in its error (no cause.code, as the adapter quotes
+        // the message of such an error).
+        throw new Error(`proxy refused the request ${describe(headers)}`);
+      }) as typeof fetch;
+    const describers = [
+      (h: [string, string][]) => JSON.stringify(h),
+      (h: [string, string][]) => h.map(([n, v]) => `${n}=${encodeURIComponent(v)}`).join("&"),
+      (h: [string, string][]) => Buffer.from(JSON.stringify(h)).toString("base64"),
+      (h: [string, string][]) => h.map(([n, v]) => `${n}: ${v.toUpperCase()}`).join("; "),
+    ];
+    for (const describe of describers) {
+      seen.length = 0;
+      const a = s3Persistence(
+        optionsFor(target, freshPrefix("quoting-fetch"), {
+          retries: 0,
+          fetch: quoting(describe),
+          credentials: { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: TOKEN },
+        }),
+      );
+      const error = (await rejection(a.load())) as Error;
+      const shown = `${error.message} ${inspect(error, { depth: 10, showHidden: true })} ${JSON.stringify(error)}`;
+      // Still says what happened, and which request.
+      expect(error.message).toMatch(/no answer \(.*proxy refused the request/);
+      expect(error.message).toContain("S3 PUT of");
+      const signature = seen.map((v) => /Signature=([0-9a-f]+)/.exec(v)?.[1]).find((x) => x !== undefined) as string;
+      expect(signature).toMatch(/^[0-9a-f]{64}$/);
+      for (const secret of [SECRET, TOKEN, signature, signature.toUpperCase(), "AKFAKE", encodeURIComponent(TOKEN)])
+        expect(shown, describe.toString()).not.toContain(secret);
+    }
+  });
+});
+
 describe("s3 (fake): an object taken over by another holder", () => {
   it("the old object context fails with ERR_FENCED and never claims the object back", async () => {
     const { ObjectContext } = await import("../../src/index");
