@@ -12,6 +12,8 @@ import { scheduleMacrotask } from "../util/clock";
 export class InputGate {
   readonly #queue: Array<() => void> = [];
   #criticalDepth = 0;
+  /** Grows with {@link InputGate.reopen}: holds taken before it no longer count. */
+  #generation = 0;
   #pumping = false;
 
   /** Whether a critical section holds the gate closed. */
@@ -32,13 +34,25 @@ export class InputGate {
    * sections (a transaction inside blockConcurrencyWhile) simply deepen the hold.
    */
   async runCritical<T>(fn: () => Promise<T>): Promise<T> {
+    const generation = this.#generation;
     this.#criticalDepth++;
     try {
       return await fn();
     } finally {
-      this.#criticalDepth--;
+      if (generation === this.#generation) this.#criticalDepth--;
       this.#pump();
     }
+  }
+
+  /**
+   * Drops every hold taken so far: the instance whose critical sections took them was reset, and
+   * on the platform its successor gets a gate of its own at once, whatever the dead sections'
+   * callbacks still wait for (a timer, a fetch, a promise that never settles).
+   */
+  reopen(): void {
+    this.#generation++;
+    this.#criticalDepth = 0;
+    this.#pump();
   }
 
   #pump(): void {

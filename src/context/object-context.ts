@@ -42,6 +42,16 @@ function inFlight(): Promise<void> {
   return new Promise<void>((resolve) => scheduleMacrotask(resolve));
 }
 
+/**
+ * `work`, or the error that reset `session` if that comes first (`work` is then left to settle
+ * unobserved).
+ */
+function untilBroken<T>(session: { readonly outputGate: OutputGate }, work: T | Promise<T>): Promise<Awaited<T>> {
+  const settling = Promise.resolve(work) as Promise<Awaited<T>>;
+  settling.catch(() => {});
+  return Promise.race([settling, session.outputGate.whenBroken]);
+}
+
 /** What every use of a closed context fails with. */
 function closedError(): ActorStoreError {
   return new ActorStoreError("ERR_CLOSED", "This object context was closed; create a new one.");
@@ -134,7 +144,8 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   readonly #storageOptions: ObjectStorageOptions;
   readonly #persistence: PersistenceAdapter;
   readonly #inputGate = new InputGate();
-  readonly #sections = new SectionDepth();
+  /** The live session's critical sections (a fresh set after each reset). */
+  #sections = new SectionDepth();
   readonly #bcwTimeoutMs: number;
   readonly #waitUntil = new Set<Promise<unknown>>();
   readonly #onReset: ((error: Error) => void) | undefined;
@@ -261,7 +272,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     const session = await this.#ensureSession();
     if (!inside || session.instance === undefined) {
       this.#construct(session);
-      await Promise.all(session.init);
+      await untilBroken(session, Promise.all(session.init));
       // The platform commits a turn's writes before it delivers the next event, so a later event
       // (an abort, say) can never take an earlier event's finished writes down with it.
       coreOf(session.storage).commitNow();
@@ -269,7 +280,9 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     let result: Awaited<R>;
     try {
       if (session.broken) throw session.broken;
-      result = await handler(session.instance as I, session.state);
+      // A reset fails the event at once, as on the platform, even while its handler still waits
+      // (for a fetch, a timer, a promise that never settles): its answer is the reset's error.
+      result = await untilBroken(session, handler(session.instance as I, session.state));
     } catch (e) {
       // An uncaught exception does not reset the object, but it is an outgoing message too.
       if (session.broken) throw session.broken;
@@ -304,7 +317,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   async instance(): Promise<I> {
     const session = await this.#ensureSession();
     this.#construct(session);
-    await Promise.all(session.init);
+    await untilBroken(session, Promise.all(session.init));
     if (session.broken) throw session.broken;
     return session.instance as I;
   }
@@ -393,14 +406,10 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     const host: StorageHost = {
       holdOutput: (confirmation) => session.outputGate.hold(confirmation),
       // A transaction is a critical section like blockConcurrencyWhile, and nests with it.
-      criticalSection: (fn) => {
-        const depth = this.#sections.next();
-        const refused = this.#sections.refuse(depth);
-        if (refused) return Promise.reject(refused);
-        // Its closure starts as blockConcurrencyWhile's callback does: after the caller's pending
-        // microtasks, as on the platform (where transaction() runs in blockConcurrencyWhile).
-        return this.#inputGate.runCritical(() => this.#sections.run(depth, fn, nextTurn()));
-      },
+      // Its closure starts as blockConcurrencyWhile's callback does (after the caller's pending
+      // microtasks) and has the same time limit, as on the platform, where transaction() runs in
+      // blockConcurrencyWhile; a closure that throws rolls back without a reset.
+      criticalSection: (fn) => this.#criticalSection(session, fn, false),
       onBroken: (error) => {
         this.#storageFailures.add(error);
         this.#reset(session, error);
@@ -473,38 +482,56 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   }
 
   #blockConcurrencyWhile<T>(session: Session<I>, fn: () => Promise<T>): Promise<T> {
+    // As on the platform, the open implicit batch commits before the callback runs, so what the
+    // callback does at the connection level (PRAGMA foreign_keys = OFF around a migration) is not
+    // swallowed by a transaction that was already open.
+    const callback = (): Promise<T> => {
+      if (!session.broken) coreOf(session.storage).commitNow();
+      return fn();
+    };
+    return this.#criticalSection(session, callback, true);
+  }
+
+  /**
+   * Runs `callback` as a critical section of `session` (blockConcurrencyWhile's, or a
+   * transaction's): the input gate stays closed until it settles. It starts as on the platform,
+   * once it holds the section's lock (after the sibling sections called before it) and on a later
+   * turn: the caller's pending microtasks (its code after the call, up to its next real I/O) run
+   * first. If it runs longer than the time limit, counted from its start, the object resets with
+   * the platform's message; with `resetOnFailure`, a rejection resets it too.
+   */
+  #criticalSection<T>(session: Session<I>, callback: () => Promise<T>, resetOnFailure: boolean): Promise<T> {
+    // The code of an instance that was reset starts nothing: its section would hold the gate of
+    // the instance that replaced it.
+    if (session.broken) return Promise.reject(session.broken);
     // Too deep a nesting is refused before anything starts: the call rejects, the object lives on.
-    const depth = this.#sections.next();
-    const refused = this.#sections.refuse(depth);
+    const sections = this.#sections;
+    const depth = sections.next();
+    const refused = sections.refuse(depth);
     if (refused) return Promise.reject(refused);
-    return this.#inputGate.runCritical(async () => {
-      let timer: ReturnType<Clock["setTimer"]> | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = this.clock.setTimer(() => {
-          const error = new Error(BLOCK_CONCURRENCY_TIMEOUT_MESSAGE);
-          this.#reset(session, error);
-          reject(error);
-        }, this.#bcwTimeoutMs);
-      });
-      // As on the platform, the open implicit batch commits before the callback runs, so what the
-      // callback does at the connection level (PRAGMA foreign_keys = OFF around a migration) is not
-      // swallowed by a transaction that was already open.
-      const callback = (): Promise<T> => {
-        if (!session.broken) coreOf(session.storage).commitNow();
-        return fn();
-      };
-      try {
-        // The platform starts the callback once it holds the section's lock, on a later turn of
-        // its event loop: the caller's pending microtasks (its code after the call, up to its next
-        // real I/O) run first. Starting after a macrotask puts them first here too.
-        return await Promise.race([this.#sections.run(depth, callback, nextTurn()), timeout]);
-      } catch (e) {
-        this.#reset(session, toError(e));
-        throw e;
-      } finally {
-        if (timer !== undefined) this.clock.clearTimer(timer);
-      }
-    });
+    return this.#inputGate.runCritical(
+      () =>
+        new Promise<T>((resolve, reject) => {
+          let timer: ReturnType<Clock["setTimer"]> | undefined;
+          const timed = (): Promise<T> => {
+            timer = this.clock.setTimer(() => {
+              const error = new Error(BLOCK_CONCURRENCY_TIMEOUT_MESSAGE);
+              this.#reset(session, error);
+              reject(error);
+            }, this.#bcwTimeoutMs);
+            return callback();
+          };
+          sections
+            .run(depth, timed, nextTurn())
+            .then(resolve, (e: unknown) => {
+              if (resetOnFailure) this.#reset(session, toError(e));
+              reject(e);
+            })
+            .finally(() => {
+              if (timer !== undefined) this.clock.clearTimer(timer);
+            });
+        }),
+    );
   }
 
   /**
@@ -519,6 +546,9 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     session.outputGate.break(error);
     session.storage.abort(error);
     if (this.#session === session) {
+      // The fresh instance neither waits for the dead one's critical sections nor nests in them.
+      this.#inputGate.reopen();
+      this.#sections = new SectionDepth();
       this.#session = null;
       this.#resets++;
       this.#lastResetError = error;

@@ -50,6 +50,15 @@ export class OutputGate {
     this.#rejectOnBroken(error);
   }
 
+  /**
+   * Rejects with the error when the gate breaks (never resolves). An event's handler is raced
+   * against it: on the platform a reset fails every event of the instance at once, also one whose
+   * handler still waits for something that may never come.
+   */
+  get whenBroken(): Promise<never> {
+    return this.#onBroken;
+  }
+
   /** Whether the gate is broken. */
   get broken(): Error | null {
     return this.#broken;

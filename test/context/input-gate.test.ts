@@ -65,6 +65,16 @@ class Counter {
     return "swallowed";
   }
 
+  /** A transaction whose closure writes, aborts the object when `abort` is true, then waits for `gate`. */
+  async transactionThenWait(gate: Promise<void>, abort: boolean): Promise<string> {
+    return this.ctx.storage.transaction(async (txn) => {
+      await txn.put("in-transaction", true);
+      if (abort) this.ctx.abort("reset inside the transaction");
+      await gate;
+      return "committed";
+    });
+  }
+
   async slowTransaction(gate: Trigger): Promise<number> {
     return this.ctx.storage.transaction(async (txn) => {
       const v = (await txn.get<number>("n")) ?? 0;
@@ -262,6 +272,60 @@ describe("blockConcurrencyWhile", () => {
   });
 });
 
+describe("critical sections of an instance that was reset", () => {
+  const never = new Promise<never>(() => {});
+
+  test("blockConcurrencyWhile: a reset while the callback still waits lets the next event in at once, on a fresh instance", async () => {
+    const { context } = await counter();
+    await context.call("increment");
+    const old = (await context.instance()) as Counter;
+    const blocked = track(
+      context.call("block", async () => {
+        old.ctx.abort("reset inside the callback");
+        await never;
+      }),
+    );
+    await turns(5);
+    const next = track(context.call<number>("read"));
+    // No clock advance: neither waits for the 30 s limit of the dead callback's section.
+    await turns(20);
+    expect(blocked.settled).toBe(true);
+    expect((await rejectionOf(blocked.promise)).message).toBe("reset inside the callback");
+    expect(next.settled).toBe(true);
+    expect(await next.promise).toBe(1);
+    expect(((await context.instance()) as Counter).instanceNo).not.toBe(old.instanceNo);
+    expect(context.resets).toBe(1);
+  });
+
+  test("transaction: a reset while the closure still waits lets the next event in at once; the closure's write is gone", async () => {
+    const { context } = await counter();
+    await context.call("increment");
+    const waiting = track(context.call("transactionThenWait", never, true));
+    await turns(5);
+    const next = track(context.call<number>("read"));
+    await turns(20);
+    expect(waiting.settled).toBe(true);
+    expect((await rejectionOf(waiting.promise)).message).toBe("reset inside the transaction");
+    expect(next.settled).toBe(true);
+    expect(await next.promise).toBe(1);
+    expect(await context.call("block", async () => (await context.storage()).get("in-transaction"))).toBeUndefined();
+  });
+
+  test("code of an instance that was reset starts no critical section: it fails with the reset, and holds nothing", async () => {
+    const { context } = await counter();
+    const old = (await context.instance()) as Counter;
+    context.abort("reset from outside");
+    const late = old.ctx.blockConcurrencyWhile(() => never);
+    const lateTransaction = old.ctx.storage.transaction(() => never);
+    expect((await rejectionOf(late)).message).toBe("reset from outside");
+    expect((await rejectionOf(lateTransaction)).message).toBe("reset from outside");
+    const next = track(context.call<number>("increment"));
+    await turns(20);
+    expect(next.settled).toBe(true);
+    expect(await next.promise).toBe(1);
+  });
+});
+
 describe("sibling critical sections", () => {
   /** Runs `sections` side by side inside one blockConcurrencyWhile; each logs its start and end around a timer. */
   class Siblings {
@@ -282,6 +346,35 @@ describe("sibling critical sections", () => {
     }
   }
 
+  test("each sibling's 30 s limit counts from its own start, not from its call (as on the platform)", async () => {
+    class LongSiblings {
+      constructor(
+        readonly ctx: ObjectState,
+        readonly env: { clock: Clock },
+      ) {}
+      run(): Promise<unknown> {
+        const body = (label: string) => async () => {
+          await delay(this.env.clock, 20_000);
+          return label;
+        };
+        return Promise.all([
+          this.ctx.blockConcurrencyWhile(body("first")),
+          this.ctx.blockConcurrencyWhile(body("second")),
+          this.ctx.storage.transaction(body("third")),
+        ]);
+      }
+    }
+    const clock = new FakeClock();
+    const context = await ObjectContext.create(LongSiblings, { env: { clock }, clock });
+    const done = track(context.call("run"));
+    for (let i = 0; i < 100 && !done.settled; i++) {
+      await turns(5);
+      await clock.advance(1_000);
+    }
+    expect(await done.promise).toEqual(["first", "second", "third"]);
+    expect(context.resets).toBe(0);
+  });
+
   test.each([[["bcw", "bcw", "bcw"]], [["bcw", "txn"]], [["txn", "bcw"]]])(
     "sections started side by side (%j) run one after the other, in call order, as on the platform",
     async (kinds) => {
@@ -300,6 +393,29 @@ describe("sibling critical sections", () => {
 });
 
 describe("transaction() and the input gate", () => {
+  test("transaction: a closure running longer than 30 s resets the object with the platform's message; its writes roll back", async () => {
+    const log: string[] = [];
+    const { context, clock } = await counter(log);
+    await context.call("increment");
+    const before = ((await context.instance()) as Counter).instanceNo;
+    const waiting = track(context.call("transactionThenWait", new Promise<void>(() => {}), false));
+    await turns(5);
+    const queued = track(context.call<string>("logged", "queued"));
+    queued.promise.catch(() => {});
+    await clock.advance(29_999);
+    expect(waiting.settled).toBe(false);
+    expect(context.resets).toBe(0);
+    await clock.advance(1);
+    // As on workerd (transaction() runs in blockConcurrencyWhile, checked through Miniflare).
+    expect((await rejectionOf(waiting.promise)).message).toBe(BLOCK_CONCURRENCY_TIMEOUT_MESSAGE);
+    expect(context.resets).toBe(1);
+    expect((await rejectionOf(queued.promise)).message).toBe(BLOCK_CONCURRENCY_TIMEOUT_MESSAGE);
+    expect(log).toEqual([]);
+    expect(((await context.instance()) as Counter).instanceNo).not.toBe(before);
+    expect(await context.call("read")).toBe(1);
+    expect(await context.call("block", async () => (await context.storage()).get("in-transaction"))).toBeUndefined();
+  });
+
   test("transaction: other events wait while the closure awaits", async () => {
     const log: string[] = [];
     const { context } = await counter(log);

@@ -220,6 +220,66 @@ describe("events around a reset", () => {
   });
 });
 
+describe("events in flight at a reset", () => {
+  class Waiting {
+    constructor(readonly ctx: ObjectState) {}
+    /** Waits for something that never comes (a fetch that hangs, say). */
+    async hang(): Promise<string> {
+      await new Promise<never>(() => {});
+      return "not reached";
+    }
+    async abortNow(reason: string): Promise<never> {
+      this.ctx.abort(reason);
+      throw new Error("not reached");
+    }
+    async fail(): Promise<void> {
+      await this.ctx.storage.put("x", 1);
+    }
+  }
+
+  test("abort: an event still waiting fails at once with the reset's reason, as on workerd", async () => {
+    const context = await ObjectContext.create(Waiting);
+    const hanging = track(context.call("hang"));
+    await turns(5);
+    expect((await rejectionOf(context.call("abortNow", "reset meanwhile"))).message).toBe("reset meanwhile");
+    await turns(5);
+    expect(hanging.settled).toBe(true);
+    expect((await rejectionOf(hanging.promise)).message).toBe("reset meanwhile");
+  });
+
+  test("a failed write: an event still waiting fails at once with the storage's reset error", async () => {
+    const persistence = new FaultyPersistence(createMemoryPersistence());
+    const context = await ObjectContext.create(Waiting, { storage: { persistence } });
+    const hanging = track(context.call("hang"));
+    await turns(5);
+    persistence.failNextAppend();
+    expect((await rejectionOf(context.call("fail"))).message).toBe(WRITE_FAILED_MESSAGE);
+    await turns(5);
+    expect(hanging.settled).toBe(true);
+    expect((await rejectionOf(hanging.promise)).message).toBe(WRITE_FAILED_MESSAGE);
+  });
+
+  test("a constructor's blockConcurrencyWhile still waiting: the first event fails at once with the reset", async () => {
+    class SlowStart {
+      constructor(readonly ctx: ObjectState) {
+        void ctx.blockConcurrencyWhile(async () => {
+          await ctx.storage.get("x");
+          ctx.abort("reset during start-up");
+          await new Promise<never>(() => {});
+        });
+      }
+      ping(): string {
+        return "pong";
+      }
+    }
+    const context = await ObjectContext.create(SlowStart);
+    const first = track(context.call("ping"));
+    await turns(20);
+    expect(first.settled).toBe(true);
+    expect((await rejectionOf(first.promise)).message).toBe("reset during start-up");
+  });
+});
+
 describe("abort()", () => {
   test("abort: the default message, and uncommitted writes are discarded", async () => {
     const { context } = await ledger();

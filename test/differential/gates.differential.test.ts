@@ -111,6 +111,24 @@ class GateProbe {
           throw new Error("blockConcurrencyWhile callback failed.");
         });
         return Response.json("not reached");
+      // Waits for something that never comes (a fetch that hangs, say).
+      case "/hang":
+        await new Promise(() => {});
+        return Response.json("not reached");
+      // A timer started inside the section resets the object while the section still waits.
+      case "/block-abort-hang":
+        await this.ctx.blockConcurrencyWhile(async () => {
+          setTimeout(() => this.ctx.abort("Reset by a timer inside the section."), 20);
+          await new Promise(() => {});
+        });
+        return Response.json("not reached");
+      case "/transaction-abort-hang":
+        await storage.transaction(async (txn) => {
+          await txn.put("in-transaction", true);
+          setTimeout(() => this.ctx.abort("Reset by a timer inside the section."), 20);
+          await new Promise(() => {});
+        });
+        return Response.json("not reached");
       case "/write-sleep":
         await storage.put("w", "written");
         await sleep(50);
@@ -272,6 +290,30 @@ describe("gates differential: concurrent resets", () => {
     expect(seen.workerd).toEqual([reason, reason, ok({ w: "written" })]);
     expect(seen.ours).toEqual(seen.workerd);
   });
+
+  it("a request still waiting (for what never comes) fails at once with a concurrent abort", async () => {
+    const seen = await observe(async (side) => [
+      ...(await side.concurrent(["/hang", "/abort-with-reason"])),
+      await side.request("/count"),
+    ]);
+    const reason = failed("Custom reason for the reset.");
+    expect(seen.workerd).toEqual([reason, reason, ok(1)]);
+    expect(seen.ours).toEqual(seen.workerd);
+  });
+
+  it.each(["/block-abort-hang", "/transaction-abort-hang"])(
+    "%s: a reset while the section still waits fails it and lets the next request in at once, on a fresh instance",
+    async (path) => {
+      const seen = await observe(async (side) => [
+        await side.request("/count"),
+        await side.request(path),
+        await side.request("/count"),
+        await side.request("/read"),
+      ]);
+      expect(seen.workerd).toEqual([ok(1), failed("Reset by a timer inside the section."), ok(1), ok({})]);
+      expect(seen.ours).toEqual(seen.workerd);
+    },
+  );
 
   it("a failing blockConcurrencyWhile resets the object under a request queued behind it", async () => {
     const seen = await observe(async (side) => [
