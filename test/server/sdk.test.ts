@@ -422,6 +422,56 @@ describe("rulesets and the managed-rules migration", () => {
     expect((blank as APIError).errors[0]?.code).toBe(20125);
   });
 
+  it("a rate-limiting rule keeps its ratelimit and exposed_credential_check; a malformed one is refused, nothing saved", async () => {
+    const phase = "http_ratelimit";
+    const ratelimit = {
+      characteristics: ["ip.src", "cf.colo.id"],
+      period: 60,
+      requests_per_period: 100,
+      mitigation_timeout: 600,
+    };
+    const exposed_credential_check = {
+      username_expression: 'lookup_json_string(http.request.body.raw, "user")',
+      password_expression: 'lookup_json_string(http.request.body.raw, "pass")',
+    };
+    const rule = {
+      action: "block" as const,
+      expression: 'http.request.uri.path eq "/login"',
+      ratelimit,
+      exposed_credential_check,
+    };
+    const saved = asRuleset(await cf.rulesets.phases.update(phase, { zone_id: BIZ_ZONE, rules: [rule] }));
+    expect(saved.rules[0]).toMatchObject({ ratelimit, exposed_credential_check });
+    const read = asRuleset(await cf.rulesets.phases.get(phase, { zone_id: BIZ_ZONE }));
+    expect(read.rules[0]).toMatchObject({ ratelimit, exposed_credential_check });
+    // Sent back as read, the rule is unchanged: its version stays.
+    const again = asRuleset(
+      await cf.rulesets.phases.update(phase, { zone_id: BIZ_ZONE, rules: [...read.rules] } as unknown as UpdateParams),
+    );
+    expect(again.rules[0]?.version).toBe(read.rules[0]?.version);
+
+    for (const [bad, pointer] of [
+      [{ ...ratelimit, period: 0 }, "/rules/0/ratelimit/period"],
+      [{ period: 60 }, "/rules/0/ratelimit/characteristics"],
+      [{ characteristics: ["ip.src"] }, "/rules/0/ratelimit/period"],
+      [{ ...ratelimit, requests_to_origin: "yes" }, "/rules/0/ratelimit/requests_to_origin"],
+    ] as const) {
+      const refused = await cf.rulesets.phases
+        .update(phase, { zone_id: BIZ_ZONE, rules: [{ ...rule, ratelimit: bad }] } as unknown as UpdateParams)
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(Cloudflare.BadRequestError);
+      expect((refused as APIError).errors.map((e) => e.source?.pointer)).toContain(pointer);
+    }
+    const noUser = await cf.rulesets.phases
+      .update(phase, {
+        zone_id: BIZ_ZONE,
+        rules: [{ ...rule, exposed_credential_check: { password_expression: "x" } }],
+      } as unknown as UpdateParams)
+      .catch((e: unknown) => e);
+    expect(noUser).toBeInstanceOf(Cloudflare.BadRequestError);
+    expect((await cf.rulesets.phases.get(phase, { zone_id: BIZ_ZONE })).version).toBe(again.version);
+  });
+
   it("before migrating, a Pro zone may save the managed entry point only with every rule disabled", async () => {
     const phase = "http_request_firewall_managed";
     const enabled = await cf.rulesets.phases

@@ -29,6 +29,7 @@ export type {
   ExecuteParameters,
   RuleAction,
   RuleOverride,
+  RuleRatelimit,
   RulesetBodyValidation,
   RulesetPhase,
   RulesetRule,

@@ -182,6 +182,30 @@ export interface RulesetRule {
   enabled: boolean;
   action_parameters?: ExecuteParameters | SkipParameters | Record<string, unknown>;
   logging?: { enabled: boolean };
+  /** A rate-limiting rule's counting (http_ratelimit phase), kept as given once its fields check out. */
+  ratelimit?: RuleRatelimit;
+  /** Where a rule finds the credentials it checks for exposure. */
+  exposed_credential_check?: { username_expression: string; password_expression: string };
+}
+
+/**
+ * A rule's `ratelimit` (the published rule schema's, as the SDK types it): `characteristics` and
+ * `period` are required.
+ *
+ * @example
+ * ```ts
+ * const r: RuleRatelimit = { characteristics: ["ip.src", "cf.colo.id"], period: 60, requests_per_period: 100 };
+ * ```
+ */
+export interface RuleRatelimit {
+  characteristics: string[];
+  period: number;
+  counting_expression?: string;
+  mitigation_timeout?: number;
+  requests_per_period?: number;
+  requests_to_origin?: boolean;
+  score_per_period?: number;
+  score_response_header_name?: string;
 }
 
 /**
@@ -386,6 +410,51 @@ function checkSkip(p: Record<string, unknown>, base: string, errors: ApiMessage[
   if (Object.keys(p).length === 0) err(errors, base, "action parameters of a skip rule must say what to skip");
 }
 
+const RATELIMIT_INTEGERS = ["period", "mitigation_timeout", "requests_per_period", "score_per_period"] as const;
+const RATELIMIT_STRINGS = ["counting_expression", "score_response_header_name"] as const;
+
+function checkRatelimit(r: unknown, base: string, errors: ApiMessage[]): void {
+  if (!isRecord(r)) {
+    err(errors, base, invalidValue(r, "ratelimit", "it must be an object with characteristics and period"));
+    return;
+  }
+  const c = r.characteristics;
+  if (!(Array.isArray(c) && c.length > 0 && c.every((x) => typeof x === "string" && x.length > 0)))
+    err(
+      errors,
+      `${base}/characteristics`,
+      invalidValue(c ?? "", "characteristics", "it must be a non-empty array of field names"),
+    );
+  if (r.period === undefined) err(errors, `${base}/period`, invalidValue("", "period", "it is required"));
+  for (const key of RATELIMIT_INTEGERS) {
+    const v = r[key];
+    const min = key === "period" ? 1 : 0;
+    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= min))
+      err(errors, `${base}/${key}`, invalidValue(v, key, `it must be an integer of at least ${min}`));
+  }
+  for (const key of RATELIMIT_STRINGS) {
+    if (r[key] !== undefined && typeof r[key] !== "string")
+      err(errors, `${base}/${key}`, invalidValue(r[key], key, "it must be a string"));
+  }
+  if (!isOptionalBoolean(r.requests_to_origin))
+    err(
+      errors,
+      `${base}/requests_to_origin`,
+      invalidValue(r.requests_to_origin, "requests_to_origin", "it must be a boolean"),
+    );
+}
+
+function checkCredentialCheck(e: unknown, base: string, errors: ApiMessage[]): void {
+  if (!isRecord(e)) {
+    err(errors, base, invalidValue(e, "exposed_credential_check", "it must be an object"));
+    return;
+  }
+  for (const key of ["username_expression", "password_expression"] as const) {
+    if (!(typeof e[key] === "string" && (e[key] as string).trim() !== ""))
+      err(errors, `${base}/${key}`, invalidValue(e[key] ?? "", key, "it is required and cannot be blank"));
+  }
+}
+
 function checkIdLike(
   value: unknown,
   field: "id" | "version" | "ref",
@@ -477,6 +546,11 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
       err(errors, `${at}/enabled`, invalidValue(raw.enabled, "enabled", "it must be a boolean"));
     if (raw.logging !== undefined && !(isRecord(raw.logging) && typeof raw.logging.enabled === "boolean"))
       err(errors, `${at}/logging`, invalidValue(raw.logging, "logging", "it needs a boolean enabled"));
+    // Fields of the published rule schema: checked and kept, never dropped (a rate-limiting rule
+    // saved without its ratelimit would block every request its expression matches).
+    if (raw.ratelimit !== undefined) checkRatelimit(raw.ratelimit, `${at}/ratelimit`, errors);
+    if (raw.exposed_credential_check !== undefined)
+      checkCredentialCheck(raw.exposed_credential_check, `${at}/exposed_credential_check`, errors);
 
     const params = raw.action_parameters;
     const pAt = `${at}/action_parameters`;
@@ -513,6 +587,16 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
       rule.action_parameters = copy;
     }
     if (isRecord(raw.logging)) rule.logging = { enabled: raw.logging.enabled === true };
+    for (const key of ["ratelimit", "exposed_credential_check"] as const) {
+      const value = raw[key];
+      if (!isRecord(value)) continue;
+      const copy = cloneJson(value);
+      if (copy === null) {
+        err(errors, `${at}/${key}`, invalidValue("[unserializable]", key, "it must be plain JSON"));
+        return;
+      }
+      Object.assign(rule, { [key]: copy });
+    }
     rules.push(rule);
   });
   if (errors.length > 0) return { ok: false, errors };
