@@ -211,6 +211,11 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         self.#fenced++;
         self.#lost.add(`${ns}/${id.toString()}`);
       },
+      // A holder that lost the object (paused while another host claimed it) must not run its
+      // alarm from the state it held: the new holder runs it.
+      beforeAlarm: async (ns, id) => {
+        if (self !== undefined) await self.#verifyHeld(ns, id);
+      },
     });
     // An id's name travels in a header, and a name has no length limit: the headers may be as large
     // as a call's arguments.
@@ -455,12 +460,26 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
    */
   async #stillHolds(ns: string, id: ObjectId): Promise<boolean> {
     if (!this.#internals.holds(ns, id)) return false;
+    try {
+      await this.#verifyHeld(ns, id);
+      return this.#internals.holds(ns, id);
+    } catch (e) {
+      if (!isFencedError(e)) throw e;
+      return false;
+    }
+  }
+
+  /**
+   * Resolves while no newer claim of a held object exists (over a bucket; elsewhere at once);
+   * rejects with `ERR_FENCED` once one does, after dropping the object and marking it lost (its
+   * events go to the holder the bucket names).
+   */
+  async #verifyHeld(ns: string, id: ObjectId): Promise<void> {
     const key = `${ns}/${id.toString()}`;
     const store = this.#held.get(key);
-    if (store === undefined) return true;
+    if (store === undefined) return;
     try {
       await store.verifyHolder();
-      return this.#internals.holds(ns, id);
     } catch (e) {
       if (!isFencedError(e)) throw e;
       this.#held.delete(key);
@@ -468,7 +487,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       this.#lost.add(key);
       // Another host took the object while this one did not look: its view of the members is stale.
       await this.membership.refresh().catch(() => {});
-      return false;
+      throw e;
     }
   }
 

@@ -34,6 +34,7 @@ export const CONTEXT_OPTIONS_SPEC: { readonly [K in keyof Required<ObjectContext
   alarms: is.boolean(),
   onReset: is.function("a function (error) => void"),
   runOwnCode: is.function("a function (instance, fn) => fn()"),
+  beforeAlarm: is.function("a function () => Promise<void>"),
 };
 
 /** Validates the options of `ObjectContext.create()`. */

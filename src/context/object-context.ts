@@ -83,6 +83,14 @@ export interface ObjectContextOptions<Env> {
    * it to know which instance the running code belongs to. Default: runs `fn`.
    */
   runOwnCode?: <R>(instance: () => object | undefined, fn: () => R) => R;
+  /**
+   * Awaited before each run of the alarm handler, inside the alarm's event. When it rejects, the
+   * handler does not run and the alarm fails with its error (retried as a failed storage operation
+   * is, not counted against the retry limit); an `ERR_FENCED` error resets the object as a fenced
+   * write does. The cluster uses it so that a holder that lost the object (a paused process another
+   * host took the object from) never runs its alarm from the state it held.
+   */
+  beforeAlarm?: () => Promise<void>;
 }
 
 /** Options of {@link ObjectContext.deliver}. */
@@ -157,6 +165,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
   #resets = 0;
   #previousStorage: ObjectStorage | undefined;
   readonly #runOwnCode: <R>(instance: () => object | undefined, fn: () => R) => R;
+  readonly #beforeAlarm: (() => Promise<void>) | undefined;
   #lastResetError: Error | null = null;
   /**
    * Errors that reset the object because its storage failed (a write not confirmed, a session
@@ -188,6 +197,7 @@ export class ObjectContext<Env = unknown, I extends object = object> {
     this.#bcwTimeoutMs = options.blockConcurrencyTimeoutMs ?? 30_000;
     this.#onReset = options.onReset;
     this.#runOwnCode = options.runOwnCode ?? ((_instance, fn) => fn());
+    this.#beforeAlarm = options.beforeAlarm;
     this.alarms = new AlarmScheduler({
       clock: this.clock,
       random: options.random ?? Math.random,
@@ -563,6 +573,17 @@ export class ObjectContext<Env = unknown, I extends object = object> {
       core.alarmHandlerMark = mark;
       const handler = (instance as ObjectInstance).alarm;
       if (typeof handler !== "function") return;
+      if (this.#beforeAlarm !== undefined) {
+        try {
+          await this.#beforeAlarm();
+        } catch (e) {
+          const error = toError(e);
+          this.#storageFailures.add(error);
+          const session = this.#session;
+          if (isFencedError(error) && session !== null && session.state === state) this.#reset(session, error);
+          throw error;
+        }
+      }
       const scheduled = info.scheduledTime;
       // While the handler runs the alarm looks deleted, unless the handler sets or deletes it
       // (setting the very time being handled included, as on the platform).

@@ -96,6 +96,11 @@ export interface RouterHooks {
    * object back from its new holder).
    */
   onFenced?: (namespace: string, id: ObjectId) => void;
+  /**
+   * Awaited before a live object's alarm handler runs (the context's `beforeAlarm`): rejects with
+   * `ERR_FENCED` when a newer holder claimed the object, which drops it as a fenced write does.
+   */
+  beforeAlarm?: (namespace: string, id: ObjectId) => Promise<void>;
 }
 
 let internalsOf: (host: ObjectHost) => HostInternals;
@@ -168,6 +173,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   readonly #alarmIndex: AlarmIndex | undefined;
   readonly #wakes: AlarmWakes<Entry>;
   readonly #onFenced: RouterHooks["onFenced"];
+  readonly #beforeAlarm: RouterHooks["beforeAlarm"];
   /** The errors that reset an object (their callers' copies say `durableObjectReset`). */
   readonly #resetErrors = new WeakSet<Error>();
   #closed = false;
@@ -206,6 +212,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
     this.#alarmIndex = index === false ? undefined : (index ?? indexOf(this.#persistence));
     const hooks = routers.get(options);
     this.#onFenced = hooks?.onFenced;
+    this.#beforeAlarm = hooks?.beforeAlarm;
     const env: Record<string, unknown> = { ...(options.env as object | undefined) };
     // One host in one process passes functions and RpcTargets by reference; a cluster's router
     // (calls may cross processes) does not.
@@ -542,6 +549,12 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
               this.#sideOf(entry, entry.token, () => created?.criticalSections() ?? null, instance),
               fn,
             ),
+          ...(this.#beforeAlarm === undefined
+            ? {}
+            : {
+                beforeAlarm: () =>
+                  (this.#beforeAlarm as NonNullable<RouterHooks["beforeAlarm"]>)(entry.namespace, entry.id),
+              }),
           ...(this.#random === undefined ? {} : { random: this.#random }),
           ...(this.#bcwTimeoutMs === undefined ? {} : { blockConcurrencyTimeoutMs: this.#bcwTimeoutMs }),
         },

@@ -24,7 +24,18 @@ class Counter extends DurableObject<Env> {
     await this.ctx.storage.put("n", n);
     return { n, servedBy: this.env.HOST_ID };
   }
+
+  async alarmAt(ms: number): Promise<void> {
+    await this.ctx.storage.setAlarm(ms);
+  }
+
+  /** Tells the test what it saw (a side effect outside the object, as a fetch to a service would be). */
+  override async alarm(): Promise<void> {
+    alarmRuns.push({ host: this.env.HOST_ID, n: (await this.ctx.storage.get<number>("n")) ?? 0 });
+  }
 }
+
+const alarmRuns: Array<{ host: string; n: number }> = [];
 
 let s3: FakeS3;
 const clock = new FakeClock();
@@ -34,6 +45,7 @@ beforeEach(async () => {
   s3 = await FakeS3.start();
 });
 afterEach(async () => {
+  alarmRuns.length = 0;
   await Promise.all(nodes.splice(0).map((n) => n.close().catch(() => {})));
   await s3.close();
 });
@@ -136,5 +148,39 @@ describe("cluster over a bucket: a fenced host forwards instead of reloading", (
     expect(await a.env.COUNTER.getByName(name).read()).toEqual({ n: 6, servedBy: "host-b" });
     expect(a.stats().fenced).toBe(1);
     expect(a.host.stats().live).toBe(0);
+  });
+
+  test("a resumed holder never runs its alarm from its stale state: it checks its claim first, and the new holder's run is the only one", async () => {
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await a.membership.beat();
+    await b.membership.beat();
+    const name = Array.from({ length: 50 }, (_, i) => `al-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-a",
+    ) as string;
+    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 1, servedBy: "host-a" });
+    await a.env.COUNTER.getByName(name).alarmAt(clock.now() + 10_000);
+
+    // a is paused past the ttl while it holds the object and its armed alarm; b takes the object
+    // over (and its alarm with it) and confirms a write a has never seen.
+    a.membership.stop();
+    await clock.advance(3_000);
+    await b.membership.beat();
+    expect(await b.env.COUNTER.getByName(name).increment(5)).toEqual({ n: 6, servedBy: "host-b" });
+    expect(a.host.stats().live).toBe(1);
+
+    // The alarm comes due on both hosts' timers. a's instance (n = 1) must not run it.
+    await clock.advance(7_000);
+    for (let i = 0; i < 200 && (alarmRuns.length === 0 || a.host.stats().live > 0); i++) {
+      await a.settled();
+      await b.settled();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(alarmRuns).toEqual([{ host: "host-b", n: 6 }]);
+    expect(a.stats().fenced).toBe(1);
+    expect(a.host.stats().live).toBe(0);
+    // a rejoins; reads through it see b's write (wherever the object runs now).
+    await a.membership.join();
+    expect(await a.env.COUNTER.getByName(name).read()).toMatchObject({ n: 6 });
   });
 });
