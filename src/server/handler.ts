@@ -40,11 +40,18 @@ interface LoadedState {
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
+/**
+ * Tells the official SDK not to send the request again. It retries every 409 by default (it reads one
+ * as a lock timeout), but a 409 here is a refusal by the zone's state (a filter in use, a migration
+ * already done or not allowed), which a retry only repeats after a back-off of a second or more.
+ */
+const NOT_RETRYABLE = { "x-should-retry": "false" } as const;
+
 /** An API response as a fetch `Response`: its envelope as JSON, with `headers` added. @internal */
 export function respond(response: ApiResponse<unknown>, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(response.body), {
     status: response.status,
-    headers: { "content-type": "application/json", ...headers },
+    headers: { "content-type": "application/json", ...(response.status === 409 ? NOT_RETRYABLE : {}), ...headers },
   });
 }
 
@@ -227,7 +234,8 @@ export function createApiHandler(options: CreateApiHandlerOptions): ApiHandler {
         return new Response(null, { status: response.status, headers });
       } catch (e) {
         if (e instanceof TypeError && e.message.startsWith("createApiHandler:")) {
-          return respond(fail(500, { code: ERROR_CODES.internalError, message: e.message }));
+          // A misconfigured handler (its idGenerator) fails every retry the same way.
+          return respond(fail(500, { code: ERROR_CODES.internalError, message: e.message }), NOT_RETRYABLE);
         }
         return respond(
           fail(500, {

@@ -103,6 +103,8 @@ describe("options", () => {
       new Request(`${base}/zones/${ENT_ZONE}/filters`, { method: "POST", headers: AUTH, body: filterBody }),
     );
     expect(post.status).toBe(500);
+    // Every retry would fail the same way: the SDK is told not to send it again.
+    expect(post.headers.get("x-should-retry")).toBe("false");
     const body = (await post.json()) as { errors: { code: number; message: string }[] };
     expect(body.errors[0]?.message).toMatch(/idGenerator must return 32 lower-case hex characters/);
     await later.close();

@@ -23,6 +23,7 @@ import {
   PRO_ZONE,
   ResponseLog,
   sdk,
+  TOKEN,
 } from "./helpers";
 
 /** The SDK's entry-point update parameters (its rule types are stricter than the wire needs). */
@@ -313,6 +314,30 @@ describe("filters and firewall rules", () => {
     await cf.firewall.rules.delete(rule?.id ?? "", { zone_id }, { body: { delete_filter_if_unused: true } });
     const gone = await cf.filters.get(filterId, { zone_id }).catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(Cloudflare.NotFoundError);
+  });
+
+  it("a 409 is final: the SDK with its default retries sends the refused request once, not three times", async () => {
+    // The SDK retries 409 by default (a lock timeout to it); these refusals would only repeat.
+    const retrying = new Cloudflare({
+      apiToken: TOKEN,
+      apiEmail: null,
+      apiKey: null,
+      userServiceKey: null,
+      baseURL: server.url,
+      fetch: log.fetch,
+    });
+    const [filter] = await all(cf.filters.create({ zone_id, body: [{ expression: "ip.src eq 198.51.100.99" }] }));
+    const filterId = filter?.id ?? "";
+    const [rule] = await all(
+      cf.firewall.rules.create({ zone_id, action: "block" as never, filter: { id: filterId } as never }),
+    );
+    const before = log.count("DELETE", /\/filters\//);
+    const inUse = await retrying.filters.delete(filterId, { zone_id }).catch((e: unknown) => e);
+    expect(inUse).toBeInstanceOf(Cloudflare.ConflictError);
+    expect((inUse as APIError).headers?.get("x-should-retry")).toBe("false");
+    expect(log.count("DELETE", /\/filters\//) - before).toBe(1);
+    await cf.firewall.rules.delete(rule?.id ?? "", { zone_id });
+    await cf.filters.delete(filterId, { zone_id });
   });
 
   it("the log action is Enterprise only: a Pro zone's rule cannot be changed to log either", async () => {
