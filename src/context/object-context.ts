@@ -525,18 +525,25 @@ export class ObjectContext<Env = unknown, I extends object = object> {
           let timer: ReturnType<Clock["setTimer"]> | undefined;
           const timed = (): Promise<T> => {
             timer = this.clock.setTimer(() => {
-              const error = new Error(BLOCK_CONCURRENCY_TIMEOUT_MESSAGE);
-              this.#reset(session, error);
-              reject(error);
+              this.#reset(session, new Error(BLOCK_CONCURRENCY_TIMEOUT_MESSAGE));
             }, this.#bcwTimeoutMs);
             return callback();
           };
+          // A section that ends with its instance reset (it failed, timed out, or something else
+          // reset the object meanwhile) never settles, as on the platform, where the reset
+          // instance runs no more of its code: a `catch` or `finally` around the call does not
+          // run. The instance's events fail with the reset (deliver()), and the gate was reopened.
           sections
             .run(depth, timed, nextTurn())
-            .then(resolve, (e: unknown) => {
-              if (resetOnFailure) this.#reset(session, toError(e));
-              reject(e);
-            })
+            .then(
+              (value) => {
+                if (!session.broken) resolve(value);
+              },
+              (e: unknown) => {
+                if (resetOnFailure) this.#reset(session, toError(e));
+                if (!session.broken) reject(e);
+              },
+            )
             .finally(() => {
               if (timer !== undefined) this.clock.clearTimer(timer);
             });

@@ -311,6 +311,49 @@ describe("critical sections of an instance that was reset", () => {
     expect(await context.call("block", async () => (await context.storage()).get("in-transaction"))).toBeUndefined();
   });
 
+  test("a section that fails, times out or outlives its instance never settles: code after it does not run, as on workerd", async () => {
+    const { context, clock } = await counter();
+    const settled: string[] = [];
+    const observe = (label: string, p: Promise<unknown>) =>
+      void p.then(
+        () => settled.push(`${label} resolved`),
+        () => settled.push(`${label} rejected`),
+      );
+    // Fails: the callback rejects. The event fails with the callback's error all the same.
+    const first = (await context.instance()) as Counter;
+    const failing = context.call("block", async () => {
+      observe(
+        "inner",
+        first.ctx.blockConcurrencyWhile(() => Promise.reject(new Error("callback failed"))),
+      );
+    });
+    expect((await rejectionOf(failing)).message).toBe("callback failed");
+    await turns(10);
+    expect(context.resets).toBe(1);
+    // Times out: a transaction closure that waits for ever.
+    const second = (await context.instance()) as Counter;
+    observe(
+      "transaction",
+      second.ctx.storage.transaction(() => new Promise<never>(() => {})),
+    );
+    await turns(5);
+    await clock.advance(30_000);
+    expect(context.resets).toBe(2);
+    // Outlives its instance: the callback succeeds after the object was reset.
+    const third = (await context.instance()) as Counter;
+    const gate = triggerPromise<void>();
+    observe(
+      "outliving",
+      third.ctx.blockConcurrencyWhile(() => gate.promise),
+    );
+    await turns(5);
+    context.abort("reset from outside");
+    gate.resolve();
+    await turns(20);
+    expect(settled).toEqual([]);
+    expect(context.resets).toBe(3);
+  });
+
   test("code of an instance that was reset starts no critical section: it fails with the reset, and holds nothing", async () => {
     const { context } = await counter();
     const old = (await context.instance()) as Counter;
