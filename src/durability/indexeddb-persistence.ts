@@ -23,6 +23,7 @@
 import { ActorStoreError, toError } from "../errors";
 import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
+import { describeIndexedDbError } from "./indexeddb-errors";
 import {
   badSnapshotInfo,
   imageMatches,
@@ -470,7 +471,14 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     try {
       await done;
     } catch (error) {
-      throw this.#fenced ?? error;
+      if (this.#fenced !== null) throw this.#fenced;
+      // An append's failure is reported by #failedError (its appends are refused until load()).
+      if (method === "append") throw error;
+      throw new ActorStoreError(
+        "ERR_WRITE_FAILED",
+        `The ${method}() write to IndexedDB database "${this.#name}" failed (${describeIndexedDbError(error)}); nothing of it was stored.`,
+        { cause: error },
+      );
     }
   }
 
@@ -485,7 +493,15 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       epoch = (current.result ?? 0) + 1;
       store.put(epoch, EPOCH_KEY);
     };
-    await done;
+    try {
+      await done;
+    } catch (error) {
+      throw new ActorStoreError(
+        "ERR_WRITE_FAILED",
+        `Opening IndexedDB database "${this.#name}" failed: the browser refused the small write that claims it for this writer (${describeIndexedDbError(error)}).`,
+        { cause: error },
+      );
+    }
     return epoch;
   }
 
@@ -559,7 +575,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   #failedError(): ActorStoreError {
     return new ActorStoreError(
       "ERR_WRITE_FAILED",
-      `Writing the commit log in IndexedDB database "${this.#name}" failed (${this.#failure?.message ?? "unknown error"}); call load() to reopen.`,
+      `Writing the commit log in IndexedDB database "${this.#name}" failed (${describeIndexedDbError(this.#failure)}); call load() to reopen.`,
       { cause: this.#failure },
     );
   }
