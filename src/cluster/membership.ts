@@ -1,8 +1,8 @@
 /**
  * Membership of a cluster of hosts, recorded where they meet: each host writes its record
  * (`{ id, address, beat, heartbeatMs }`) every `heartbeatMs`, and counts another as live while that
- * host's record keeps changing: a record seen unchanged for `ttlMs` (on the observer's own clock) is a
- * dead host's. A record seen for the first time counts as live if its writer's `heartbeatMs` is younger
+ * host's record keeps changing: a record seen unchanged for `ttlMs` (on the observer's own clock, as of
+ * its last read of the records) is a dead host's. A record seen for the first time counts as live if its writer's `heartbeatMs` is younger
  * than `ttlMs` on the observer's clock (the only place where clocks are compared, and only until the
  * record's next change). A host that leaves deletes its record; one that dies simply stops renewing it.
  * No coordinator: each host reads the records on its own.
@@ -86,6 +86,12 @@ export class Membership {
   #members = new Map<string, Member>();
   /** When (on this host's clock) each member's record was last seen to change. */
   #changedAt = new Map<string, { beat: string; atMs: number }>();
+  /**
+   * When (on this host's clock) the records were last read: liveness is judged as of then, so a host
+   * that did not look for a while (its process was paused, its event loop stalled) does not count
+   * the others dead for that time; it needs to read again first.
+   */
+  #readAtMs = Number.NEGATIVE_INFINITY;
   #timer: TimerHandle | undefined;
   #joined = false;
   #beat = 0;
@@ -163,6 +169,7 @@ export class Membership {
     }
     this.#members = members;
     this.#changedAt = changedAt;
+    this.#readAtMs = now;
     const live = this.live().join(",");
     if (live !== this.#lastLive) {
       this.#lastLive = live;
@@ -170,9 +177,13 @@ export class Membership {
     }
   }
 
-  /** The ids of the live members (sorted): a record that changed within `ttlMs`; this host while joined. */
+  /**
+   * The ids of the live members (sorted): a record that had changed within `ttlMs` when the records
+   * were last read (not `ttlMs` before now: a record that was not looked at is not seen unchanged);
+   * this host while joined.
+   */
   live(): string[] {
-    const now = this.#clock.now();
+    const now = this.#readAtMs;
     const ids = [...this.#members.values()]
       .filter((m) =>
         m.id === this.id

@@ -70,6 +70,38 @@ describe("membership: liveness judged on each observer's own clock", () => {
     a.stop();
   });
 
+  test("a host that did not read the records for a while (paused, stalled) does not count the others dead for that time: liveness is judged as of its last read", async () => {
+    const { make } = await setup();
+    const ours = new FakeClock(2_000_000);
+    const theirs = new FakeClock(2_000_000);
+    const a = make("a", ours);
+    const b = make("b", theirs);
+    await a.join();
+    await b.join();
+    await a.refresh();
+    expect(a.live()).toEqual(["a", "b"]);
+    // a is paused for ten times the ttl (its timers did not run: no read; stopped here so that the
+    // fake clock does not run them either, which also leaves a itself out); b kept beating.
+    a.stop();
+    for (let i = 0; i < 10; i++) {
+      await theirs.advance(1_000);
+      await b.beat();
+    }
+    await ours.advance(10_000);
+    // Nothing a has read says b stopped: b stays live until a reads the records again …
+    expect(a.live()).toEqual(["b"]);
+    await a.refresh();
+    expect(a.live()).toEqual(["b"]);
+    // … and dies only once a has seen its record unchanged for ttlMs.
+    b.stop();
+    await ours.advance(999);
+    await a.refresh();
+    expect(a.live()).toEqual(["b"]);
+    await ours.advance(1);
+    await a.refresh();
+    expect(a.live()).toEqual([]);
+  });
+
   test("leave deletes the record; a torn or foreign record is ignored; onChange reports changes", async () => {
     const { dir, make } = await setup();
     const clock = new FakeClock(5_000_000);

@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from "node:fs/promises";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -87,4 +88,58 @@ describe("cluster in separate processes: a paused owner", () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  test("a host resumed after a pause longer than the ttl does not take its peers' objects on the view it had: it judges them as of its last read of the members, and forwards", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "actorstore-pause-"));
+    const hosts = await Promise.all([
+      startHost("host-a", dir, undefined, ENV),
+      startHost("host-b", dir, undefined, ENV),
+    ]);
+    try {
+      const ids = hosts.map((h) => h.ready.ready);
+      await seeing(hosts, ids);
+      const first = await postPastLock(hosts[0].ready.front, "lobby");
+      expect(first.status).toBe(200);
+      const owner = hosts.find((h) => h.ready.ready === first.body.servedBy) as DemoHost;
+      const paused = hosts.find((h) => h !== owner) as DemoHost;
+      // The owner holds the lobby (and its lock). The other host is stopped until the owner counts it dead.
+      paused.child.kill("SIGSTOP");
+      await seeing([owner], [owner.ready.ready]);
+      // Sent to the stopped host on a connection of its own (one kept from before would be dropped
+      // unread when it resumes): it waits in the accept queue and is served as soon as it resumes,
+      // before its first heartbeat has re-read the members. On its view then, no peer had beaten for
+      // longer than the ttl: it took the lobby for its own and waited on the owner's lock (503
+      // ERR_LOCKED after the ttl; over a bucket it claimed the object, fencing its owner).
+      const late = postOnNewConnection(paused.ready.front, "lobby");
+      paused.child.kill("SIGCONT");
+      expect(await late).toMatchObject({ status: 200, body: { count: 2, servedBy: owner.ready.ready } });
+    } finally {
+      await stopHosts(hosts);
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
+
+/** One POST over a connection of its own: status and JSON body (when 200) or text. */
+function postOnNewConnection(
+  port: number,
+  room: string,
+): Promise<{ status: number; body: { count?: number; servedBy?: string }; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `http://127.0.0.1:${port}/rooms/${room}`,
+      { method: "POST", agent: false, signal: AbortSignal.timeout(60_000) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({ status: res.statusCode ?? 0, body: res.statusCode === 200 ? JSON.parse(text) : {}, text });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end("sent to a stopped host");
+  });
+}
