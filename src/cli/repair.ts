@@ -10,8 +10,10 @@ import { basename, join } from "node:path";
 import { crc32 } from "../durability/crc32";
 import { DirectoryLock, type LockEnv, lockedError, readLockState } from "../durability/directory-lock";
 import { damageOf, scanDirectory } from "../durability/directory-scan";
-import { HEAD_RE, META_NAME, SEGMENT_RE } from "../durability/file-layout";
+import { DELTA_RE, HEAD_RE, META_NAME, SEGMENT_RE, SNAPSHOT_RE } from "../durability/file-layout";
+import { parseIdentity } from "../durability/object-identity";
 import { decodeRecords } from "../durability/record-codec";
+import { nameCrcOf } from "../durability/snapshot-name-crc";
 import { systemClock } from "../util/clock";
 
 /** Where repair reports. */
@@ -86,6 +88,29 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
             `the commits from seq ${damage.fromSeq} on are lost with the missing segment; the object opens with the log that is left`,
           );
           cut = true;
+          continue;
+        }
+        if (damage.kind === "identities") {
+          // Keep the identity the snapshot files are bound to; the others came from elsewhere.
+          const { keep, bound } = await boundIdentity(directory, damage.names);
+          if (keep === "tie") {
+            io.out(
+              `cannot repair: ${damage.names.join(", ")}: snapshot files of this directory are bound to more than one of them; move the files copied from another object's directory out, then repair again`,
+            );
+            return false;
+          }
+          for (const name of damage.names) {
+            if (name === keep) continue;
+            // The snapshot files bound to an identity that goes are another object's: they go too.
+            for (const snapshot of bound.get(name) ?? [])
+              await remove(snapshot, `a snapshot of another object: its checksum covers ${name}, not ${keep ?? ""}`);
+            await remove(
+              name,
+              keep === undefined
+                ? "an identity no snapshot file is bound to; the next open gives the directory one again"
+                : `an identity copied from another object's directory: this directory's snapshot files are bound to ${keep}`,
+            );
+          }
           continue;
         }
         if (damage.kind === "stranded") {
@@ -212,4 +237,33 @@ async function cutLog(
   io.out(
     `dropped every commit after seq ${lastGoodSeq} from the log${to !== undefined ? ` (the removed segments held seqs up to ${to})` : ""}${newest > lastGoodSeq ? `; the snapshot of seq ${newest} still holds the result of every commit up to it` : ""}`,
   );
+}
+
+/**
+ * Which of the identity files `names` the directory's snapshot files are bound to (their name CRCs
+ * cover it): `keep` is the one most are bound to, `undefined` when none is, `"tie"` when two have as
+ * many; `bound` lists the snapshot files bound to each.
+ */
+async function boundIdentity(
+  directory: string,
+  names: readonly string[],
+): Promise<{ keep: string | undefined | "tie"; bound: Map<string, string[]> }> {
+  const fs = await import("node:fs/promises");
+  const bound = new Map<string, string[]>(names.map((n) => [n, []]));
+  for (const file of await fs.readdir(directory)) {
+    const m = SNAPSHOT_RE.exec(file) ?? DELTA_RE.exec(file);
+    if (m === null) continue;
+    const bytes = await fs.readFile(join(directory, file)).catch(() => undefined);
+    if (bytes === undefined) continue;
+    const fileCrc = crc32(bytes);
+    const [seq, timeMs, crc] = [Number(m[1]), Number(m[2]), Number.parseInt(m[3] ?? "", 16)];
+    for (const name of names) {
+      const identity = parseIdentity(name);
+      if (identity !== undefined && nameCrcOf(fileCrc, seq, timeMs, identity.id) === crc) bound.get(name)?.push(file);
+    }
+  }
+  const count = (n: string) => bound.get(n)?.length ?? 0;
+  const most = Math.max(...names.map(count));
+  const top = names.filter((n) => count(n) === most);
+  return { keep: most === 0 ? undefined : top.length === 1 ? top[0] : "tie", bound };
 }

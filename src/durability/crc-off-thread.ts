@@ -13,7 +13,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { crc32Update } from "./crc32";
-import { crcMatches } from "./snapshot-name-crc";
+import { crcMatches, type SnapshotIdentity } from "./snapshot-name-crc";
 
 type Fs = typeof import("node:fs/promises");
 type WorkerThreads = typeof import("node:worker_threads");
@@ -147,7 +147,7 @@ export interface ScatteredFile {
    */
   crc: number;
   /** The seq and time in the snapshot file's name, whose CRC `crc` is. */
-  named?: { seq: number; timeMs: number } | undefined;
+  named?: { seq: number; timeMs: number; identity?: SnapshotIdentity | undefined } | undefined;
   pieces: readonly Piece[];
 }
 
@@ -166,7 +166,7 @@ export interface OffThreadCrc {
     file: string,
     size: number,
     crc: number,
-    named?: { seq: number; timeMs: number },
+    named?: { seq: number; timeMs: number; identity?: SnapshotIdentity | undefined },
   ): Promise<{ image: Uint8Array; matches: Promise<boolean> } | undefined>;
   /**
    * Reads `files` piece by piece into an image of `imageBytes` (zeros where no piece lands) and a

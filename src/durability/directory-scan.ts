@@ -34,6 +34,7 @@ import {
   segmentName as segmentNameOf,
   TMP_SUFFIX,
 } from "./file-layout";
+import { type ObjectIdentity, parseIdentity } from "./object-identity";
 import { decodeRecords, peekPayloadSeq, scanFrames } from "./record-codec";
 import { ChainReader, checksumFailure, layOutChain, readDeltaHeader } from "./snapshot-chain-read";
 import { basesNeeded, chainOf } from "./snapshot-delta";
@@ -64,6 +65,8 @@ export interface StoredSnapshot {
   baseSeq?: number | undefined;
   /** The size of the image this snapshot holds (a full image's is `bytes`; NaN: unreadable header). */
   imageBytes: number;
+  /** The directory's identity, which the name's CRC covers (object-identity.ts); none in a directory without one. */
+  identity?: ObjectIdentity | undefined;
 }
 
 /** What a directory holds, and what loading it for writing would change. @internal */
@@ -99,6 +102,8 @@ export interface DirectoryScan {
   tmpFiles: string[];
   /** The log's head markers (`head-<seq>`, file-layout.ts), by name; the newest counts. */
   heads: { name: string; seq: number }[];
+  /** The directory's identity (object-identity.ts); `undefined` in a directory an older version wrote. */
+  identity: ObjectIdentity | undefined;
 }
 
 /**
@@ -172,6 +177,7 @@ async function scanOnce(
   const all: StoredSnapshot[] = [];
   const tmpFiles: string[] = [];
   const heads: { name: string; seq: number }[] = [];
+  const identities: ObjectIdentity[] = [];
   for (const entry of await fs.readdir(directory, { withFileTypes: true })) {
     // The adapter writes only files: a directory, whatever its name, is someone else's and is
     // neither read nor removed.
@@ -190,6 +196,11 @@ async function scanOnce(
     const head = HEAD_RE.exec(name);
     if (head !== null) {
       heads.push({ name, seq: seqOf(name, head[1]) });
+      continue;
+    }
+    const identityFile = parseIdentity(name);
+    if (identityFile !== undefined) {
+      identities.push(identityFile);
       continue;
     }
     // A full image or a delta: the same name up to the delta's base seq.
@@ -214,6 +225,16 @@ async function scanOnce(
   }
   segments.sort((a, b) => a.firstSeq - b.firstSeq);
   all.sort((a, b) => a.seq - b.seq);
+  // One identity per directory: a second one was copied in from another object's directory, and
+  // which one this directory's files are bound to is for repair to find out (it checks them).
+  if (identities.length > 1)
+    throw corrupt(
+      `it holds ${identities.length} identity files (${identities.map((i) => i.name).join(", ")}), where an object's directory has one: the others were copied from another object's directory`,
+      { kind: "identities", names: identities.map((i) => i.name) },
+      `Run actorstore-inspect ${directory} repair: it keeps the identity this directory's snapshot files are bound to and moves the others into a folder of copies.`,
+    );
+  const identity = identities[0];
+  if (identity !== undefined) for (const s of all) s.identity = identity;
 
   // The newest snapshot whose chain (its full image and each delta on the way, snapshot-delta.ts)
   // passes its checksums is the base of the newest state; newer ones that fail are skipped (kept on
@@ -243,6 +264,7 @@ async function scanOnce(
         read = offThread.readAndCheck(file(newestRoot.name), newestRoot.bytes, newestRoot.crc, {
           seq: newestRoot.seq,
           timeMs: newestRoot.timeMs,
+          identity,
         });
     } else if (offThread.accepts(newest?.imageBytes ?? 0)) {
       // Its headers are not yet checked: whatever they make the plan throw leaves the chain to the reader in line.
@@ -446,6 +468,7 @@ async function scanOnce(
     emptyNewest,
     tmpFiles,
     heads,
+    identity,
   };
 }
 
@@ -453,7 +476,7 @@ async function scanOnce(
  * Where a scan found corruption, for `repair`: a segment to cut at `offset` (later segments hold
  * commits that can no longer follow, unless a usable snapshot lets the log start again before
  * them), a segment that starts after a gap, the newest segment missing (its head marker, file-layout.ts,
- * names it), or a state nothing reaches. `snapshotSeqs` are the
+ * names it), more than one identity file (object-identity.ts), or a state nothing reaches. `snapshotSeqs` are the
  * usable snapshots' seqs: a segment starting right after one of them may follow a gap.
  * @internal
  */
@@ -462,6 +485,7 @@ export type Damage =
   | { kind: "gap"; segment: string; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> }
   | { kind: "stranded"; snapshots: readonly string[]; fromSeq: number; toSeq: number }
   | { kind: "lostHead"; markers: readonly string[]; fromSeq: number }
+  | { kind: "identities"; names: readonly string[] }
   | { kind: "unreachable" };
 
 const damages = new WeakMap<Error, Damage>();

@@ -14,16 +14,19 @@ export const DELTA_RE = /^snap-(\d{16})-(\d{16})-([0-9a-f]{8})-(\d{16})\.delta$/
  * exist: without one, the newest segment was lost.
  */
 export const HEAD_RE = /^head-(\d{16})$/;
+/** The directory's identity (object-identity.ts): an empty file named after a random id (and, when adopted, a seq). */
+export const IDENT_RE = /^ident-([0-9a-f]{32})(?:-(\d{16}))?$/;
 export const META_NAME = "meta";
 export const TMP_SUFFIX = ".tmp";
 
-/** Whether `name` is one of an object directory's files (a segment, a snapshot, the head marker, the meta or a lock generation). */
+/** Whether `name` is one of an object directory's files (a segment, a snapshot, the head marker, the identity, the meta or a lock generation). */
 export function isObjectFile(name: string): boolean {
   return (
     SEGMENT_RE.test(name) ||
     SNAPSHOT_RE.test(name) ||
     DELTA_RE.test(name) ||
     HEAD_RE.test(name) ||
+    IDENT_RE.test(name) ||
     name === META_NAME ||
     /^lock-\d{16}$/.test(name)
   );

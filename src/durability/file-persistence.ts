@@ -51,6 +51,7 @@ import { decodeMeta, encodeMeta } from "./file-meta";
 import type { FilePersistence, FilePersistenceStats, OpenFilePersistenceOptions } from "./file-persistence-types";
 import { GroupCommitQueue, type GroupWrite } from "./group-commit";
 import { handOverImage } from "./image-handover";
+import { adoptIdentity } from "./object-identity";
 import {
   type CommitTimes,
   checkRange,
@@ -188,6 +189,7 @@ class FileAdapter implements FilePersistence {
       try {
         scan = await scanDirectory(this.directory, fs, this.#io.path, this.#offThreadCrc);
         await this.#applyScan(scan);
+        scan = await adoptIdentity(this.#io, scan);
       } catch (error) {
         // Damaged or unreadable: let go of the directory so that a repair (or a person) can act.
         await this.#releaseLock();

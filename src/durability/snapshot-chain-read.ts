@@ -10,7 +10,7 @@ import { type Piece, readInto, type ScatteredFile } from "./crc-off-thread";
 import { crc32 } from "./crc32";
 import { asPlainBytes } from "./file-layout";
 import { applyDelta, DELTA_HEADER_BYTES, type DeltaHeader, parseDeltaHeader } from "./snapshot-delta";
-import { crcMatches } from "./snapshot-name-crc";
+import { crcMatches, type SnapshotIdentity } from "./snapshot-name-crc";
 
 type Fs = typeof import("node:fs/promises");
 
@@ -26,6 +26,8 @@ export interface ChainFile {
    * bytes, then its seq and time (snapshot-name-crc.ts); without, the CRC of its bytes alone.
    */
   timeMs?: number | undefined;
+  /** The directory's identity, which the name's CRC covers too (object-identity.ts), if it has one. */
+  identity?: SnapshotIdentity | undefined;
   /** A delta's base seq; `undefined` for a full image. */
   baseSeq?: number | undefined;
   /** The image's size after this snapshot (a full image's is its file's size). */
@@ -33,7 +35,8 @@ export interface ChainFile {
 }
 
 /** The seq and time a file's name CRC covers, if it is a snapshot name's (see {@link ChainFile.timeMs}). */
-const namedOf = (f: ChainFile) => (f.timeMs === undefined ? undefined : { seq: f.seq, timeMs: f.timeMs });
+const namedOf = (f: ChainFile) =>
+  f.timeMs === undefined ? undefined : { seq: f.seq, timeMs: f.timeMs, identity: f.identity };
 
 /** Why a chain could not be read: the file at fault and a sentence. @internal */
 export interface ChainDamage {
@@ -226,12 +229,14 @@ export class ChainReader {
 
 /**
  * Why a snapshot file whose bytes do not sum to its name's CRC is refused: damaged, or renamed (the
- * CRC covers the seq and time in the name). @internal
+ * CRC covers the seq and time in the name), or (in a directory with an identity) copied from
+ * another object's directory. @internal
  */
-export function checksumFailure(f: { timeMs?: number | undefined }): string {
-  return f.timeMs === undefined
-    ? "it fails its checksum"
-    : "it fails its checksum (damaged, or renamed: the checksum covers the seq and time in its name)";
+export function checksumFailure(f: { timeMs?: number | undefined; identity?: SnapshotIdentity | undefined }): string {
+  if (f.timeMs === undefined) return "it fails its checksum";
+  return f.identity === undefined
+    ? "it fails its checksum (damaged, or renamed: the checksum covers the seq and time in its name)"
+    : "it fails its checksum (damaged, renamed, or copied from another object's directory: the checksum covers the seq and time in its name and this directory's identity)";
 }
 
 /** Fills `target` from the start of the file; returns the bytes read. */

@@ -11,6 +11,7 @@ import { crc32 } from "./crc32";
 import { corruptError, type StoredSnapshot } from "./directory-scan";
 import { crc32InTurns, type DirectoryIo, snapshotSliceBytes, type WritePacing } from "./file-io";
 import { asPlainBytes, DELTA_RE, isErrno, SNAPSHOT_RE } from "./file-layout";
+import type { ObjectIdentity } from "./object-identity";
 import { missingSnapshot, snapshotTimeMs } from "./persistence";
 import { ChainReader, checksumFailure } from "./snapshot-chain-read";
 import { chainOf } from "./snapshot-delta";
@@ -22,8 +23,10 @@ export interface WrittenSnapshot {
   seq: number;
   timeMs: number;
   bytes: number;
-  /** The CRC-32 in its name (its bytes, then its seq and time: snapshot-name-crc.ts). */
+  /** The CRC-32 in its name (its bytes, then its seq and time and the directory's identity: snapshot-name-crc.ts). */
   crc: number;
+  /** The directory's identity its name's CRC covers. */
+  identity: ObjectIdentity | undefined;
 }
 
 /** The snapshot files of one directory. */
@@ -36,6 +39,8 @@ export class SnapshotFiles {
   #list: StoredSnapshot[] = [];
   /** The newest snapshot's image as load() verified it, handed to the first read of it. */
   #verified: { seq: number; image: Uint8Array } | undefined;
+  /** The directory's identity, which every snapshot written is bound to (object-identity.ts). */
+  #identity: ObjectIdentity | undefined;
 
   constructor(io: DirectoryIo, offThreadCrc: OffThreadCrc | undefined, turn: () => Promise<void>) {
     this.#io = io;
@@ -49,9 +54,14 @@ export class SnapshotFiles {
   }
 
   /** What a load found (or nothing, before a load and after close). */
-  reset(found?: { snapshots: StoredSnapshot[]; verified?: { seq: number; image: Uint8Array } | undefined }): void {
+  reset(found?: {
+    snapshots: StoredSnapshot[];
+    verified?: { seq: number; image: Uint8Array } | undefined;
+    identity?: ObjectIdentity | undefined;
+  }): void {
     this.#list = found?.snapshots ?? [];
     this.#verified = found?.verified;
+    this.#identity = found?.identity;
   }
 
   /** Forgets the image load() verified (a new load, or close). */
@@ -75,8 +85,11 @@ export class SnapshotFiles {
     for (const part of parts) length += part.length;
     const crc = (await this.#offThreadCrc?.crcOfParts(parts, length)) ?? (await crc32InTurns(parts));
     const timeMs = snapshotTimeMs(info.timeMs);
-    // The name's CRC covers the seq and time too: a file renamed to another seq fails it.
-    const name = nameOf(timeMs, nameCrcOf(crc, info.seq, timeMs));
+    // The name's CRC covers the seq and time and the directory's identity too: a file renamed to
+    // another seq, or copied into another object's directory, fails it.
+    const identity = this.#identity;
+    const nameCrc = nameCrcOf(crc, info.seq, timeMs, identity?.id);
+    const name = nameOf(timeMs, nameCrc);
     // Temp file, flushed, then renamed: a crash leaves either no snapshot or a whole one, never a
     // partial image under a real snapshot name. The directory fsync makes the rename durable.
     // In slices flushed one at a time, each started once the log's write + flush in flight (if
@@ -88,7 +101,7 @@ export class SnapshotFiles {
     const back = (await this.#offThreadCrc?.crcOfFile(io.file(name), length)) ?? (await io.crcOfFile(name));
     if (back.bytes !== length || back.crc !== crc)
       throw corruptError(io.directory, `snapshot ${name} read back differently than it was written`);
-    return { name, seq: info.seq, timeMs, bytes: length, crc: nameCrcOf(crc, info.seq, timeMs) };
+    return { name, seq: info.seq, timeMs, bytes: length, crc: nameCrc, identity };
   }
 
   /** A snapshot file was written: it replaces any other of its seq. */

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { crc32 } from "../../src/durability/crc32";
 import { snapshotName } from "../../src/durability/file-layout";
 import { type FilePersistence, openFilePersistence } from "../../src/durability/file-persistence";
+import { parseIdentity } from "../../src/durability/object-identity";
 import { kvRecord, range } from "./adapter-contract";
 import { contents } from "./directory-files";
 import { everyImageOffThread } from "./off-thread";
@@ -143,6 +144,8 @@ describe("snapshot files renamed", () => {
     const adapter = await loaded(dir);
     await adapter.append(range(1, 4).map((s) => kvRecord(s)));
     await adapter.close();
+    // A directory of a version before identities (object-identity.ts), whose files all lack one.
+    for (const name of (await readdir(dir)).filter((n) => n.startsWith("ident-"))) await rm(join(dir, name));
     const bytes = image(3);
     await writeFile(join(dir, snapshotName(3, 3000, crc32(bytes))), bytes);
     const again = await openFilePersistence(dir);
@@ -174,8 +177,11 @@ describe("snapshot files renamed, checked on a worker", () => {
     await adapter.close();
     const [name] = await snapshotFiles(dir);
     const crc = Number.parseInt((name as string).split("-")[3] as string, 16);
+    // The directory's identity, which the name's CRC covers too (object-identity.ts).
+    const identity = parseIdentity((await readdir(dir)).find((n) => n.startsWith("ident-")) ?? "");
+    expect(identity).toBeDefined();
     const check = async (seq: number, timeMs: number) =>
-      (await offThread().readAndCheck(join(dir, name as string), 1000, crc, { seq, timeMs }))?.matches;
+      (await offThread().readAndCheck(join(dir, name as string), 1000, crc, { seq, timeMs, identity }))?.matches;
     expect(await check(3, 3000)).toBe(true);
     expect(await check(2, 3000)).toBe(false);
     expect(await check(3, 3001)).toBe(false);

@@ -13,6 +13,7 @@ import { describe, expect, test } from "vitest";
 import { offThreadWriteSums, setOffThreadCrcFromBytes } from "../../src/durability/crc-off-thread";
 import { crc32 } from "../../src/durability/crc32";
 import { openFilePersistence } from "../../src/durability/file-persistence";
+import { parseIdentity } from "../../src/durability/object-identity";
 import { nameCrcOf } from "../../src/durability/snapshot-name-crc";
 import { ObjectStorage } from "../../src/storage/object-storage";
 import { dumpStorage } from "./dump";
@@ -137,8 +138,11 @@ describe("the file adapter's snapshots, summed and read back on a worker", () =>
     expect(offThreadWriteSums().files).toBe(before.files + 1);
     expect(Buffer.from(await persistence.readSnapshot(1)).equals(concat(parts))).toBe(true);
     const [name] = (await fs.readdir(dir)).filter((n) => n.startsWith("snap-"));
-    // The name's CRC covers the bytes and the seq and time it names (snapshot-name-crc.ts).
-    const nameCrc = nameCrcOf(crc32(concat(parts)), 1, 1000);
+    // The name's CRC covers the bytes, the seq and time it names and the directory's identity
+    // (snapshot-name-crc.ts, object-identity.ts).
+    const [ident] = (await fs.readdir(dir)).filter((n) => n.startsWith("ident-"));
+    const nameCrc = nameCrcOf(crc32(concat(parts)), 1, 1000, parseIdentity(ident ?? "")?.id);
+    expect(ident).toBeDefined();
     expect(name).toMatch(new RegExp(`-${nameCrc.toString(16).padStart(8, "0")}\\.sqlite$`));
     await persistence.close();
   });

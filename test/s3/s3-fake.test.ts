@@ -477,3 +477,53 @@ describe("s3 (fake): reading the log while it is compacted", () => {
     expect(error.message).toContain(`${segment}, which the manifest names, is missing`);
   });
 });
+
+/**
+ * The renamed- and copied-snapshot weaknesses of a directory (docs/durability.md, *Files from
+ * another object*) checked on the S3 layout: the manifest names each snapshot by seq, time, CRC and
+ * epoch, and the key is built from those, so an object copied to another key is never read, and
+ * bytes copied over a key the manifest names fail the CRC the manifest holds.
+ */
+describe("s3 (fake): snapshot objects copied by an operator", () => {
+  const objects = () =>
+    s3.buckets.get("objects") as Map<string, { body: Buffer; meta: Record<string, string>; etag: string }>;
+  const snapshotKeys = (prefix: string) => [...objects().keys()].filter((k) => k.startsWith(`${prefix}snap/`)).sort();
+  async function withSnapshot(prefix: string, fill: number): Promise<string> {
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    await a.append(range(1, 5).map((s) => kvRecord(s)));
+    await a.writeSnapshot({ seq: 3, timeMs: 3000 }, new Uint8Array(1000).fill(fill));
+    await a.close();
+    const [key] = snapshotKeys(prefix);
+    return key as string;
+  }
+
+  it("a snapshot copied to another seq's key (renamed) is not read: the manifest does not name it", async () => {
+    const prefix = freshPrefix("snap-renamed");
+    const key = await withSnapshot(prefix, 1);
+    const renamed = key.replace("/snap/0000000000000003-", "/snap/0000000000000005-");
+    objects().set(renamed, { ...(objects().get(key) as { body: Buffer; meta: Record<string, string>; etag: string }) });
+    const b = s3Persistence(optionsFor(target, prefix, { readOnly: true }));
+    const loaded = await b.load();
+    expect(loaded.snapshots.map((s) => s.seq)).toEqual([3]);
+    await expect(b.readSnapshot(5)).rejects.toThrow(/no snapshot for seq 5/i);
+  });
+
+  it("another prefix's snapshot copied over the key this prefix's manifest names fails its checksum", async () => {
+    const own = freshPrefix("snap-own");
+    const other = freshPrefix("snap-other");
+    const ownKey = await withSnapshot(own, 1);
+    const otherKey = await withSnapshot(other, 2);
+    objects().set(ownKey, {
+      ...(objects().get(otherKey) as { body: Buffer; meta: Record<string, string>; etag: string }),
+    });
+    const b = s3Persistence(optionsFor(target, own, { readOnly: true }));
+    await b.load();
+    await expect(b.readSnapshot(3)).rejects.toMatchObject({ code: "ERR_CORRUPT" });
+    // Under its own key (the name differs in its CRC) it is not named by this prefix's manifest.
+    objects().set(`${own}${otherKey.slice(other.length)}`, {
+      ...(objects().get(otherKey) as { body: Buffer; meta: Record<string, string>; etag: string }),
+    });
+    expect((await b.load()).snapshots).toHaveLength(1);
+  });
+});
