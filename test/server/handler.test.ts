@@ -398,6 +398,24 @@ describe("startApiServer: request targets and methods the fetch API cannot carry
     await server.close();
   });
 
+  it("a 7003 quotes an encoded slash as %2F: the path it names is not a different, valid one", async () => {
+    const server = await startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });
+    const slash = await raw(server.url, "GET", `/client/v4/zones/${ENT_ZONE}%2Fdns_records`);
+    expect(slash.status).toBe(400);
+    const errors = (JSON.parse(slash.body) as { errors: { code: number; message: string }[] }).errors;
+    expect(errors.map((e) => e.code)).toEqual([7003, 7000]);
+    expect(errors[0]?.message).toBe(
+      `Could not route to /zones/${ENT_ZONE}%2Fdns_records, perhaps your object identifier is invalid?`,
+    );
+    // A percent sign is shown escaped too, so %252F (a literal "%2F") reads differently from %2F.
+    const percent = await raw(server.url, "GET", "/client/v4/zones/a%252Fb");
+    expect(JSON.parse(percent.body).errors[0].message).toContain("/zones/a%252Fb,");
+    // Other characters read as they were decoded.
+    const snow = await raw(server.url, "GET", "/client/v4/zones/%E2%98%83");
+    expect(JSON.parse(snow.body).errors[0].message).toContain("/zones/\u2603,");
+    await server.close();
+  });
+
   it("a request node:http cannot parse is answered in the envelope (400, 431 for oversized headers), quoting none of it", async () => {
     const { connect } = await import("node:net");
     const server = await startApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });

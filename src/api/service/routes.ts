@@ -139,7 +139,9 @@ export function matchRoute(method: string, pathname: string): RouteMatch {
   } catch {
     return { ok: false, response: fail(404, noRoute()) };
   }
-  const canonical = `/${actual.join("/")}`;
+  // Shown in 7003 with `%` and `/` escaped again: an encoded slash decoded as is would name another
+  // path (`/zones/<id>%2Fdns_records` read as `/zones/<id>/dns_records`, a valid route).
+  const canonical = `/${actual.map((s) => s.replaceAll("%", "%25").replaceAll("/", "%2F")).join("/")}`;
   const allow: string[] = [];
   for (const { route, parts } of COMPILED) {
     const params = matchParts(parts, actual);
