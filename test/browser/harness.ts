@@ -30,8 +30,13 @@ const TYPES: Record<string, string> = {
   ".map": "application/json",
 };
 
-/** Serves `/` (the page), `/dist/…`, `/shim/sql.js` and `/wasm/…` (sql.js's WASM files). Returns its origin. */
-export async function serveBrowserBuild(): Promise<{ server: Server; origin: string }> {
+/**
+ * Serves `/` (the page), `/dist/browser/…`, `/shim/sql.js`, `/wasm/…` (sql.js's WASM files) and the
+ * scripts in `scripts` (path → JavaScript). Returns its origin.
+ */
+export async function serveBrowserBuild(
+  scripts: Record<string, string> = {},
+): Promise<{ server: Server; origin: string }> {
   const sqlJsDist = join(ROOT, "node_modules/sql.js/dist");
   // `var`, not `const`: sql.js assigns to `module.exports` and may reassign `exports`.
   const shim = `var module = { exports: {} };\nvar exports = module.exports;\n${await readFile(
@@ -47,6 +52,8 @@ export async function serveBrowserBuild(): Promise<{ server: Server; origin: str
     try {
       if (path === "/") return send(200, "text/html", PAGE);
       if (path === "/shim/sql.js") return send(200, "text/javascript", shim);
+      const script = scripts[path];
+      if (script !== undefined) return send(200, "text/javascript", script);
       const [root, rest] = path.startsWith("/dist/browser/")
         ? [join(ROOT, "dist/browser"), path.slice("/dist/browser/".length)]
         : path.startsWith("/wasm/")

@@ -2,16 +2,56 @@
  * IndexedDB persistence in headless Chromium (test/setup/chromium.ts), as a page uses it: the
  * package's browser build loaded without a bundler (test/browser/harness.ts), one browser profile
  * per test file. What a real browser does that `fake-indexeddb` does not: a quota (set through the
- * DevTools protocol's Storage.overrideQuotaForOrigin).
+ * DevTools protocol's Storage.overrideQuotaForOrigin), and workers sharing an origin's databases.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { build } from "esbuild";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureDist } from "../package/ensure-dist";
+import { ensureDist, ROOT } from "../package/ensure-dist";
 import { launchChromium, openStorageIn, openTab, serveBrowserBuild } from "./harness";
+
+/**
+ * The code a Web Worker or SharedWorker runs, bundled for the browser as the README says a worker's
+ * code must be (a worker sees no import map): each message names a database; the worker opens it,
+ * adds one to "n" and a row, and answers what it found and wrote.
+ */
+const WORKER = `
+import { ObjectStorage, openIndexedDbPersistence } from ${JSON.stringify(join(ROOT, "dist/browser/index.js"))};
+async function bump(name) {
+  const storage = await ObjectStorage.open({
+    persistence: await openIndexedDbPersistence(name),
+    sqlJs: { locateFile: (file) => "/wasm/" + file },
+  });
+  const before = (await storage.get("n")) ?? 0;
+  await storage.put("n", before + 1);
+  storage.sql.exec("CREATE TABLE IF NOT EXISTS t (n INTEGER)");
+  storage.sql.exec("INSERT INTO t VALUES (?)", before + 1);
+  await storage.sync();
+  const rows = storage.sql.exec("SELECT count(*) AS c FROM t").one().c;
+  await storage.close();
+  return { before, rows, codec: storage.codec };
+}
+const answer = (port) => async (m) => {
+  try { port.postMessage(await bump(m.data)); } catch (e) { port.postMessage({ error: String(e && e.stack || e) }); }
+};
+if ("SharedWorkerGlobalScope" in self) self.onconnect = (e) => { e.ports[0].onmessage = answer(e.ports[0]); };
+else self.onmessage = answer(self);
+`;
+
+/** Page code: starts a worker of `kind` on `/worker.js`, sends it `name`, resolves to its answer. */
+function runWorker(kind: "Worker" | "SharedWorker", name: string): string {
+  return `new Promise((resolve) => {
+    const worker = new ${kind}("/worker.js", { type: "module" });
+    const port = ${kind === "SharedWorker" ? "worker.port" : "worker"};
+    worker.onerror = (e) => resolve({ error: "worker error: " + e.message });
+    port.onmessage = (m) => resolve(m.data);
+    port.postMessage(${JSON.stringify(name)});
+  })`;
+}
 
 interface WriteOutcome {
   confirmed: number;
@@ -26,7 +66,16 @@ describe("IndexedDB persistence in headless Chromium", () => {
 
   beforeAll(async () => {
     await ensureDist();
-    ({ server, origin } = await serveBrowserBuild());
+    const worker = await build({
+      stdin: { contents: WORKER, resolveDir: ROOT, loader: "js" },
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      target: "es2022",
+      write: false,
+      logLevel: "silent",
+    });
+    ({ server, origin } = await serveBrowserBuild({ "/worker.js": worker.outputFiles[0]?.text ?? "" }));
     profile = await mkdtemp(join(tmpdir(), "actorstore-idb-"));
     context = await launchChromium(profile);
   }, 300_000);
@@ -102,4 +151,19 @@ describe("IndexedDB persistence in headless Chromium", () => {
     expect(state).toEqual({ rows: outcome.confirmed, max: outcome.confirmed, n: outcome.confirmed });
     expect(problems).toEqual([]);
   }, 120_000);
+
+  it("a Web Worker and a SharedWorker (bundled) open the same database in turn, and a tab sees what they wrote", async () => {
+    const problems: string[] = [];
+    const page = await openTab(context, origin, problems);
+    expect(await page.evaluate(runWorker("Worker", "workers"))).toEqual({ before: 0, rows: 1, codec: "structured" });
+    expect(await page.evaluate(runWorker("Worker", "workers"))).toEqual({ before: 1, rows: 2, codec: "structured" });
+    expect(await page.evaluate(runWorker("SharedWorker", "workers"))).toEqual({
+      before: 2,
+      rows: 3,
+      codec: "structured",
+    });
+    expect(await page.evaluate(openStorageIn("workers"))).toEqual({ ok: true });
+    expect(await page.evaluate(`window.storage.get("n")`)).toBe(3);
+    expect(problems).toEqual([]);
+  }, 60_000);
 });
