@@ -212,11 +212,17 @@ class S3Adapter implements S3Persistence {
     const key = this.#layout.probe(this.#writer);
     const body = new TextEncoder().encode("probe");
     let second: Awaited<ReturnType<S3Client["putIfAbsent"]>>;
+    // Removed once it exists: also when a write of it was refused for its answer's version id.
+    let landed = false;
     try {
       await this.#client.putIfAbsent(key, body);
+      landed = true;
       second = await this.#client.putIfAbsent(key, body);
+    } catch (error) {
+      landed ||= isUnsupported(error as Error);
+      throw error;
     } finally {
-      await this.#client.delete(key).catch(() => undefined);
+      if (landed) await this.#client.delete(key).catch(() => undefined);
     }
     if (second.outcome !== "exists")
       throw conditionalWritesIgnored(
