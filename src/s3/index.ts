@@ -10,5 +10,11 @@
  *
  * @packageDocumentation
  */
-export type { S3Credentials, S3Persistence, S3PersistenceOptions, S3PersistenceStats } from "./options";
+export type {
+  S3Credentials,
+  S3CredentialsProvider,
+  S3Persistence,
+  S3PersistenceOptions,
+  S3PersistenceStats,
+} from "./options";
 export { s3Persistence } from "./s3-persistence";

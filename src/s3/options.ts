@@ -13,7 +13,31 @@ export interface S3Credentials {
   secretAccessKey: string;
   /** A session token, for temporary credentials: printable ASCII without spaces, as the key id. */
   sessionToken?: string;
+  /**
+   * When temporary credentials stop working. Read from what an {@link S3CredentialsProvider}
+   * resolves with: the provider is called again 5 minutes before (or after half the remaining
+   * time, when less than 10 minutes were left). Fixed credentials are never fetched again.
+   */
+  expiration?: Date;
 }
+
+/**
+ * A function that resolves with the credentials to sign with, for temporary credentials (STS
+ * AssumeRole, a session token, rotated keys). The shape of the AWS SDK v3's credential providers,
+ * so `fromTemporaryCredentials()`, `fromNodeProviderChain()` or `fromContainerMetadata()` of
+ * `@aws-sdk/credential-providers` can be passed as they are (their other properties are ignored).
+ *
+ * The adapter calls it before its first request, again when the credentials it returned are
+ * within 5 minutes of their `expiration`, and once more when the store answers a request with
+ * `ExpiredToken`, `InvalidToken`, `TokenRefreshRequired` or `InvalidAccessKeyId` (or a HEAD with
+ * 400/403, which carries no code): that request is then sent again with the new credentials, once.
+ * Requests waiting for credentials at the same time share one call. A call that throws or does
+ * not resolve within `requestTimeoutMs` fails the request (`ERR_WRITE_FAILED`, not retried; the
+ * next request calls it again); a result that is not credentials (a key id or token that cannot go
+ * into a header, an `expiration` that is not a `Date`) is a `TypeError` naming the property,
+ * never its value.
+ */
+export type S3CredentialsProvider = () => Promise<S3Credentials>;
 
 /** Options of `s3Persistence()`. */
 export interface S3PersistenceOptions {
@@ -28,8 +52,11 @@ export interface S3PersistenceOptions {
   prefix?: string;
   /** The signing region. Default `"us-east-1"`. */
   region?: string;
-  /** Access key and secret. */
-  credentials: S3Credentials;
+  /**
+   * Access key and secret, or a function that resolves with them ({@link S3CredentialsProvider}:
+   * temporary credentials, fetched again before they expire and when the store refuses them).
+   */
+  credentials: S3Credentials | S3CredentialsProvider;
   /**
    * Open without claiming the object: `load()` reads, every write rejects, and no holder is fenced.
    * For inspection (the inspector CLI uses it). Default `false`.
@@ -76,7 +103,7 @@ export interface ResolvedS3Options {
   bucket: string;
   prefix: string;
   region: string;
-  credentials: S3Credentials;
+  credentials: S3Credentials | S3CredentialsProvider;
   readOnly: boolean;
   retries: number;
   requestTimeoutMs: number;
@@ -102,7 +129,7 @@ const KNOWN = new Set([
   "random",
   "fetch",
 ]);
-const CREDENTIAL_KEYS = new Set(["accessKeyId", "secretAccessKey", "sessionToken"]);
+const CREDENTIAL_KEYS = new Set(["accessKeyId", "secretAccessKey", "sessionToken", "expiration"]);
 const PREFIX_RE = /^[A-Za-z0-9/._=+-]*$/;
 const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
@@ -143,22 +170,39 @@ export function parseEndpoint(endpoint: unknown): URL | string {
  * the signed headers with a message that quoted them, access key id and signature included. The
  * reason never shows the value. Shared with the cluster's bucket. @internal
  */
-export function credentialsProblem(credentials: unknown): string | undefined {
+export function credentialsProblem(credentials: unknown, subject = 'option "credentials'): string | undefined {
   if (typeof credentials !== "object" || credentials === null)
-    return `option "credentials" must be { accessKeyId, secretAccessKey }.`;
+    return `${subject}" must be { accessKeyId, secretAccessKey }.`;
   const { accessKeyId, secretAccessKey, sessionToken } = credentials as Record<string, unknown>;
   const headerSafe = /^[\x21-\x7e]+$/;
   const unsafe = (name: string) =>
-    `option "credentials.${name}" must be printable ASCII without spaces or line breaks (a key read from a file may end in a newline: trim it); its value is not shown.`;
+    `${subject}.${name}" must be printable ASCII without spaces or line breaks (a key read from a file may end in a newline: trim it); its value is not shown.`;
   if (typeof accessKeyId !== "string" || accessKeyId === "")
-    return `option "credentials.accessKeyId" must be a non-empty string.`;
+    return `${subject}.accessKeyId" must be a non-empty string.`;
   if (!headerSafe.test(accessKeyId)) return unsafe("accessKeyId");
   if (typeof secretAccessKey !== "string" || secretAccessKey === "")
-    return `option "credentials.secretAccessKey" must be a non-empty string.`;
+    return `${subject}.secretAccessKey" must be a non-empty string.`;
   if (sessionToken !== undefined && typeof sessionToken !== "string")
-    return `option "credentials.sessionToken" must be a string.`;
+    return `${subject}.sessionToken" must be a string.`;
   if (typeof sessionToken === "string" && !headerSafe.test(sessionToken)) return unsafe("sessionToken");
   return undefined;
+}
+
+/** Fixed credentials, checked and copied, or a provider (whose results are checked when it is called). */
+function resolveCredentials(c: unknown): S3Credentials | S3CredentialsProvider {
+  if (typeof c === "function") return c as S3CredentialsProvider;
+  if (typeof c !== "object" || c === null)
+    fail(`option "credentials" must be { accessKeyId, secretAccessKey } or a function that resolves with them.`);
+  for (const key of Object.keys(c)) if (!CREDENTIAL_KEYS.has(key)) fail(`unknown option "credentials.${key}".`);
+  const problem = credentialsProblem(c);
+  if (problem !== undefined) fail(problem);
+  const { accessKeyId, secretAccessKey, sessionToken, expiration } = c as Record<string, unknown>;
+  if (expiration !== undefined && !(expiration instanceof Date))
+    fail(`option "credentials.expiration" must be a Date.`);
+  const credentials: S3Credentials = { accessKeyId: accessKeyId as string, secretAccessKey: secretAccessKey as string };
+  if (sessionToken !== undefined) credentials.sessionToken = sessionToken as string;
+  if (expiration !== undefined) credentials.expiration = expiration;
+  return credentials;
 }
 
 /** Whether `value` is a request timeout: an integer number of ms ≥ 1, or `Infinity` (none). @internal */
@@ -182,15 +226,7 @@ export function resolveS3Options(options: unknown): ResolvedS3Options {
   const region = o.region ?? "us-east-1";
   if (typeof region !== "string" || !/^[a-z0-9-]{1,64}$/.test(region))
     fail(`option "region" must be a region name such as "us-east-1".`);
-  const c = o.credentials;
-  if (typeof c !== "object" || c === null) fail(`option "credentials" must be { accessKeyId, secretAccessKey }.`);
-  for (const key of Object.keys(c)) if (!CREDENTIAL_KEYS.has(key)) fail(`unknown option "credentials.${key}".`);
-  const problem = credentialsProblem(c);
-  if (problem !== undefined) fail(problem);
-  const { accessKeyId, secretAccessKey, sessionToken } = c as Record<string, string | undefined> & {
-    accessKeyId: string;
-    secretAccessKey: string;
-  };
+  const credentials = resolveCredentials(o.credentials);
   const readOnly = o.readOnly ?? false;
   if (typeof readOnly !== "boolean") fail(`option "readOnly" must be a boolean.`);
   const clock = o.clock as Clock | undefined;
@@ -212,8 +248,6 @@ export function resolveS3Options(options: unknown): ResolvedS3Options {
     fail(
       `option "requestTimeoutMs" must be an integer ≥ 1 (milliseconds) or Infinity; got ${typeof requestTimeoutMs === "number" ? requestTimeoutMs : typeof requestTimeoutMs}.`,
     );
-  const credentials: S3Credentials = { accessKeyId, secretAccessKey };
-  if (sessionToken !== undefined) credentials.sessionToken = sessionToken;
   return {
     endpoint: url.href.replace(/\/+$/, ""),
     bucket,

@@ -5,12 +5,12 @@
  *
  * @packageDocumentation
  */
-import { AwsClient } from "aws4fetch";
 import { ActorStoreError } from "../errors";
 import { concat } from "../util/bytes";
 import { type Clock, systemClock } from "../util/clock";
 import { Watchdog } from "../util/watchdog";
 import type { ResolvedS3Options } from "./options";
+import { CredentialSource, redactSecrets, type Signer, STALE_CREDENTIAL_CODES } from "./s3-credentials";
 
 /** What a GET found. @internal */
 export interface S3Object {
@@ -117,8 +117,7 @@ function encodeKey(key: string): string {
 
 /** A minimal S3 client over `aws4fetch`. @internal */
 export class S3Client {
-  readonly #aws: AwsClient;
-  readonly #credentials: ResolvedS3Options["credentials"];
+  readonly #credentials: CredentialSource;
   readonly #base: string;
   readonly #fetch: typeof fetch;
   readonly #clock: Clock;
@@ -131,16 +130,6 @@ export class S3Client {
   readonly counts = { PUT: 0, GET: 0, HEAD: 0, DELETE: 0, LIST: 0 };
 
   constructor(options: ResolvedS3Options) {
-    const c = options.credentials;
-    this.#credentials = c;
-    this.#aws = new AwsClient({
-      accessKeyId: c.accessKeyId,
-      secretAccessKey: c.secretAccessKey,
-      ...(c.sessionToken === undefined ? {} : { sessionToken: c.sessionToken }),
-      service: "s3",
-      region: options.region,
-      retries: 0,
-    });
     this.#base = `${options.endpoint}/${options.bucket}`;
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#clock = options.clock ?? systemClock;
@@ -148,6 +137,12 @@ export class S3Client {
     this.#retries = options.retries;
     this.#timeoutMs = options.requestTimeoutMs;
     this.where = `${options.endpoint}/${options.bucket}/${options.prefix}`;
+    this.#credentials = new CredentialSource(options.credentials, {
+      region: options.region,
+      clock: this.#clock,
+      timeoutMs: options.requestTimeoutMs,
+      where: this.where,
+    });
   }
 
   /**
@@ -157,6 +152,7 @@ export class S3Client {
    * waited for even when the `fetch` in use ignores the signal.
    */
   async #once(
+    signer: Signer,
     method: string,
     path: string,
     init: { body?: Uint8Array; headers?: Record<string, string> } = {},
@@ -173,7 +169,7 @@ export class S3Client {
     });
     let signed: Request | undefined;
     try {
-      signed = await this.#aws.sign(`${this.#base}${path}`, requestInit);
+      signed = await signer.aws.sign(`${this.#base}${path}`, requestInit);
       watchdog.arm(answerWaitMs(this.#timeoutMs, init.body?.length ?? 0));
       const pending = this.#fetch(signed);
       pending.catch(() => undefined);
@@ -199,8 +195,7 @@ export class S3Client {
 
   /** What a message must never show: the credentials and what the signed request carries of them. */
   #secrets(signed: Request | undefined): string[] {
-    const c = this.#credentials;
-    const secrets = [c.accessKeyId, c.secretAccessKey, c.sessionToken ?? ""];
+    const secrets = this.#credentials.secrets();
     for (const name of ["authorization", "x-amz-security-token"]) secrets.push(signed?.headers.get(name) ?? "");
     const signature = /Signature=([0-9a-fA-F]+)/.exec(signed?.headers.get("authorization") ?? "")?.[1];
     if (signature !== undefined) secrets.push(signature);
@@ -239,10 +234,20 @@ export class S3Client {
     onAttempt?: (attempt: number) => void,
   ): Promise<Answer & { attempts: number; timeouts: number }> {
     let timeouts = 0;
+    let refreshed = false;
     for (let attempt = 0; ; attempt++) {
       onAttempt?.(attempt);
       this.counts[kind]++;
-      const answer = await this.#once(method, path, init);
+      const signer = await this.#credentials.current();
+      let answer = await this.#once(signer, method, path, init);
+      // Credentials the store no longer takes (expired, rotated away): fetched again once per
+      // request, in the same attempt (a refused request did nothing, so it is not ambiguous).
+      if (!refreshed && this.#credentials.refreshable && staleCredentials(method, answer)) {
+        refreshed = true;
+        const fresh = await this.#credentials.refresh(signer);
+        this.counts[kind]++;
+        answer = await this.#once(fresh, method, path, init);
+      }
       if (answer.timedOut === true) timeouts++;
       if (!TRANSIENT.has(answer.status) || attempt >= this.#retries)
         return { ...answer, attempts: attempt + 1, timeouts };
@@ -268,8 +273,12 @@ export class S3Client {
     // position this way): AWS S3 and Ceph answer 403, not 404, when the credentials may read and
     // write keys but not list the bucket, so "may read and write it" alone would send the user
     // to permissions that are there.
-    const hint =
-      answer.status === 403 && (method === "HEAD" || method === "GET")
+    const stale = code !== undefined && STALE_CREDENTIAL_CODES.has(code);
+    const hint = stale
+      ? this.#credentials.refreshable
+        ? `The store refused the credentials (${code}) also after the credentials provider (option "credentials") was called again: check that it resolves with current ones.`
+        : `The store refused the credentials (${code}); fixed credentials are never fetched again: for temporary ones (a session token that expires, a key that is rotated), pass a function as option "credentials" that resolves with current ones.`
+      : answer.status === 403 && (method === "HEAD" || method === "GET")
         ? "The store answers 403 instead of 404 for a key that does not exist when the credentials may not list the bucket: grant s3:ListBucket on the bucket as well as s3:GetObject, s3:PutObject and s3:DeleteObject on the prefix (or check the credentials)."
         : "Check the endpoint, the bucket and that the credentials may read and write it.";
     return new S3RequestError(`${where} failed: ${what}. ${hint}`, answer.status);
@@ -355,20 +364,14 @@ export class S3Client {
 }
 
 /**
- * `text` (an error message from a `fetch`) with every `secrets` value cut out, whatever its case and
- * whether URL-encoded or not, and every run of 20 or more characters that a key, token, signature
- * or their base64 or hex could be made of: whatever form a message gives the request in, no secret
- * of it survives. At most 300 characters.
- * @internal
+ * Whether an answer says the credentials are no longer valid: an error code that says so, or a
+ * 400/403 to a HEAD, whose answer has no body to tell expired credentials from missing permissions.
  */
-export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  // Longest first: the signed header goes whole, before the key id in it is cut out of it.
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length))
-    for (const form of new Set([secret, encodeURIComponent(secret)]))
-      out = out.replace(new RegExp(form.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi"), "[redacted]");
-  out = out.replace(/[A-Za-z0-9+/=_%-]{20,}/g, "[redacted]");
-  return out.length > 300 ? `${out.slice(0, 300)}…` : out;
+function staleCredentials(method: string, answer: Answer): boolean {
+  if (answer.status !== 400 && answer.status !== 403) return false;
+  if (method === "HEAD") return true;
+  const code = xmlText(new TextDecoder().decode(answer.body.subarray(0, 2048)), "Code");
+  return code !== undefined && STALE_CREDENTIAL_CODES.has(code);
 }
 
 function noSuchBucket(body: Uint8Array): boolean {

@@ -30,6 +30,12 @@ export async function cephScript(server: CephServer, command: string): Promise<v
   await run("bash", [SCRIPT, command], { env: { ...process.env, CEPH_DIR: server.cephDir }, timeout: 120_000 });
 }
 
+/** Runs radosgw-admin against this run's Ceph (for example to add or remove a user's keys). */
+export async function radosgwAdmin(server: CephServer, args: string[]): Promise<void> {
+  if (server.cephDir === undefined) throw new Error("This gateway was not started by the tests.");
+  await run("radosgw-admin", ["-c", join(server.cephDir, "ceph.conf"), ...args], { timeout: 120_000 });
+}
+
 function installCeph(): void {
   if (spawnSync("sh", ["-c", "command -v radosgw && command -v ceph-mon && command -v ceph-osd"]).status === 0) return;
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };

@@ -90,6 +90,11 @@ export class FakeS3 {
   readonly #waiters: Waiter[] = [];
   /** LIST answers ignore the newest this-many mutations (a stale view). */
   staleListMutations = 0;
+  /**
+   * Session tokens that have expired: a request carrying one (x-amz-security-token) is answered
+   * 400 ExpiredToken, as AWS S3 answers it, before anything is done.
+   */
+  readonly expiredTokens = new Set<string>();
   ignoreConditionalWrites: boolean;
   readonly #mutations: Mutation[] = [];
   readonly #conditionalInFlight = new Set<string>();
@@ -216,6 +221,8 @@ export class FakeS3 {
       !req.headers["x-amz-date"]
     )
       return error(res, 403, "AccessDenied", method);
+    const token = req.headers["x-amz-security-token"];
+    if (typeof token === "string" && this.expiredTokens.has(token)) return error(res, 400, "ExpiredToken", method);
     const objects = this.buckets.get(bucket);
     if (objects === undefined) return error(res, 404, "NoSuchBucket", method);
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isFencedError, loadWithRecords } from "../../src/durability/persistence";
 import { s3Persistence } from "../../src/s3/index";
 import { kvRecord } from "../durability/adapter-contract";
-import { type CephServer, ceph, cephScript } from "./ceph";
+import { type CephServer, ceph, cephScript, radosgwAdmin } from "./ceph";
 import { checkInvariants } from "./invariants";
 import { freshPrefix, optionsFor } from "./s3-harness";
 import { describeS3Suite, rejection } from "./s3-suite";
@@ -81,6 +81,64 @@ describe("s3 (Ceph): a bucket with versioning", () => {
     expect((await adapter.load()).lastSeq).toBe(0);
     await adapter.append([kvRecord(1)]);
   });
+});
+
+describe("s3 (Ceph): credentials rotated while an object is open", () => {
+  it("a credentials provider's new key is fetched when the gateway refuses the removed one (403 InvalidAccessKeyId, a HEAD's bodiless 403): appends, a holder check and a commit whose key went between its write and its check are confirmed once", async () => {
+    if (server.cephDir === undefined) return;
+    const tag = `${process.pid.toString(36)}${Date.now().toString(36)}`.toUpperCase();
+    let n = 0;
+    let current = { accessKeyId: "", secretAccessKey: "" };
+    const rotate = async () => {
+      const old = current.accessKeyId;
+      n++;
+      const next = { accessKeyId: `AKROT${tag}N${n}`, secretAccessKey: `SKROT${tag}N${n}` };
+      const key = ["--uid=test", "--key-type=s3", `--access-key=${next.accessKeyId}`];
+      await radosgwAdmin(server, ["key", "create", ...key, `--secret=${next.secretAccessKey}`]);
+      current = next;
+      if (old !== "") await radosgwAdmin(server, ["key", "rm", "--uid=test", "--key-type=s3", `--access-key=${old}`]);
+    };
+    await rotate();
+    let calls = 0;
+    let rotateAfterLogPut = false;
+    const prefix = freshPrefix("rotated");
+    const rotating: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const request = input as Request;
+      if (rotateAfterLogPut && request.method === "PUT" && request.url.includes(`${prefix}log/`)) {
+        rotateAfterLogPut = false;
+        await rotate();
+      }
+      return response;
+    };
+    const a = s3Persistence(
+      optionsFor(server, prefix, {
+        credentials: async () => {
+          calls++;
+          return { ...current };
+        },
+        fetch: rotating,
+      }),
+    );
+    await a.load();
+    await a.append([kvRecord(1)]);
+    expect(calls).toBe(1);
+    await rotate();
+    await a.append([kvRecord(2)]);
+    expect(calls).toBe(2);
+    await rotate();
+    await (a as unknown as { verifyHolder(): Promise<void> }).verifyHolder();
+    expect(calls).toBe(3);
+    // The log object lands with one key; the key is gone before the claim check that confirms it.
+    rotateAfterLogPut = true;
+    await a.append([kvRecord(3)]);
+    expect(rotateAfterLogPut).toBe(false);
+    expect(calls).toBe(4);
+    const view = s3Persistence(optionsFor(server, prefix, { readOnly: true }));
+    expect((await loadWithRecords(view)).records).toEqual([kvRecord(1), kvRecord(2), kvRecord(3)]);
+    await checkInvariants(server, prefix, new Map());
+    await radosgwAdmin(server, ["key", "rm", "--uid=test", "--key-type=s3", `--access-key=${current.accessKeyId}`]);
+  }, 120_000);
 });
 
 describe("s3 (Ceph): versioning turned on while objects are open", () => {
