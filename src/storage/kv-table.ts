@@ -6,13 +6,24 @@
 import type { EngineStatement, EngineValue, SqlEngine } from "../engine/engine";
 import { copyPooled } from "../util/byte-pool";
 
-/** The platform's key-value table, made on the first write. `WITHOUT ROWID` keeps it a clustered B-tree on the key. */
-export const KV_SCHEMA = `
-CREATE TABLE IF NOT EXISTS _cf_KV (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
-`;
+/**
+ * The platform's key-value table, made on the first write. `WITHOUT ROWID` keeps it a clustered
+ * B-tree on the key. Its text, white space included, is workerd's (`sqlite-kv.c++`): SQLite keeps
+ * it in `sqlite_master.sql`, which user SQL reads.
+ */
+export const KV_SCHEMA = `CREATE TABLE IF NOT EXISTS _cf_KV (
+        key TEXT PRIMARY KEY,
+        value BLOB
+      ) WITHOUT ROWID`;
 
-/** The platform's metadata table, made (as there) only when an alarm is first set. */
-export const METADATA_SCHEMA = "CREATE TABLE IF NOT EXISTS _cf_METADATA (key INTEGER PRIMARY KEY, value BLOB)";
+/**
+ * The platform's metadata table, made (as there) only when an alarm is first set; its text is
+ * workerd's (`sqlite-metadata.c++`), as `sqlite_master.sql` shows it.
+ */
+export const METADATA_SCHEMA = `CREATE TABLE IF NOT EXISTS _cf_METADATA (
+        key INTEGER PRIMARY KEY,
+        value BLOB
+      )`;
 
 /** `_cf_METADATA` key of the alarm time, stored in nanoseconds like the platform (NULL = none). */
 export const METADATA_ALARM = 1;

@@ -117,7 +117,7 @@ export function checkBeforeCompile(sql: string, catalog: SqlCatalog): void {
       checkDrop(statement, catalog);
       break;
     case "ALTER":
-      checkAlterNames(statement);
+      checkAlterNames(statement, catalog);
       break;
     case "REINDEX":
     case "ANALYZE":
@@ -451,6 +451,9 @@ function checkDrop(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
   const target = qualifiedName(tokens, skipIfExists(tokens, 2));
   // SQLite's error (or nothing, with IF EXISTS), as on the platform.
   if (namesNothing(target, objectType === "TABLE")) return;
+  // SQLite looks the object up before the platform's authorizer sees the DROP: one that does not
+  // exist is SQLite's `no such table` (or nothing, with IF EXISTS), whatever its name.
+  if (target !== undefined && droppedObjectMissing(catalog, objectType, target.name)) return;
   checkSchemaAndName(target);
   if (target !== undefined && (objectType === "INDEX" || objectType === "TRIGGER")) {
     const object = catalog.byName(target.name);
@@ -458,11 +461,27 @@ function checkDrop(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
   }
 }
 
+/**
+ * Whether `DROP <objectType> <name>` (or `ALTER TABLE <name>`, as "TABLE") finds nothing in the
+ * main schema (its schema tables always exist).
+ */
+function droppedObjectMissing(catalog: SqlCatalog, objectType: string | undefined, name: string): boolean {
+  if (/^sqlite_/i.test(name)) return false;
+  const kinds = objectType === "INDEX" ? ["index"] : objectType === "TRIGGER" ? ["trigger"] : ["table", "view"];
+  const found = (): boolean => kinds.includes(catalog.byName(name)?.type ?? "");
+  if (found()) return false;
+  // Created earlier in this batch, after the catalog was read: look again once.
+  catalog.invalidate();
+  return !found();
+}
+
 /** The table an ALTER TABLE names, and the new name of a RENAME TO. */
-function checkAlterNames(tokens: readonly SqlToken[]): ReturnType<typeof qualifiedName> {
+function checkAlterNames(tokens: readonly SqlToken[], catalog: SqlCatalog): ReturnType<typeof qualifiedName> {
   const target = qualifiedName(tokens, 2);
   // SQLite's `no such table: s.x` (or `may not be altered`), as on the platform.
   if (namesNothing(target, false)) return undefined;
+  // SQLite looks the table up first: `no such table: _cf_KV` before the key-value table exists.
+  if (target !== undefined && droppedObjectMissing(catalog, "TABLE", target.name)) return undefined;
   checkSchemaAndName(target);
   // The new name too: `ALTER TABLE t RENAME TO _cf_KV` would make a user table internal. (A new
   // name with a schema is SQLite's syntax error: RENAME TO takes none.)
@@ -474,7 +493,7 @@ function checkAlterNames(tokens: readonly SqlToken[]): ReturnType<typeof qualifi
 }
 
 function checkAlter(tokens: readonly SqlToken[], catalog: SqlCatalog, limits: SqlLimits): void {
-  const target = checkAlterNames(tokens);
+  const target = checkAlterNames(tokens, catalog);
   if (target === undefined) return;
   if (isKeyword(tokens[target.next], "ADD")) {
     const object = catalog.byName(target.name);

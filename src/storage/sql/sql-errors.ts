@@ -10,7 +10,7 @@
  */
 import { EngineError } from "../../engine/engine";
 import { isPlatformFunction, PLATFORM_DENIED_FUNCTIONS } from "./allowed-functions";
-import { byteOffset, type SqlToken, tokenize } from "./sql-tokenizer";
+import { byteOffset, isKeyword, type SqlToken, tokenize } from "./sql-tokenizer";
 
 /** SQLite's primary result codes by number. */
 const PRIMARY_CODE_NAMES: Readonly<Record<number, string>> = {
@@ -185,7 +185,10 @@ function offsetFor(message: string, context: ErrorContext): number | undefined {
       tokens.find((t) => t.text === database[1]);
     return at === undefined ? undefined : byteOffset(sql, at.start);
   }
-  const exists = /^(?:table|view) (.*) already exists$/.exec(message);
+  // `%T` of the view's or trigger's name token, as written.
+  const exists =
+    /^(?:table|view|trigger) (.*) already exists$/.exec(message) ??
+    /^(?:view|trigger) (.*) cannot reference objects in database .*$/.exec(message);
   if (exists) {
     const tokens = tokenize(sql);
     const at = tokens.find((t) => t.text === exists[1]);
@@ -221,7 +224,40 @@ function locateName(sql: string, parts: readonly string[]): number | undefined {
       ok = matches(tokens[i + p * 2], parts[p]) && (p === parts.length - 1 || tokens[i + p * 2 + 1]?.text === ".");
     }
     // a bare name must not be the column part of a qualified reference
-    if (ok && !(parts.length === 1 && tokens[i - 1]?.text === ".")) return byteOffset(sql, tokens[i]?.start ?? 0);
+    if (!ok || (parts.length === 1 && tokens[i - 1]?.text === ".")) continue;
+    if (parts.length === 1 && isUpdateTarget(tokens, i)) return locateInSetValue(sql, tokens, i, parts[0] ?? "");
+    return byteOffset(sql, tokens[i]?.start ?? 0);
+  }
+  return undefined;
+}
+
+/** Whether token `i` is the column an UPDATE's (or upsert's) `SET c = …` assigns. */
+function isUpdateTarget(tokens: readonly SqlToken[], i: number): boolean {
+  const before = tokens[i - 1];
+  if (tokens[i + 1]?.text !== "=" || !(isKeyword(before, "SET") || before?.text === ",")) return false;
+  return tokens.slice(0, i).some((t) => isKeyword(t, "UPDATE"));
+}
+
+/**
+ * SQLite resolves the value of each `SET c = value` before the column it assigns, and names an
+ * unknown assigned column without recording an offset (`no such column: %s`). So: the name in
+ * that value if it is there, else no offset.
+ */
+function locateInSetValue(sql: string, tokens: readonly SqlToken[], target: number, name: string): number | undefined {
+  let depth = 0;
+  for (let k = target + 2; k < tokens.length; k++) {
+    const t = tokens[k] as SqlToken;
+    if (t.text === "(") depth++;
+    else if (t.text === ")") depth--;
+    if (
+      t.text === ";" ||
+      (depth === 0 && (t.text === "," || ["WHERE", "FROM", "RETURNING", "ORDER", "LIMIT"].some((w) => isKeyword(t, w))))
+    ) {
+      break;
+    }
+    if (t.kind === "identifier" && t.value.toLowerCase() === name.toLowerCase() && tokens[k - 1]?.text !== ".") {
+      return byteOffset(sql, t.start);
+    }
   }
   return undefined;
 }

@@ -33,6 +33,7 @@ import {
 } from "./sql-limits";
 import { SqlStorageStatement } from "./sql-statement";
 import { tokenize } from "./sql-tokenizer";
+import { sqliteErrorBeforeAuthorizer } from "./sqlite-checks-first";
 import { type CachedStatement, STATEMENT_CACHE_MAX_BYTES, StatementCache } from "./statement-cache";
 
 /** Options for {@link SqlStorage}. */
@@ -291,6 +292,8 @@ export class SqlStorage {
     try {
       checkBeforeCompile(sql, state.catalog);
     } catch (refusal) {
+      const first = sqliteErrorBeforeAuthorizer(state.engine, sql);
+      if (first !== undefined) throw translateEngineError(first, errorContextFor(state, sql));
       throw parseErrorOfRefusedPragma(state, sql) ?? refusal;
     }
     try {

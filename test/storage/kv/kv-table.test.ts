@@ -39,10 +39,13 @@ describe("KvTable", () => {
   });
 
   it("ensure: creates _cf_KV WITHOUT ROWID; _cf_METADATA comes with the first alarm, exactly as the platform does", () => {
+    // sqlite_master.sql as workerd's tables show it (its CREATE statements' own white space).
+    const KV_SQL = "CREATE TABLE _cf_KV (\n        key TEXT PRIMARY KEY,\n        value BLOB\n      ) WITHOUT ROWID";
+    const METADATA_SQL = "CREATE TABLE _cf_METADATA (\n        key INTEGER PRIMARY KEY,\n        value BLOB\n      )";
     const { engine, table } = open();
     const tables = () => engine.query("SELECT name, sql FROM sqlite_schema WHERE type = 'table' ORDER BY name");
     table.ensure();
-    expect(tables()).toEqual([["_cf_KV", "CREATE TABLE _cf_KV (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID"]]);
+    expect(tables()).toEqual([["_cf_KV", KV_SQL]]);
     table.ensure(); // idempotent
     // Clearing an alarm that was never set creates nothing; setting one creates the table.
     table.setAlarm(null);
@@ -50,8 +53,8 @@ describe("KvTable", () => {
     expect(tables()).toHaveLength(1);
     table.setAlarm(5);
     expect(tables()).toEqual([
-      ["_cf_KV", "CREATE TABLE _cf_KV (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID"],
-      ["_cf_METADATA", "CREATE TABLE _cf_METADATA (key INTEGER PRIMARY KEY, value BLOB)"],
+      ["_cf_KV", KV_SQL],
+      ["_cf_METADATA", METADATA_SQL],
     ]);
     expect(table.getAlarm()).toBe(5);
     table.setAlarm(null);

@@ -16,7 +16,11 @@ import { ActorStoreError, createMemoryPersistence, ObjectStorage } from "../../.
 
 const REFUSED = /^(?:not authorized|access to _cf_(?:KV|METADATA)\.(?:key|value) is prohibited): SQLITE_AUTH$/;
 
-const REFUSED_OR_NOT_IN_TEMP = new RegExp(`${REFUSED.source}|^no such table: temp\\.`, "i");
+// A trigger on a table in temp: SQLite's error before the authorizer, as on the platform.
+const REFUSED_OR_NOT_IN_TEMP = new RegExp(
+  `${REFUSED.source}|^no such table: temp\\.|^trigger \\w+ cannot reference objects in database temp at offset \\d+: SQLITE_ERROR$`,
+  "i",
+);
 
 /** An ObjectStorage whose engines the test can query directly (trusted, not through the facade). */
 async function openWatched(): Promise<{ storage: ObjectStorage; engine: () => SqlEngine }> {

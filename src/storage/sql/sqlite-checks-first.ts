@@ -1,0 +1,34 @@
+/**
+ * Statements SQLite checks in full before the platform's authorizer sees them. For
+ * `CREATE TRIGGER` SQLite resolves the trigger's schema, refuses a table in another schema
+ * (`trigger tr cannot reference objects in database nosuch`), looks the table up (`no such
+ * table`), refuses schema tables (`cannot create trigger on system table`), an existing trigger
+ * name and a wrong `INSTEAD OF`, and only then asks the authorizer. The access decision refuses
+ * such a statement by its names before SQLite compiles it (`sql-access.ts`), so when it does, the
+ * statement is compiled here (compiling a CREATE TRIGGER changes nothing; its program is never
+ * run) and SQLite's error, if any, is the one the platform reports.
+ */
+import { EngineError, type SqlEngine } from "../../engine/engine";
+import { isKeyword, tokenizeFirstStatement } from "./sql-tokenizer";
+
+/**
+ * SQLite's own error for the first statement of `sql` when that statement is one whose SQLite
+ * checks all come before the platform's authorizer and it fails them; `undefined` otherwise.
+ * The caller translates it into the platform's shape.
+ */
+export function sqliteErrorBeforeAuthorizer(engine: SqlEngine, sql: string): EngineError | undefined {
+  const tokens = tokenizeFirstStatement(sql);
+  let at = 0;
+  while (isKeyword(tokens[at], "EXPLAIN")) {
+    at += isKeyword(tokens[at + 1], "QUERY") && isKeyword(tokens[at + 2], "PLAN") ? 3 : 1;
+  }
+  if (!isKeyword(tokens[at], "CREATE")) return undefined;
+  const kind = isKeyword(tokens[at + 1], "TEMP") || isKeyword(tokens[at + 1], "TEMPORARY") ? at + 2 : at + 1;
+  if (!isKeyword(tokens[kind], "TRIGGER")) return undefined;
+  try {
+    engine.prepareHead(sql).statement?.free();
+    return undefined;
+  } catch (e) {
+    return e instanceof EngineError ? e : undefined;
+  }
+}
