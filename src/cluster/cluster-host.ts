@@ -30,6 +30,7 @@ import type { HostEnv, NamespaceClasses, ObjectHostOptions } from "../host/host-
 import type { StubBinding, StubOperation } from "../host/namespace";
 import { createRoutedHost, type HostInternals, hostInternals, type ObjectHost } from "../host/object-host";
 import { systemClock } from "../util/clock";
+import { readAtMost } from "../util/read-limited";
 import {
   bucketPerObject,
   ClusterBucket,
@@ -50,6 +51,7 @@ import {
   nameHeaders,
   parseForwarded,
   readBody,
+  tooLargeMessage,
 } from "./forwarding";
 import { BucketMembership, DirectoryMembership, type Membership } from "./membership";
 import { rendezvousOwner } from "./rendezvous";
@@ -97,22 +99,29 @@ type ForwardAnswer = { value: unknown } | { thrown: unknown } | { misdirected: t
 
 /**
  * A fetch's request body, read at most once however many times the request is sent: `bytes()` is
- * undefined for a GET or HEAD; `read` says whether the request's own body was consumed.
+ * undefined for a GET or HEAD (or no body), and `"too large"` past the forwarding endpoint's limit,
+ * read no further (so a body streamed without end is never held whole); `read` says whether the
+ * request's own body was consumed.
  */
 interface BodyReader {
   readonly read: boolean;
-  bytes(): Promise<ArrayBuffer | undefined>;
+  bytes(): Promise<Uint8Array<ArrayBuffer> | undefined | "too large">;
 }
 
 function bodyReader(request: Request): BodyReader {
-  let bytes: Promise<ArrayBuffer | undefined> | undefined;
+  let bytes: Promise<Uint8Array<ArrayBuffer> | undefined | "too large"> | undefined;
+  const readLimited = async () => {
+    if (request.method === "GET" || request.method === "HEAD" || request.body === null) return undefined;
+    // Node's ReadableStream is async-iterable (the DOM types do not say so); stopping early cancels it.
+    const chunks = await readAtMost(request.body as unknown as AsyncIterable<Uint8Array>, MAX_FORWARDED_FETCH_BYTES);
+    return chunks === undefined ? ("too large" as const) : new Uint8Array(Buffer.concat(chunks));
+  };
   return {
     get read() {
       return bytes !== undefined;
     },
     bytes() {
-      bytes ??=
-        request.method === "GET" || request.method === "HEAD" ? Promise.resolve(undefined) : request.arrayBuffer();
+      bytes ??= readLimited();
       return bytes;
     },
   };
@@ -357,7 +366,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       redirect = undefined;
       if (target === "local") {
         const bytes = body?.read === true ? await body.bytes() : undefined;
-        if (op.kind === "fetch" && bytes !== undefined)
+        if (op.kind === "fetch" && bytes instanceof Uint8Array)
           op = { kind: "fetch", request: new Request(op.request, { body: bytes }) };
         return this.#local(ns, id, binding, op);
       }
@@ -521,6 +530,15 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       forwardHeaders.set("x-actorstore-method", request.method);
       for (const [k, v] of Object.entries(headers)) forwardHeaders.set(k, v);
       const body = await fetchBody?.bytes();
+      // Answered as the owner's endpoint would answer it, without holding the rest of the body.
+      if (body === "too large") {
+        return {
+          value: new Response(tooLargeMessage(MAX_FORWARDED_FETCH_BYTES), {
+            status: 413,
+            headers: { "content-type": "text/plain; charset=utf-8" },
+          }),
+        };
+      }
       const response = await fetch(`${base}/fetch`, {
         signal: AbortSignal.timeout(this.#forwardTimeoutMs),
         method: "POST",

@@ -100,8 +100,13 @@ function decodeOrRefuse(text: string, what: string): string {
   }
 }
 
+/** The text of the 413 that refuses a forwarded operation's body over `limit` bytes. */
+export function tooLargeMessage(limit: number): string {
+  return `a forwarded operation's body may have at most ${limit} bytes`;
+}
+
 function tooLarge(limit: number): ForwardRefusal {
-  return new ForwardRefusal(413, `a forwarded operation's body may have at most ${limit} bytes`);
+  return new ForwardRefusal(413, tooLargeMessage(limit));
 }
 
 /** The request's body, refusing one over `limit` bytes (it stops reading there). */

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { ClusterHost } from "../../src/cluster/cluster-host";
+import { ClusterHost, MAX_FORWARDED_FETCH_BYTES } from "../../src/cluster/cluster-host";
 import { rendezvousOwner, rendezvousRank } from "../../src/cluster/rendezvous";
 import { DurableObject } from "../../src/context/durable-object";
 import { directoryPerObject } from "../../src/host/options";
@@ -241,6 +241,36 @@ describe("cluster of hosts on loopback", () => {
     await c.membership.leave();
     const third = await a.env.COUNTER.getByName(onC).fetch("http://room/z", { method: "POST", body: "thrice" });
     expect(await third.text()).toBe("POST /z thrice by host-a");
+  });
+
+  test("a forwarded fetch whose body passes the endpoint's limit is answered 413 by the sender once the limit is read, without holding the rest", async () => {
+    const a = await startNode("host-a");
+    await startNode("host-b");
+    await beatAll();
+    const name = Array.from({ length: 50 }, (_, i) => `big-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b",
+    ) as string;
+    const chunk = new Uint8Array(1024 * 1024);
+    const total = MAX_FORWARDED_FETCH_BYTES + 20 * chunk.length;
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= total) controller.close();
+        else {
+          pulled += chunk.length;
+          controller.enqueue(chunk);
+        }
+      },
+    });
+    const res = await a.env.COUNTER.getByName(name).fetch("http://room/upload", {
+      method: "POST",
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(await res.text()).toBe(`a forwarded operation's body may have at most ${MAX_FORWARDED_FETCH_BYTES} bytes`);
+    // Read up to the limit (and what the stream had queued), not to its end.
+    expect(pulled).toBeLessThan(MAX_FORWARDED_FETCH_BYTES + 4 * chunk.length);
   });
 
   test("kill of the owner: after its heartbeat expires another host serves the object with every confirmed write", async () => {
