@@ -262,6 +262,39 @@ describe("IndexedDbPersistence", () => {
     expect((await adapter.readRecords(0, 2)).map((r) => r.seq)).toEqual([1, 2]);
   });
 
+  it("a quota the browser finds full: an open (its claim is a write) and a snapshot are ERR_WRITE_FAILED naming QuotaExceededError and what to do", async () => {
+    const name = fresh();
+    let full = false;
+    // Chromium's QuotaExceededError has no message: the adapter's text must not depend on one.
+    const quota = wrapFactory((txn, _stores, mode) => {
+      if (!full || mode !== "readwrite") return;
+      Object.defineProperty(txn, "error", { value: new DOMException("", "QuotaExceededError") });
+      queueMicrotask(() => txn.abort());
+    });
+    const adapter = await openIndexedDbPersistence(name, { indexedDB: quota, IDBKeyRange });
+    await adapter.load();
+    await adapter.append([kvRecord(1)]);
+    full = true;
+    await expect(adapter.writeSnapshot({ seq: 1, timeMs: 0 }, new Uint8Array(8))).rejects.toMatchObject({
+      code: "ERR_WRITE_FAILED",
+      message: expect.stringMatching(
+        /^The writeSnapshot\(\) write to IndexedDB database "[^"]+" failed \(QuotaExceededError: the browser's storage quota for this origin is used up .*navigator\.storage\.persist\(\)\); nothing of it was stored\.$/,
+      ),
+    });
+    await adapter.close();
+    const over = await openIndexedDbPersistence(name, { indexedDB: quota, IDBKeyRange });
+    await expect(over.load()).rejects.toMatchObject({
+      code: "ERR_WRITE_FAILED",
+      message: expect.stringMatching(
+        /^Opening IndexedDB database "[^"]+" failed: the browser refused the small write that claims it for this writer \(QuotaExceededError: the browser's storage quota/,
+      ),
+    });
+    full = false;
+    const loaded = await loadWithRecords(over);
+    expect(loaded.snapshots).toEqual([]);
+    expect(loaded.records.map((r) => r.seq)).toEqual([1]);
+  });
+
   it("a snapshot queued behind an append whose log write fails is refused: a load does not bring the refused commit back", async () => {
     const name = fresh();
     let failLog = false;
