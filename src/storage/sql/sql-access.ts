@@ -454,6 +454,12 @@ function checkDrop(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
   // SQLite looks the object up before the platform's authorizer sees the DROP: one that does not
   // exist is SQLite's `no such table` (or nothing, with IF EXISTS), whatever its name.
   if (target !== undefined && droppedObjectMissing(catalog, objectType, target.name)) return;
+  // Unqualified, the temp schema's table: SQLite finds it there and the platform's authorizer
+  // refuses dropping a temp object before SQLite says it `may not be dropped`.
+  const tempSchemaTable = /^sqlite_temp_(?:master|schema)$/i;
+  if (objectType !== "INDEX" && target?.schema === undefined && tempSchemaTable.test(target?.name ?? "")) {
+    throw notAuthorized();
+  }
   checkSchemaAndName(target);
   if (target !== undefined && (objectType === "INDEX" || objectType === "TRIGGER")) {
     const object = catalog.byName(target.name);
