@@ -34,6 +34,7 @@ class GateProbe {
   constructor(ctx, env) {
     this.ctx = ctx;
     this.instanceCounter = 0;
+    this.events = [];
   }
 
   async fetch(request) {
@@ -156,6 +157,23 @@ class GateProbe {
         await read;
         return Response.json(log);
       }
+      // An event that awaits sync() and others queued behind it: who runs first.
+      case "/events-sync":
+        this.events.push("sync start");
+        storage.put("s", 1).catch(() => {});
+        await storage.sync();
+        this.events.push("synced");
+        return Response.json("synced");
+      case "/events-read": {
+        this.events.push("read start");
+        await storage.get("s");
+        await null;
+        await null;
+        this.events.push("read end");
+        return Response.json("read");
+      }
+      case "/events":
+        return Response.json(this.events);
       case "/write-sleep":
         await storage.put("w", "written");
         await sleep(50);
@@ -397,5 +415,24 @@ describe("gates differential: known differences", () => {
     // Pinned on both sides: the day either changes, this goes red and the docs' row goes.
     expect(seen.workerd).toEqual(ok(["tick 0", "tick 1", "get settled", "tick 2"]));
     expect(seen.ours).toEqual(ok(["get settled", "tick 0", "tick 1", "tick 2"]));
+  });
+
+  it("an awaited sync() resumes after the events queued behind it on workerd, between them here (docs/semantics.md)", async () => {
+    const seen = await observe(async (side) => [
+      ...(await side.concurrent(["/events-sync", "/events-read", "/events-read"])),
+      await side.request("/events"),
+    ]);
+    const answers = [ok("synced"), ok("read"), ok("read")];
+    expect(seen.workerd).toEqual([
+      ...answers,
+      ok(["sync start", "read start", "read end", "read start", "read end", "synced"]),
+    ]);
+    // Here the batch commits on the next macrotask (or as the next event is delivered), and the
+    // memory adapter confirms it at once: sync() resumes before the second queued event starts
+    // (where among the first one's steps depends on which macrotask came first).
+    expect(seen.ours.slice(0, 3)).toEqual(answers);
+    const events = (seen.ours[3] as { body: string[] }).body;
+    expect([...events].sort()).toEqual(["read end", "read end", "read start", "read start", "sync start", "synced"]);
+    expect(events.indexOf("synced")).toBeLessThan(events.lastIndexOf("read start"));
   });
 });
