@@ -11,7 +11,8 @@ import { crc32 } from "../durability/crc32";
 import { DirectoryLock, type LockEnv, lockedError, readLockState } from "../durability/directory-lock";
 import { damageOf, scanDirectory } from "../durability/directory-scan";
 import { DELTA_RE, HEAD_RE, META_NAME, SEGMENT_RE, SNAPSHOT_RE } from "../durability/file-layout";
-import { parseIdentity } from "../durability/object-identity";
+import { metaChecks } from "../durability/file-meta";
+import { type ObjectIdentity, parseIdentity } from "../durability/object-identity";
 import { decodeRecords } from "../durability/record-codec";
 import { nameCrcOf } from "../durability/snapshot-name-crc";
 import { systemClock } from "../util/clock";
@@ -61,12 +62,17 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
   const lock = await DirectoryLock.acquire(directory, env);
   let cut = false;
   try {
+    // Good when its CRC covers no identity or one of the directory's (which one stays is decided
+    // below; a meta bound to one that goes, goes with it).
     const meta = await readFile(file(META_NAME)).catch(() => undefined);
-    if (meta !== undefined) {
-      const view = new DataView(meta.buffer, meta.byteOffset, meta.byteLength);
-      if (meta.length < 4 || view.getUint32(0, true) !== crc32(meta, 4))
-        await remove(META_NAME, "damaged metadata: a pending point-in-time restore request, if any, is dropped");
-    }
+    const identities = (await fs.readdir(directory)).map(parseIdentity).filter((i) => i !== undefined);
+    const metaGood = (bytes: Uint8Array, among: readonly ObjectIdentity[]) =>
+      among.length === 0 ? metaChecks(bytes, undefined) : among.some((i) => metaChecks(bytes, i));
+    if (meta !== undefined && !metaGood(meta, identities))
+      await remove(
+        META_NAME,
+        "damaged metadata (or another object's): a pending point-in-time restore request, if any, is dropped",
+      );
     for (let pass = 0; pass < MAX_PASSES; pass++) {
       let scan: Awaited<ReturnType<typeof scanDirectory>>;
       try {
@@ -111,6 +117,10 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
                 : `an identity copied from another object's directory: this directory's snapshot files are bound to ${keep}`,
             );
           }
+          const kept = identities.filter((i) => i.name === keep);
+          const metaNow = await readFile(file(META_NAME)).catch(() => undefined);
+          if (metaNow !== undefined && !metaGood(metaNow, kept))
+            await remove(META_NAME, "metadata of another object: its checksum covers an identity that was removed");
           continue;
         }
         if (damage.kind === "stranded") {

@@ -51,7 +51,7 @@ import { decodeMeta, encodeMeta } from "./file-meta";
 import type { FilePersistence, FilePersistenceStats, OpenFilePersistenceOptions } from "./file-persistence-types";
 import { GroupCommitQueue, type GroupWrite } from "./group-commit";
 import { handOverImage } from "./image-handover";
-import { adoptIdentity } from "./object-identity";
+import { adoptIdentity, type ObjectIdentity, parseIdentity } from "./object-identity";
 import {
   type CommitTimes,
   checkRange,
@@ -98,6 +98,8 @@ class FileAdapter implements FilePersistence {
   #segments: Segment[] = [];
   /** The log's head markers on disk (`head-<seq>`, file-layout.ts), oldest first; the newest counts. */
   #heads: string[] = [];
+  /** The directory's identity, as the last load found or created it (object-identity.ts). */
+  #identity: ObjectIdentity | undefined;
   /** The snapshot files held, written and read (snapshot-files.ts). */
   readonly #snapshots: SnapshotFiles;
   /** The open handle of the last segment, if appends have touched it since load. */
@@ -197,6 +199,7 @@ class FileAdapter implements FilePersistence {
       }
     }
     this.#segments = scan.segments;
+    this.#identity = scan.identity;
     if (this.#readOnly) this.#heads = scan.heads.map((h) => h.name);
     this.#snapshots.reset(scan);
     this.#reader.reset(scan);
@@ -482,7 +485,7 @@ class FileAdapter implements FilePersistence {
       if (isErrno(error, "ENOENT")) return { bytes: null, version: 0 };
       throw error;
     }
-    return decodeMeta(bytes, this.directory);
+    return decodeMeta(bytes, this.directory, await this.#identityNow());
   }
 
   writeMetaIf(expectedVersion: number, bytes: Uint8Array | null): Promise<boolean> {
@@ -494,9 +497,16 @@ class FileAdapter implements FilePersistence {
       if (version !== expectedVersion) return false;
       // A deletion is a tombstone with the next version, not a removed file: a version never
       // goes back, so a stale expected version can never match again.
-      await this.#io.writeFileAtomic(META_NAME, encodeMeta(version + 1, copy));
+      await this.#io.writeFileAtomic(META_NAME, encodeMeta(version + 1, copy, (await this.#identityNow())?.id));
       return true;
     });
+  }
+
+  /** The directory's identity (object-identity.ts): the load's, else (not loaded) as the directory lists it. */
+  async #identityNow(): Promise<ObjectIdentity | undefined> {
+    if (this.#loaded) return this.#identity;
+    const names = await this.#io.fs.readdir(this.directory).catch(() => [] as string[]);
+    return names.map(parseIdentity).find((i) => i !== undefined);
   }
 
   // -- lifecycle ---------------------------------------------------------------------------------

@@ -18,7 +18,7 @@
  * @packageDocumentation
  */
 import type { DirectoryScan } from "./directory-scan";
-import { IDENT_RE, pad16 } from "./file-layout";
+import { IDENT_RE, META_NAME, pad16 } from "./file-layout";
 
 /** A directory's identity, as its file names it. @internal */
 export interface ObjectIdentity {
@@ -79,14 +79,19 @@ export async function createIdentity(
  * A writer's load of a directory without an identity gives it one before anything is written
  * (durably, so no file is ever bound to an identity a crash lost): a directory with no snapshot and
  * no commit gets a fresh one, one an older version wrote adopts one at its newest seq (its files
- * stay accepted). The scan is returned with its snapshots bound to the identity. @internal
+ * and meta file stay accepted). The scan is returned with its snapshots bound to the identity. @internal
  */
 export async function adoptIdentity(
   io: Parameters<typeof createIdentity>[0],
   scan: DirectoryScan,
 ): Promise<DirectoryScan> {
   if (scan.identity !== undefined) return scan;
-  const written = scan.lastSeq > 0 || scan.snapshots.length > 0 || scan.damagedSnapshots.length > 0;
+  // Anything an older version wrote, the meta file (a restore request) too, is adopted.
+  const meta = await io.fs.stat(io.file(META_NAME)).then(
+    () => true,
+    () => false,
+  );
+  const written = scan.lastSeq > 0 || scan.snapshots.length > 0 || scan.damagedSnapshots.length > 0 || meta;
   const identity = await createIdentity(io, newIdentityName(written ? scan.lastSeq : undefined));
   for (const s of [...scan.snapshots, ...scan.damagedSnapshots]) s.identity = identity;
   return { ...scan, identity };

@@ -271,4 +271,55 @@ describe("object identity", () => {
     expect((await readdir(join(a, folder))).sort()).toEqual([theirImage, theirs].sort());
     expect(new Uint8Array(await readFile(join(a, folder, theirImage as string)))).toEqual(image(2));
   });
+
+  it("a meta file (a pending restore request) copied from another object's directory is ERR_CORRUPT, not taken as this object's", async () => {
+    const { a, b } = await twoObjects(3, 5);
+    const other = await loaded(b);
+    expect(await other.writeMetaIf(0, new Uint8Array([1, 2, 3]))).toBe(true);
+    await other.close();
+    await copyFile(join(b, "meta"), join(a, "meta"));
+    const adapter = await openFilePersistence(a);
+    await adapter.load();
+    const error = await failure(adapter.readMetaVersion());
+    expect(error).toMatchObject({ code: "ERR_CORRUPT" });
+    expect(error?.message).toContain("another object's directory");
+    await adapter.close();
+    // Its own is read back, also by a repair that leaves it alone.
+    const own = await loaded(b);
+    expect(await own.readMetaVersion()).toEqual({ bytes: new Uint8Array([1, 2, 3]), version: 1 });
+    await own.close();
+    const out: string[] = [];
+    expect(await runInspect([b, "repair"], { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(0);
+    expect(out.join("\n")).toContain("nothing to repair");
+    // Repair removes the copied one (keeping a copy).
+    const repaired: string[] = [];
+    expect(await runInspect([a, "repair"], { out: (l) => repaired.push(l), err: (l) => repaired.push(l) })).toBe(0);
+    expect(repaired.join("\n")).toContain("removed meta");
+    const again = await loaded(a);
+    expect(await again.readMetaVersion()).toEqual({ bytes: null, version: 0 });
+    await again.close();
+  });
+
+  it("an older version's meta file stays readable after the identity is adopted, and is bound once rewritten", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir);
+    await adapter.append([kvRecord(1)]);
+    await adapter.close();
+    await asOlderVersion(dir);
+    // The meta file as an older version wrote it: the CRC of the rest alone.
+    const payload = new Uint8Array([0x41, 0x53, 0x4d, 0x56, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 1, 9, 9]);
+    const file = new Uint8Array(4 + payload.length);
+    file.set(payload, 4);
+    new DataView(file.buffer).setUint32(0, crc32(payload), true);
+    await writeFile(join(dir, "meta"), file);
+    const again = await loaded(dir);
+    expect(await again.readMetaVersion()).toEqual({ bytes: new Uint8Array([9, 9]), version: 1 });
+    expect(await again.writeMetaIf(1, new Uint8Array([7]))).toBe(true);
+    await again.close();
+    const third = await loaded(dir);
+    expect(await third.readMetaVersion()).toEqual({ bytes: new Uint8Array([7]), version: 2 });
+    await third.close();
+    const stored = new Uint8Array(await readFile(join(dir, "meta")));
+    expect(new DataView(stored.buffer).getUint32(0, true)).not.toBe(crc32(stored, 4));
+  });
 });
