@@ -454,6 +454,10 @@ async function scanOnce(
         ? `the newest snapshot cannot be read (${damaged}), and no older snapshot with the log after it reaches the newest commit (seq ${lastSeq}), so that state cannot be rebuilt`
         : `the log starts at commit ${firstLogSeq ?? lastSeq + 1}, but no snapshot holds the state before it (the log segments before it, or the snapshot that replaced them, are missing), so no commit can be rebuilt`,
       { kind: "unreachable" },
+      // Snapshots this version wrote are bound to the identity: without its file they cannot be checked.
+      damaged !== "" && identity === undefined
+        ? `This directory has no identity file: if one (an empty file named ident-<32 hex digits>) was deleted or not copied along, put it back from where the directory came from (a backup, or the directory copied whole); the snapshot files written since it was created are bound to it and cannot be checked without it. Otherwise restore the directory from a backup: repair cannot rebuild a state from files that are missing or damaged.`
+        : undefined,
     );
   }
   return {

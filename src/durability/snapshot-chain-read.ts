@@ -230,12 +230,13 @@ export class ChainReader {
 /**
  * Why a snapshot file whose bytes do not sum to its name's CRC is refused: damaged, or renamed (the
  * CRC covers the seq and time in the name), or (in a directory with an identity) copied from
- * another object's directory. @internal
+ * another object's directory; in a directory without an identity file, possibly bound to one that
+ * was deleted or not copied along. @internal
  */
 export function checksumFailure(f: { timeMs?: number | undefined; identity?: SnapshotIdentity | undefined }): string {
   if (f.timeMs === undefined) return "it fails its checksum";
   return f.identity === undefined
-    ? "it fails its checksum (damaged, or renamed: the checksum covers the seq and time in its name)"
+    ? "it fails its checksum (damaged, or renamed: the checksum covers the seq and time in its name; or bound to this directory's identity, whose ident-… file is missing)"
     : "it fails its checksum (damaged, renamed, or copied from another object's directory: the checksum covers the seq and time in its name and this directory's identity)";
 }
 

@@ -322,4 +322,31 @@ describe("object identity", () => {
     const stored = new Uint8Array(await readFile(join(dir, "meta")));
     expect(new DataView(stored.buffer).getUint32(0, true)).not.toBe(crc32(stored, 4));
   });
+
+  it("a deleted identity file: the open says the snapshots may be bound to it and to put it back; once back, every commit opens", async () => {
+    const dir = freshDir();
+    const adapter = await loaded(dir, 64);
+    for (const s of range(1, 12)) await adapter.append([kvRecord(s)]);
+    await adapter.writeSnapshot({ seq: 4, timeMs: 4000 }, image(4));
+    await adapter.writeSnapshot({ seq: 8, timeMs: 8000 }, image(8));
+    await adapter.prune(8);
+    await adapter.close();
+    const [ident] = await named(dir, "ident-");
+    await rm(join(dir, ident as string));
+    const before = await contents(dir);
+    const error = await failure(openFilePersistence(dir).then((p) => p.load()));
+    expect(error).toMatchObject({ code: "ERR_CORRUPT" });
+    expect(error?.message).toContain("whose ident-… file is missing");
+    expect(error?.message).toContain("This directory has no identity file");
+    expect(error?.message).toContain("put it back");
+    expect(await contents(dir)).toEqual(before);
+    // Put back, the directory is whole again: the newest snapshot and the log after it.
+    await writeFile(join(dir, ident as string), new Uint8Array(0));
+    const reopened = await openFilePersistence(dir, { segmentBytes: 64 });
+    const state = await reopened.load();
+    expect(await named(dir, "ident-")).toEqual([ident]);
+    expect(state.snapshots.map((s) => s.seq)).toEqual([4, 8]);
+    expect(state.lastSeq).toBe(12);
+    await reopened.close();
+  });
 });
