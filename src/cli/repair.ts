@@ -10,10 +10,10 @@ import { basename, join } from "node:path";
 import { crc32 } from "../durability/crc32";
 import { DirectoryLock, type LockEnv, lockedError, readLockState } from "../durability/directory-lock";
 import { damageOf, scanDirectory } from "../durability/directory-scan";
-import { DELTA_RE, HEAD_RE, META_NAME, SEGMENT_RE, SNAPSHOT_RE } from "../durability/file-layout";
+import { DELTA_RE, HEAD_RE, META_NAME, SEGMENT_RE, SNAPSHOT_RE, segmentName } from "../durability/file-layout";
 import { metaChecks } from "../durability/file-meta";
 import { type ObjectIdentity, parseIdentity } from "../durability/object-identity";
-import { decodeRecords } from "../durability/record-codec";
+import { scanFrames } from "../durability/record-decoder";
 import { nameCrcOf } from "../durability/snapshot-name-crc";
 import { systemClock } from "../util/clock";
 
@@ -140,7 +140,7 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
         await cutLog(
           directory,
           { ...damage, offset: damage.kind === "segment" ? damage.offset : 0 },
-          { backup, out: io.out },
+          { backup, out: io.out, syncDirectory: () => syncPath(directory) },
         );
         // A head marker names the newest segment: one for a segment the cut removed goes too.
         const names = await fs.readdir(directory);
@@ -199,13 +199,14 @@ async function syncPath(path: string): Promise<void> {
 /**
  * Cuts the log where `damage` starts and removes the later segments whose commits can no longer
  * follow the cut: every one up to the first that starts right after a usable snapshot (the log may
- * start again there, as after a prune, so it and the segments after it are kept). Says which
- * commits the log no longer holds, and where a kept snapshot still holds their result.
+ * start again there, as after a prune, so it and the segments after it are kept), or that holds the
+ * commit right after one (its commits after the snapshot are kept as a segment starting there).
+ * Says which commits the log no longer holds, and where a kept snapshot still holds their result.
  */
 async function cutLog(
   directory: string,
   damage: { segment: string; offset: number; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> },
-  io: { backup(name: string): Promise<void>; out(line: string): void },
+  io: { backup(name: string): Promise<void>; out(line: string): void; syncDirectory(): Promise<void> },
 ): Promise<void> {
   const fs = await import("node:fs/promises");
   const { segment, offset, lastGoodSeq, snapshotSeqs } = damage;
@@ -230,8 +231,33 @@ async function cutLog(
       );
       break;
     }
-    for (const r of decodeRecords(new Uint8Array(await fs.readFile(join(directory, name)))).records)
-      to = Math.max(to ?? r.seq, r.seq);
+    const held = new Uint8Array(await fs.readFile(join(directory, name)));
+    const frames = scanFrames(held);
+    // A usable snapshot inside this segment: the log can start again right after it, so the
+    // commits after the snapshot are kept in a segment of their own instead of dropped with it.
+    const inside = frames.seqs.findIndex((seq) => snapshotSeqs.has(seq - 1));
+    if (inside > 0) {
+      restart = (frames.seqs[inside] as number) - 1;
+      const tail = segmentName(restart + 1);
+      // Durable before the original goes: a crash between leaves both, which the next repair
+      // reads as a gap and settles the same way.
+      const handle = await fs.open(join(directory, tail), "wx");
+      try {
+        await handle.writeFile(held.subarray(frames.offsets[inside] as number, frames.validBytes));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await io.syncDirectory();
+      to = Math.max(to ?? restart, restart);
+      await io.backup(name);
+      await fs.rm(join(directory, name));
+      io.out(
+        `kept the commits after seq ${restart} of ${name} as ${tail} and the segments after it: the log starts again there, after the snapshot of seq ${restart}`,
+      );
+      break;
+    }
+    for (const seq of frames.seqs) to = Math.max(to ?? seq, seq);
     await io.backup(name);
     await fs.rm(join(directory, name));
     io.out(`removed ${basename(name)} (its commits come after the damage)`);

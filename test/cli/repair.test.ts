@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runInspect } from "../../src/cli/inspect-commands";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { ObjectStorage } from "../../src/index";
+import { kvRecord } from "../durability/adapter-contract";
 
 const root = await mkdtemp(join(tmpdir(), "actorstore-repair-"));
 let counter = 0;
@@ -107,22 +108,91 @@ describe("actorstore-inspect repair", () => {
     bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] as number) ^ 0x04;
     await writeFile(join(dir, oldest), bytes);
     expect(await openError(dir)).toMatchObject({ code: "ERR_CORRUPT" });
+    const firstSeqOf = (name: string) => Number(name.slice(4, 20));
+    // Where the log can start again: the first later segment holding the commit right after a
+    // snapshot (every 10 commits here), whether it starts there or the snapshot falls inside it.
+    const snapshotsAt = [10, 20, 30, 40, 50, 60];
+    const lastSeqOf = (i: number) => (i + 1 < all.length ? firstSeqOf(all[i + 1] as string) - 1 : 65);
+    const at = all.findIndex(
+      (n, i) => i > 0 && snapshotsAt.some((s) => firstSeqOf(n) <= s + 1 && s + 1 <= lastSeqOf(i)),
+    );
+    expect(at).toBeGreaterThan(0);
+    const holder = all[at] as string;
+    const snapshotSeq = snapshotsAt.find((s) => firstSeqOf(holder) <= s + 1 && s + 1 <= lastSeqOf(at)) as number;
     const run = await inspectCli(dir, "repair");
     expect(run.code, run.err.join("\n")).toBe(0);
-    // Every commit is there: the newest segments start right after a snapshot, which bridges the hole.
+    // Every commit is there: a snapshot bridges the hole and the log after it is kept.
     const storage = await ObjectStorage.open({ directory: dir });
     expect([...(await storage.list()).keys()]).toEqual(
       Array.from({ length: 65 }, (_, i) => `k${String(i).padStart(3, "0")}`),
     );
     await storage.close();
     const after = await segments(dir);
-    const restart = after[1] as string;
-    const snapshotSeq = Number(restart.slice(4, 20)) - 1;
-    expect(after).toEqual([oldest, ...all.slice(all.indexOf(restart))]);
+    const restart = `log-${String(snapshotSeq + 1).padStart(16, "0")}.seg`;
+    expect(after).toEqual([oldest, restart, ...all.slice(at + 1)]);
     const said = run.out.join("\n");
-    expect(said).toContain(`kept ${restart} and the segments after it`);
+    expect(said).toContain(
+      holder === restart
+        ? `kept ${restart} and the segments after it: the log starts again there, after the snapshot of seq ${snapshotSeq}`
+        : `kept the commits after seq ${snapshotSeq} of ${holder} as ${restart} and the segments after it`,
+    );
     expect(said).toContain(`the snapshot of seq ${snapshotSeq} still holds their result`);
-    for (const removed of all.slice(1, all.indexOf(restart))) expect(said).toContain(`removed ${removed}`);
+    for (const removed of all.slice(1, at)) expect(said).toContain(`removed ${removed}`);
+  });
+
+  it("a snapshot inside a later segment: the commits after it are kept as a segment of their own, and a repair interrupted there settles the same way", async () => {
+    const dir = join(root, `d-${++counter}`);
+    const adapter = await openFilePersistence(dir, { segmentBytes: 200 });
+    await adapter.load();
+    for (let seq = 1; seq <= 30; seq++) await adapter.append([kvRecord(seq)]);
+    // The older snapshot makes the damaged first segment needed; the log after seq 18 is what counts.
+    await adapter.writeSnapshot({ seq: 2, timeMs: 2_000 }, new Uint8Array(1000).fill(2));
+    await adapter.writeSnapshot({ seq: 18, timeMs: 18_000 }, new Uint8Array(1000).fill(18));
+    await adapter.close();
+    // Segments of 200 bytes hold 7 or 8 commits: the snapshot's seq is inside the third.
+    const all = await segments(dir);
+    expect(all.slice(0, 4)).toEqual([
+      "log-0000000000000001.seg",
+      "log-0000000000000009.seg",
+      "log-0000000000000016.seg",
+      "log-0000000000000023.seg",
+    ]);
+    const oldest = join(dir, all[0] as string);
+    const bytes = await readFile(oldest);
+    bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] as number) ^ 0x04;
+    await writeFile(oldest, bytes);
+
+    const commitsAfterSnapshot = async () => {
+      const reopened = await openFilePersistence(dir);
+      const loaded = await reopened.load();
+      const seqs: number[] = [];
+      for await (const chunk of reopened.streamRecords(18, loaded.lastSeq)) seqs.push(...chunk.map((r) => r.seq));
+      await reopened.close();
+      return { lastSeq: loaded.lastSeq, seqs };
+    };
+    const run = await inspectCli(dir, "repair");
+    expect(run.code, run.err.join("\n")).toBe(0);
+    const said = run.out.join("\n");
+    expect(said).toContain("removed log-0000000000000009.seg (its commits come after the damage)");
+    expect(said).toContain(
+      "kept the commits after seq 18 of log-0000000000000016.seg as log-0000000000000019.seg and the segments after it",
+    );
+    expect(said).toContain("the snapshot of seq 18 still holds their result");
+    const repaired = await segments(dir);
+    expect(repaired).toEqual(["log-0000000000000001.seg", "log-0000000000000019.seg", ...all.slice(3)]);
+    expect(await commitsAfterSnapshot()).toEqual({ lastSeq: 30, seqs: Array.from({ length: 12 }, (_, i) => 19 + i) });
+
+    // Interrupted after the new segment was durable, before the original went: both are there.
+    const copies = (await readdir(dir)).find((n) => n.startsWith("repair-")) as string;
+    await writeFile(
+      join(dir, "log-0000000000000016.seg"),
+      await readFile(join(dir, copies, "log-0000000000000016.seg")),
+    );
+    expect(await openError(dir)).toMatchObject({ code: "ERR_CORRUPT" });
+    const again = await inspectCli(dir, "repair");
+    expect(again.code, again.err.join("\n")).toBe(0);
+    expect(await segments(dir)).toEqual(repaired);
+    expect(await commitsAfterSnapshot()).toEqual({ lastSeq: 30, seqs: Array.from({ length: 12 }, (_, i) => 19 + i) });
   });
 
   it("a damaged lock file: removed (a copy kept), and every commit is there", async () => {
