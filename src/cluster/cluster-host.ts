@@ -30,7 +30,6 @@ import type { HostEnv, NamespaceClasses, ObjectHostOptions } from "../host/host-
 import type { StubBinding, StubOperation } from "../host/namespace";
 import { createRoutedHost, type HostInternals, hostInternals, type ObjectHost } from "../host/object-host";
 import { systemClock } from "../util/clock";
-import { readAtMost } from "../util/read-limited";
 import {
   bucketPerObject,
   ClusterBucket,
@@ -41,6 +40,8 @@ import {
 } from "./bucket";
 import {
   answerCall,
+  type BodyReader,
+  bodyReader,
   connectFailure,
   decodeArguments,
   describeFailure,
@@ -96,36 +97,6 @@ const MAX_HOPS = 4;
  * or "not here" (421, with the holder the other host knows of). A transport failure rejects instead.
  */
 type ForwardAnswer = { value: unknown } | { thrown: unknown } | { misdirected: true; holder?: string };
-
-/**
- * A fetch's request body, read at most once however many times the request is sent: `bytes()` is
- * undefined for a GET or HEAD (or no body), and `"too large"` past the forwarding endpoint's limit,
- * read no further (so a body streamed without end is never held whole); `read` says whether the
- * request's own body was consumed.
- */
-interface BodyReader {
-  readonly read: boolean;
-  bytes(): Promise<Uint8Array<ArrayBuffer> | undefined | "too large">;
-}
-
-function bodyReader(request: Request): BodyReader {
-  let bytes: Promise<Uint8Array<ArrayBuffer> | undefined | "too large"> | undefined;
-  const readLimited = async () => {
-    if (request.method === "GET" || request.method === "HEAD" || request.body === null) return undefined;
-    // Node's ReadableStream is async-iterable (the DOM types do not say so); stopping early cancels it.
-    const chunks = await readAtMost(request.body as unknown as AsyncIterable<Uint8Array>, MAX_FORWARDED_FETCH_BYTES);
-    return chunks === undefined ? ("too large" as const) : new Uint8Array(Buffer.concat(chunks));
-  };
-  return {
-    get read() {
-      return bytes !== undefined;
-    },
-    bytes() {
-      bytes ??= readLimited();
-      return bytes;
-    },
-  };
-}
 
 /** Where an operation goes (see `#target`). */
 type Target = "local" | "none" | "unknown" | { host: string; address: string; holderOnly: boolean };

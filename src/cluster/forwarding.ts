@@ -162,3 +162,33 @@ export function describeFailure(e: unknown): string {
   if (typeof cause?.message === "string") return cause.message;
   return e instanceof Error ? e.message : String(e);
 }
+
+/**
+ * A fetch's request body, read at most once however many times the request is sent: `bytes()` is
+ * undefined for a GET or HEAD (or no body), and `"too large"` past the forwarding endpoint's limit,
+ * read no further (so a body streamed without end is never held whole); `read` says whether the
+ * request's own body was consumed.
+ */
+export interface BodyReader {
+  readonly read: boolean;
+  bytes(): Promise<Uint8Array<ArrayBuffer> | undefined | "too large">;
+}
+
+export function bodyReader(request: Request): BodyReader {
+  let bytes: Promise<Uint8Array<ArrayBuffer> | undefined | "too large"> | undefined;
+  const readLimited = async () => {
+    if (request.method === "GET" || request.method === "HEAD" || request.body === null) return undefined;
+    // Node's ReadableStream is async-iterable (the DOM types do not say so); stopping early cancels it.
+    const chunks = await readAtMost(request.body as unknown as AsyncIterable<Uint8Array>, MAX_FORWARDED_FETCH_BYTES);
+    return chunks === undefined ? ("too large" as const) : new Uint8Array(Buffer.concat(chunks));
+  };
+  return {
+    get read() {
+      return bytes !== undefined;
+    },
+    bytes() {
+      bytes ??= readLimited();
+      return bytes;
+    },
+  };
+}
