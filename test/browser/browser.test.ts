@@ -5,15 +5,15 @@
  *
  * The test never skips: the browser is part of what `npm test` proves, and the global setup provides it.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
+import type { Server } from "node:http";
 import { tmpdir } from "node:os";
-import { extname, join, normalize } from "node:path";
+import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ensureDist, ROOT } from "../package/ensure-dist";
+import { ensureDist } from "../package/ensure-dist";
 import { CHROMIUM_FLAGS } from "../setup/chromium";
+import { serveBrowserBuild } from "./harness";
 
 /** What the page reports back. */
 interface PageResult {
@@ -79,55 +79,14 @@ try {
 }
 </script></body></html>`;
 
-const TYPES: Record<string, string> = {
-  ".js": "text/javascript",
-  ".wasm": "application/wasm",
-  ".map": "application/json",
-  ".html": "text/html",
-};
-
-/** Serves the page, dist/, an ESM shim of sql.js and its WASM files; nothing else. */
-async function startServer(): Promise<Server> {
-  const sqlJsDist = join(ROOT, "node_modules/sql.js/dist");
-  // `var`, not `const`: sql.js assigns to `module.exports` and may reassign `exports`.
-  const shim = `var module = { exports: {} };\nvar exports = module.exports;\n${await readFile(
-    join(sqlJsDist, "sql-wasm-browser.js"),
-    "utf8",
-  )}\nexport default module.exports;\n`;
-  const server = createServer(async (req, res) => {
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
-    const send = (status: number, type: string, body: string | Buffer) => {
-      res.writeHead(status, { "content-type": type, "cache-control": "no-store" });
-      res.end(body);
-    };
-    try {
-      if (path === "/") return send(200, TYPES[".html"] as string, PAGE);
-      if (path === "/misplaced-wasm") return send(200, TYPES[".html"] as string, MISPLACED_WASM_PAGE);
-      if (path === "/shim/sql.js") return send(200, TYPES[".js"] as string, shim);
-      const [root, rest] = path.startsWith("/dist/")
-        ? [join(ROOT, "dist"), path.slice("/dist/".length)]
-        : path.startsWith("/wasm/") && path.endsWith(".wasm")
-          ? [sqlJsDist, path.slice("/wasm/".length)]
-          : [undefined, ""];
-      const file = root === undefined ? undefined : normalize(join(root, rest));
-      if (file === undefined || root === undefined || !file.startsWith(root))
-        return send(404, "text/plain", "not found");
-      return send(200, TYPES[extname(file)] ?? "application/octet-stream", await readFile(file));
-    } catch {
-      return send(404, "text/plain", "not found");
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return server;
-}
-
 describe("in a browser (headless Chromium)", () => {
   let server: Server;
+  let origin: string;
   let userDataDir: string;
 
   beforeAll(async () => {
     await ensureDist();
-    server = await startServer();
+    ({ server, origin } = await serveBrowserBuild({}, { "/": PAGE, "/misplaced-wasm": MISPLACED_WASM_PAGE }));
     userDataDir = await mkdtemp(join(tmpdir(), "actorstore-chromium-"));
   }, 300_000);
 
@@ -153,8 +112,7 @@ describe("in a browser (headless Chromium)", () => {
       });
       const requested: string[] = [];
       page.on("request", (r) => requested.push(new URL(r.url()).pathname));
-      const { port } = server.address() as AddressInfo;
-      await page.goto(`http://127.0.0.1:${port}/`);
+      await page.goto(`${origin}/`);
       await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result !== undefined, null, {
         timeout: 30_000,
       });
@@ -191,8 +149,7 @@ describe("in a browser (headless Chromium)", () => {
     });
     try {
       const page = await context.newPage();
-      const { port } = server.address() as AddressInfo;
-      await page.goto(`http://127.0.0.1:${port}/misplaced-wasm`);
+      await page.goto(`${origin}/misplaced-wasm`);
       await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result !== undefined, null, {
         timeout: 30_000,
       });

@@ -31,11 +31,13 @@ const TYPES: Record<string, string> = {
 };
 
 /**
- * Serves `/` (the page), `/dist/browser/…`, `/shim/sql.js`, `/wasm/…` (sql.js's WASM files) and the
- * scripts in `scripts` (path → JavaScript). Returns its origin.
+ * Serves `/` (the page, unless `pages` names another for it), `/dist/…` (the package's build),
+ * `/shim/sql.js`, `/wasm/…` (sql.js's WASM files), the pages in `pages` (path → HTML) and the
+ * scripts in `scripts` (path → JavaScript); nothing else. Returns its origin.
  */
 export async function serveBrowserBuild(
   scripts: Record<string, string> = {},
+  pages: Record<string, string> = {},
 ): Promise<{ server: Server; origin: string }> {
   const sqlJsDist = join(ROOT, "node_modules/sql.js/dist");
   // `var`, not `const`: sql.js assigns to `module.exports` and may reassign `exports`.
@@ -50,12 +52,13 @@ export async function serveBrowserBuild(
       res.end(body);
     };
     try {
-      if (path === "/") return send(200, "text/html", PAGE);
+      const page = pages[path] ?? (path === "/" ? PAGE : undefined);
+      if (page !== undefined) return send(200, "text/html", page);
       if (path === "/shim/sql.js") return send(200, "text/javascript", shim);
       const script = scripts[path];
       if (script !== undefined) return send(200, "text/javascript", script);
-      const [root, rest] = path.startsWith("/dist/browser/")
-        ? [join(ROOT, "dist/browser"), path.slice("/dist/browser/".length)]
+      const [root, rest] = path.startsWith("/dist/")
+        ? [join(ROOT, "dist"), path.slice("/dist/".length)]
         : path.startsWith("/wasm/")
           ? [sqlJsDist, path.slice("/wasm/".length)]
           : [undefined, ""];
