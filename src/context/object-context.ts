@@ -47,9 +47,7 @@ function inFlight(): Promise<void> {
  * unobserved).
  */
 function untilBroken<T>(session: { readonly outputGate: OutputGate }, work: T | Promise<T>): Promise<Awaited<T>> {
-  const settling = Promise.resolve(work) as Promise<Awaited<T>>;
-  settling.catch(() => {});
-  return Promise.race([settling, session.outputGate.whenBroken]);
+  return session.outputGate.race(Promise.resolve(work) as Promise<Awaited<T>>);
 }
 
 /** What every use of a closed context fails with. */

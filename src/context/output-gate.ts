@@ -11,19 +11,13 @@ export class OutputGate {
   #lastHeld: Promise<void> | undefined;
   #broken: Error | null = null;
   /**
-   * Rejects when the gate breaks. Waiters race it against the held writes: a message waiting on a
-   * write that is still in flight (or never settles) is discarded at once when the object resets,
-   * as on the platform, instead of when that write finally settles.
+   * Who waits to hear that the gate broke: each waiter until what it races settles. Waiters race
+   * it against the held writes (a message waiting on a write still in flight, or one that never
+   * settles, is discarded at once when the object resets, as on the platform) and events race it
+   * against their handler. A listener leaves when its work settles, so nothing accumulates on a gate
+   * that never breaks (a race against one long-lived promise kept every event's result).
    */
-  readonly #onBroken: Promise<never>;
-  #rejectOnBroken!: (error: Error) => void;
-
-  constructor() {
-    this.#onBroken = new Promise<never>((_, reject) => {
-      this.#rejectOnBroken = reject;
-    });
-    this.#onBroken.catch(() => {});
-  }
+  readonly #breakListeners = new Set<(error: Error) => void>();
 
   /** Holds later outgoing messages until `confirmation` settles. */
   hold(confirmation: Promise<void>): void {
@@ -39,7 +33,7 @@ export class OutputGate {
   /** Resolves when everything held so far is confirmed; rejects if the gate broke. */
   async wait(): Promise<void> {
     if (this.#broken) throw this.#broken;
-    await Promise.race([this.#held, this.#onBroken]);
+    await this.race(this.#held);
     if (this.#broken) throw this.#broken;
   }
 
@@ -47,16 +41,34 @@ export class OutputGate {
   break(error: Error): void {
     if (this.#broken) return;
     this.#broken = error;
-    this.#rejectOnBroken(error);
+    for (const listener of this.#breakListeners) listener(error);
+    this.#breakListeners.clear();
   }
 
   /**
-   * Rejects with the error when the gate breaks (never resolves). An event's handler is raced
-   * against it: on the platform a reset fails every event of the instance at once, also one whose
-   * handler still waits for something that may never come.
+   * `work`'s outcome, or the gate's error if the gate breaks first (`work` then settles unobserved).
+   * An event's handler is raced this way: on the platform a reset fails every event of the
+   * instance at once, also one whose handler still waits for something that may never come.
    */
-  get whenBroken(): Promise<never> {
-    return this.#onBroken;
+  race<T>(work: Promise<T>): Promise<T> {
+    const broken = this.#broken;
+    if (broken !== null) {
+      work.catch(() => {});
+      return Promise.reject(broken);
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.#breakListeners.add(reject);
+      work.then(
+        (value) => {
+          this.#breakListeners.delete(reject);
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.#breakListeners.delete(reject);
+          reject(error);
+        },
+      );
+    });
   }
 
   /** Whether the gate is broken. */

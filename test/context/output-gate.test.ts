@@ -3,6 +3,8 @@
  * the writes issued before them are confirmed; `allowUnconfirmed` writes do not hold them.
  * Appends are confirmed by hand with {@link ManualPersistence}.
  */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, test } from "vitest";
 import { ObjectContext } from "../../src/context/object-context";
 import type { ObjectState } from "../../src/context/object-state";
@@ -247,5 +249,31 @@ describe("OutputGate.hold", () => {
     const failure = new Error("append failed");
     first.reject(failure);
     await expect(waited).rejects.toBe(failure);
+  });
+});
+
+describe("output gate: nothing kept per event", () => {
+  // A real garbage collection, so that "not retained" is observed rather than assumed.
+  setFlagsFromString("--expose_gc");
+  const gc = runInNewContext("gc") as () => void;
+
+  test("an event's result is not retained by the gate once delivered (a healthy object never breaks it)", async () => {
+    class Echo {
+      fetch(value: object): object {
+        return value;
+      }
+    }
+    const ctx = await ObjectContext.create(Echo, { alarms: false });
+    const refs: WeakRef<object>[] = [];
+    for (let i = 0; i < 20; i++) {
+      const value = { payload: new Uint8Array(1024) };
+      refs.push(new WeakRef(value));
+      expect(await ctx.deliver((instance) => instance.fetch(value))).toBe(value);
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    // The newest may still be referenced from the last turn's bookkeeping; none may pile up.
+    expect(refs.filter((r) => r.deref() !== undefined).length).toBeLessThanOrEqual(1);
+    await ctx.close();
   });
 });
