@@ -203,6 +203,26 @@ export function updateEntryPoint(
   const v = validateRulesetBody(body, { allowEmptyIds: true });
   if (!v.ok)
     return log.refuse("validate-body", "The ruleset configuration is not valid.", v.errors, z, after("validate-body"));
+  if (v.ruleset.rules.length === 0)
+    // Specification 3.1: the previous version is disabled once the new one is enabled from the
+    // supplied configuration. With no rules nothing new is enabled, the previous managed rules and
+    // every exception would be gone, and the migration cannot be undone: refuse it as malformed.
+    return log.refuse(
+      "validate-body",
+      "The migration configuration has no rules.",
+      [
+        {
+          message: invalidValue(
+            [],
+            "rules",
+            "a migration deploys the rules it is given and then disables the previous managed rules, and it cannot be undone: with no rules the zone would be left with no managed rules and no exceptions. Send the configuration that GET /zones/{zone_id}/waf_migration/config?phase_two=1 returns",
+          ),
+          source: { pointer: "/rules" },
+        },
+      ],
+      z,
+      after("validate-body"),
+    );
   log.add("validate-body", "unchanged", `The configuration has ${v.ruleset.rules.length} rule(s).`);
 
   const to: MigrationState = mode === "validation" ? "validation" : "complete";

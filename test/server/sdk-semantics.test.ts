@@ -1,0 +1,79 @@
+/**
+ * The local v4 API driven by the official `cloudflare` SDK over loopback, on the semantics a
+ * client relies on beyond the shapes: what a PUT replaces, which fields a body may carry, which
+ * listing filters are honoured, what a migration may do, and how errors point at their cause.
+ * Every response is checked against the published schema (schema.ts), as in sdk.test.ts.
+ */
+import type Cloudflare from "cloudflare";
+import { APIError } from "cloudflare/core/error";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ApiServer } from "../../src/server/index";
+import { startTestApiServer } from "../../src/testkit/api-server";
+import { CREDENTIALS, ENT_ZONE, FIXTURE, PRO_ZONE, ResponseLog, sdk } from "./helpers";
+
+let server: ApiServer;
+let log: ResponseLog;
+let cf: Cloudflare;
+
+beforeAll(async () => {
+  server = await startTestApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });
+  fresh();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+function fresh(): void {
+  log = new ResponseLog();
+  cf = sdk(server.url, log);
+}
+afterEach(() => {
+  try {
+    log.expectAllConform();
+  } finally {
+    fresh();
+  }
+});
+
+/** The error the SDK threw for a refused request. */
+async function refusal(request: Promise<unknown>): Promise<APIError> {
+  const error = await request.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(APIError);
+  return error as APIError;
+}
+
+describe("managed-rules migration", () => {
+  it("a migration with no rules is refused (400) and changes nothing: it would drop every rule for good", async () => {
+    const zone = `/zones/${PRO_ZONE}`;
+    const entry = `${zone}/rulesets/phases/http_request_firewall_managed/entrypoint`;
+    const before = (await cf.get(`${zone}/waf_migration/status`)) as { result: Record<string, string> };
+    for (const mode of ["pending", "1"]) {
+      const refused = await refusal(
+        cf.put(entry, { query: { waf_migration: mode, phase_two: 1 }, body: { name: "default", rules: [] } }),
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.errors[0]).toMatchObject({ code: 10406, source: { pointer: "/rules" } });
+      expect(refused.errors[0]?.message).toMatch(/cannot be undone/);
+    }
+    const after = (await cf.get(`${zone}/waf_migration/status`)) as { result: Record<string, string> };
+    expect(after.result).toEqual(before.result);
+    expect(after.result.migration_state).not.toBe("complete");
+    // The documented procedure still migrates: the config always has the managed ruleset's rule.
+    const config = (await cf.get(`${zone}/waf_migration/config`, { query: { phase_two: 1 } })) as { result: unknown };
+    await cf.put(entry, { query: { waf_migration: "pending", phase_two: 1 }, body: config.result });
+    const done = (await cf.get(`${zone}/waf_migration/status`)) as { result: Record<string, string> };
+    expect(done.result.migration_state).toBe("complete");
+  });
+
+  it("validation mode with no rules is refused too: leaving it with pending would complete the loss", async () => {
+    const entry = `/zones/${ENT_ZONE}/rulesets/phases/http_request_firewall_managed/entrypoint`;
+    const refused = await refusal(
+      cf.put(entry, { query: { waf_migration: "validation", phase_two: 1 }, body: { rules: [] } }),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.errors[0]).toMatchObject({ code: 10406, source: { pointer: "/rules" } });
+  });
+});
