@@ -11,14 +11,32 @@ import { isHexId, randomHexId } from "../api/ids";
 import { seedFromFixture } from "../api/service/fixture";
 import type { ApiRequest } from "../api/service/operation";
 import type { ApiSeed, UserRecord, ZoneRecord } from "../api/service/records";
-import { matchRoute } from "../api/service/routes";
+import { matchRoute, type RouteMatch } from "../api/service/routes";
 import { systemClock } from "../util/clock";
 import { type ApiCredentials, type CreateApiHandlerOptions, checkHandlerOptions } from "./options";
 import { RecordStore } from "./record-store";
 
+/**
+ * A request as the handler reads it: a fetch `Request`'s parts, its body read only when the route
+ * takes one and the credentials are good. The API server builds it straight from node:http, so a
+ * body is decoded once as it arrives instead of being copied into a `Request` first. @internal
+ */
+export interface IncomingCall {
+  readonly method: string;
+  readonly url: URL;
+  readonly headers: Headers;
+  /** The body as text (empty when there is none); called at most once. */
+  readonly text: () => Promise<string>;
+}
+
+/** The key of the handler's {@link IncomingCall} entry point, for the API server only. @internal */
+export const SERVE_CALL: unique symbol = Symbol("actorstore.api.serveCall");
+
 /** A fetch-style handler of the v4 API, with its lifecycle. */
 export interface ApiHandler {
   (request: Request): Promise<Response>;
+  /** @internal The API server's entry point: answers an {@link IncomingCall}. */
+  readonly [SERVE_CALL]: (call: IncomingCall) => Promise<Response>;
   /** Resolves once the state is loaded (or seeded from the fixture); rejects with a bad fixture. */
   ready(): Promise<void>;
   /** Waits for requests in flight, then closes the storage. */
@@ -168,27 +186,36 @@ export function createApiHandler(options: CreateApiHandlerOptions): ApiHandler {
     return state;
   }
 
-  async function serve(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    const refused = authenticate(request.headers);
-    if (refused !== undefined) return respond(refused);
-    const match = matchRoute(request.method, url.pathname);
-    if (!match.ok) return respond(match.response, match.allow === undefined ? {} : { allow: match.allow.join(", ") });
-    let body: unknown;
-    if (METHODS_WITH_BODY.has(request.method.toUpperCase())) {
-      const text = await request.text();
-      if (text.length > 0) {
-        const parsed = parseJsonBody(request.headers, text);
-        if (!parsed.ok) return respond(parsed.response);
-        body = parsed.value;
-      }
+  /**
+   * What can be answered without the body or the state: the credentials and the route. Checked
+   * before the body is read, so a refused request never has its body held.
+   */
+  function precheck(call: IncomingCall): { response: Response } | { match: Extract<RouteMatch, { ok: true }> } {
+    const refused = authenticate(call.headers);
+    if (refused !== undefined) return { response: respond(refused) };
+    const match = matchRoute(call.method, call.url.pathname);
+    if (!match.ok) {
+      return { response: respond(match.response, match.allow === undefined ? {} : { allow: match.allow.join(", ") }) };
     }
+    return { match };
+  }
+
+  /** The parsed JSON body (`undefined` when there is none), or the refusal of a malformed one. */
+  async function readBody(call: IncomingCall): Promise<{ body: unknown } | { response: Response }> {
+    if (!METHODS_WITH_BODY.has(call.method.toUpperCase())) return { body: undefined };
+    const text = await call.text();
+    if (text.length === 0) return { body: undefined };
+    const parsed = parseJsonBody(call.headers, text);
+    return parsed.ok ? { body: parsed.value } : { response: respond(parsed.response) };
+  }
+
+  async function serve(call: IncomingCall, match: Extract<RouteMatch, { ok: true }>, body: unknown): Promise<Response> {
     const loaded = await ready();
     const apiRequest: ApiRequest = {
-      method: request.method.toUpperCase(),
+      method: call.method.toUpperCase(),
       path: match.path,
       params: match.params,
-      query: url.searchParams,
+      query: call.url.searchParams,
       body,
       nowMs: clock.now(),
       newId,
@@ -222,16 +249,11 @@ export function createApiHandler(options: CreateApiHandlerOptions): ApiHandler {
     return respond(outcome.response);
   }
 
-  const handler = (request: Request): Promise<Response> => {
-    const run = queue.then(async () => {
+  /** Runs `serve` after the requests before it, turning a failure into the envelope's 500. */
+  function enqueue(run: () => Promise<Response>): Promise<Response> {
+    const next = queue.then(async () => {
       try {
-        const response = await serve(request);
-        // HEAD is answered as GET is, without the body (RFC 9110 9.3.2); its length is still told.
-        if (request.method.toUpperCase() !== "HEAD") return response;
-        const length = (await response.arrayBuffer()).byteLength;
-        const headers = new Headers(response.headers);
-        headers.set("content-length", String(length));
-        return new Response(null, { status: response.status, headers });
+        return await run();
       } catch (e) {
         if (e instanceof TypeError && e.message.startsWith("createApiHandler:")) {
           // A misconfigured handler (its idGenerator) fails every retry the same way.
@@ -245,10 +267,35 @@ export function createApiHandler(options: CreateApiHandlerOptions): ApiHandler {
         );
       }
     });
-    queue = run.catch(() => undefined);
-    return run;
-  };
+    queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * Answers one call. The credentials and the route are checked first and the body is read only
+   * then, outside the queue (so a slow upload delays no other request); only the operation and
+   * its save run one at a time. A failure to read the body rejects (the server answers it).
+   */
+  async function dispatch(call: IncomingCall): Promise<Response> {
+    const checked = precheck(call);
+    let response: Response;
+    if ("response" in checked) response = checked.response;
+    else {
+      const read = await readBody(call);
+      response = "response" in read ? read.response : await enqueue(() => serve(call, checked.match, read.body));
+    }
+    // HEAD is answered as GET is, without the body (RFC 9110 9.3.2); its length is still told.
+    if (call.method.toUpperCase() !== "HEAD") return response;
+    const length = (await response.arrayBuffer()).byteLength;
+    const headers = new Headers(response.headers);
+    headers.set("content-length", String(length));
+    return new Response(null, { status: response.status, headers });
+  }
+
+  const handler = (request: Request): Promise<Response> =>
+    dispatch({ method: request.method, url: new URL(request.url), headers: request.headers, text: () => request.text() });
   return Object.assign(handler, {
+    [SERVE_CALL]: dispatch,
     ready: async () => {
       await ready();
     },

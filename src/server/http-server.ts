@@ -5,8 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ERROR_CODES, fail, invalidRequestHeaders, noRoute } from "../api/envelope";
 import { matchRoute } from "../api/service/routes";
-import { readAtMost } from "../util/read-limited";
-import { createApiHandler, respond } from "./handler";
+import { createApiHandler, type IncomingCall, respond, SERVE_CALL } from "./handler";
 import { checkServerOptions, DEFAULT_MAX_REQUEST_BYTES, type StartApiServerOptions } from "./options";
 
 /** A running API server. */
@@ -90,9 +89,74 @@ function unparsableRequest(error: NodeJS.ErrnoException): string {
 /** Thrown while reading a body that grows past the limit; answered with {@link tooLarge}. */
 class BodyTooLarge extends Error {}
 
-async function toRequest(req: IncomingMessage, url: URL, maxRequestBytes: number): Promise<Request> {
-  const chunks = await readAtMost(req, maxRequestBytes);
-  if (chunks === undefined) throw new BodyTooLarge();
+/**
+ * The body as text (UTF-8, as `Request.text()` decodes it): its chunks joined once at its end and
+ * decoded, then dropped. Throws {@link BodyTooLarge} as soon as it passes `limit` bytes, without
+ * reading the rest.
+ */
+async function readText(source: AsyncIterable<Uint8Array>, limit: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of source) {
+    size += chunk.length;
+    if (size > limit) throw new BodyTooLarge();
+    chunks.push(chunk);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
+}
+
+/**
+ * How many body bytes the server holds at once: a request reserves its body's announced length
+ * (the whole limit when it announces none) before reading it, and waits while that does not fit
+ * beside the bodies being held, unless none is. Small bodies are read side by side; bodies near
+ * the limit are read one after another (their clients wait, held back by TCP), so that several
+ * large uploads at once cannot hold several times the limit in memory. A reservation is taken
+ * whole, so two uploads never wait on each other.
+ */
+class BodyBudget {
+  #held = 0;
+  readonly #waiting: { bytes: number; admit: () => void }[] = [];
+  constructor(readonly capacity: number) {}
+
+  /** Resolves with the release function once `bytes` fit. */
+  async reserve(bytes: number): Promise<() => void> {
+    const n = Math.min(bytes, this.capacity);
+    if (this.#held > 0 && this.#held + n > this.capacity) {
+      await new Promise<void>((admit) => this.#waiting.push({ bytes: n, admit }));
+    } else {
+      this.#held += n;
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#held -= n;
+      this.#admit();
+    };
+  }
+
+  #admit(): void {
+    // In arrival order; a waiting body is admitted once it fits, or once nothing else is held.
+    while (this.#waiting.length > 0) {
+      const next = this.#waiting[0] as { bytes: number; admit: () => void };
+      if (this.#held > 0 && this.#held + next.bytes > this.capacity) return;
+      this.#waiting.shift();
+      this.#held += next.bytes;
+      next.admit();
+    }
+  }
+}
+
+/**
+ * The call the handler answers, built from node:http without a fetch `Request`: a `Request` would
+ * take the body as one buffer (a copy of the chunks) and copy it again to read it as text.
+ */
+function toCall(
+  req: IncomingMessage,
+  url: URL,
+  maxRequestBytes: number,
+  budget: BodyBudget,
+): { call: IncomingCall; settle: () => void } {
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] ?? "";
@@ -103,9 +167,27 @@ async function toRequest(req: IncomingMessage, url: URL, maxRequestBytes: number
       // node:http has already refused what Headers would; anything left is dropped, never echoed.
     }
   }
-  const method = req.method ?? "GET";
-  const body = chunks.length === 0 || method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks);
-  return new Request(url, { method, headers, ...(body === undefined ? {} : { body }) });
+  let release: (() => void) | undefined;
+  const call: IncomingCall = {
+    method: req.method ?? "GET",
+    url,
+    headers,
+    text: async () => {
+      release = () => undefined;
+      const length = Number(req.headers["content-length"]);
+      const announced = Number.isSafeInteger(length) && length >= 0 && length <= maxRequestBytes ? length : undefined;
+      release = await budget.reserve(announced ?? maxRequestBytes);
+      return readText(req, maxRequestBytes);
+    },
+  };
+  // Once answered: the body's reservation is returned (its text and parsed value are garbage by
+  // then), and a body the handler did not need (refused credentials, a route without one) is
+  // drained unread, so that the connection can be reused.
+  const settle = () => {
+    if (release === undefined) req.resume();
+    else release();
+  };
+  return { call, settle };
 }
 
 async function write(res: ServerResponse, response: Response): Promise<void> {
@@ -145,6 +227,7 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     await handler.close();
     throw e;
   }
+  const budget = new BodyBudget(maxRequestBytes);
   const http = await import("node:http");
   let origin = "";
   const answer = (req: IncomingMessage): Promise<Response> => {
@@ -155,7 +238,8 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     if (refused !== undefined) return unread(req, refused);
     const announced = Number(req.headers["content-length"]);
     if (announced > maxRequestBytes) throw new BodyTooLarge();
-    return toRequest(req, url, maxRequestBytes).then(handler);
+    const { call, settle } = toCall(req, url, maxRequestBytes, budget);
+    return handler[SERVE_CALL](call).finally(settle);
   };
   const server = http.createServer((req, res) => {
     new Promise<Response>((resolve) => resolve(answer(req)))
