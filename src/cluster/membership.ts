@@ -76,7 +76,9 @@ function isMember(record: unknown): record is Member {
 
 /** Membership over shared records (see the module comment). */
 export class Membership {
+  /** This host's id in the cluster. */
   readonly id: string;
+  /** This host's forwarding address, as the other hosts read it. */
   readonly address: string;
   readonly #records: MemberRecords;
   readonly #clock: Clock;

@@ -141,8 +141,11 @@ export const BLOCK_CONCURRENCY_TIMEOUT_MESSAGE =
  * ```
  */
 export class ObjectContext<Env = unknown, I extends object = object> {
+  /** The object's id (`ctx.id` inside it): `options.id` (an `ObjectId`, or a name it is made from), else a new unique one. */
   readonly id: ObjectId;
+  /** The clock its alarms and timeouts run on (`options.clock`, else `options.storage.clock`, else the system clock). */
   readonly clock: Clock;
+  /** Its alarm scheduler: the next attempt, the history, and running due alarms by hand. */
   readonly alarms: AlarmScheduler;
   readonly #class: ObjectClass<Env, I>;
   readonly #env: Env;
