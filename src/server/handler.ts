@@ -293,7 +293,12 @@ export function createApiHandler(options: CreateApiHandlerOptions): ApiHandler {
   }
 
   const handler = (request: Request): Promise<Response> =>
-    dispatch({ method: request.method, url: new URL(request.url), headers: request.headers, text: () => request.text() });
+    dispatch({
+      method: request.method,
+      url: new URL(request.url),
+      headers: request.headers,
+      text: () => request.text(),
+    });
   return Object.assign(handler, {
     [SERVE_CALL]: dispatch,
     ready: async () => {
