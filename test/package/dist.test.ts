@@ -133,6 +133,31 @@ describe("dist/", () => {
     expect(out).toBe("200 []");
   });
 
+  it("CommonJS: require() loads every entry point (Node 20.19 and later), as the README says", async () => {
+    const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { exports: Record<string, unknown> };
+    const entries = Object.keys(pkg.exports)
+      .filter((e) => e !== "./package.json")
+      .map((e) => e.replace(/^\./, "actorstore"));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        "-e",
+        `const entries = ${JSON.stringify(entries)};
+        const counts = entries.map((e) => Object.keys(require(e)).length);
+        const { ObjectStorage } = require("actorstore");
+        ObjectStorage.open().then(async (s) => {
+          await s.put("k", 1);
+          console.log(JSON.stringify({ counts, k: await s.get("k") }));
+        });`,
+      ],
+      { cwd: ROOT, timeout: 60_000 },
+    );
+    const out = JSON.parse(stdout) as { counts: number[]; k: unknown };
+    expect(out.counts).toHaveLength(entries.length);
+    expect(out.counts.every((n) => n > 0)).toBe(true);
+    expect(out.k).toBe(1);
+  });
+
   it("actorstore-inspect: the bin file runs and prints usage", async () => {
     const run = promisify(execFile)(process.execPath, ["dist/cli/inspect.js", "--help"], { cwd: ROOT });
     await expect(run).resolves.toMatchObject({ stdout: expect.stringContaining("Usage: actorstore-inspect") });

@@ -30,6 +30,10 @@ beforeAll(async () => {
     `${entries.map((e, i) => `import * as e${i} from ${JSON.stringify(e)};`).join("\n")}\nexport const all: object[] = [${entries.map((_, i) => `e${i}`).join(", ")}];\n`,
   );
   await writeFile(join(dir, "platform-class.ts"), PLATFORM_CLASS);
+  await writeFile(
+    join(dir, "commonjs.cts"),
+    `${entries.map((e, i) => `import * as e${i} from ${JSON.stringify(e)};`).join("\n")}\nexport const all: object[] = [${entries.map((_, i) => `e${i}`).join(", ")}];\n`,
+  );
 }, 300_000);
 
 afterAll(async () => {
@@ -113,6 +117,11 @@ describe("the type declarations compile in a strict project", () => {
       expect(check(["entries.ts"], { ...resolution, lib: ["es2022"], types: ["node"] })).toEqual([]);
     }, 120_000);
   }
+
+  it("a CommonJS file (.cts) under nodenext: imports of every entry compile to require(), which Node 20.19+ serves", () => {
+    const options = { module: "nodenext", moduleResolution: "nodenext", lib: ["es2022"], types: ["node"] };
+    expect(check(["commonjs.cts"], options)).toEqual([]);
+  }, 120_000);
 
   it("workers (@cloudflare/workers-types only), with a class written against the platform's types", () => {
     const options = {
