@@ -10,6 +10,8 @@
  *   statement that can produce one row at most skips the step that would only reach its end.
  * - `raw()` and `[Symbol.iterator]()` return new iterators over the same position.
  * - After `deleteAll()` an unfinished cursor fails with the platform's "canceled" error.
+ * - A cursor dropped unfinished gives its statement back when it is garbage-collected, as workerd's
+ *   does (its statement is reset, or freed if it was a one-off copy): see {@link releaseWhenCollected}.
  */
 import type { EngineStatement, EngineValue, RowCounts, SqlEngine } from "../../engine/engine";
 import { likePlatformPrototype } from "../../util/platform-prototype";
@@ -78,6 +80,31 @@ const ITERATOR_KEY = Symbol("cursor iterator");
 let rawRowOf: (cursor: SqlStorageCursor) => SqlStorageValue[] | undefined;
 let nextRawRowOf: (cursor: SqlStorageCursor) => SqlStorageValue[] | undefined;
 let oneRawRowOf: (cursor: SqlStorageCursor) => SqlStorageValue[];
+let watchCursor: (cursor: SqlStorageCursor) => void;
+
+/**
+ * Gives back the statements of cursors that were dropped before they finished. Registering costs
+ * more than a point query itself, so a cursor is registered only when its statement is wanted
+ * elsewhere or would otherwise never be freed (see {@link releaseWhenCollected}); until then the
+ * statement cache holds it.
+ */
+const ABANDONED = new FinalizationRegistry<CursorSource>((source) => {
+  // Its cursor is gone, so no one can read on: reset the statement (or free a one-off copy).
+  // Harmless when the engine was replaced or closed meanwhile (the statement is freed already).
+  source.release();
+});
+
+/**
+ * Makes `cursor`'s statement go back (reset, or freed when it is a one-off copy or was evicted
+ * from the statement cache) once `cursor` is garbage-collected unfinished, as workerd's cursor does
+ * when V8 collects it; a cursor that finishes first gives it back then, as always. Without this a
+ * dropped half-read cursor kept its compiled statement (and a one-off copy's WebAssembly memory)
+ * for the life of the storage. Nothing happens for a finished cursor.
+ * @internal
+ */
+export function releaseWhenCollected(cursor: SqlStorageCursor): void {
+  watchCursor(cursor);
+}
 
 /**
  * What `cursor.raw()` returns: rows as arrays, sharing the cursor's position. Like the platform's
@@ -187,6 +214,8 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #finalRead = 0;
   #finalWritten = 0;
   #statementDone = false;
+  /** Registered in {@link ABANDONED} (unregistered when it finishes). */
+  #watched = false;
 
   /**
    * @internal Use `sql.exec()`. `verdict` is the statement's access verdict (kind, writes),
@@ -267,6 +296,13 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     rawRowOf = (cursor) => cursor.#nextRaw();
     nextRawRowOf = (cursor) => cursor.#advance();
     oneRawRowOf = (cursor) => cursor.#oneRaw();
+    watchCursor = (cursor) => {
+      const source = cursor.#source;
+      if (cursor.#statementDone || cursor.#watched || source === undefined) return;
+      cursor.#watched = true;
+      // The held value is the source, which never refers to the cursor (that would keep it alive).
+      ABANDONED.register(cursor, source, cursor);
+    };
   }
 
   #start(source: CursorSource): void {
@@ -380,6 +416,10 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
   #finishStatement(): void {
     if (!this.#statementDone) {
       this.#statementDone = true;
+      if (this.#watched) {
+        this.#watched = false;
+        ABANDONED.unregister(this);
+      }
       // Freeze the counts before the statement goes back to the cache and runs for others.
       this.#freezeCounts();
       // Every caller has just used the statement (or checked for cancellation), so it is current;

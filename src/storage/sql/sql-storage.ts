@@ -11,7 +11,13 @@
 import { EngineError, type EngineStatement, type EngineValue, type SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { likePlatformPrototype } from "../../util/platform-prototype";
-import { type CursorSource, SqlStorageCursor, type SqlStorageRow, type SqlStorageValue } from "./cursor";
+import {
+  type CursorSource,
+  releaseWhenCollected,
+  SqlStorageCursor,
+  type SqlStorageRow,
+  type SqlStorageValue,
+} from "./cursor";
 import { hideInternalStatistics, showInternalStatistics } from "./internal-statistics";
 import { guardPragmaArguments } from "./pragma-arguments";
 import { isParseError, pragmaParseProbe } from "./pragma-syntax";
@@ -34,7 +40,7 @@ import {
 import { SqlStorageStatement } from "./sql-statement";
 import { tokenize } from "./sql-tokenizer";
 import { sqliteErrorBeforeAuthorizer } from "./sqlite-checks-first";
-import { type CachedStatement, STATEMENT_CACHE_MAX_BYTES, StatementCache } from "./statement-cache";
+import { type CachedStatement, STATEMENT_CACHE_MAX_BYTES, StatementCache, watchReader } from "./statement-cache";
 
 /** Options for {@link SqlStorage}. */
 export interface SqlStorageOptions {
@@ -255,6 +261,7 @@ export class SqlStorage {
           verdictVersion: -1,
           busy: false,
           evicted: false,
+          reader: undefined,
           source: undefined,
           write: undefined,
           leftAtRow: false,
@@ -470,6 +477,8 @@ export class SqlStorage {
     let owner: CachedStatement | undefined;
     if (entry.busy) {
       // An earlier cursor over the same SQL is still reading: run a one-off copy, as workerd does.
+      // If that cursor was dropped unfinished, the cached statement comes back once it is collected.
+      watchReader(entry);
       const copy = state.engine.prepare(entry.statement.sql);
       source = new StatementSource(this.#host, state, copy, copy.columnNames(), undefined, this.#limits);
     } else {
@@ -510,7 +519,12 @@ export class SqlStorage {
         throw source.translate(e);
       }
       if (owner !== undefined) owner.busy = true;
-      return new SqlStorageCursor<T>(source, verdict, entry.counting, nowMs);
+      const cursor = new SqlStorageCursor<T>(source, verdict, entry.counting, nowMs);
+      // Still reading (its statement is not back yet): the cache holds the cursor until the
+      // statement is wanted elsewhere; a one-off copy goes back when its cursor is collected.
+      if (owner === undefined) releaseWhenCollected(cursor);
+      else if (owner.busy) owner.reader = cursor;
+      return cursor;
     } finally {
       if (verdict.changesSchema) this.#schemaChanged(state);
     }
@@ -607,6 +621,7 @@ class StatementSource implements CursorSource {
       return;
     }
     owner.busy = false;
+    owner.reader = undefined;
     if (owner.evicted) this.statement.free();
     else this.statement.reset();
   }

@@ -6,7 +6,7 @@
  */
 import type { EngineStatement } from "../../engine/engine";
 import { utf8Length } from "../../util/utf8";
-import type { CursorSource } from "./cursor";
+import { type CursorSource, releaseWhenCollected, type SqlStorageCursor } from "./cursor";
 import type { CountingVerdict } from "./row-counting";
 import type { AccessVerdict } from "./sql-access";
 import type { WriteDescription } from "./sql-host";
@@ -27,6 +27,12 @@ export interface CachedStatement {
   busy: boolean;
   /** Evicted while busy: free it when the cursor lets go. */
   evicted: boolean;
+  /**
+   * The cursor reading it while {@link CachedStatement.busy}, held until the statement is wanted
+   * elsewhere (a second `exec` of the text, or eviction): then the cursor is handed to
+   * `releaseWhenCollected` instead, so that one dropped unfinished gives the statement back.
+   */
+  reader: SqlStorageCursor | undefined;
   /** What the cursors over this statement read from (made once, used by one cursor at a time). */
   source: CursorSource | undefined;
   /** What the host decided about its text, once it first ran as a write (SqlHost.describeWrite). */
@@ -115,8 +121,21 @@ export class StatementCache {
     this.#entries.delete(entry.sql);
     this.#size -= utf8Length(entry.sql);
     for (const s of entry.statements) {
-      if (s.busy) s.evicted = true;
-      else s.statement.free();
+      if (s.busy) {
+        s.evicted = true;
+        watchReader(s);
+      } else s.statement.free();
     }
   }
+}
+
+/**
+ * Lets `entry`'s busy statement go back once its cursor is garbage-collected unfinished (the cache
+ * stops holding the cursor). Called when someone else wants the statement.
+ */
+export function watchReader(entry: CachedStatement): void {
+  const reader = entry.reader;
+  if (reader === undefined) return;
+  entry.reader = undefined;
+  releaseWhenCollected(reader);
 }

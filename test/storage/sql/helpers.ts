@@ -117,6 +117,8 @@ export function errorOf(fn: () => unknown): string {
 export class RecordingEngine implements SqlEngine {
   readonly prepared: string[] = [];
   readonly queries: string[] = [];
+  /** Every statement `prepare` compiled, held weakly (to see which the storage still keeps). */
+  readonly statements: { sql: string; ref: WeakRef<EngineStatement> }[] = [];
   readonly #inner: SqlEngine;
 
   constructor(inner: SqlEngine) {
@@ -134,11 +136,15 @@ export class RecordingEngine implements SqlEngine {
 
   prepare(sql: string): EngineStatement {
     this.prepared.push(sql);
-    return this.#inner.prepare(sql);
+    const statement = this.#inner.prepare(sql);
+    this.statements.push({ sql, ref: new WeakRef(statement) });
+    return statement;
   }
   prepareHead(sql: string): PreparedHead {
     this.prepared.push(sql);
-    return this.#inner.prepareHead(sql);
+    const head = this.#inner.prepareHead(sql);
+    if (head.statement !== null) this.statements.push({ sql, ref: new WeakRef(head.statement) });
+    return head;
   }
   exec(sql: string): void {
     this.#inner.exec(sql);
