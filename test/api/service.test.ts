@@ -3,6 +3,8 @@
  * API prefix, and operations are pure: they never change the record they are given (it is deeply
  * frozen here, so any write throws), and the same record and request give the same answer.
  */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sequentialHexIds } from "../../src/api/ids";
 import type { ApiRequest, Route, UserRecord, ZoneRecord } from "../../src/api/service/index";
@@ -134,6 +136,22 @@ describe("the service's route table", () => {
     expect(late.state).toBe(user);
     const inTime = run("PATCH", path, { status: "accepted" }, expiry - 1);
     expect(inTime.state.invites.find((i) => i.id === PENDING_INVITE)?.status).toBe("accepted");
+  });
+
+  it("a fixture certificate pack or URI-based override without an id gets one, as docs/api.md's example leaves them out", async () => {
+    // Before, both were refused ("id must be a string of 1 to 36 characters.", "must be an object with an
+    // id"), though the document says ids left out are generated, and its example gave them as "…".
+    const doc = await readFile(join(import.meta.dirname, "../../docs/api.md"), "utf8");
+    const example = /## Fixture\n+```json\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(example).toBeDefined();
+    expect(example).not.toContain("…");
+    const s = seedFromFixture(JSON.parse(example ?? ""), { nowMs: NOW, newId: sequentialHexIds() });
+    if (!s.ok) throw new Error(JSON.stringify(s.errors));
+    const [zone] = s.value.zones;
+    const ids = [zone?.certificatePacks[0]?.id, zone?.waf.uriOverrides[0]?.id, zone?.zone.id];
+    expect(ids.every((id) => typeof id === "string" && /^[0-9a-f]{32}$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(3);
+    expect(zone?.waf.uriOverrides[0]?.urls).toEqual(["example.com/admin*"]);
   });
 
   it.each([

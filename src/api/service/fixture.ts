@@ -65,6 +65,11 @@ function list(value: unknown, path: string, issues: ValidationIssue[]): unknown[
   return [];
 }
 
+/** `value` with a new id when it is an object without one (a fixture leaves ids out to have them made). */
+function withId(value: unknown, newId: IdGenerator): unknown {
+  return isRecord(value) && value.id === undefined ? { ...value, id: newId() } : value;
+}
+
 function idOr(value: unknown, path: string, issues: ValidationIssue[], newId: IdGenerator): string {
   if (value === undefined) return newId();
   if (isHexId(value)) return value;
@@ -243,7 +248,7 @@ function seedZone(
     return rec === null ? [] : [rec];
   });
   const packs = list(value.certificate_packs, joinPath(path, "certificate_packs"), issues).flatMap((p, i) => {
-    const v = validateCertificatePack(p);
+    const v = validateCertificatePack(withId(p, ctx.newId));
     if (v.ok) return [v.value];
     const at = joinPath(joinPath(path, "certificate_packs"), i);
     issues.push(...v.errors.map((e) => ({ path: joinPath(at, e.path), message: e.message })));
@@ -301,7 +306,9 @@ function seedZone(
     plan: value.plan,
     partnerAccount: value.partner_account === true,
     ...(isRecord(value.previous_waf) ? { previousWaf: value.previous_waf as Partial<PreviousWafConfig> } : {}),
-    ...(Array.isArray(value.uri_overrides) ? { uriOverrides: value.uri_overrides as ZoneState["uriOverrides"] } : {}),
+    ...(Array.isArray(value.uri_overrides)
+      ? { uriOverrides: value.uri_overrides.map((o: unknown) => withId(o, ctx.newId)) as ZoneState["uriOverrides"] }
+      : {}),
     ...(Array.isArray(value.page_rules) ? { pageRules: value.page_rules as ZoneState["pageRules"] } : {}),
   });
   // The previous managed-rules settings are checked here, not at the first migration call.
