@@ -69,7 +69,7 @@ export function decodeStoredRange(
     if (codecs.v8 === undefined) {
       throw new ActorStoreError(
         "ERR_DESERIALIZATION",
-        "This value was stored in V8's format (by workerd or by actorstore's v8 codec) and node:v8 is not available here: read it under Node.js (pass { v8: await loadV8Codec() }), or rewrite it there with the structured codec.",
+        "This value was stored in V8's format (by workerd or by actorstore's v8 codec) and node:v8 is not available here: read it under Node.js, where actorstore loads node:v8 itself, or rewrite it there with the structured codec (codec: \"structured\").",
       );
     }
     return codecs.v8.decode(start === 0 && end === bytes.byteLength ? bytes : bytes.subarray(start, end));
