@@ -588,7 +588,10 @@ export function listFirewallRules(state: FirewallState, input: QueryInput): ApiR
 }
 
 /**
- * `PUT /zones/{zone_id}/firewall/rules/{id}`: replaces a rule's settings. The filter must be given
+ * `PUT /zones/{zone_id}/firewall/rules/{id}`: replaces a rule's settings, as the platform's PUT does:
+ * a field the body leaves out is reset (`paused` false, `priority` null, no `description`, `ref`
+ * or `products`), so a client that changes one field sends the others as GET returned them. The
+ * filter must be given
  * by id (an existing filter); changing an expression goes through the filters API, which keeps
  * shared filters from being rewritten behind other features' backs. The plan's `limits` hold as
  * for a creation: the `log` action outside Enterprise is refused (403, 10203).
@@ -605,8 +608,7 @@ export function updateFirewallRule(
   options: { readonly limits?: FirewallLimits } = {},
 ): FirewallTransition<FirewallRule> {
   const limits = options.limits ?? DEFAULT_FIREWALL_LIMITS;
-  const current = state.rules.find((r) => r.id === ruleId);
-  if (current === undefined) return { state, response: ruleNotFound(ruleId) };
+  if (!state.rules.some((r) => r.id === ruleId)) return { state, response: ruleNotFound(ruleId) };
   // The published schema requires the rule's id in a PUT body; it must name the rule in the path.
   if (isRecord(body) && body.id !== undefined && body.id !== ruleId) {
     return { state, response: invalidRequest([ruleIssue("id", "id in the body must match the id in the path.")]) };
@@ -643,8 +645,11 @@ export function updateFirewallRule(
     id: ruleId,
     filterId: f.id,
     action: v.value.action,
+    // A PUT replaces the rule: a field it leaves out takes its default, `paused` included, as the
+    // platform's documentation says of its PUT ("if the request omits description, any
+    // previously existing description value will be erased"). Send what GET returned to keep it.
     priority: v.value.priority ?? null,
-    paused: v.value.paused ?? current.paused,
+    paused: v.value.paused ?? false,
     ...(v.value.description === undefined ? {} : { description: v.value.description }),
     ...(v.value.ref === undefined ? {} : { ref: v.value.ref }),
     ...(v.value.products === undefined ? {} : { products: v.value.products }),

@@ -35,6 +35,12 @@ afterEach(() => {
   }
 });
 
+async function all<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item);
+  return out;
+}
+
 /** The error the SDK threw for a refused request. */
 async function refusal(request: Promise<unknown>): Promise<APIError> {
   const error = await request.then(
@@ -75,5 +81,50 @@ describe("managed-rules migration", () => {
     );
     expect(refused.status).toBe(400);
     expect(refused.errors[0]).toMatchObject({ code: 10406, source: { pointer: "/rules" } });
+  });
+});
+
+describe("firewall rules: PUT replaces", () => {
+  it("firewall.rules.update resets every field it does not send, paused included, as the platform's PUT does", async () => {
+    const zone_id = ENT_ZONE;
+    const [filter] = await all(
+      cf.filters.create({ zone_id, body: [{ expression: 'http.request.uri.path contains "/put-replaces"' }] }),
+    );
+    const filterId = filter?.id ?? "";
+    const [created] = (await all(
+      cf.firewall.rules.create({
+        zone_id,
+        action: "block",
+        filter: { id: filterId },
+        paused: true,
+        priority: 5,
+        description: "kept only if sent",
+        ref: "r-1",
+      } as never),
+    )) as unknown as Record<string, unknown>[];
+    const ruleId = (created as { id: string }).id;
+    expect(created).toMatchObject({ paused: true, priority: 5, description: "kept only if sent", ref: "r-1" });
+    // The SDK's update sends action and filter only.
+    const updated = (await cf.firewall.rules.update(ruleId, {
+      zone_id,
+      action: "challenge" as never,
+      filter: { id: filterId },
+    } as never)) as unknown as Record<string, unknown>;
+    expect(updated).toMatchObject({ id: ruleId, action: "challenge", paused: false, priority: null });
+    expect(updated).not.toHaveProperty("description");
+    expect(updated).not.toHaveProperty("ref");
+    // What GET shows is what the PUT left.
+    expect(await cf.firewall.rules.get(ruleId, { zone_id })).toEqual(updated);
+    // Sent again, every field is kept.
+    const resent = (await cf.firewall.rules.update(ruleId, {
+      zone_id,
+      action: "challenge",
+      filter: { id: filterId },
+      paused: true,
+      priority: 7,
+      description: "sent",
+      ref: "r-2",
+    } as never)) as unknown as Record<string, unknown>;
+    expect(resent).toMatchObject({ paused: true, priority: 7, description: "sent", ref: "r-2" });
   });
 });
