@@ -21,6 +21,7 @@
  * @packageDocumentation
  */
 import { ActorStoreError, toError } from "../errors";
+import { type Clock, systemClock } from "../util/clock";
 import type { CommitRecord } from "./commit-record";
 import { crc32 } from "./crc32";
 import { describeIndexedDbError } from "./indexeddb-errors";
@@ -71,7 +72,19 @@ export interface IndexedDbPersistenceOptions {
   indexedDB?: IndexedDbFactoryLike;
   /** The `IDBKeyRange` that goes with {@link IndexedDbPersistenceOptions.indexedDB}. Default: the global one. */
   IDBKeyRange?: IndexedDbKeyRangeLike;
+  /**
+   * How long `load()` waits for the browser to open the database before it gives up with
+   * `ERR_LOCKED`, in ms. Default: 10,000. An open waits, with no event at all, while another
+   * connection of the origin blocks a `deleteDatabase()` or a version upgrade queued before it (a
+   * tab or worker whose connection does not close); without a bound it would wait forever.
+   */
+  openTimeoutMs?: number;
+  /** The clock that times {@link IndexedDbPersistenceOptions.openTimeoutMs}. Default: the system clock. */
+  clock?: Clock;
 }
+
+/** The default of {@link IndexedDbPersistenceOptions.openTimeoutMs}. */
+export const INDEXEDDB_OPEN_TIMEOUT_MS = 10_000;
 
 const RECORDS = "records";
 const SNAPSHOTS = "snapshots";
@@ -130,6 +143,8 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   readonly #name: string;
   readonly #factory: IDBFactory;
   readonly #ranges: SeqRanges;
+  readonly #openTimeoutMs: number;
+  readonly #clock: Clock;
   #db: IDBDatabase | null = null;
   #open = false;
   #lastSeq = 0;
@@ -160,10 +175,17 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   #dropped: string | null = null;
 
   /** @internal Use {@link openIndexedDbPersistence}. */
-  constructor(name: string, factory: IndexedDbFactoryLike, range: IndexedDbKeyRangeLike) {
+  constructor(
+    name: string,
+    factory: IndexedDbFactoryLike,
+    range: IndexedDbKeyRangeLike,
+    timing: { openTimeoutMs?: number; clock?: Clock } = {},
+  ) {
     this.#name = name;
     this.#factory = factory as IDBFactory;
     this.#ranges = new SeqRanges(range);
+    this.#openTimeoutMs = timing.openTimeoutMs ?? INDEXEDDB_OPEN_TIMEOUT_MS;
+    this.#clock = timing.clock ?? systemClock;
   }
 
   /** The IndexedDB database name. */
@@ -522,14 +544,9 @@ export class IndexedDbPersistence implements PersistenceAdapter {
 
   async #database(): Promise<IDBDatabase> {
     if (this.#db !== null) return this.#db;
-    const open = this.#factory.open(this.#name, DATABASE_VERSION);
-    open.onupgradeneeded = () => {
-      for (const store of STORES)
-        if (!open.result.objectStoreNames.contains(store)) open.result.createObjectStore(store);
-    };
     let db: IDBDatabase;
     try {
-      db = await request(open);
+      db = await this.#openWithin(this.#openTimeoutMs);
     } catch (error) {
       // IndexedDB's VersionError: the database exists with a higher version than this adapter's.
       if ((error as { name?: unknown } | null)?.name === "VersionError")
@@ -565,6 +582,68 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     // transactions abort, and the next load() opens a new one instead of failing on the closed one.
     db.onclose = () => drop("the browser closed the connection (site data cleared, or a storage error)");
     return db;
+  }
+
+  /**
+   * Opens the database (creating its stores at {@link DATABASE_VERSION}), or rejects with
+   * `ERR_LOCKED` once `timeoutMs` passed without the browser opening it. An open queued behind a
+   * `deleteDatabase()` or an upgrade that another connection blocks gets no event until that
+   * connection closes; given up, it is not left to open later: a connection it still gets is closed
+   * at once, and an upgrade it still gets is aborted, so an abandoned open neither holds the
+   * database (blocking the next delete or upgrade in turn) nor creates it.
+   */
+  #openWithin(timeoutMs: number): Promise<IDBDatabase> {
+    const open = this.#factory.open(this.#name, DATABASE_VERSION);
+    return new Promise<IDBDatabase>((resolve, reject) => {
+      let settled = false;
+      let blocked = false;
+      const timer = this.#clock.setTimer(() => {
+        if (settled) return;
+        settled = true;
+        reject(
+          new ActorStoreError(
+            "ERR_LOCKED",
+            `Opening IndexedDB database "${this.#name}" did not complete within ${timeoutMs} ms: ${
+              blocked
+                ? "other connections to it (other tabs or workers of this site) did not close for its upgrade"
+                : "another connection of this site blocks it (a deleteDatabase() or version upgrade of it from another tab or worker waits for a connection that does not close)"
+            }. Close the other tabs of this site that use it (or reload them), then open again.`,
+          ),
+        );
+      }, timeoutMs);
+      const settle = () => {
+        settled = true;
+        this.#clock.clearTimer(timer);
+      };
+      open.onupgradeneeded = () => {
+        if (settled) {
+          open.transaction?.abort();
+          return;
+        }
+        for (const store of STORES)
+          if (!open.result.objectStoreNames.contains(store)) open.result.createObjectStore(store);
+      };
+      open.onblocked = () => {
+        blocked = true;
+      };
+      open.onsuccess = () => {
+        if (settled) {
+          open.result.close();
+          return;
+        }
+        settle();
+        resolve(open.result);
+      };
+      open.onerror = (event) => {
+        // An upgrade aborted after the open was given up is expected: not an unhandled error.
+        if (settled) {
+          event.preventDefault();
+          return;
+        }
+        settle();
+        reject(open.error ?? new Error("IndexedDB open failed"));
+      };
+    });
   }
 
   #checkOpen(method: string): void {
@@ -604,5 +683,5 @@ export async function openIndexedDbPersistence(
       "ERR_INVALID_OPTION",
       "openIndexedDbPersistence() needs IndexedDB, which this runtime does not have: in Node use openFilePersistence(dir), or pass { indexedDB, IDBKeyRange } (for example from the fake-indexeddb package).",
     );
-  return new IndexedDbPersistence(name, factory, range);
+  return new IndexedDbPersistence(name, factory, range, { openTimeoutMs: options.openTimeoutMs, clock: options.clock });
 }

@@ -31,6 +31,8 @@ export const FILE_PERSISTENCE_OPTIONS: SpecOf<OpenFilePersistenceOptions> = {
 export const INDEXEDDB_PERSISTENCE_OPTIONS: SpecOf<IndexedDbPersistenceOptions> = {
   indexedDB: is.implementing("an IndexedDB factory such as the global indexedDB", ["open"]),
   IDBKeyRange: is.implementing("the IDBKeyRange class that goes with it", ["bound", "upperBound"]),
+  openTimeoutMs: is.integer({ min: 1, unit: "ms" }),
+  clock: is.implementing("a clock such as systemClock or a FakeClock", ["now", "setTimer", "clearTimer"]),
 };
 
 /**

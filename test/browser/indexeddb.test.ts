@@ -154,6 +154,79 @@ describe("IndexedDB persistence in headless Chromium", () => {
     expect(problems).toEqual([]);
   }, 120_000);
 
+  it("an open that another tab blocks (its deleteDatabase() waits on a connection that does not close) fails with ERR_LOCKED after openTimeoutMs, and opens once that tab lets go", async () => {
+    const problems: string[] = [];
+    const ours = await openTab(context, origin, problems);
+    expect(await ours.evaluate(openStorageIn("blocked"))).toEqual({ ok: true });
+    await ours.evaluate(
+      `(async () => { await window.storage.put("a", 1); await window.storage.sync(); await window.storage.close(); })()`,
+    );
+    // The other tab: a connection with no versionchange handler, then a delete that it blocks.
+    const other = await openTab(context, origin, problems);
+    expect(
+      await other.evaluate(`new Promise((resolve, reject) => {
+        const open = indexedDB.open("blocked");
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          window.holder = open.result;
+          const del = indexedDB.deleteDatabase("blocked");
+          window.deleted = new Promise((done) => (del.onsuccess = () => done(true)));
+          del.onblocked = () => resolve("blocked");
+        };
+      })`),
+    ).toBe("blocked");
+    const refused = await ours.evaluate(`(async () => {
+      const persistence = await window.lib.openIndexedDbPersistence("blocked", { openTimeoutMs: 1000 });
+      try { await persistence.load(); return { ok: true }; } catch (e) { return { code: e.code, message: e.message }; }
+    })()`);
+    expect(refused).toEqual({
+      code: "ERR_LOCKED",
+      message: expect.stringMatching(
+        /^Opening IndexedDB database "blocked" did not complete within 1000 ms: another connection of this site blocks it .* Close the other tabs of this site that use it \(or reload them\), then open again\.$/,
+      ),
+    });
+    // The other tab lets go: its delete goes through (the open given up holds nothing), and the
+    // object opens again, empty.
+    expect(await other.evaluate(`(async () => { window.holder.close(); return await window.deleted; })()`)).toBe(true);
+    expect(await ours.evaluate(openStorageIn("blocked"))).toEqual({ ok: true });
+    expect(await ours.evaluate(`(async () => (await window.storage.get("a")) ?? "absent")()`)).toBe("absent");
+    await ours.evaluate(`window.storage.close()`);
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it("another tab upgrades the database: the writer's connection closes at once (the upgrade is not blocked), every confirmed write is in what it upgraded, and the writer's next write fails with a documented error", async () => {
+    const problems: string[] = [];
+    const ours = await openTab(context, origin, problems);
+    expect(await ours.evaluate(openStorageIn("upgraded"))).toEqual({ ok: true });
+    await ours.evaluate(`(async () => {
+      for (let n = 1; n <= 5; n++) { await window.storage.put("n", n); await window.storage.sync(); }
+    })()`);
+    const other = await openTab(context, origin, problems);
+    const upgraded = await other.evaluate(`new Promise((resolve, reject) => {
+      const open = indexedDB.open("upgraded", 2);
+      open.onblocked = () => resolve({ blocked: true });
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const db = open.result;
+        const req = db.transaction(["records"]).objectStore("records").getAllKeys();
+        req.onsuccess = () => { db.close(); resolve({ version: db.version, keys: req.result }); };
+      };
+    })`);
+    expect(upgraded).toEqual({ version: 2, keys: [1, 2, 3, 4, 5] });
+    const after = (await ours.evaluate(`(async () => {
+      try { await window.storage.put("n", 6); await window.storage.sync(); return { ok: true }; }
+      catch (e) { return { code: e.code, message: e.message, causeCode: e.cause?.code, causeMessage: e.cause?.message }; }
+    })()`)) as Record<string, string | undefined>;
+    // The platform's reset error; its cause says what happened and what to do.
+    expect(after).toEqual({
+      message: "Internal error in Durable Object storage write caused object to be reset.",
+      causeCode: "ERR_CLOSED",
+      causeMessage:
+        'Cannot call append(): IndexedDB database "upgraded" was closed under this adapter, because another connection deleted or upgraded it (another tab, or other code of the origin). Load (or reload) the persistence to open it again (a deleted database opens empty).',
+    });
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it("a Web Worker and a SharedWorker (bundled) open the same database in turn, and a tab sees what they wrote", async () => {
     const problems: string[] = [];
     const page = await openTab(context, origin, problems);

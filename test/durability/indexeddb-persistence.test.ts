@@ -80,7 +80,7 @@ describe("IndexedDbPersistence", () => {
   it("rejects a missing name, unknown options and a runtime without IndexedDB", async () => {
     await expect(openIndexedDbPersistence("", options)).rejects.toThrow(TypeError);
     await expect(openIndexedDbPersistence("x", { ...options, indexDB: indexedDB } as never)).rejects.toThrow(
-      /unknown option "indexDB" \(did you mean "indexedDB"\?\)\. Valid options: indexedDB, IDBKeyRange\./,
+      /unknown option "indexDB" \(did you mean "indexedDB"\?\)\. Valid options: indexedDB, IDBKeyRange, openTimeoutMs, clock\./,
     );
     await expect(openIndexedDbPersistence("x")).rejects.toMatchObject({
       code: "ERR_INVALID_OPTION",
@@ -377,6 +377,61 @@ describe("IndexedDbPersistence", () => {
     const loaded = await adapter.load();
     expect(loaded.lastSeq).toBe(0);
     await adapter.append([kvRecord(1)]);
+  });
+
+  it("an open that another connection blocks (a delete it does not let through) fails with ERR_LOCKED after openTimeoutMs, and the abandoned open neither holds nor recreates the database", async () => {
+    const name = fresh();
+    const setup = await openIndexedDbPersistence(name, options);
+    await setup.load();
+    await setup.append([kvRecord(1)]);
+    await setup.close();
+    // Another tab: a connection with no versionchange handler, and a deleteDatabase() it blocks.
+    const holder = await new Promise<IDBDatabase>((resolve, reject) => {
+      const open = indexedDB.open(name);
+      open.onsuccess = () => resolve(open.result);
+      open.onerror = () => reject(open.error);
+    });
+    const del = indexedDB.deleteDatabase(name);
+    await new Promise((resolve) => (del.onblocked = resolve));
+    const deleted = new Promise((resolve, reject) => {
+      del.onsuccess = resolve;
+      del.onerror = () => reject(del.error);
+    });
+    const clock = new FakeClock();
+    const adapter = await openIndexedDbPersistence(name, { ...options, clock, openTimeoutMs: 5000 });
+    let outcome: unknown;
+    const loading = adapter.load().then(
+      (loaded) => (outcome = loaded),
+      (error: unknown) => (outcome = error),
+    );
+    /** Lets fake-indexeddb run what it has queued (it schedules with setImmediate). */
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    await settle();
+    await clock.advance(4999);
+    await settle();
+    expect(outcome).toBeUndefined();
+    await clock.advance(1);
+    await loading;
+    expect(outcome).toMatchObject({
+      code: "ERR_LOCKED",
+      message: `Opening IndexedDB database "${name}" did not complete within 5000 ms: another connection of this site blocks it (a deleteDatabase() or version upgrade of it from another tab or worker waits for a connection that does not close). Close the other tabs of this site that use it (or reload them), then open again.`,
+    });
+    // The other tab lets go: its delete goes through, and the open given up does not create the
+    // database again nor keep a connection to it (a second delete is not blocked).
+    holder.close();
+    await deleted;
+    await settle();
+    expect((await indexedDB.databases()).map((d) => d.name)).not.toContain(name);
+    await new Promise<void>((resolve, reject) => {
+      const again = indexedDB.deleteDatabase(name);
+      again.onsuccess = () => resolve();
+      again.onblocked = () => reject(new Error("blocked by the abandoned open's connection"));
+    });
+    // Unblocked, the same adapter opens (the database was deleted: it opens empty).
+    expect((await adapter.load()).lastSeq).toBe(0);
+    await adapter.close();
   });
 
   it("a connection the browser closes (site data cleared): writes fail, and load() reopens as its error says", async () => {

@@ -129,12 +129,18 @@ describe("openIndexedDbPersistence(name, options)", () => {
   it("unknown names: valid ones listed, near misses named", async () => {
     const e = await optionError(idb({ ...good, indexDB: indexedDB }));
     expect(e.message).toBe(
-      'openIndexedDbPersistence(): unknown option "indexDB" (did you mean "indexedDB"?). Valid options: indexedDB, IDBKeyRange.',
+      'openIndexedDbPersistence(): unknown option "indexDB" (did you mean "indexedDB"?). Valid options: indexedDB, IDBKeyRange, openTimeoutMs, clock.',
     );
     expect((await optionError(idb({ idbKeyRange: IDBKeyRange }))).message).toContain('(did you mean "IDBKeyRange"?)');
   });
 
   it("wrong types are refused, naming what is needed", async () => {
+    expect((await optionError(idb({ ...good, openTimeoutMs: 0 }))).message).toMatch(
+      /^openIndexedDbPersistence\(\): option "openTimeoutMs" must be/,
+    );
+    expect((await optionError(idb({ ...good, clock: {} }))).message).toMatch(
+      /^openIndexedDbPersistence\(\): option "clock" must be a clock such as systemClock or a FakeClock/,
+    );
     expect((await optionError(idb({ indexedDB: {} }))).message).toMatch(
       /^openIndexedDbPersistence\(\): option "indexedDB" must be an IndexedDB factory such as the global indexedDB \(missing open\); got an object\.$/,
     );
