@@ -1,8 +1,9 @@
 /**
  * Checks of what the IndexedDB adapter (indexeddb-persistence.ts) reads back: rows can hold
  * anything (another script of the origin, devtools or a bug may have written them), so each commit
- * frame, snapshot entry and image is checked before it is trusted, and the stored log is walked in
- * order to find where a damaged tail begins (or damage that is not a tail).
+ * frame, snapshot entry and image is checked before it is trusted: the log's keys and last rows
+ * when it is loaded (where a damaged tail begins, or damage that is not a tail), each record as it
+ * is streamed.
  */
 import { ActorStoreError } from "../errors";
 import type { CommitRecord } from "./commit-record";
@@ -49,8 +50,71 @@ export function imageMatches(image: unknown, info: StoredSnapshotInfo): image is
 }
 
 /**
- * The records of the frames stored for seqs `from + 1..to`, which must all be there, in order.
- * `ERR_CORRUPT` (naming `database`) otherwise. @internal
+ * Why the row stored under `key` is not the one commit record the adapter wrote there (bytes that
+ * decode, length and checksum right, to exactly one record of seq `key`), or `undefined` when it
+ * is, with that record. @internal
+ */
+export function checkFrame(key: IDBValidKey, frame: unknown): { why: string } | { record: CommitRecord } {
+  if (typeof key !== "number" || !Number.isSafeInteger(key) || key < 1)
+    return { why: `a row is stored under key ${show(key)}` };
+  if (!isBytes(frame)) return { why: `record ${key} is not bytes` };
+  const decoded = decodeRecords(frame);
+  const record = decoded.records[0];
+  if (record === undefined || decoded.tornTail || decoded.records.length !== 1)
+    return { why: `record ${key} does not decode (${decoded.reason ?? "extra bytes"})` };
+  if (record.seq !== key) return { why: `record stored under ${key} has seq ${record.seq}` };
+  return { record };
+}
+
+/** The stored size of a row: its bytes, 0 for a row that is not bytes. @internal */
+export function rowBytes(frame: unknown): number {
+  return isBytes(frame) ? frame.length : 0;
+}
+
+/**
+ * Where the stored log's keys stop being what appends leave (consecutive safe integers from 1 up,
+ * starting right after the oldest snapshot, or at seq 1: `firstAllowed`), read from the keys
+ * alone: the index of the first key that is not, and why; `undefined` when every key is. @internal
+ */
+export function firstKeyProblem(
+  keys: readonly IDBValidKey[],
+  firstAllowed: number,
+): { at: number; why: string } | undefined {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (typeof key !== "number" || !Number.isSafeInteger(key) || key < 1)
+      return { at: i, why: `a row is stored under key ${show(key)}` };
+    if (i === 0) {
+      if (key > firstAllowed)
+        return {
+          at: 0,
+          why:
+            key - 1 === firstAllowed
+              ? `record ${firstAllowed} is missing`
+              : `records ${firstAllowed}..${key - 1} are missing`,
+        };
+      continue;
+    }
+    const expected = (keys[i - 1] as number) + 1;
+    if (key !== expected) return { at: i, why: `record ${expected} is missing` };
+  }
+  return undefined;
+}
+
+/** The error for damage that valid data follows (`database` is the IndexedDB database's name). @internal */
+export function damagedLog(database: string, why: string, followedBy: number): ActorStoreError {
+  return new ActorStoreError(
+    "ERR_CORRUPT",
+    `The persisted data in IndexedDB database "${database}" is damaged: ${why}, but record ${followedBy} follows it. Delete the database (or restore it from an export) to start again.`,
+  );
+}
+
+/**
+ * The records of the rows stored for seqs `from + 1..to`, each checked ({@link checkFrame}) as it
+ * is read, since a load checks only the log's keys and its last rows: the rows must all be there,
+ * in order, each the one record of its seq. `ERR_CORRUPT` (naming `database`) otherwise: the
+ * log's last row checked on load follows a row read here, so it is damage, not a tail.
+ * @internal
  */
 export function recordsOfFrames(
   database: string,
@@ -58,74 +122,20 @@ export function recordsOfFrames(
   from: number,
   to: number,
 ): CommitRecord[] {
-  const records = frames.flatMap((frame) => (isBytes(frame) ? decodeRecords(frame).records : []));
-  if (records.length !== to - from || records.some((r, i) => r.seq !== from + 1 + i))
+  if (frames.length !== to - from)
     throw new ActorStoreError(
       "ERR_CORRUPT",
       `The persisted data in IndexedDB database "${database}" is damaged: records ${from + 1}..${to} are not all readable.`,
     );
-  return records;
-}
-
-/**
- * Checks the stored log row by row, in key order, as load reads it: the first bad or missing
- * record ends the log, and valid data after it means real damage (`ERR_CORRUPT` naming `database`).
- * The log starts right after the oldest snapshot (a prune keeps every record after it), or at seq 1:
- * `firstAllowed`. @internal
- */
-export class StoredLogCheck {
-  readonly #database: string;
-  readonly #firstAllowed: number;
-  #previousKey: IDBValidKey | undefined;
-  #index = 0;
-  /** The first bad row: its index and why. */
-  bad: { at: number; why: string } | undefined;
-  /** The stored size of each row checked (0 for one that is not bytes). */
-  readonly sizes: number[] = [];
-  /** The bytes from the first bad row on. */
-  truncatedBytes = 0;
-
-  constructor(database: string, firstAllowed: number) {
-    this.#database = database;
-    this.#firstAllowed = firstAllowed;
-  }
-
-  /** Checks the next row: `frame` stored under `key`. */
-  add(key: IDBValidKey, frame: unknown): void {
-    const i = this.#index++;
-    const firstAllowed = this.#firstAllowed;
-    const expected = i === 0 ? undefined : (this.#previousKey as number) + 1;
-    this.#previousKey = key;
-    if (this.bad === undefined && typeof key === "number" && Number.isSafeInteger(key)) {
-      if (expected !== undefined && key !== expected) this.bad = { at: i, why: `record ${expected} is missing` };
-      else if (expected === undefined && key > firstAllowed)
-        this.bad = {
-          at: i,
-          why:
-            key - 1 === firstAllowed
-              ? `record ${firstAllowed} is missing`
-              : `records ${firstAllowed}..${key - 1} are missing`,
-        };
-    }
-    const decoded = isBytes(frame) ? decodeRecords(frame) : undefined;
-    const record = decoded?.records[0];
-    const why =
-      typeof key !== "number" || !Number.isSafeInteger(key) || key < 1
-        ? `a row is stored under key ${show(key)}`
-        : decoded === undefined
-          ? `record ${key} is not bytes`
-          : record === undefined || decoded.tornTail || decoded.records.length !== 1
-            ? `record ${key} does not decode (${decoded.reason ?? "extra bytes"})`
-            : record.seq !== key
-              ? `record stored under ${key} has seq ${record.seq}`
-              : undefined;
-    if (why !== undefined) this.bad ??= { at: i, why };
-    if (this.bad !== undefined && why === undefined)
+  const records: CommitRecord[] = [];
+  for (let i = 0; i < frames.length; i++) {
+    const checked = checkFrame(from + 1 + i, frames[i]);
+    if ("why" in checked)
       throw new ActorStoreError(
         "ERR_CORRUPT",
-        `The persisted data in IndexedDB database "${this.#database}" is damaged: ${this.bad.why}, but record ${key} follows it. Delete the database (or restore it from an export) to start again.`,
+        `The persisted data in IndexedDB database "${database}" is damaged: ${checked.why}. Delete the database (or restore it from an export) to start again.`,
       );
-    this.sizes.push(isBytes(frame) ? frame.length : 0);
-    if (this.bad !== undefined) this.truncatedBytes += isBytes(frame) ? frame.length : 0;
+    records.push(checked.record);
   }
+  return records;
 }

@@ -15,8 +15,9 @@
  * transaction's `complete` event. Appends run one transaction at a time; appends queued meanwhile share
  * the next one (group commit), so the stored log never has a gap.
  *
- * Beside it: `indexeddb-ranges.ts` (the seq key ranges it reads and deletes with) and
- * `indexeddb-frames.ts` (the checks of the frames, snapshot entries and images it reads back).
+ * Beside it: `indexeddb-open.ts` (how it opens the database), `indexeddb-ranges.ts` (the seq key
+ * ranges it reads and deletes with) and `indexeddb-frames.ts` (the checks of the frames, snapshot
+ * entries and images it reads back).
  *
  * @packageDocumentation
  */
@@ -27,13 +28,17 @@ import { crc32 } from "./crc32";
 import { describeIndexedDbError } from "./indexeddb-errors";
 import {
   badSnapshotInfo,
+  checkFrame,
+  damagedLog,
+  firstKeyProblem,
   imageMatches,
   recordsOfFrames,
-  StoredLogCheck,
+  rowBytes,
   type StoredSnapshotInfo,
   show,
 } from "./indexeddb-frames";
-import { type IndexedDbKeyRangeLike, pagedRows, SeqRanges } from "./indexeddb-ranges";
+import { openObjectDatabase, STORES } from "./indexeddb-open";
+import { type IndexedDbKeyRangeLike, SeqRanges } from "./indexeddb-ranges";
 import {
   checkAppendOrder,
   checkRange,
@@ -90,14 +95,13 @@ const RECORDS = "records";
 const SNAPSHOTS = "snapshots";
 const IMAGES = "images";
 const META = "meta";
-const STORES = [RECORDS, SNAPSHOTS, IMAGES, META];
-/** The version the adapter opens its databases with (it creates the stores above at it). */
-const DATABASE_VERSION = 1;
 /** Keys in the META store beside the metadata itself: the writer epoch and the metadata's version. */
 const EPOCH_KEY = "epoch";
 const VERSION_KEY = "meta-version";
 /** Rows read at a time when the log is checked or streamed. */
 const STREAM_PAGE = STREAM_CHUNK_RECORDS;
+/** The size kept for a record no read has measured yet (see `IndexedDbPersistence.stats`). */
+const UNMEASURED = -1;
 
 interface PendingAppend {
   frames: Uint8Array[];
@@ -153,12 +157,14 @@ export class IndexedDbPersistence implements PersistenceAdapter {
   /** The first seq still stored (lastSeq + 1 when the log is empty). */
   #firstSeq = 1;
   /**
-   * The stored size of each record from `#firstSeq` on (index 0 is `#firstSeq`), and their sum:
-   * known from load's check of every frame and from each append and prune, so `stats()` reads
-   * nothing.
+   * The stored size of each record from `#firstSeq` on (index 0 is `#firstSeq`), and the sum of
+   * those known: measured by every read of a record (load reads only the log's last rows, streaming
+   * the rest) and each append, so that `stats()` after an open reads nothing. {@link UNMEASURED}
+   * until then; `#unmeasured` counts those.
    */
   #recordBytes: number[] = [];
   #logBytes = 0;
+  #unmeasured = 0;
   #snapshots: StoredSnapshotInfo[] = [];
   /** Set when a write failed; every later append rejects until load(). */
   #failure: Error | null = null;
@@ -226,26 +232,27 @@ export class IndexedDbPersistence implements PersistenceAdapter {
         );
     }
     const snapshots = (infos as StoredSnapshotInfo[]).sort((a, b) => a.seq - b.seq);
-    // The records are checked a page at a time and dropped: streamRecords reads them again when
-    // the storage opens, so the log is never in memory at once.
-    const frameAt = pagedRows(keys, STREAM_PAGE, (from, to) => this.#frames(from, to));
-    const check = new StoredLogCheck(this.#name, (snapshots[0]?.seq ?? 0) + 1);
-    for (let i = 0; i < keys.length; i++) check.add(keys[i] as IDBValidKey, await frameAt(i));
-    const { bad, sizes, truncatedBytes } = check;
-    if (bad !== undefined) {
-      // A damaged tail with nothing valid after it: cut it off durably, as the file adapter does.
+    // The records are not read here, only their keys and the last rows: each record is checked
+    // where it is read anyway, as streamRecords yields it (opening the storage streams the whole
+    // log), so a reopen reads each stored record once. What a load must know without reading the
+    // log is where it ends: the last row that is a valid record, after which any rows are a
+    // damaged tail, cut off here as the file adapter cuts one.
+    const tail = await this.#checkTail(keys, (snapshots[0]?.seq ?? 0) + 1);
+    if (tail.valid < keys.length) {
       // Fenced like every write: a newer holder may have cut it already and written there since.
-      const doomed = keys.slice(bad.at);
+      const doomed = keys.slice(tail.valid);
       await this.#write("load", [RECORDS], (cut) => cut.objectStore(RECORDS).delete(this.#ranges.spanning(doomed)));
     }
-    const validKeys = (bad === undefined ? keys : keys.slice(0, bad.at)) as number[];
+    const validKeys = keys.slice(0, tail.valid) as number[];
     const lastRecord = validKeys.at(-1) ?? 0;
     this.#snapshots = snapshots;
     this.#lastSeq = Math.max(lastRecord, snapshots.at(-1)?.seq ?? 0);
     this.#durableSeq = this.#lastSeq;
     this.#firstSeq = validKeys[0] ?? this.#lastSeq + 1;
-    this.#recordBytes = sizes.slice(0, validKeys.length);
-    this.#logBytes = this.#recordBytes.reduce((n, b) => n + b, 0);
+    this.#recordBytes = tail.sizes;
+    this.#unmeasured = tail.sizes.reduce((n, b) => (b === UNMEASURED ? n + 1 : n), 0);
+    this.#logBytes = tail.sizes.reduce((n, b) => (b === UNMEASURED ? n : n + b), 0);
+    const truncatedBytes = tail.truncatedBytes;
     this.#open = true;
     return {
       snapshots: snapshots.map(({ seq, timeMs, bytes }) => ({ seq, timeMs, bytes })),
@@ -253,6 +260,51 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       lastSeq: this.#lastSeq,
       epoch: this.#epoch,
     };
+  }
+
+  /**
+   * Finds where the stored log ends, reading as few rows as it can: the keys (`keys`, in order)
+   * show where they stop being consecutive seqs (from `firstAllowed`), and from there on no row may
+   * be a valid record (`ERR_CORRUPT`: damage, not a tail). Before that, rows are read from the last
+   * one back (a page that doubles from one row) until one is a valid record: the rows after it are
+   * the damaged tail. Returns how many rows are kept (`valid`), the bytes of the others, and the
+   * size of each kept row that was read ({@link UNMEASURED} for the others).
+   */
+  async #checkTail(
+    keys: readonly IDBValidKey[],
+    firstAllowed: number,
+  ): Promise<{ valid: number; truncatedBytes: number; sizes: number[] }> {
+    const problem = firstKeyProblem(keys, firstAllowed);
+    const sound = problem?.at ?? keys.length;
+    let truncatedBytes = 0;
+    for (let i = sound; i < keys.length; i += STREAM_PAGE) {
+      const last = Math.min(keys.length, i + STREAM_PAGE) - 1;
+      const rows = await this.#frames("load", keys[i] as IDBValidKey, keys[last] as IDBValidKey);
+      for (let j = 0; j < rows.length; j++) {
+        const key = keys[i + j] as IDBValidKey;
+        if ("record" in checkFrame(key, rows[j])) throw damagedLog(this.#name, problem?.why ?? "", key as number);
+        truncatedBytes += rowBytes(rows[j]);
+      }
+    }
+    const sizes = new Array<number>(sound).fill(UNMEASURED);
+    let valid = sound;
+    for (let page = 1; valid > 0; page = Math.min(STREAM_PAGE, page * 2)) {
+      const first = Math.max(0, valid - page);
+      const rows = await this.#frames("load", keys[first] as IDBValidKey, keys[valid - 1] as IDBValidKey);
+      let j = rows.length - 1;
+      while (j >= 0 && !("record" in checkFrame(keys[first + j] as IDBValidKey, rows[j]))) {
+        truncatedBytes += rowBytes(rows[j]);
+        j--;
+      }
+      if (j >= 0) {
+        for (let k = 0; k <= j; k++) sizes[first + k] = rowBytes(rows[k]);
+        valid = first + j + 1;
+        break;
+      }
+      valid = first;
+    }
+    sizes.length = valid;
+    return { valid, truncatedBytes, sizes };
   }
 
   append(records: readonly CommitRecord[]): Promise<void> {
@@ -357,20 +409,46 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     return collectRecords(this.streamRecords(fromSeq, toSeq));
   }
 
-  /** A page of {@link STREAM_PAGE} rows at a time, each page its own read transaction. */
+  /**
+   * A page of {@link STREAM_PAGE} rows at a time, each page its own read transaction, the next one
+   * read while the caller handles the last. Each record is checked before its page is yielded (see
+   * `recordsOfFrames`): load did not read it.
+   */
   async *streamRecords(fromSeq: number, toSeq: number): AsyncIterable<readonly CommitRecord[]> {
     // Queued behind earlier writes, like every other call.
     await this.#enqueue(async () => checkRange(fromSeq, toSeq, this.#firstSeq, this.#lastSeq));
+    const read = (from: number) => {
+      const page = this.#enqueue(() => this.#measuredFrames(from + 1, Math.min(toSeq, from + STREAM_PAGE)));
+      page.catch(() => undefined);
+      return page;
+    };
+    let next = fromSeq < toSeq ? read(fromSeq) : undefined;
     for (let from = fromSeq; from < toSeq; from += STREAM_PAGE) {
       const to = Math.min(toSeq, from + STREAM_PAGE);
-      const frames = await this.#enqueue(() => this.#frames(from + 1, to));
+      const frames = await (next as Promise<unknown[]>);
+      next = to < toSeq ? read(to) : undefined;
       yield recordsOfFrames(this.#name, frames, from, to);
     }
   }
 
-  /** The stored frames of seqs `from..to` (inclusive), in one read transaction. */
-  async #frames(from: IDBValidKey, to: IDBValidKey): Promise<unknown[]> {
-    const txn = this.#connection("streamRecords").transaction([RECORDS], "readonly");
+  /** {@link IndexedDbPersistence.#frames} of seqs `from..to`, noting the sizes of those not measured yet. */
+  async #measuredFrames(from: number, to: number): Promise<unknown[]> {
+    const frames = await this.#frames("streamRecords", from, to);
+    if (this.#unmeasured > 0)
+      for (let i = 0; i < frames.length; i++) {
+        const at = from + i - this.#firstSeq;
+        if (at < 0 || at >= this.#recordBytes.length || this.#recordBytes[at] !== UNMEASURED) continue;
+        const bytes = rowBytes(frames[i]);
+        this.#recordBytes[at] = bytes;
+        this.#logBytes += bytes;
+        this.#unmeasured--;
+      }
+    return frames;
+  }
+
+  /** The stored frames of seqs `from..to` (inclusive), in one read transaction (for `method`). */
+  async #frames(method: string, from: IDBValidKey, to: IDBValidKey): Promise<unknown[]> {
+    const txn = this.#connection(method).transaction([RECORDS], "readonly");
     return request(txn.objectStore(RECORDS).getAll(this.#ranges.between(from, to)) as IDBRequest<unknown[]>);
   }
 
@@ -389,7 +467,9 @@ export class IndexedDbPersistence implements PersistenceAdapter {
       const doomed = new Set(plan.deleteSnapshots);
       this.#snapshots = this.#snapshots.filter((s) => !doomed.has(s.seq));
       const dropped = this.#recordBytes.splice(0, Math.max(0, plan.dropRecordsThrough + 1 - this.#firstSeq));
-      for (const bytes of dropped) this.#logBytes -= bytes;
+      for (const bytes of dropped)
+        if (bytes === UNMEASURED) this.#unmeasured--;
+        else this.#logBytes -= bytes;
       this.#firstSeq = Math.max(this.#firstSeq, plan.dropRecordsThrough + 1);
     });
   }
@@ -444,11 +524,19 @@ export class IndexedDbPersistence implements PersistenceAdapter {
 
   /**
    * What the adapter holds (log bytes are the stored frames, as in the file format), after every
-   * write called before it. Counted as the adapter loads, appends and prunes: nothing is read.
+   * write called before it. Counted as the adapter reads, appends and prunes: after an open
+   * (which streams the log) nothing is read; after a bare `load()`, the records no read has
+   * measured yet are read once, a page at a time.
    */
   async stats(): Promise<PersistenceStats & { appends: number; logFlushes: number }> {
     return this.#enqueue(async () => {
       this.#connection("stats");
+      for (let at = 0; this.#unmeasured > 0 && at < this.#recordBytes.length; at += STREAM_PAGE)
+        if (this.#recordBytes.slice(at, at + STREAM_PAGE).includes(UNMEASURED))
+          await this.#measuredFrames(
+            this.#firstSeq + at,
+            this.#firstSeq + Math.min(this.#recordBytes.length, at + STREAM_PAGE) - 1,
+          );
       return {
         records: this.#recordBytes.length,
         logBytes: this.#logBytes,
@@ -544,27 +632,7 @@ export class IndexedDbPersistence implements PersistenceAdapter {
 
   async #database(): Promise<IDBDatabase> {
     if (this.#db !== null) return this.#db;
-    let db: IDBDatabase;
-    try {
-      db = await this.#openWithin(this.#openTimeoutMs);
-    } catch (error) {
-      // IndexedDB's VersionError: the database exists with a higher version than this adapter's.
-      if ((error as { name?: unknown } | null)?.name === "VersionError")
-        throw new ActorStoreError(
-          "ERR_CORRUPT",
-          `IndexedDB database "${this.#name}" cannot be opened as an object's persistence: its version is newer than ${DATABASE_VERSION}, the one this adapter creates (a newer actorstore wrote it, or it belongs to other code of the origin). Open it with the version that wrote it, or use another name.`,
-          { cause: error },
-        );
-      throw error;
-    }
-    const missing = STORES.filter((store) => !db.objectStoreNames.contains(store));
-    if (missing.length > 0) {
-      db.close();
-      throw new ActorStoreError(
-        "ERR_CORRUPT",
-        `IndexedDB database "${this.#name}" is not one this adapter created: it has no ${missing.join(", ")} store${missing.length > 1 ? "s" : ""} (it belongs to other code of the origin). Use another name for the object (one database per object).`,
-      );
-    }
+    const db = await openObjectDatabase(this.#factory, this.#name, this.#openTimeoutMs, this.#clock);
     this.#db = db;
     this.#dropped = null;
     const drop = (why: string) => {
@@ -582,68 +650,6 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     // transactions abort, and the next load() opens a new one instead of failing on the closed one.
     db.onclose = () => drop("the browser closed the connection (site data cleared, or a storage error)");
     return db;
-  }
-
-  /**
-   * Opens the database (creating its stores at {@link DATABASE_VERSION}), or rejects with
-   * `ERR_LOCKED` once `timeoutMs` passed without the browser opening it. An open queued behind a
-   * `deleteDatabase()` or an upgrade that another connection blocks gets no event until that
-   * connection closes; given up, it is not left to open later: a connection it still gets is closed
-   * at once, and an upgrade it still gets is aborted, so an abandoned open neither holds the
-   * database (blocking the next delete or upgrade in turn) nor creates it.
-   */
-  #openWithin(timeoutMs: number): Promise<IDBDatabase> {
-    const open = this.#factory.open(this.#name, DATABASE_VERSION);
-    return new Promise<IDBDatabase>((resolve, reject) => {
-      let settled = false;
-      let blocked = false;
-      const timer = this.#clock.setTimer(() => {
-        if (settled) return;
-        settled = true;
-        reject(
-          new ActorStoreError(
-            "ERR_LOCKED",
-            `Opening IndexedDB database "${this.#name}" did not complete within ${timeoutMs} ms: ${
-              blocked
-                ? "other connections to it (other tabs or workers of this site) did not close for its upgrade"
-                : "another connection of this site blocks it (a deleteDatabase() or version upgrade of it from another tab or worker waits for a connection that does not close)"
-            }. Close the other tabs of this site that use it (or reload them), then open again.`,
-          ),
-        );
-      }, timeoutMs);
-      const settle = () => {
-        settled = true;
-        this.#clock.clearTimer(timer);
-      };
-      open.onupgradeneeded = () => {
-        if (settled) {
-          open.transaction?.abort();
-          return;
-        }
-        for (const store of STORES)
-          if (!open.result.objectStoreNames.contains(store)) open.result.createObjectStore(store);
-      };
-      open.onblocked = () => {
-        blocked = true;
-      };
-      open.onsuccess = () => {
-        if (settled) {
-          open.result.close();
-          return;
-        }
-        settle();
-        resolve(open.result);
-      };
-      open.onerror = (event) => {
-        // An upgrade aborted after the open was given up is expected: not an unhandled error.
-        if (settled) {
-          event.preventDefault();
-          return;
-        }
-        settle();
-        reject(open.error ?? new Error("IndexedDB open failed"));
-      };
-    });
   }
 
   #checkOpen(method: string): void {

@@ -33,24 +33,3 @@ export class SeqRanges {
     return this.#range.upperBound(seq);
   }
 }
-
-/**
- * The row stored under `keys[i]`, read a page of up to `pageSize` keys at a time (`read(from, to)`
- * returns the rows of one range, in key order) and keeping only the current page: for walking a
- * long log in order without holding it all. @internal
- */
-export function pagedRows(
-  keys: readonly IDBValidKey[],
-  pageSize: number,
-  read: (from: IDBValidKey, to: IDBValidKey) => Promise<unknown[]>,
-): (i: number) => Promise<unknown> {
-  let page: unknown[] = [];
-  let pageStart = 0;
-  return async (i) => {
-    if (i >= pageStart + page.length || i < pageStart) {
-      pageStart = i;
-      page = await read(keys[i] as IDBValidKey, keys[Math.min(keys.length, i + pageSize) - 1] as IDBValidKey);
-    }
-    return page[i - pageStart];
-  };
-}

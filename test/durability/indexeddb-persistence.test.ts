@@ -146,9 +146,14 @@ describe("IndexedDbPersistence", () => {
       expect(loaded.lastSeq).toBe(2);
       await adapter.close();
     }
-    // In the middle, with a valid record after it: ERR_CORRUPT, naming what is wrong.
+    // In the middle, with a valid record after it: ERR_CORRUPT, naming what is wrong, when the log
+    // is read (a load reads the log's keys and its last record only).
     let adapter = await damaged("records", (s) => s.put("hello", 2));
-    await expect(adapter.load()).rejects.toMatchObject(corrupt(/record 2 is not bytes, but record 3 follows it/));
+    await adapter.load();
+    await expect(loadWithRecords(adapter)).rejects.toMatchObject(
+      corrupt(/damaged: record 2 is not bytes\. Delete the database/),
+    );
+    await adapter.close();
     adapter = await damaged("records", (s) => s.put(new Uint8Array(3), 2.5));
     await expect(adapter.load()).rejects.toMatchObject(
       corrupt(/a row is stored under key 2\.5, but record 3 follows it/),
@@ -173,7 +178,7 @@ describe("IndexedDbPersistence", () => {
     await expect(adapter.readSnapshot(2)).rejects.toMatchObject(corrupt(/snapshot 2 fails its checksum/));
     // A record that turned into something else after the load is refused when streamed.
     await raw(adapter.name, "records", (s) => s.put(7, 3));
-    await expect(adapter.readRecords(2, 3)).rejects.toMatchObject(corrupt(/records 3\.\.3 are not all readable/));
+    await expect(adapter.readRecords(2, 3)).rejects.toMatchObject(corrupt(/damaged: record 3 is not bytes\./));
     await adapter.close();
   });
 
@@ -499,9 +504,94 @@ describe("IndexedDbPersistence", () => {
     await raw(name, "records", (s) => s.put(last.subarray(0, 10).slice(), 7));
     adapter = await openIndexedDbPersistence(name, { indexedDB: counting, IDBKeyRange });
     expect((await adapter.load()).truncatedBytes).toBe(10);
+    // Opening streams the log, which measures what the load did not read.
+    for await (const chunk of adapter.streamRecords(3, 6)) expect(chunk.length).toBe(3);
     expect(await statsWithoutReads(adapter)).toEqual({ records: 3, logBytes: (await stored()).logBytes });
     expect((await stored()).records).toBe(3);
     await adapter.close();
+    // After a bare load (no stream), the first stats() reads the records the load did not, once.
+    adapter = await openIndexedDbPersistence(name, { indexedDB: counting, IDBKeyRange });
+    await adapter.load();
+    const before = logReads;
+    expect(await adapter.stats()).toMatchObject(await stored());
+    expect(logReads - before).toBe(1);
+    expect(await statsWithoutReads(adapter)).toEqual(await stored());
+    await adapter.close();
+  });
+
+  it("reopening reads each stored record once (load reads the keys and the last record; the open's stream checks each record as it replays it)", async () => {
+    const name = fresh();
+    let rowsRead = 0;
+    // Counts the rows read from the records store.
+    const counting = wrapFactory((txn, stores) => {
+      if (!stores.includes("records")) return;
+      const objectStore = txn.objectStore.bind(txn);
+      txn.objectStore = (store: string) => {
+        const s = objectStore(store);
+        if (store !== "records") return s;
+        for (const method of ["get", "getAll", "openCursor"] as const) {
+          const original = (s[method] as (...args: unknown[]) => IDBRequest).bind(s);
+          (s as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+            const req = original(...args);
+            req.addEventListener("success", () => {
+              const result = req.result as unknown;
+              rowsRead += Array.isArray(result) ? result.length : result === undefined ? 0 : 1;
+            });
+            return req;
+          };
+        }
+        return s;
+      };
+    });
+    const clock = new FakeClock();
+    let storage = await ObjectStorage.open({ persistence: await openIndexedDbPersistence(name, options), clock });
+    for (let n = 1; n <= 300; n++) {
+      await storage.put(`k${n % 7}`, n);
+      await storage.sync();
+    }
+    await storage.close();
+    const stored = await raw(name, "records", (s) => s.count());
+    expect(stored).toBeGreaterThanOrEqual(300);
+    rowsRead = 0;
+    storage = await ObjectStorage.open({
+      persistence: await openIndexedDbPersistence(name, { indexedDB: counting, IDBKeyRange }),
+      clock,
+    });
+    expect(await storage.get(`k${300 % 7}`)).toBe(300);
+    // Each record once, and the last one a second time (load's check of where the log ends).
+    expect(rowsRead).toBe(stored + 1);
+    await storage.close();
+  });
+
+  it("a damaged record in the middle of the log is found as the open replays it: the open fails with ERR_CORRUPT naming it", async () => {
+    const name = fresh();
+    const clock = new FakeClock();
+    let storage = await ObjectStorage.open({ persistence: await openIndexedDbPersistence(name, options), clock });
+    for (let n = 1; n <= 20; n++) {
+      await storage.put("n", n);
+      await storage.sync();
+    }
+    await storage.close();
+    const keys = (await raw(name, "records", (s) => s.getAllKeys())) as number[];
+    const middle = keys[Math.floor(keys.length / 2)] as number;
+    const frame = await raw(name, "records", (s) => s.get(middle) as IDBRequest<Uint8Array>);
+    const flipped = frame.slice();
+    const at = Math.floor(flipped.length / 2);
+    flipped[at] = (flipped[at] as number) ^ 0x10;
+    await raw(name, "records", (s) => s.put(flipped, middle));
+    const error = await ObjectStorage.open({ persistence: await openIndexedDbPersistence(name, options), clock }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({
+      code: "ERR_CORRUPT",
+      message: `The persisted data in IndexedDB database "${name}" is damaged: record ${middle} does not decode (checksum). Delete the database (or restore it from an export) to start again.`,
+    });
+    // Put back, the log opens whole.
+    await raw(name, "records", (s) => s.put(frame, middle));
+    storage = await ObjectStorage.open({ persistence: await openIndexedDbPersistence(name, options), clock });
+    expect(await storage.get("n")).toBe(20);
+    await storage.close();
   });
 
   it("ObjectStorage over it: writes survive a reopen, and a bookmark restore applies on the next open", async () => {
