@@ -12,8 +12,9 @@ import { DirectoryLock, type LockEnv, lockedError, readLockState } from "../dura
 import { damageOf, scanDirectory } from "../durability/directory-scan";
 import { DELTA_RE, HEAD_RE, META_NAME, SEGMENT_RE, SNAPSHOT_RE, segmentName } from "../durability/file-layout";
 import { metaChecks } from "../durability/file-meta";
+import { frameBinding, logBindingSeed, logBoundSeq } from "../durability/log-binding";
 import { type ObjectIdentity, parseIdentity } from "../durability/object-identity";
-import { scanFrames } from "../durability/record-decoder";
+import { type FrameBinding, scanFrames } from "../durability/record-decoder";
 import { nameCrcOf } from "../durability/snapshot-name-crc";
 import { systemClock } from "../util/clock";
 
@@ -141,6 +142,7 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
           directory,
           { ...damage, offset: damage.kind === "segment" ? damage.offset : 0 },
           { backup, out: io.out, syncDirectory: () => syncPath(directory) },
+          await bindingNow(directory),
         );
         // A head marker names the newest segment: one for a segment the cut removed goes too.
         const names = await fs.readdir(directory);
@@ -207,6 +209,7 @@ async function cutLog(
   directory: string,
   damage: { segment: string; offset: number; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> },
   io: { backup(name: string): Promise<void>; out(line: string): void; syncDirectory(): Promise<void> },
+  binding: FrameBinding | undefined,
 ): Promise<void> {
   const fs = await import("node:fs/promises");
   const { segment, offset, lastGoodSeq, snapshotSeqs } = damage;
@@ -232,7 +235,7 @@ async function cutLog(
       break;
     }
     const held = new Uint8Array(await fs.readFile(join(directory, name)));
-    const frames = scanFrames(held);
+    const frames = scanFrames(held, binding);
     // A usable snapshot inside this segment: the log can start again right after it, so the
     // commits after the snapshot are kept in a segment of their own instead of dropped with it.
     const inside = frames.seqs.findIndex((seq) => snapshotSeqs.has(seq - 1));
@@ -275,10 +278,20 @@ async function cutLog(
   );
 }
 
+/** How the directory's frames are checked now (log-binding.ts): its identity and log binding markers. */
+async function bindingNow(directory: string): Promise<FrameBinding | undefined> {
+  const fs = await import("node:fs/promises");
+  const names = await fs.readdir(directory);
+  const identity = names.map(parseIdentity).find((i) => i !== undefined);
+  const markers = names.map(logBoundSeq).filter((seq) => seq !== undefined);
+  return frameBinding(identity?.id, markers);
+}
+
 /**
- * Which of the identity files `names` the directory's snapshot files are bound to (their name CRCs
- * cover it): `keep` is the one most are bound to, `undefined` when none is, `"tie"` when two have as
- * many; `bound` lists the snapshot files bound to each.
+ * Which of the identity files `names` the directory's files are bound to (snapshot name CRCs and
+ * log frames' CRCs cover it; a segment counts by its first frame): `keep` is the one most are bound
+ * to, `undefined` when none is, `"tie"` when two have as many; `bound` lists the snapshot files
+ * bound to each (a segment bound to one that goes is damage to the next pass, which cuts it).
  */
 async function boundIdentity(
   directory: string,
@@ -286,7 +299,18 @@ async function boundIdentity(
 ): Promise<{ keep: string | undefined | "tie"; bound: Map<string, string[]> }> {
   const fs = await import("node:fs/promises");
   const bound = new Map<string, string[]>(names.map((n) => [n, []]));
+  const segments = new Map<string, number>(names.map((n) => [n, 0]));
   for (const file of await fs.readdir(directory)) {
+    if (SEGMENT_RE.test(file)) {
+      const held = await fs.readFile(join(directory, file)).catch(() => undefined);
+      for (const name of names) {
+        const identity = parseIdentity(name);
+        const binding = identity && { seed: logBindingSeed(identity.id), unboundUpTo: 0 };
+        if (held !== undefined && binding !== undefined && scanFrames(held, binding).seqs.length > 0)
+          segments.set(name, (segments.get(name) ?? 0) + 1);
+      }
+      continue;
+    }
     const m = SNAPSHOT_RE.exec(file) ?? DELTA_RE.exec(file);
     if (m === null) continue;
     const bytes = await fs.readFile(join(directory, file)).catch(() => undefined);
@@ -298,7 +322,7 @@ async function boundIdentity(
       if (identity !== undefined && nameCrcOf(fileCrc, seq, timeMs, identity.id) === crc) bound.get(name)?.push(file);
     }
   }
-  const count = (n: string) => bound.get(n)?.length ?? 0;
+  const count = (n: string) => (bound.get(n)?.length ?? 0) + (segments.get(n) ?? 0);
   const most = Math.max(...names.map(count));
   const top = names.filter((n) => count(n) === most);
   return { keep: most === 0 ? undefined : top.length === 1 ? top[0] : "tie", bound };

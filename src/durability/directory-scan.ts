@@ -29,16 +29,19 @@ import {
   asPlainBytes,
   DELTA_RE,
   HEAD_RE,
+  logBoundName,
   SEGMENT_RE,
   SNAPSHOT_RE,
   segmentName as segmentNameOf,
   TMP_SUFFIX,
 } from "./file-layout";
+import { frameBinding, logBoundSeq } from "./log-binding";
 import { type ObjectIdentity, parseIdentity } from "./object-identity";
-import { decodeRecords, peekPayloadSeq, scanFrames } from "./record-codec";
+import { type FrameBinding, scanFrames } from "./record-codec";
 import { ChainReader, checksumFailure, layOutChain, readDeltaHeader } from "./snapshot-chain-read";
 import { basesNeeded, chainOf } from "./snapshot-delta";
 import { crcMatches } from "./snapshot-name-crc";
+import { isTornTail } from "./torn-tail";
 
 type Fs = typeof import("node:fs/promises");
 type Path = typeof import("node:path");
@@ -104,6 +107,10 @@ export interface DirectoryScan {
   heads: { name: string; seq: number }[];
   /** The directory's identity (object-identity.ts); `undefined` in a directory an older version wrote. */
   identity: ObjectIdentity | undefined;
+  /** The seqs the log's binding markers name (`logbound-<seq>`, log-binding.ts); none while the log is not bound. */
+  logBound: number[];
+  /** How the segments' frames were checked (log-binding.ts); `undefined` without identity. */
+  binding: FrameBinding | undefined;
 }
 
 /**
@@ -178,6 +185,7 @@ async function scanOnce(
   const tmpFiles: string[] = [];
   const heads: { name: string; seq: number }[] = [];
   const identities: ObjectIdentity[] = [];
+  const logBound: number[] = [];
   for (const entry of await fs.readdir(directory, { withFileTypes: true })) {
     // The adapter writes only files: a directory, whatever its name, is someone else's and is
     // neither read nor removed.
@@ -196,6 +204,11 @@ async function scanOnce(
     const head = HEAD_RE.exec(name);
     if (head !== null) {
       heads.push({ name, seq: seqOf(name, head[1]) });
+      continue;
+    }
+    const bound = logBoundSeq(name);
+    if (bound !== undefined) {
+      logBound.push(bound);
       continue;
     }
     const identityFile = parseIdentity(name);
@@ -235,6 +248,10 @@ async function scanOnce(
     );
   const identity = identities[0];
   if (identity !== undefined) for (const s of all) s.identity = identity;
+  // Frames past the marker's seq are bound to the identity (log-binding.ts).
+  const binding = frameBinding(identity?.id, logBound);
+  // A marker without an identity: the frames after its seq are bound to an identity file that is gone.
+  const identityMissing = identity === undefined && logBound.length > 0;
 
   // The newest snapshot whose chain (its full image and each delta on the way, snapshot-delta.ts)
   // passes its checksums is the base of the newest state; newer ones that fail are skipped (kept on
@@ -335,7 +352,7 @@ async function scanOnce(
     const bytes = asPlainBytes(await fs.readFile(file(segment.name)));
     // Frames are checked (length, checksum, seq) without decoding records: the storage decodes
     // them once, when it replays the log.
-    const decoded = scanFrames(bytes);
+    const decoded = scanFrames(bytes, binding);
     let expected = segment.firstSeq;
     for (let f = 0; f < decoded.seqs.length; f++) {
       const seq = decoded.seqs[f] as number;
@@ -351,14 +368,21 @@ async function scanOnce(
     }
     if (decoded.tornTail) {
       const at = decoded.validBytes;
+      if (identityMissing && decoded.reason === "checksum")
+        throw corrupt(
+          `log segment ${segment.name} fails its checksum at byte ${at}, and the directory has no identity file although ${logBound.map(logBoundName).join(", ")} says its log is bound to one: the frames after seq ${Math.max(...logBound)} are bound to an ident-… file that was deleted or not copied along`,
+          { kind: "unreachable" },
+          `Put the identity file back (an empty file named ident-<32 hex digits>, from a backup or the directory's source); the directory then opens whole. Only if it cannot be found: remove ${logBoundName(Math.max(...logBound))} and run actorstore-inspect ${directory} repair, which drops every commit bound to the missing identity.`,
+        );
+      const why = reasonText(decoded.reason, binding);
       if (next !== undefined)
         throw corrupt(
-          `log segment ${segment.name} is damaged at byte ${at} (${decoded.reason}), and later segments hold newer commits`,
+          `log segment ${segment.name} is damaged at byte ${at} (${why}), and later segments hold newer commits`,
           { kind: "segment", segment: segment.name, offset: at, lastGoodSeq: expected - 1, snapshotSeqs },
         );
-      if (!isTornTail(bytes, at, expected - 1))
+      if (!isTornTail(bytes, at, expected - 1, binding))
         throw corrupt(
-          `log segment ${segment.name} is damaged at byte ${at} (${decoded.reason}); the damage is not a write a crash interrupted (a whole frame or a valid frame follows it), so confirmed commits may be behind it`,
+          `log segment ${segment.name} is damaged at byte ${at} (${why}); the damage is not a write a crash interrupted (a whole frame or a valid frame follows it), so confirmed commits may be behind it`,
           { kind: "segment", segment: segment.name, offset: at, lastGoodSeq: expected - 1, snapshotSeqs },
         );
       torn = { segment: segment.name, validBytes: at, fileBytes: bytes.length };
@@ -473,7 +497,18 @@ async function scanOnce(
     tmpFiles,
     heads,
     identity,
+    logBound,
+    binding,
   };
+}
+
+/** Why a frame failed, as the scan says it: with a binding, a checksum may fail for belonging to another object. */
+function reasonText(reason: string | undefined, binding: FrameBinding | undefined): string {
+  if (reason === "checksum" && binding !== undefined)
+    return "checksum: damaged, or copied from another object's directory, since the frames' checksums cover this directory's identity";
+  if (reason === "unbound")
+    return `a frame without this directory's identity in its checksum, after seq ${String(binding?.unboundUpTo)}, from where every frame of this log has it: copied from another object's directory (or written by an older version after this one bound the log)`;
+  return reason ?? "damaged";
 }
 
 /**
@@ -522,96 +557,4 @@ async function readVerified(fs: Fs, file: string, named: StoredSnapshot): Promis
     return undefined;
   }
   return crcMatches(crc32(bytes), named) ? bytes : undefined;
-}
-
-/**
- * Whether the bytes from `at` (where decoding stopped) to the end of the newest segment are a
- * write a crash interrupted: see the module comment. `lastSeq` is the last valid record's seq.
- * @internal
- */
-export function isTornTail(bytes: Uint8Array, at: number, lastSeq: number): boolean {
-  if (bytes.subarray(at).every((b) => b === 0)) return true;
-  if (validFrameAfter(bytes, at + 1, lastSeq)) return false;
-  const length = readVarint(bytes, at);
-  if (length === "incomplete") return true;
-  if (length === "bad" || length.value === 0) return false;
-  const end = at + length.size + length.value + 4;
-  // A frame that fits in the file but fails its checksum (or parses badly) is whole: not torn.
-  if (end <= bytes.length) return false;
-  return !wholeFrameUnderOtherLength(bytes, at);
-}
-
-/** An unsigned LEB128 varint at `at` (at most 5 bytes, minimal), for frame lengths. */
-function readVarint(bytes: Uint8Array, at: number): { value: number; size: number } | "incomplete" | "bad" {
-  let value = 0;
-  let scale = 1;
-  for (let p = at; ; p++) {
-    if (p >= bytes.length) return "incomplete";
-    if (p - at >= 5) return "bad";
-    const b = bytes[p] as number;
-    value += (b & 0x7f) * scale;
-    scale *= 0x80;
-    if (b < 0x80) {
-      const size = p - at + 1;
-      return size > 1 && b === 0 ? "bad" : { value, size };
-    }
-  }
-}
-
-function encodeVarint(value: number): number[] {
-  const out: number[] = [];
-  let v = value;
-  while (v >= 0x80) {
-    out.push((v % 0x80) | 0x80);
-    v = Math.floor(v / 0x80);
-  }
-  out.push(v);
-  return out;
-}
-
-/**
- * Whether some frame starts after `from` and decodes whole, with a seq after `lastSeq` (a record a
- * writer appended later). Candidates are filtered by their length, flags and seq before the
- * checksum, so the scan is linear in practice.
- */
-function validFrameAfter(bytes: Uint8Array, from: number, lastSeq: number): boolean {
-  const maxSeq = lastSeq + Math.ceil(bytes.length / 6) + 1;
-  for (let o = from; o < bytes.length; o++) {
-    const length = readVarint(bytes, o);
-    if (typeof length === "string" || length.value < 2) continue;
-    const end = o + length.size + length.value + 4;
-    if (end > bytes.length) continue;
-    const seq = peekPayloadSeq(bytes, o + length.size);
-    if (seq === undefined || seq <= lastSeq || seq > maxSeq) continue;
-    const decoded = decodeRecords(bytes.subarray(o, end));
-    if (!decoded.tornTail && decoded.records.length === 1) return true;
-  }
-  return false;
-}
-
-/**
- * Whether the bytes from `at` to the end of the file are one whole frame whose length bytes were
- * damaged: for each possible length size, the length that ends the frame exactly at the end of the
- * file, re-encoded, gives the checksum stored in the last four bytes.
- */
-function wholeFrameUnderOtherLength(bytes: Uint8Array, at: number): boolean {
-  const end = bytes.length;
-  if (end - at < 7) return false;
-  const stored =
-    ((bytes[end - 4] as number) |
-      ((bytes[end - 3] as number) << 8) |
-      ((bytes[end - 2] as number) << 16) |
-      ((bytes[end - 1] as number) << 24)) >>>
-    0;
-  for (let size = 1; size <= 5; size++) {
-    const length = end - 4 - at - size;
-    if (length < 1) break;
-    const prefix = encodeVarint(length);
-    if (prefix.length !== size) continue;
-    const frame = new Uint8Array(size + length);
-    frame.set(prefix, 0);
-    frame.set(bytes.subarray(at + size, end - 4), size);
-    if (crc32(frame) === stored) return true;
-  }
-  return false;
 }

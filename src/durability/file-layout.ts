@@ -16,10 +16,15 @@ export const DELTA_RE = /^snap-(\d{16})-(\d{16})-([0-9a-f]{8})-(\d{16})\.delta$/
 export const HEAD_RE = /^head-(\d{16})$/;
 /** The directory's identity (object-identity.ts): an empty file named after a random id (and, when adopted, a seq). */
 export const IDENT_RE = /^ident-([0-9a-f]{32})(?:-(\d{16}))?$/;
+/**
+ * The log's binding marker (log-binding.ts): an empty file named after the seq after which every
+ * frame's CRC covers the directory's identity.
+ */
+export const LOG_BOUND_RE = /^logbound-(\d{16})$/;
 export const META_NAME = "meta";
 export const TMP_SUFFIX = ".tmp";
 
-/** Whether `name` is one of an object directory's files (a segment, a snapshot, the head marker, the identity, the meta or a lock generation). */
+/** Whether `name` is one of an object directory's files (a segment, a snapshot, the head marker, the identity, the log's binding marker, the meta or a lock generation). */
 export function isObjectFile(name: string): boolean {
   return (
     SEGMENT_RE.test(name) ||
@@ -27,6 +32,7 @@ export function isObjectFile(name: string): boolean {
     DELTA_RE.test(name) ||
     HEAD_RE.test(name) ||
     IDENT_RE.test(name) ||
+    LOG_BOUND_RE.test(name) ||
     name === META_NAME ||
     /^lock-\d{16}$/.test(name)
   );
@@ -35,6 +41,7 @@ export function isObjectFile(name: string): boolean {
 export const pad16 = (n: number): string => String(n).padStart(16, "0");
 export const segmentName = (firstSeq: number): string => `log-${pad16(firstSeq)}.seg`;
 export const headName = (firstSeq: number): string => `head-${pad16(firstSeq)}`;
+export const logBoundName = (afterSeq: number): string => `logbound-${pad16(afterSeq)}`;
 export const snapshotName = (seq: number, timeMs: number, crc: number): string =>
   `snap-${pad16(seq)}-${pad16(timeMs)}-${crc.toString(16).padStart(8, "0")}.sqlite`;
 export const deltaName = (seq: number, timeMs: number, crc: number, baseSeq: number): string =>

@@ -15,7 +15,7 @@ import { corruptError } from "./directory-scan";
 import type { DirectoryIo } from "./file-io";
 import { isErrno } from "./file-layout";
 import { type CommitTimes, STREAM_CHUNK_RECORDS } from "./persistence";
-import { scanFrames } from "./record-codec";
+import { type FrameBinding, scanFrames } from "./record-codec";
 import { type RangeCursor, recordsInRange } from "./record-range";
 
 /** Reads records and commit times from a directory's segments. @internal */
@@ -25,15 +25,24 @@ export class SegmentReader {
   #times = new Map<string, Float64Array>();
   /** Checked bytes from the last scan, by segment name; each is handed out once. */
   #verified = new Map<string, Uint8Array>();
+  /** How the segments' frames are checked (log-binding.ts), as the last scan found. */
+  #binding: FrameBinding | undefined;
 
   constructor(io: DirectoryIo) {
     this.#io = io;
   }
 
   /** Takes over what a load's scan read (dropping what an earlier scan left). */
-  reset(scan: Pick<DirectoryScan, "times" | "verifiedLog"> | undefined): void {
+  reset(scan: Pick<DirectoryScan, "times" | "verifiedLog" | "binding"> | undefined): void {
     this.#times = scan?.times ?? new Map();
     this.#verified = scan?.verifiedLog ?? new Map();
+    this.#binding = scan?.binding;
+  }
+
+  /** The frames past `seq` must be bound from now on (this adapter bound the log, log-binding.ts). */
+  bindAfter(seq: number): void {
+    if (this.#binding !== undefined && this.#binding.unboundUpTo > seq)
+      this.#binding = { seed: this.#binding.seed, unboundUpTo: seq };
   }
 
   /**
@@ -51,7 +60,15 @@ export class SegmentReader {
       this.#verified.delete(segment.name);
       const verified = cached !== undefined && cached.length === segment.bytes;
       const bytes = verified ? cached : await this.#read(segment, fromSeq);
-      yield* recordsInRange(bytes, verified, cursor, () => changedError(this.#io.directory, segment), pruned);
+      yield* recordsInRange(
+        bytes,
+        verified,
+        cursor,
+        () => changedError(this.#io.directory, segment),
+        pruned,
+        undefined,
+        this.#binding,
+      );
       if (cursor.expected > toSeq) return;
     }
     throw pruned();
@@ -80,7 +97,7 @@ export class SegmentReader {
     this.#times.delete(segment.name);
     if (cached !== undefined && cached.length === count) return cached;
     const bytes = await this.#read(segment, fromSeq);
-    const scan = scanFrames(bytes);
+    const scan = scanFrames(bytes, this.#binding);
     if (scan.tornTail || scan.seqs.length !== count || scan.seqs.some((seq, i) => seq !== segment.firstSeq + i))
       throw changedError(this.#io.directory, segment);
     return Float64Array.from(scan.times);

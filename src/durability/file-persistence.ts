@@ -51,6 +51,7 @@ import { decodeMeta, encodeMeta } from "./file-meta";
 import type { FilePersistence, FilePersistenceStats, OpenFilePersistenceOptions } from "./file-persistence-types";
 import { GroupCommitQueue, type GroupWrite } from "./group-commit";
 import { handOverImage } from "./image-handover";
+import { bindLog } from "./log-binding";
 import { adoptIdentity, type ObjectIdentity, parseIdentity } from "./object-identity";
 import {
   type CommitTimes,
@@ -100,6 +101,8 @@ class FileAdapter implements FilePersistence {
   #heads: string[] = [];
   /** The directory's identity, as the last load found or created it (object-identity.ts). */
   #identity: ObjectIdentity | undefined;
+  /** Whether the log is bound to the identity (its `logbound-…` marker is durable, log-binding.ts). */
+  #logBound = false;
   /** The snapshot files held, written and read (snapshot-files.ts). */
   readonly #snapshots: SnapshotFiles;
   /** The open handle of the last segment, if appends have touched it since load. */
@@ -200,10 +203,11 @@ class FileAdapter implements FilePersistence {
     }
     this.#segments = scan.segments;
     this.#identity = scan.identity;
+    this.#logBound = scan.logBound.length > 0;
     if (this.#readOnly) this.#heads = scan.heads.map((h) => h.name);
     this.#snapshots.reset(scan);
     this.#reader.reset(scan);
-    this.#log.reset(scan.lastSeq);
+    this.#log.reset(scan.lastSeq, scan.binding);
     this.#loaded = true;
     return {
       snapshots: scan.snapshots.map((s) => ({
@@ -283,6 +287,12 @@ class FileAdapter implements FilePersistence {
   /** One write + flush of the log: everything queued while the previous one was in flight. */
   async #writeBatch(batch: GroupWrite): Promise<void> {
     if (this.#lock === null) throw closedError(this.directory);
+    // The frames are bound to the identity: the directory says so (durably) before the first is written.
+    if (!this.#logBound) {
+      await bindLog(this.#io, batch.firstSeq - 1);
+      this.#logBound = true;
+      this.#reader.bindAfter(batch.firstSeq - 1);
+    }
     let segment = this.#segments[this.#segments.length - 1];
     let created = false;
     if (segment === undefined || segment.bytes >= this.#segmentBytes || segment.lastSeq + 1 !== batch.firstSeq) {

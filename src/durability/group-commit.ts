@@ -108,6 +108,8 @@ export class GroupCommitQueue {
   #failure: Error | null = null;
   /** The write in flight (settled, never rejecting), if any. */
   #writing: Promise<void> | null = null;
+  /** What each frame's CRC starts from (record-codec.ts): the directory's binding, or none. */
+  #binding: { seed: number } | undefined;
 
   constructor(hooks: GroupCommitHooks) {
     this.#hooks = hooks;
@@ -128,8 +130,12 @@ export class GroupCommitQueue {
     return this.#failure;
   }
 
-  /** Starts again after a load: nothing queued (call {@link idle} first), the log ends at `lastSeq`. */
-  reset(lastSeq: number): void {
+  /**
+   * Starts again after a load: nothing queued (call {@link idle} first), the log ends at `lastSeq`;
+   * frames are encoded with `binding` (a directory's, log-binding.ts; none: the plain CRC).
+   */
+  reset(lastSeq: number, binding?: { seed: number }): void {
+    this.#binding = binding;
     this.#acceptedSeq = lastSeq;
     this.#durableSeq = lastSeq;
     this.#failure = null;
@@ -148,10 +154,10 @@ export class GroupCommitQueue {
       // Encode now, synchronously: the caller may reuse its objects once append returns.
       let frames: Uint8Array;
       if (this.#hooks.reuseFrames === true) {
-        const view = encodeRecordsView(records);
+        const view = encodeRecordsView(records, this.#binding);
         frames = pooledFrames(view.length);
         frames.set(view);
-      } else frames = encodeRecords(records);
+      } else frames = encodeRecords(records, this.#binding);
       this.#acceptedSeq = lastSeq;
       return new Promise<void>((resolve, reject) => {
         this.#queue.push({ frames, firstSeq, lastSeq, resolve, reject });

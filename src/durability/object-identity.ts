@@ -19,6 +19,7 @@
  */
 import type { DirectoryScan } from "./directory-scan";
 import { IDENT_RE, META_NAME, pad16 } from "./file-layout";
+import { frameBinding } from "./log-binding";
 
 /** A directory's identity, as its file names it. @internal */
 export interface ObjectIdentity {
@@ -94,5 +95,5 @@ export async function adoptIdentity(
   const written = scan.lastSeq > 0 || scan.snapshots.length > 0 || scan.damagedSnapshots.length > 0 || meta;
   const identity = await createIdentity(io, newIdentityName(written ? scan.lastSeq : undefined));
   for (const s of [...scan.snapshots, ...scan.damagedSnapshots]) s.identity = identity;
-  return { ...scan, identity };
+  return { ...scan, identity, binding: frameBinding(identity.id, scan.logBound) };
 }

@@ -28,7 +28,8 @@ import {
   type KvWrite,
   type SqlWrite,
 } from "./commit-record";
-import { crc32 } from "./crc32";
+import { crc32Update } from "./crc32";
+import type { FrameBinding } from "./record-decoder";
 import {
   CHECKSUM_BYTES,
   ENTRY_INPUTS,
@@ -62,7 +63,9 @@ import {
 export {
   type DecodeResult,
   decodeRecords,
+  type FrameBinding,
   type FrameScan,
+  frameSumMatches,
   peekPayloadSeq,
   scanFrames,
   type TornReason,
@@ -354,7 +357,7 @@ function writeSqlText(s: string): void {
  * Appends one whole frame at `pos`. The payload is written after room for the longest length
  * prefix, then moved back once its length is known: one pass over the record, one small memmove.
  */
-function writeFrame(record: CommitRecord, withChecksum: boolean): void {
+function writeFrame(record: CommitRecord, withChecksum: boolean, seed: number): void {
   const frameStart = pos;
   ensure(MAX_LENGTH_BYTES);
   pos += MAX_LENGTH_BYTES;
@@ -367,13 +370,15 @@ function writeFrame(record: CommitRecord, withChecksum: boolean): void {
   if (lengthBytes < MAX_LENGTH_BYTES) scratch.copyWithin(pos, payloadStart, payloadStart + payloadLength);
   pos += payloadLength;
   ensure(CHECKSUM_BYTES);
-  const sum = withChecksum ? crc32(scratch, frameStart, pos) : 0;
+  // The seed (0: none) binds the frame to a directory's identity (log-binding.ts) at no cost.
+  const sum = withChecksum ? crc32Update(seed, scratch, frameStart, pos) : 0;
   scratchView.setUint32(pos, sum, true);
   pos += CHECKSUM_BYTES;
 }
 
 /**
- * Encodes one record as a complete frame (length, payload, CRC-32).
+ * Encodes one record as a complete frame (length, payload, CRC-32), with the plain CRC (bound to
+ * no directory's identity: {@link encodeRecords} binds).
  *
  * Throws a `RangeError` when `seq` or `restoreToSeq` is not a safe integer in range; every other
  * field round-trips exactly (times and numbers included).
@@ -386,29 +391,32 @@ function writeFrame(record: CommitRecord, withChecksum: boolean): void {
  */
 export function encodeRecord(record: CommitRecord): Uint8Array {
   pos = 0;
-  writeFrame(record, true);
+  writeFrame(record, true, 0);
   return scratch.slice(0, pos);
 }
 
 /**
- * Encodes records as consecutive frames in one buffer (one write for a group commit).
+ * Encodes records as consecutive frames in one buffer (one write for a group commit). With
+ * `binding` (a directory's {@link FrameBinding}), each frame's CRC starts from its seed: the frames
+ * are bound to that directory's identity (log-binding.ts); without, they carry the plain CRC.
  *
  * @example
  * ```ts
  * const bytes = encodeRecords(batch); // same as concatenating encodeRecord() of each
  * ```
  */
-export function encodeRecords(records: readonly CommitRecord[]): Uint8Array {
-  return encodeRecordsView(records).slice();
+export function encodeRecords(records: readonly CommitRecord[], binding?: Pick<FrameBinding, "seed">): Uint8Array {
+  return encodeRecordsView(records, binding).slice();
 }
 
 /**
  * As {@link encodeRecords}, but a view of the encoder's own buffer, valid only until this module's
  * next encode call: for a caller that copies it into a buffer of its own (`group-commit.ts`). @internal
  */
-export function encodeRecordsView(records: readonly CommitRecord[]): Uint8Array {
+export function encodeRecordsView(records: readonly CommitRecord[], binding?: Pick<FrameBinding, "seed">): Uint8Array {
   pos = 0;
-  for (let i = 0; i < records.length; i++) writeFrame(records[i] as CommitRecord, true);
+  const seed = binding?.seed ?? 0;
+  for (let i = 0; i < records.length; i++) writeFrame(records[i] as CommitRecord, true, seed);
   return scratch.subarray(0, pos);
 }
 
@@ -423,6 +431,6 @@ export function encodeRecordsView(records: readonly CommitRecord[]): Uint8Array 
  */
 export function encodedRecordSize(record: CommitRecord): number {
   pos = 0;
-  writeFrame(record, false);
+  writeFrame(record, false, 0);
   return pos;
 }

@@ -16,7 +16,7 @@ import {
   type KvWrite,
   type SqlWrite,
 } from "./commit-record";
-import { crc32 } from "./crc32";
+import { crc32, crc32Update } from "./crc32";
 import {
   CHECKSUM_BYTES,
   ENTRY_INPUTS,
@@ -57,7 +57,24 @@ export type TornReason =
   /** The frame is complete but its CRC-32 does not match. */
   | "checksum"
   /** The checksum matches but the payload does not parse (a bug or an astronomically unlikely collision). */
-  | "malformed";
+  | "malformed"
+  /**
+   * The frame's plain CRC-32 matches, but it is read with a {@link FrameBinding} and its seq is past
+   * the binding's `unboundUpTo`: a frame without the directory's identity where every frame has it.
+   */
+  | "unbound";
+
+/**
+ * How a directory's frames are bound to its identity (log-binding.ts): their CRC-32 starts from
+ * `seed` instead of 0. Frames of a seq up to `unboundUpTo` may carry the plain CRC instead (an older
+ * version wrote them before the log was bound; `Infinity`: the log was never bound, so any may).
+ * Reading without a binding accepts the plain CRC only (the S3 and IndexedDB adapters, and a
+ * directory without identity).
+ */
+export interface FrameBinding {
+  readonly seed: number;
+  readonly unboundUpTo: number;
+}
 
 /** The result of {@link decodeRecords}. */
 export interface DecodeResult {
@@ -342,7 +359,8 @@ export function peekPayloadSeq(bytes: Uint8Array, at: number): number | undefine
  * that many frames starting at byte `from` (`validBytes` is then where it stopped), so that a long
  * log can be read a chunk of records at a time. `verified` skips the checksums: only for bytes whose
  * frames {@link scanFrames} already checked and that stayed in memory since (the file adapter hands
- * the segments its load scanned to the open this way, so the log is checksummed once).
+ * the segments its load scanned to the open this way, so the log is checksummed once). `binding`:
+ * the directory's {@link FrameBinding}, for a file adapter's segments.
  *
  * @example
  * ```ts
@@ -355,12 +373,13 @@ export function decodeRecords(
   from = 0,
   maxRecords = Number.POSITIVE_INFINITY,
   verified = false,
+  binding?: FrameBinding,
 ): DecodeResult {
   const records: CommitRecord[] = [];
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = from;
   while (at < bytes.length && records.length < maxRecords) {
-    const frame = checkFrame(bytes, at, !verified);
+    const frame = checkFrame(bytes, at, !verified, binding);
     if (typeof frame === "string") return { records, validBytes: at, tornTail: true, reason: frame };
     try {
       records.push(readPayload(new Reader(bytes, view, frame.payloadStart, frame.payloadEnd)));
@@ -394,21 +413,21 @@ export interface FrameScan {
  * seq, without decoding the records: what opening a directory needs to tell corruption from a torn
  * write and the seqs each segment holds, at a fraction of the cost (the log is decoded once more,
  * record by record, when the storage replays it). A frame whose checksum matches but whose payload
- * does not start with a seq stops the scan as `malformed`.
+ * does not start with a seq stops the scan as `malformed`. `binding` as for {@link decodeRecords}.
  *
  * @example
  * ```ts
  * const { seqs, tornTail, validBytes } = scanFrames(await readFile(segment));
  * ```
  */
-export function scanFrames(bytes: Uint8Array): FrameScan {
+export function scanFrames(bytes: Uint8Array, binding?: FrameBinding): FrameScan {
   const seqs: number[] = [];
   const times: number[] = [];
   const offsets: number[] = [];
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
   while (at < bytes.length) {
-    const frame = checkFrame(bytes, at, true);
+    const frame = checkFrame(bytes, at, true, binding);
     if (typeof frame === "string") return { seqs, times, offsets, validBytes: at, tornTail: true, reason: frame };
     const head = readHead(bytes, view, frame.payloadStart, frame.payloadEnd);
     if (head === undefined) return { seqs, times, offsets, validBytes: at, tornTail: true, reason: "malformed" };
@@ -448,6 +467,7 @@ function checkFrame(
   bytes: Uint8Array,
   at: number,
   verify: boolean,
+  binding: FrameBinding | undefined,
 ): { payloadStart: number; payloadEnd: number } | TornReason {
   const end = bytes.length;
   // The length prefix, by hand: it may itself be cut short.
@@ -472,6 +492,29 @@ function checkFrame(
       ((bytes[payloadEnd + 2] as number) << 16) |
       ((bytes[payloadEnd + 3] as number) << 24)) >>>
     0;
-  if (crc32(bytes, at, payloadEnd) !== stored) return "checksum";
-  return { payloadStart: p, payloadEnd };
+  const frame = { payloadStart: p, payloadEnd };
+  if (binding === undefined) return crc32(bytes, at, payloadEnd) === stored ? frame : "checksum";
+  return frameSumMatches(bytes, at, p, payloadEnd, stored, binding) ?? frame;
+}
+
+/**
+ * Whether a frame's stored CRC is its bound one, or its plain one where the binding lets its seq
+ * be unbound: `undefined` when it matches, else the reason. One CRC per frame: the seq the payload
+ * claims (read unchecked) says which sum to try first, the other only when that one fails.
+ * @internal
+ */
+export function frameSumMatches(
+  bytes: Uint8Array,
+  at: number,
+  payloadStart: number,
+  payloadEnd: number,
+  stored: number,
+  binding: FrameBinding,
+): TornReason | undefined {
+  const seq = peekPayloadSeq(bytes, payloadStart);
+  const mayBeUnbound = seq !== undefined && seq <= binding.unboundUpTo;
+  if (mayBeUnbound && crc32(bytes, at, payloadEnd) === stored) return undefined;
+  if (crc32Update(binding.seed, bytes, at, payloadEnd) === stored) return undefined;
+  if (!mayBeUnbound && crc32(bytes, at, payloadEnd) === stored) return "unbound";
+  return "checksum";
 }

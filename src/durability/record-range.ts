@@ -6,7 +6,7 @@
  */
 import type { CommitRecord } from "./commit-record";
 import { STREAM_CHUNK_RECORDS } from "./persistence";
-import { decodeRecords } from "./record-codec";
+import { decodeRecords, type FrameBinding } from "./record-codec";
 
 /** Where a range read stands: the next seq it wants, and the last one it wants. @internal */
 export interface RangeCursor {
@@ -19,7 +19,8 @@ export interface RangeCursor {
  * {@link STREAM_CHUNK_RECORDS} at a time, advancing `cursor.expected`; stops early once the range is
  * complete. `verified`: the frames' checksums were already checked. `damaged` makes the error for a
  * body that ends in an incomplete frame (or, with `contiguous`, whose seqs are not consecutive from
- * `contiguous.next`, which it advances); `pruned` the error for a gap inside the range.
+ * `contiguous.next`, which it advances); `pruned` the error for a gap inside the range. `binding`:
+ * the frames are bound to a directory's identity (log-binding.ts).
  * @internal
  */
 export function* recordsInRange(
@@ -29,9 +30,10 @@ export function* recordsInRange(
   damaged: () => Error,
   pruned: () => Error,
   contiguous?: { next: number },
+  binding?: FrameBinding,
 ): Generator<CommitRecord[]> {
   for (let at = 0; at < bytes.length; ) {
-    const decoded = decodeRecords(bytes, at, STREAM_CHUNK_RECORDS, verified);
+    const decoded = decodeRecords(bytes, at, STREAM_CHUNK_RECORDS, verified, binding);
     if (decoded.tornTail) throw damaged();
     at = decoded.validBytes;
     const chunk: CommitRecord[] = [];

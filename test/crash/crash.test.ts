@@ -25,6 +25,7 @@ import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { decodeStoredValue } from "../../src/storage/values/codec";
 import { systemClock } from "../../src/util/clock";
 import { SplitMix64 } from "../../src/util/prng";
+import { logBindingOf } from "../durability/directory-files";
 import { bundleWorker, projectRoot } from "../helpers/bundle-worker";
 import { type RecoveredState, summarize } from "./workload";
 
@@ -150,7 +151,8 @@ async function damageTail(
   if (segment === undefined) return undefined;
   const path = join(dir, segment);
   const bytes = new Uint8Array(await readFile(path));
-  const whole = decodeRecords(bytes);
+  const binding = await logBindingOf(dir);
+  const whole = decodeRecords(bytes, 0, Infinity, false, binding);
   const last = whole.records.at(-1);
   if (last === undefined) return undefined;
   const firstSeq = Number(segment.slice(4, 20));
@@ -178,7 +180,7 @@ async function damageTail(
     await truncate(path, lastFrameStart);
     how += ", then cut before the damaged frame";
   }
-  const kept = decodeRecords(damaged);
+  const kept = decodeRecords(damaged, 0, Infinity, false, binding);
   const snapshotSeq = await newestSnapshotSeq(dir);
   const lastSeq = Math.max(kept.records.at(-1)?.seq ?? firstSeq - 1, snapshotSeq);
   // The batch the state at lastSeq must hold: the last value of key "a" written up to it.

@@ -12,6 +12,7 @@ import { openFilePersistence } from "../../src/durability/file-persistence";
 import { decodeRecords, encodedRecordSize } from "../../src/durability/record-codec";
 import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { FakeClock } from "../../src/util/clock";
+import { logBindingOf } from "./directory-files";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -54,7 +55,7 @@ describe("CommitTimeline with a gap covered by a snapshot", () => {
     // Cut the last frame (seq 4) although snapshot 4 covers it.
     const segment = (await readdir(directory)).filter((f) => f.startsWith("log-")).sort()[0] as string;
     const bytes = new Uint8Array(await readFile(join(directory, segment)));
-    const { records, validBytes } = decodeRecords(bytes);
+    const { records, validBytes } = decodeRecords(bytes, 0, Infinity, false, await logBindingOf(directory));
     await truncate(join(directory, segment), validBytes - encodedRecordSize(records.at(-1) as (typeof records)[0]));
     storage = await ObjectStorage.open({ ...options, persistence: await openFilePersistence(directory) });
     expect(coreOf(storage).lastSeq).toBe(4);

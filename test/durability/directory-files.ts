@@ -2,8 +2,11 @@
  * A directory's files as the bit-flip tests see them: every data file with its bytes, and one
  * flipped bit in one file.
  */
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { frameBinding, logBoundSeq } from "../../src/durability/log-binding";
+import { parseIdentity } from "../../src/durability/object-identity";
+import { decodeRecords, encodeRecords, type FrameBinding } from "../../src/durability/record-codec";
 
 /**
  * Every data file of a directory with its bytes: segments, snapshots, meta, temp files. Lock
@@ -23,4 +26,28 @@ export async function flipBit(dir: string, name: string, at: number, bit: number
   bytes[offset] = (bytes[offset] as number) ^ (1 << bit);
   await writeFile(join(dir, name), bytes);
   return offset;
+}
+
+/** How `dir`'s log frames are checked (its identity and `logbound-…` markers, log-binding.ts): pass it to decodeRecords. */
+export async function logBindingOf(dir: string): Promise<FrameBinding | undefined> {
+  const names = await readdir(dir);
+  const identity = names.map(parseIdentity).find((i) => i !== undefined);
+  return frameBinding(
+    identity?.id,
+    names.map(logBoundSeq).filter((seq) => seq !== undefined),
+  );
+}
+
+/**
+ * Rewrites `dir`'s log as a version before log binding wrote it: every frame with the plain CRC, and
+ * no `logbound-…` marker (log-binding.ts). The identity file is left for the caller.
+ */
+export async function unbindLog(dir: string): Promise<void> {
+  const binding = await logBindingOf(dir);
+  for (const name of (await readdir(dir)).filter((n) => /^log-\d{16}\.seg$/.test(n))) {
+    const { records, tornTail } = decodeRecords(await readFile(join(dir, name)), 0, Infinity, false, binding);
+    if (tornTail) throw new Error(`${name} does not decode whole`);
+    await writeFile(join(dir, name), encodeRecords(records));
+  }
+  for (const name of await readdir(dir)) if (logBoundSeq(name) !== undefined) await rm(join(dir, name));
 }

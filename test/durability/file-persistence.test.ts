@@ -1,6 +1,6 @@
-import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CommitRecord } from "../../src/durability/commit-record";
@@ -104,8 +104,9 @@ describe("FilePersistence: torn and corrupt tails", () => {
     const full = (await stat(seg)).size;
     const lastFrame = encodeRecord(kvRecord(3)).length;
     for (const cut of [1, 2, lastFrame - 1]) {
+      // The directory copied whole (its frames are bound to its identity file, log-binding.ts).
       const copy = freshDir();
-      await loaded(copy).then((a) => a.close());
+      await cp(dir, copy, { recursive: true, filter: (from) => !/^lock-/.test(basename(from)) });
       await writeFile(join(copy, "log-0000000000000001.seg"), (await readFile(seg)).subarray(0, full - cut));
       const again = await openFilePersistence(copy);
       const result = await loadWithRecords(again);

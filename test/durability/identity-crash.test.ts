@@ -59,6 +59,7 @@ const { crc32 } = await import("../../src/durability/crc32");
 const { snapshotName } = await import("../../src/durability/file-layout");
 const { nameCrcOf } = await import("../../src/durability/snapshot-name-crc");
 const { kvRecord, range } = await import("./adapter-contract");
+const { unbindLog } = await import("./directory-files");
 
 const root = await mkdtemp(join(tmpdir(), "actorstore-identity-crash-"));
 let counter = 0;
@@ -137,6 +138,7 @@ describe("identity creation against crashes", () => {
       await older.load();
       await older.append(range(1, 5).map((s) => kvRecord(s)));
       await older.close();
+      await unbindLog(dir);
       for (const name of await identities(dir)) await rm(join(dir, name));
       await writeFile(join(dir, snapshotName(4, 4000, nameCrcOf(crc32(image(4)), 4, 4000))), image(4));
 

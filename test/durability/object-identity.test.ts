@@ -16,7 +16,7 @@ import { type FilePersistence, openFilePersistence } from "../../src/durability/
 import { parseIdentity } from "../../src/durability/object-identity";
 import { nameCrcOf } from "../../src/durability/snapshot-name-crc";
 import { kvRecord, range } from "./adapter-contract";
-import { contents } from "./directory-files";
+import { contents, unbindLog } from "./directory-files";
 import { everyImageOffThread } from "./off-thread";
 
 const root = await mkdtemp(join(tmpdir(), "actorstore-identity-"));
@@ -64,8 +64,9 @@ async function copySnapshotsInto(from: string, dir: string): Promise<string[]> {
   return copied;
 }
 
-/** Makes `dir` look like a directory a version before identities wrote: no identity file. */
+/** Makes `dir` look like a directory a version before identities wrote: no identity file, plain log frames. */
 async function asOlderVersion(dir: string): Promise<void> {
+  await unbindLog(dir);
   for (const name of await named(dir, "ident-")) await rm(join(dir, name));
 }
 
@@ -323,7 +324,7 @@ describe("object identity", () => {
     expect(new DataView(stored.buffer).getUint32(0, true)).not.toBe(crc32(stored, 4));
   });
 
-  it("a deleted identity file: the open says the snapshots may be bound to it and to put it back; once back, every commit opens", async () => {
+  it("a deleted identity file: the open says the log is bound to it and to put it back; once back, every commit opens", async () => {
     const dir = freshDir();
     const adapter = await loaded(dir, 64);
     for (const s of range(1, 12)) await adapter.append([kvRecord(s)]);
@@ -336,9 +337,10 @@ describe("object identity", () => {
     const before = await contents(dir);
     const error = await failure(openFilePersistence(dir).then((p) => p.load()));
     expect(error).toMatchObject({ code: "ERR_CORRUPT" });
-    expect(error?.message).toContain("whose ident-… file is missing");
-    expect(error?.message).toContain("This directory has no identity file");
-    expect(error?.message).toContain("put it back");
+    // The log's frames are bound to it too (log-binding.ts): the open says so before the snapshots.
+    expect(error?.message).toContain("the directory has no identity file although logbound-");
+    expect(error?.message).toContain("deleted or not copied along");
+    expect(error?.message).toContain("Put the identity file back");
     expect(await contents(dir)).toEqual(before);
     // Put back, the directory is whole again: the newest snapshot and the log after it.
     await writeFile(join(dir, ident as string), new Uint8Array(0));

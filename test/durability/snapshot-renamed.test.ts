@@ -13,7 +13,7 @@ import { snapshotName } from "../../src/durability/file-layout";
 import { type FilePersistence, openFilePersistence } from "../../src/durability/file-persistence";
 import { parseIdentity } from "../../src/durability/object-identity";
 import { kvRecord, range } from "./adapter-contract";
-import { contents } from "./directory-files";
+import { contents, unbindLog } from "./directory-files";
 import { everyImageOffThread } from "./off-thread";
 
 const root = await mkdtemp(join(tmpdir(), "actorstore-renamed-"));
@@ -145,6 +145,7 @@ describe("snapshot files renamed", () => {
     await adapter.append(range(1, 4).map((s) => kvRecord(s)));
     await adapter.close();
     // A directory of a version before identities (object-identity.ts), whose files all lack one.
+    await unbindLog(dir);
     for (const name of (await readdir(dir)).filter((n) => n.startsWith("ident-"))) await rm(join(dir, name));
     const bytes = image(3);
     await writeFile(join(dir, snapshotName(3, 3000, crc32(bytes))), bytes);
