@@ -11,16 +11,23 @@
  * ```
  *
  * These records are advice: nothing in them decides who may write an object (the S3 adapter's
- * create-only claims do). Requests are signed by `aws4fetch`; errors name the method, the key and
- * the status, never a credential.
+ * create-only claims do). Requests are signed with the S3 adapter's credentials (fixed, or a
+ * provider's, shared by the cluster's records and every object's persistence); errors name the
+ * method, the key and the status, never a credential.
  */
-import { AwsClient } from "aws4fetch";
 import type { PersistenceAdapter } from "../durability/persistence";
 import { ActorStoreError } from "../errors";
 import { type AlarmIndex, type AlarmIndexEntry, parseEntry } from "../host/alarm-index";
 import { indexOf, type PersistenceFactory, withIndex } from "../host/options";
 import { s3Persistence } from "../s3/index";
-import { credentialsProblem, isRequestTimeoutMs, parseEndpoint, type S3Credentials } from "../s3/options";
+import {
+  credentialsProblem,
+  isRequestTimeoutMs,
+  parseEndpoint,
+  type S3Credentials,
+  type S3CredentialsProvider,
+} from "../s3/options";
+import { CredentialSource, type Signer, STALE_CREDENTIAL_CODES } from "../s3/s3-credentials";
 import { type Clock, systemClock } from "../util/clock";
 import { Watchdog } from "../util/watchdog";
 
@@ -37,8 +44,16 @@ export interface ClusterBucketOptions {
   prefix?: string;
   /** The signing region. Default `"us-east-1"`. */
   region?: string;
-  /** Access key and secret (never included in an error). */
-  credentials: S3Credentials;
+  /**
+   * Access key and secret, or a function that resolves with them: temporary credentials (STS, a
+   * session token, rotated keys), in the AWS SDK v3's shape, as the S3 adapter takes them
+   * ({@link S3CredentialsProvider}). A provider's credentials are cached until 5 minutes before
+   * their `expiration` and fetched again then, or at once when the store answers that they expired
+   * or are not valid (that request is sent again with the new ones, once); one cache serves the
+   * cluster's records and every object's persistence, and concurrent requests share one call of
+   * the provider. Never included in an error.
+   */
+  credentials: S3Credentials | S3CredentialsProvider;
   /**
    * How long one request for a cluster record (each a few hundred bytes) may take from sending to
    * the end of its answer before it is aborted and tried again, as a lost answer is. Default
@@ -60,7 +75,7 @@ interface Answer {
 export class ClusterBucket {
   readonly options: ClusterBucketOptions;
   readonly prefix: string;
-  readonly #aws: AwsClient;
+  readonly #credentials: CredentialSource;
   readonly #base: string;
   readonly #clock: Clock;
   readonly #timeoutMs: number;
@@ -87,19 +102,37 @@ export class ClusterBucket {
       throw new TypeError(
         'cluster.bucket: option "prefix" must be "" or segments ending in "/" (letters, digits, . _ = + -).',
       );
-    const problem = credentialsProblem(credentials);
+    const problem = typeof credentials === "function" ? undefined : credentialsProblem(credentials);
     if (problem !== undefined) throw new TypeError(`cluster.bucket: ${problem}`);
     this.options = { endpoint: endpoint.replace(/\/+$/, ""), bucket, prefix, region, credentials, requestTimeoutMs };
     this.prefix = prefix;
-    this.#aws = new AwsClient({
-      accessKeyId: credentials.accessKeyId,
-      secretAccessKey: credentials.secretAccessKey,
-      ...(credentials.sessionToken === undefined ? {} : { sessionToken: credentials.sessionToken }),
-      service: "s3",
-      region,
-      retries: 0,
-    });
     this.#base = `${this.options.endpoint}/${bucket}`;
+    this.#credentials = new CredentialSource(credentials, {
+      region,
+      clock,
+      timeoutMs: requestTimeoutMs,
+      where: `${this.#base}/${prefix}`,
+      owner: "cluster.bucket",
+    });
+  }
+
+  /**
+   * The credentials to give one object's S3 persistence: fixed ones as they are; for a provider, a
+   * provider of this bucket's cache, so that 10,000 objects do not call the user's provider 10,000
+   * times. An object's adapter asks again only when its credentials are due or the store refused
+   * them: a second ask for the credentials it already has is a refusal, which fetches new ones (or
+   * takes those another request fetched meanwhile).
+   */
+  objectCredentials(): S3Credentials | S3CredentialsProvider {
+    const given = this.options.credentials;
+    if (typeof given !== "function") return given;
+    const source = this.#credentials;
+    let last: Signer | undefined;
+    return async () => {
+      const current = await source.current();
+      last = current === last ? await source.refresh(current) : current;
+      return last.credentials;
+    };
   }
 
   /** `endpoint/bucket/prefix`, for messages. */
@@ -109,8 +142,16 @@ export class ClusterBucket {
 
   async #send(method: string, path: string, body?: string): Promise<Answer> {
     let timeouts = 0;
+    let refreshed = false;
     for (let attempt = 0; ; attempt++) {
-      const { status, text, timedOut } = await this.#attempt(method, path, body);
+      const signer = await this.#credentials.current();
+      let { status, text, timedOut } = await this.#attempt(signer, method, path, body);
+      // Credentials the store no longer takes (expired, rotated away): fetched again once per
+      // request, which is sent again with them (a refused request did nothing).
+      if (!refreshed && this.#credentials.refreshable && staleCredentials(status, text)) {
+        refreshed = true;
+        ({ status, text, timedOut } = await this.#attempt(await this.#credentials.refresh(signer), method, path, body));
+      }
       if (timedOut) timeouts++;
       if (!TRANSIENT.has(status) || attempt >= 3) return { status, text, timeouts };
       await new Promise<void>((resolve) => this.#clock.setTimer(resolve, 25 * 2 ** attempt, { keepAlive: true }));
@@ -119,6 +160,7 @@ export class ClusterBucket {
 
   /** One request, aborted when it has not ended within the timeout; status 0 when no answer came. */
   async #attempt(
+    signer: Signer,
     method: string,
     path: string,
     body: string | undefined,
@@ -126,7 +168,7 @@ export class ClusterBucket {
     const watchdog = new Watchdog(this.#clock);
     watchdog.arm(this.#timeoutMs);
     const request = (async () => {
-      const response = await this.#aws.fetch(`${this.#base}${path}`, {
+      const response = await signer.aws.fetch(`${this.#base}${path}`, {
         method,
         signal: watchdog.controller.signal,
         ...(body === undefined ? {} : { body, headers: { "content-type": "application/json" } }),
@@ -145,17 +187,21 @@ export class ClusterBucket {
     }
   }
 
-  #fail(method: string, key: string, { status, timeouts }: Answer): ActorStoreError {
+  #fail(method: string, key: string, { status, text, timeouts }: Answer): ActorStoreError {
+    const code = errorCode(status, text);
     const why =
       status !== 0
-        ? `HTTP ${status}`
+        ? `HTTP ${status}${code === undefined ? "" : ` ${code}`}`
         : timeouts > 0
           ? `no answer (${timeouts} of 4 attempts did not end within ${this.#timeoutMs} ms, requestTimeoutMs)`
           : "no answer";
-    return new ActorStoreError(
-      "ERR_UNAVAILABLE",
-      `S3 ${method} of ${this.#base}/${key} failed: ${why}. Check the endpoint, the bucket and that the credentials may read and write it.`,
-    );
+    const hint =
+      code === undefined || !STALE_CREDENTIAL_CODES.has(code)
+        ? "Check the endpoint, the bucket and that the credentials may read and write it."
+        : this.#credentials.refreshable
+          ? `The store refused the credentials (${code}) also after the credentials provider (option "credentials") was called again: check that it resolves with current ones.`
+          : `The store refused the credentials (${code}); fixed credentials are never fetched again: for temporary ones, pass a function as option "credentials" that resolves with current ones.`;
+    return new ActorStoreError("ERR_UNAVAILABLE", `S3 ${method} of ${this.#base}/${key} failed: ${why}. ${hint}`);
   }
 
   /** Writes (replaces) `key` under the prefix. */
@@ -185,7 +231,16 @@ export class ClusterBucket {
 
   /** The keys under `prefix + under` (all pages), without the cluster prefix. */
   async list(under: string): Promise<string[]> {
-    const keys: string[] = [];
+    return (await this.listEntries(under)).map((e) => e.key);
+  }
+
+  /**
+   * The keys under `prefix + under` (all pages), without the cluster prefix, each with the ETag the
+   * listing gives it (`undefined` when the store gives none): it changes whenever the key is written
+   * with other content.
+   */
+  async listEntries(under: string): Promise<Array<{ key: string; etag: string | undefined }>> {
+    const keys: Array<{ key: string; etag: string | undefined }> = [];
     let token: string | undefined;
     for (;;) {
       const q = new URLSearchParams({ "list-type": "2", prefix: this.prefix + under });
@@ -193,14 +248,34 @@ export class ClusterBucket {
       const answer = await this.#send("GET", `?${q.toString()}`);
       const { status, text } = answer;
       if (status !== 200) throw this.#fail("LIST", `${this.prefix}${under}*`, answer);
-      for (const m of text.matchAll(/<Key>([^<]*)<\/Key>/g))
-        keys.push(decodeXml(m[1] as string).slice(this.prefix.length));
+      for (const [entry] of text.matchAll(/<Contents>[\s\S]*?<\/Contents>/g)) {
+        const key = /<Key>([^<]*)<\/Key>/.exec(entry)?.[1];
+        const etag = /<ETag>([^<]*)<\/ETag>/.exec(entry)?.[1];
+        if (key === undefined) continue;
+        keys.push({
+          key: decodeXml(key).slice(this.prefix.length),
+          etag: etag === undefined ? undefined : decodeXml(etag),
+        });
+      }
       if (!/<IsTruncated>true<\/IsTruncated>/.test(text)) return keys;
       token = /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(text)?.[1];
       if (token === undefined) return keys;
       token = decodeXml(token);
     }
   }
+}
+
+/** The `<Code>` of an S3 error answer (letters only, so never anything the request carried). */
+function errorCode(status: number, text: string): string | undefined {
+  if (status < 400) return undefined;
+  return /<Code>([A-Za-z]{1,64})<\/Code>/.exec(text.slice(0, 2048))?.[1];
+}
+
+/** Whether an answer says the credentials are no longer valid (expired, unknown, rotated away). */
+function staleCredentials(status: number, text: string): boolean {
+  if (status !== 400 && status !== 403) return false;
+  const code = errorCode(status, text);
+  return code !== undefined && STALE_CREDENTIAL_CODES.has(code);
 }
 
 function encodeKey(key: string): string {
@@ -227,29 +302,55 @@ export function namespaceSegment(namespace: string): string {
     : `x-${Array.from(new TextEncoder().encode(namespace), (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
-/** The alarm index in the bucket: `<prefix>alarms/<namespace>/<id>.json`. @internal */
+/** How many entries of the alarm index are read at once. */
+const INDEX_READ_WIDTH = 16;
+
+/**
+ * The alarm index in the bucket: `<prefix>alarms/<namespace>/<id>.json`. A listing reads only the
+ * entries `wanted` accepts, and of those only the ones that are new or changed since it last read
+ * them (by the ETag the listing gives each key): a host that re-reads the index after a change of
+ * members pays one LIST per 1,000 entries and one GET per entry it gained or that was rewritten,
+ * not one GET per entry. The entries it remembers are those of its last listing that it wanted. @internal
+ */
 export function bucketAlarmIndex(bucket: ClusterBucket): AlarmIndex {
   const dir = (namespace: string) => `alarms/${namespaceSegment(namespace)}/`;
+  /** By key: the ETag an entry had when it was read, and what it held. */
+  const known = new Map<string, Map<string, { etag: string; entry: AlarmIndexEntry | null }>>();
   return {
     async set(namespace, object, atMs) {
       const key = `${dir(namespace)}${object.id}.json`;
       if (atMs === null) await bucket.delete(key);
       else await bucket.put(key, JSON.stringify({ atMs, ...(object.name === undefined ? {} : { name: object.name }) }));
     },
-    async list(namespace) {
-      const keys = await bucket.list(dir(namespace));
+    async list(namespace, wanted) {
+      const listed = await bucket.listEntries(dir(namespace));
+      const before = known.get(namespace) ?? new Map();
+      const now = new Map<string, { etag: string; entry: AlarmIndexEntry | null }>();
       const out: AlarmIndexEntry[] = [];
-      for (let i = 0; i < keys.length; i += 8) {
-        const found = await Promise.all(
-          keys.slice(i, i + 8).map(async (key) => {
-            const m = /([0-9a-f]{64})\.json$/.exec(key);
-            if (m === null) return null;
-            const text = await bucket.get(key);
-            return text === null ? null : parseEntry(m[1] as string, text);
-          }),
-        );
-        for (const entry of found) if (entry !== null) out.push(entry);
+      const toRead: Array<{ key: string; id: string; etag: string | undefined }> = [];
+      for (const { key, etag } of listed) {
+        const id = /([0-9a-f]{64})\.json$/.exec(key)?.[1];
+        if (id === undefined || wanted?.(id) === false) continue;
+        const seen = etag === undefined ? undefined : before.get(key);
+        if (seen !== undefined && seen.etag === etag) {
+          now.set(key, seen);
+          if (seen.entry !== null) out.push(seen.entry);
+        } else toRead.push({ key, id, etag });
       }
+      let next = 0;
+      const lane = async () => {
+        while (next < toRead.length) {
+          const { key, id, etag } = toRead[next++] as (typeof toRead)[number];
+          const text = await bucket.get(key);
+          if (text === null) continue; // deleted since the listing
+          const entry = parseEntry(id, text);
+          // The ETag is the listing's: a write after it makes the next listing read the key again.
+          if (etag !== undefined) now.set(key, { etag, entry });
+          if (entry !== null) out.push(entry);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(INDEX_READ_WIDTH, toRead.length) }, lane));
+      known.set(namespace, now);
       return out;
     },
   };
@@ -266,7 +367,11 @@ export function bucketAlarmIndex(bucket: ClusterBucket): AlarmIndex {
  * ```
  */
 export function bucketPerObject(options: ClusterBucketOptions): PersistenceFactory {
-  const bucket = new ClusterBucket(options);
+  return objectsIn(new ClusterBucket(options));
+}
+
+/** {@link bucketPerObject} over a bucket client the cluster already has (one credentials cache). @internal */
+export function objectsIn(bucket: ClusterBucket): PersistenceFactory {
   const o = bucket.options;
   return withIndex(
     (id, namespace): PersistenceAdapter =>
@@ -275,7 +380,7 @@ export function bucketPerObject(options: ClusterBucketOptions): PersistenceFacto
         bucket: o.bucket,
         prefix: `${o.prefix ?? ""}objects/${namespaceSegment(namespace)}/${id.toString()}/`,
         ...(o.region === undefined ? {} : { region: o.region }),
-        credentials: o.credentials,
+        credentials: bucket.objectCredentials(),
       }),
     bucketAlarmIndex(bucket),
   );

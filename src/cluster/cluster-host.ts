@@ -29,13 +29,13 @@ import { cloneResult } from "../host/boundary";
 import type { HostEnv, NamespaceClasses, ObjectHostOptions } from "../host/host-types";
 import type { StubBinding, StubOperation } from "../host/namespace";
 import { createRoutedHost, type HostInternals, hostInternals, type ObjectHost } from "../host/object-host";
-import { systemClock } from "../util/clock";
+import { type Clock, systemClock } from "../util/clock";
 import {
-  bucketPerObject,
   ClusterBucket,
   type ClusterBucketOptions,
   type HeldStore,
   holderOf,
+  objectsIn,
   recordingHolders,
 } from "./bucket";
 import {
@@ -45,18 +45,19 @@ import {
   connectFailure,
   decodeArguments,
   describeFailure,
+  type ForwardAnswer,
   type ForwardedRequest,
   ForwardRefusal,
   MAX_FORWARDED_FETCH_BYTES,
   MAX_FORWARDED_RPC_BYTES,
-  nameHeaders,
   parseForwarded,
   readBody,
-  tooLargeMessage,
+  sendForwarded,
 } from "./forwarding";
+import { eachBounded, gainsObjects, HAND_OVER_WIDTH, LostObjects } from "./hand-over";
 import { BucketMembership, DirectoryMembership, type Membership } from "./membership";
 import { rendezvousOwner } from "./rendezvous";
-import { decode, encode, FORWARD_PREFIX, fromWireError, toWireError, type WireResult } from "./wire";
+import { encode, toWireError } from "./wire";
 
 export { MAX_FORWARDED_FETCH_BYTES, MAX_FORWARDED_RPC_BYTES } from "./forwarding";
 
@@ -92,12 +93,6 @@ export interface ClusterHostOptions<N extends NamespaceClasses, E = object> exte
 /** How many times an operation follows a 421 (a host with another view) before giving up. */
 const MAX_HOPS = 4;
 
-/**
- * What a forwarded operation came back with: its value, what it threw (or the other host's refusal),
- * or "not here" (421, with the holder the other host knows of). A transport failure rejects instead.
- */
-type ForwardAnswer = { value: unknown } | { thrown: unknown } | { misdirected: true; holder?: string };
-
 /** Where an operation goes (see `#target`). */
 type Target = "local" | "none" | "unknown" | { host: string; address: string; holderOnly: boolean };
 
@@ -124,7 +119,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
   readonly #internals: HostInternals;
   readonly #bucket: ClusterBucket | undefined;
   /** Objects this host lost to a newer holder (fenced): their events go to that holder. */
-  readonly #lost = new Set<string>();
+  readonly #lost: LostObjects;
   /** The stores of the objects this host started over the bucket (checked before each event). */
   #held = new Map<string, HeldStore>();
   #fenced = 0;
@@ -133,6 +128,8 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
   readonly #forwardTimeoutMs: number;
   #draining = false;
   #handingOver: Promise<void> = Promise.resolve();
+  /** The live members as of the last change (undefined before the first). */
+  #view: readonly string[] | undefined;
   #closed = false;
   #forwarded = 0;
   #served = 0;
@@ -144,7 +141,9 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     bucket: ClusterBucket | undefined,
     ttlMs: number,
     forwardTimeoutMs: number,
+    clock: Clock,
   ) {
+    this.#lost = new LostObjects(clock, 10 * ttlMs);
     this.#bucket = bucket;
     this.#ttlMs = ttlMs;
     this.#forwardTimeoutMs = forwardTimeoutMs;
@@ -172,7 +171,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     const held = new Map<string, HeldStore>();
     if (bucket !== undefined) {
       hostOptions.persistence = recordingHolders(
-        hostOptions.persistence ?? bucketPerObject(bucket.options),
+        hostOptions.persistence ?? objectsIn(bucket),
         bucket,
         cluster.id,
         held,
@@ -217,9 +216,12 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       clock,
       ...(cluster.heartbeatMs === undefined ? {} : { heartbeatMs: cluster.heartbeatMs }),
       ...(cluster.ttlMs === undefined ? {} : { ttlMs: cluster.ttlMs }),
-      onChange: () => {
+      onChange: (live: readonly string[]) => {
         const node = self;
-        if (node !== undefined) node.#handingOver = node.#handingOver.then(() => node.#handOver());
+        if (node === undefined) return;
+        const before = node.#view;
+        node.#view = live;
+        node.#handingOver = node.#handingOver.then(() => node.#handOver(before, live));
       },
     };
     const membership =
@@ -233,6 +235,7 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       bucket,
       cluster.ttlMs ?? 5_000,
       cluster.forwardTimeoutMs ?? 30_000,
+      clock,
     );
     self.#held = held;
     try {
@@ -271,11 +274,12 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
   }
 
   /**
-   * Operations this host sent to others, operations it served for others, and objects it lost to a
-   * newer holder (fenced).
+   * Operations this host sent to others, operations it served for others, objects it lost to a
+   * newer holder (fenced, so far), and how many of those it remembers now (`lost`: their events go
+   * to that holder; see docs/hosting.md).
    */
-  stats(): { forwarded: number; served: number; fenced: number } {
-    return { forwarded: this.#forwarded, served: this.#served, fenced: this.#fenced };
+  stats(): { forwarded: number; served: number; fenced: number; lost: number } {
+    return { forwarded: this.#forwarded, served: this.#served, fenced: this.#fenced, lost: this.#lost.size };
   }
 
   /**
@@ -485,83 +489,16 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     fetchBody: BodyReader | undefined,
   ): Promise<ForwardAnswer> {
     this.#forwarded++;
-    const base = `${address}${FORWARD_PREFIX}${encodeURIComponent(ns)}/${id.toString()}`;
-    const headers: Record<string, string> = {};
-    headers["x-actorstore-from"] = this.id;
-    if (holderOnly) headers["x-actorstore-holder-only"] = "1";
-    const misdirected = (response: Response) => {
-      const holder = response.headers.get("x-actorstore-holder");
-      return { misdirected: true as const, ...(holder ? { holder } : {}) };
-    };
-    if (id.name !== undefined) Object.assign(headers, nameHeaders(id.name));
-    if (op.kind === "fetch") {
-      const request = op.request;
-      const forwardHeaders = new Headers(request.headers);
-      forwardHeaders.set("x-actorstore-url", request.url);
-      forwardHeaders.set("x-actorstore-method", request.method);
-      for (const [k, v] of Object.entries(headers)) forwardHeaders.set(k, v);
-      const body = await fetchBody?.bytes();
-      // Answered as the owner's endpoint would answer it, without holding the rest of the body.
-      if (body === "too large") {
-        return {
-          value: new Response(tooLargeMessage(MAX_FORWARDED_FETCH_BYTES), {
-            status: 413,
-            headers: { "content-type": "text/plain; charset=utf-8" },
-          }),
-        };
-      }
-      const response = await fetch(`${base}/fetch`, {
-        signal: AbortSignal.timeout(this.#forwardTimeoutMs),
-        method: "POST",
-        headers: forwardHeaders,
-        ...(body === undefined ? {} : { body }),
-      });
-      if (response.status === 421 && response.headers.has("x-actorstore-owner")) return misdirected(response);
-      if (response.headers.get("x-actorstore-error") === "1") {
-        return {
-          thrown: fromWireError(decode<WireResult & { ok: false }>(new Uint8Array(await response.arrayBuffer())).error),
-        };
-      }
-      const out = new Headers(response.headers);
-      out.delete("content-length");
-      out.delete("transfer-encoding");
-      out.delete("connection");
-      out.delete("keep-alive");
-      out.delete("date");
-      const bytes = await response.arrayBuffer();
-      return {
-        value: new Response(response.status === 204 || response.status === 304 ? null : bytes, {
-          status: response.status,
-          statusText: response.statusText,
-          headers: out,
-        }),
-      };
-    }
-    // A cluster's stubs pass no references (see Dispatcher.references), so nothing is invoked here.
-    if (op.kind === "invoke") throw new TypeError("A cluster does not forward calls on passed references.");
-    const path =
-      op.kind === "call"
-        ? `call/${encodeURIComponent(op.method)}`
-        : op.kind === "start"
-          ? "start/-"
-          : `get/${encodeURIComponent(op.property)}`;
-    const response = await fetch(`${base}/${path}`, {
-      signal: AbortSignal.timeout(this.#forwardTimeoutMs),
-      method: "POST",
-      headers: { ...headers, "content-type": "application/octet-stream" },
-      body: op.kind === "call" ? Buffer.from(encode(op.args)) : Buffer.alloc(0),
+    return sendForwarded({
+      address,
+      from: this.id,
+      ns,
+      id,
+      op,
+      holderOnly,
+      fetchBody,
+      timeoutMs: this.#forwardTimeoutMs,
     });
-    if (response.status === 421) return misdirected(response);
-    if (response.headers.get("content-type") !== "application/octet-stream") {
-      return {
-        thrown: new ActorStoreError(
-          "ERR_UNAVAILABLE",
-          `Host ${address} answered ${response.status}: ${await response.text()}`,
-        ),
-      };
-    }
-    const result = decode<WireResult>(new Uint8Array(await response.arrayBuffer()));
-    return result.ok ? { value: result.value } : { thrown: fromWireError(result.error) };
   }
 
   /**
@@ -676,17 +613,21 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
   }
 
   /**
-   * After the members changed: evict every local object another host owns now, then plan wake-ups
-   * for the indexed alarms of the objects this host owns now (those of a dead host included).
+   * After the members changed (from `before` to `after`): evict every local object another host
+   * owns now, a bounded number at a time; forget the lost objects that no longer matter; and,
+   * when the change can have given this host objects (a member is gone, or this is its first view),
+   * plan wake-ups for the indexed alarms of the objects it owns now (a dead host's included).
    */
-  async #handOver(): Promise<void> {
+  async #handOver(before: readonly string[] | undefined, after: readonly string[]): Promise<void> {
     if (this.#closed) return;
-    for (const { namespace, id } of this.#internals.held()) {
+    this.#lost.prune();
+    const leaving = this.#internals.held().filter(({ namespace, id }) => this.ownerOf(namespace, id) !== this.id);
+    await eachBounded(leaving, HAND_OVER_WIDTH, ({ namespace, id }) => {
       // One busy now (events in flight) goes as soon as they end, if it still belongs elsewhere then.
       const elsewhere = () => !this.#closed && this.ownerOf(namespace, id) !== this.id;
-      if (elsewhere()) await this.#internals.evict(namespace, id, elsewhere).catch(() => false);
-    }
-    if (this.#closed || this.#draining) return;
+      return elsewhere() ? this.#internals.evict(namespace, id, elsewhere) : Promise.resolve();
+    });
+    if (this.#closed || this.#draining || !gainsObjects(before, after)) return;
     await this.#internals.scanAlarms((namespace, id) => this.ownerOf(namespace, id) === this.id).catch(() => {});
   }
 }

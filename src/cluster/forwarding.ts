@@ -5,9 +5,10 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ObjectId } from "../context/object-id";
-import { ObjectNamespace } from "../host/namespace";
+import { ActorStoreError } from "../errors";
+import { ObjectNamespace, type StubOperation } from "../host/namespace";
 import { readAtMost } from "../util/read-limited";
-import { decode, encode, FORWARD_PREFIX, toWireError, type WireResult } from "./wire";
+import { decode, encode, FORWARD_PREFIX, fromWireError, toWireError, type WireResult } from "./wire";
 
 /** The largest body of a forwarded call or property read (its v8-serialized arguments). */
 export const MAX_FORWARDED_RPC_BYTES = 32 * 1024 * 1024;
@@ -191,4 +192,109 @@ export function bodyReader(request: Request): BodyReader {
       return bytes;
     },
   };
+}
+
+/**
+ * What a forwarded operation came back with: its value, what it threw (or the other host's refusal),
+ * or "not here" (421, with the holder the other host knows of). A transport failure rejects instead.
+ */
+export type ForwardAnswer = { value: unknown } | { thrown: unknown } | { misdirected: true; holder?: string };
+
+/** Sends one operation to the host at `address` (from host `from`) and reads its answer. */
+export async function sendForwarded({
+  address,
+  from,
+  ns,
+  id,
+  op,
+  holderOnly,
+  fetchBody,
+  timeoutMs,
+}: {
+  address: string;
+  from: string;
+  ns: string;
+  id: ObjectId;
+  op: StubOperation;
+  holderOnly: boolean;
+  fetchBody: BodyReader | undefined;
+  timeoutMs: number;
+}): Promise<ForwardAnswer> {
+  const base = `${address}${FORWARD_PREFIX}${encodeURIComponent(ns)}/${id.toString()}`;
+  const headers: Record<string, string> = {};
+  headers["x-actorstore-from"] = from;
+  if (holderOnly) headers["x-actorstore-holder-only"] = "1";
+  const misdirected = (response: Response) => {
+    const holder = response.headers.get("x-actorstore-holder");
+    return { misdirected: true as const, ...(holder ? { holder } : {}) };
+  };
+  if (id.name !== undefined) Object.assign(headers, nameHeaders(id.name));
+  if (op.kind === "fetch") {
+    const request = op.request;
+    const forwardHeaders = new Headers(request.headers);
+    forwardHeaders.set("x-actorstore-url", request.url);
+    forwardHeaders.set("x-actorstore-method", request.method);
+    for (const [k, v] of Object.entries(headers)) forwardHeaders.set(k, v);
+    const body = await fetchBody?.bytes();
+    // Answered as the owner's endpoint would answer it, without holding the rest of the body.
+    if (body === "too large") {
+      return {
+        value: new Response(tooLargeMessage(MAX_FORWARDED_FETCH_BYTES), {
+          status: 413,
+          headers: { "content-type": "text/plain; charset=utf-8" },
+        }),
+      };
+    }
+    const response = await fetch(`${base}/fetch`, {
+      signal: AbortSignal.timeout(timeoutMs),
+      method: "POST",
+      headers: forwardHeaders,
+      ...(body === undefined ? {} : { body }),
+    });
+    if (response.status === 421 && response.headers.has("x-actorstore-owner")) return misdirected(response);
+    if (response.headers.get("x-actorstore-error") === "1") {
+      return {
+        thrown: fromWireError(decode<WireResult & { ok: false }>(new Uint8Array(await response.arrayBuffer())).error),
+      };
+    }
+    const out = new Headers(response.headers);
+    out.delete("content-length");
+    out.delete("transfer-encoding");
+    out.delete("connection");
+    out.delete("keep-alive");
+    out.delete("date");
+    const bytes = await response.arrayBuffer();
+    return {
+      value: new Response(response.status === 204 || response.status === 304 ? null : bytes, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: out,
+      }),
+    };
+  }
+  // A cluster's stubs pass no references (see Dispatcher.references), so nothing is invoked here.
+  if (op.kind === "invoke") throw new TypeError("A cluster does not forward calls on passed references.");
+  const path =
+    op.kind === "call"
+      ? `call/${encodeURIComponent(op.method)}`
+      : op.kind === "start"
+        ? "start/-"
+        : `get/${encodeURIComponent(op.property)}`;
+  const response = await fetch(`${base}/${path}`, {
+    signal: AbortSignal.timeout(timeoutMs),
+    method: "POST",
+    headers: { ...headers, "content-type": "application/octet-stream" },
+    body: op.kind === "call" ? Buffer.from(encode(op.args)) : Buffer.alloc(0),
+  });
+  if (response.status === 421) return misdirected(response);
+  if (response.headers.get("content-type") !== "application/octet-stream") {
+    return {
+      thrown: new ActorStoreError(
+        "ERR_UNAVAILABLE",
+        `Host ${address} answered ${response.status}: ${await response.text()}`,
+      ),
+    };
+  }
+  const result = decode<WireResult>(new Uint8Array(await response.arrayBuffer()));
+  return result.ok ? { value: result.value } : { thrown: fromWireError(result.error) };
 }

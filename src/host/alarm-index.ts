@@ -28,8 +28,12 @@ export interface AlarmIndexEntry {
 export interface AlarmIndex {
   /** Records the pending alarm of one object (`atMs`), or forgets it (`null`). Durable when it resolves. */
   set(namespace: string, object: { id: string; name?: string }, atMs: number | null): Promise<void>;
-  /** Every recorded alarm of a namespace, in no particular order. */
-  list(namespace: string): Promise<AlarmIndexEntry[]>;
+  /**
+   * Every recorded alarm of a namespace, in no particular order. With `wanted`, an index may leave
+   * out the entries of the ids (64 hex digits) it refuses without reading them: a cluster host asks
+   * only for the objects it owns. Returning them anyway is correct, only slower.
+   */
+  list(namespace: string, wanted?: (id: string) => boolean): Promise<AlarmIndexEntry[]>;
 }
 
 /** An alarm index in memory, for hosts whose objects' data is in memory too (it lives as long as they do). */
@@ -88,7 +92,7 @@ export function directoryAlarmIndex(directory: string): AlarmIndex {
       await writeFile(temporary, JSON.stringify({ atMs, ...(object.name === undefined ? {} : { name: object.name }) }));
       await rename(temporary, file);
     },
-    async list(namespace) {
+    async list(namespace, wanted) {
       const { readdir, readFile } = await fs();
       let names: string[];
       try {
@@ -99,7 +103,7 @@ export function directoryAlarmIndex(directory: string): AlarmIndex {
       const out: AlarmIndexEntry[] = [];
       for (const file of names) {
         const m = /^([0-9a-f]{64})\.json$/.exec(file);
-        if (m === null) continue;
+        if (m === null || wanted?.(m[1] as string) === false) continue;
         const entry = await readFile(`${dirOf(namespace)}/${file}`, "utf8").then(
           (text) => parseEntry(m[1] as string, text),
           () => null,

@@ -125,9 +125,18 @@ export class AlarmWakes<E extends WakeEntry> {
     if (index === undefined) return;
     const host = this.#host;
     for (const namespace of host.namespaces()) {
+      const ns = host.namespace(namespace);
+      // Only the entries of objects `owns` may accept are read (the cluster's index reads each one).
+      const wanted = (hex: string) => {
+        try {
+          return owns(namespace, ns.idFromString(hex));
+        } catch {
+          return true;
+        }
+      };
       let entries: AlarmIndexEntry[];
       try {
-        entries = await index.list(namespace);
+        entries = await index.list(namespace, wanted);
       } catch {
         this.#errors++;
         // Read again later rather than lose the alarms: one timer however many namespaces failed
@@ -139,7 +148,6 @@ export class AlarmWakes<E extends WakeEntry> {
         continue;
       }
       if (host.isClosed()) return;
-      const ns = host.namespace(namespace);
       for (const indexed of entries) {
         let id: ObjectId;
         try {

@@ -61,6 +61,7 @@ export class CredentialSource {
   readonly #clock: Clock;
   readonly #timeoutMs: number;
   readonly #where: string;
+  readonly #owner: string;
   #current: Signer | undefined;
   #pending: Promise<Signer> | undefined;
   /** The credentials of every signer so far (for redaction): a message may quote an older one. */
@@ -68,8 +69,9 @@ export class CredentialSource {
 
   constructor(
     credentials: S3Credentials | S3CredentialsProvider,
-    o: { region: string; clock: Clock; timeoutMs: number; where: string },
+    o: { region: string; clock: Clock; timeoutMs: number; where: string; owner?: string },
   ) {
+    this.#owner = o.owner ?? "s3Persistence()";
     this.#region = o.region;
     this.#clock = o.clock;
     this.#timeoutMs = o.timeoutMs;
@@ -130,7 +132,7 @@ export class CredentialSource {
       watchdog.stop();
     }
     if (watchdog.hasFired) throw this.#failed(`did not resolve within ${this.#timeoutMs} ms (requestTimeoutMs)`);
-    const credentials = checkProvided(result);
+    const credentials = checkProvided(result, this.#owner);
     const now = this.#clock.now();
     let refreshAtMs = Number.POSITIVE_INFINITY;
     if (credentials.expiration !== undefined) {
@@ -157,15 +159,15 @@ export class CredentialSource {
  * and `expiration`, when present, a valid `Date`. Other properties (an AWS SDK provider's
  * `credentialScope`, `accountId`, `$source`) are ignored.
  */
-function checkProvided(result: unknown): S3Credentials {
+function checkProvided(result: unknown, owner: string): S3Credentials {
   const subject = 'the credentials provider (option "credentials") resolved with';
   if (typeof result !== "object" || result === null)
-    throw new TypeError(`s3Persistence(): ${subject} ${typeof result}, not { accessKeyId, secretAccessKey }.`);
+    throw new TypeError(`${owner}: ${subject} ${typeof result}, not { accessKeyId, secretAccessKey }.`);
   const { accessKeyId, secretAccessKey, sessionToken, expiration } = result as Record<string, unknown>;
   const problem = credentialsProblem({ accessKeyId, secretAccessKey, sessionToken }, `${subject} "credentials`);
-  if (problem !== undefined) throw new TypeError(`s3Persistence(): ${problem}`);
+  if (problem !== undefined) throw new TypeError(`${owner}: ${problem}`);
   if (expiration !== undefined && !(expiration instanceof Date && Number.isFinite(expiration.getTime())))
-    throw new TypeError(`s3Persistence(): ${subject} an "expiration" that is not a valid Date.`);
+    throw new TypeError(`${owner}: ${subject} an "expiration" that is not a valid Date.`);
   const credentials: S3Credentials = {
     accessKeyId: accessKeyId as string,
     secretAccessKey: secretAccessKey as string,

@@ -8,7 +8,7 @@
  * PreconditionFailed when the key exists; 409 ConditionalRequestConflict while another conditional
  * PUT of the key is in flight), x-amz-meta-* round-trip, quoted ETags, 404 NoSuchKey / NoSuchBucket,
  * DELETE of a missing key is 204, ListObjectsV2 with prefix, start-after, continuation-token and
- * max-keys in lexicographic order.
+ * max-keys in lexicographic order, each key with its ETag.
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -314,8 +314,8 @@ export class FakeS3 {
     }
   }
 
-  /** The key set of `bucket` as it was `staleListMutations` mutations ago. */
-  #listedKeys(bucket: string, objects: Map<string, StoredObject>): string[] {
+  /** The keys of `bucket` (and their objects) as they were `staleListMutations` mutations ago. */
+  #listedKeys(bucket: string, objects: Map<string, StoredObject>): Map<string, StoredObject | undefined> {
     const view = new Map<string, StoredObject | undefined>(objects);
     let undo = this.staleListMutations;
     for (let i = this.#mutations.length - 1; i >= 0 && undo > 0; i--, undo--) {
@@ -324,21 +324,24 @@ export class FakeS3 {
       if (m.before === undefined) view.delete(m.key);
       else view.set(m.key, m.before);
     }
-    return [...view.keys()].sort();
+    return view;
   }
 
   #list(bucket: string, objects: Map<string, StoredObject>, q: URLSearchParams) {
     const prefix = q.get("prefix") ?? "";
     const after = q.get("continuation-token") ?? q.get("start-after") ?? "";
     const max = Math.min(1000, Number(q.get("max-keys") ?? 1000));
-    const all = this.#listedKeys(bucket, objects).filter((k) => k.startsWith(prefix) && k > after);
+    const view = this.#listedKeys(bucket, objects);
+    const all = [...view.keys()].sort().filter((k) => k.startsWith(prefix) && k > after);
     const page = all.slice(0, max);
     const truncated = all.length > page.length;
     const xml =
       `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>${bucket}</Name><Prefix>${esc(prefix)}</Prefix>` +
       `<KeyCount>${page.length}</KeyCount><MaxKeys>${max}</MaxKeys><IsTruncated>${truncated}</IsTruncated>` +
       (truncated ? `<NextContinuationToken>${esc(page[page.length - 1] as string)}</NextContinuationToken>` : "") +
-      page.map((k) => `<Contents><Key>${esc(k)}</Key></Contents>`).join("") +
+      page
+        .map((k) => `<Contents><Key>${esc(k)}</Key><ETag>${esc(view.get(k)?.etag ?? "")}</ETag></Contents>`)
+        .join("") +
       "</ListBucketResult>";
     return { status: 200, headers: { "content-type": "application/xml" }, body: xml };
   }

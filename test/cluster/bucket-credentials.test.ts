@@ -1,0 +1,138 @@
+/**
+ * A cluster's bucket with a credentials provider (the S3 adapter's `credentials`, fixed or a
+ * function): one cache for the cluster's records and every object's persistence, fetched again
+ * when the store answers that the token expired (rotation mid-run), never a credential in an error.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { ClusterBucket } from "../../src/cluster/bucket";
+import { ClusterHost } from "../../src/cluster/cluster-host";
+import { DurableObject } from "../../src/context/durable-object";
+import { ActorStoreError } from "../../src/errors";
+import type { S3Credentials } from "../../src/s3/options";
+import { FakeClock } from "../../src/util/clock";
+import { FakeS3 } from "../s3/fake-s3";
+
+class Counter extends DurableObject {
+  async increment(): Promise<number> {
+    const n = ((await this.ctx.storage.get<number>("n")) ?? 0) + 1;
+    await this.ctx.storage.put("n", n);
+    return n;
+  }
+}
+
+const SECRET = "secret-that-must-never-show-0123456789";
+let s3: FakeS3;
+beforeEach(async () => {
+  s3 = await FakeS3.start();
+});
+afterEach(async () => {
+  await s3.close();
+});
+
+/** A provider that hands out session `token-<n>`, counting its calls. */
+function rotating() {
+  const state = { calls: 0, token: "token-1" };
+  const provider = async (): Promise<S3Credentials> => {
+    state.calls++;
+    return { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: state.token };
+  };
+  return { state, provider };
+}
+
+describe("a cluster's bucket with a credentials provider", () => {
+  test("one provider call serves the records and every object; an expired token mid-run is fetched again once, for all of them", async () => {
+    const { state, provider } = rotating();
+    const node = await ClusterHost.start({
+      namespaces: { COUNTER: Counter },
+      clock: new FakeClock(),
+      idleTimeoutMs: Number.POSITIVE_INFINITY,
+      cluster: {
+        id: "host-a",
+        bucket: { endpoint: s3.endpoint, bucket: "objects", prefix: "creds/", credentials: provider },
+      },
+    });
+    try {
+      const names = Array.from({ length: 5 }, (_, i) => `c-${i}`);
+      for (const n of names) expect(await node.env.COUNTER.getByName(n).increment()).toBe(1);
+      expect(state.calls).toBe(1);
+      const tokens = () => new Set(s3.log.map((r) => r.headers["x-amz-security-token"]));
+      expect(tokens()).toEqual(new Set(["token-1"]));
+
+      // The token is rotated: the store refuses the old one (400 ExpiredToken). The records and the
+      // objects' writes each get the new one from one more call of the provider.
+      s3.expiredTokens.add("token-1");
+      state.token = "token-2";
+      const mark = s3.log.length;
+      await node.membership.beat();
+      for (const n of names) expect(await node.env.COUNTER.getByName(n).increment()).toBe(2);
+      for (const n of ["c-new-1", "c-new-2"]) expect(await node.env.COUNTER.getByName(n).increment()).toBe(1);
+      expect(state.calls).toBe(2);
+      const after = s3.log.slice(mark);
+      expect(
+        after.some((r) => r.key.startsWith("creds/members/") && r.headers["x-amz-security-token"] === "token-2"),
+      ).toBe(true);
+      expect(
+        after.some((r) => r.key.startsWith("creds/objects/") && r.headers["x-amz-security-token"] === "token-2"),
+      ).toBe(true);
+    } finally {
+      await node.close();
+    }
+  });
+
+  test("the cluster's records: a refused token is fetched again once and the request sent again; refused again, the error names the code, never a credential", async () => {
+    const { state, provider } = rotating();
+    const bucket = new ClusterBucket({ endpoint: s3.endpoint, bucket: "objects", prefix: "r/", credentials: provider });
+    await bucket.put("k.json", "{}");
+    expect(state.calls).toBe(1);
+
+    s3.expiredTokens.add("token-1");
+    state.token = "token-2";
+    expect(await bucket.get("k.json")).toBe("{}");
+    expect(state.calls).toBe(2);
+    // Concurrent requests refused together share one call.
+    s3.expiredTokens.add("token-2");
+    state.token = "token-3";
+    await Promise.all(Array.from({ length: 6 }, (_, i) => bucket.put(`p-${i}.json`, "{}")));
+    expect(state.calls).toBe(3);
+
+    // A provider that keeps answering an expired token: one more call, then the error.
+    s3.expiredTokens.add("token-3");
+    const error = await bucket.list("").then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(state.calls).toBe(4);
+    expect(error).toBeInstanceOf(ActorStoreError);
+    expect((error as ActorStoreError).code).toBe("ERR_UNAVAILABLE");
+    expect((error as Error).message).toMatch(
+      /HTTP 400 ExpiredToken\. The store refused the credentials \(ExpiredToken\) also after the credentials provider/,
+    );
+    expect((error as Error).message).not.toMatch(/token-|secret-that|AKFAKE/);
+  });
+
+  test("fixed credentials are never fetched again: an expired token fails with a hint to pass a provider", async () => {
+    const bucket = new ClusterBucket({
+      endpoint: s3.endpoint,
+      bucket: "objects",
+      prefix: "f/",
+      credentials: { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: "fixed-token" },
+    });
+    await bucket.put("k.json", "{}");
+    s3.expiredTokens.add("fixed-token");
+    const error = (await bucket.get("k.json").catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(/fixed credentials are never fetched again/);
+    expect(error.message).not.toMatch(/fixed-token|secret-that/);
+  });
+
+  test("a provider that resolves with something that is not credentials fails naming cluster.bucket, showing no value", async () => {
+    const bucket = new ClusterBucket({
+      endpoint: s3.endpoint,
+      bucket: "objects",
+      prefix: "bad/",
+      credentials: async () => ({ accessKeyId: "AK FAKE", secretAccessKey: SECRET }),
+    });
+    const error = (await bucket.put("k.json", "{}").catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(/^cluster\.bucket: /);
+    expect(error.message).not.toMatch(/secret-that|AK FAKE/);
+  });
+});
