@@ -149,6 +149,23 @@ export function parseDnsRecordListQuery(input: QueryInput): Validation<DnsRecord
   const tagMatch = singleParam(query, "tag_match", issues) ?? "all";
   if (!isMatchMode(tagMatch)) issues.push({ path: "tag_match", message: "tag_match must be any or all." });
   const search = singleParam(query, "search", issues);
+  // Shadowed records (records below an NS delegation) are not modelled. Left unread, these
+  // filters would answer with every record, as if each matched; refused instead.
+  for (const name of ["shadowed_by_name", "shadowing_name"]) {
+    if (query.has(name)) {
+      issues.push({
+        path: name,
+        message: `${name} is not supported here: this server does not model shadowed records (records below an NS delegation); list without it and filter by name.`,
+      });
+    }
+  }
+  if (booleanParam(query, "include_shadow_metadata", issues) === true) {
+    issues.push({
+      path: "include_shadow_metadata",
+      message:
+        "include_shadow_metadata=true is not supported here: this server does not model shadowed records, so records carry no shadow metadata; leave it out or set it to false.",
+    });
+  }
 
   if (issues.length > 0 || !listing.ok || !isMatchMode(match) || !isMatchMode(tagMatch)) {
     return { ok: false, errors: issues };

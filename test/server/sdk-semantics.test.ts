@@ -128,3 +128,20 @@ describe("firewall rules: PUT replaces", () => {
     expect(resent).toMatchObject({ paused: true, priority: 7, description: "sent", ref: "r-2" });
   });
 });
+
+describe("DNS listing filters", () => {
+  it("the shadowed-records filters are refused (400), not ignored: ignored, they answered with every record", async () => {
+    const zone_id = ENT_ZONE;
+    for (const [params, param] of [
+      [{ shadowing_name: "api.ent.example.com" }, "shadowing_name"],
+      [{ shadowed_by_name: "sub.ent.example.com", include_shadow_metadata: true }, "shadowed_by_name"],
+      [{ include_shadow_metadata: true }, "include_shadow_metadata"],
+    ] as const) {
+      const refused = await refusal(all(cf.dns.records.list({ zone_id, ...params })));
+      expect(refused.status).toBe(400);
+      expect(refused.errors.map((e) => e.message).join(" ")).toContain(`${param}`);
+    }
+    // Without them, or with the metadata explicitly off, the listing answers.
+    expect((await all(cf.dns.records.list({ zone_id, include_shadow_metadata: false }))).length).toBeGreaterThan(0);
+  });
+});
