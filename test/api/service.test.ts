@@ -60,7 +60,14 @@ const CALLS: [string, string, unknown?, string?][] = [
       rules: [{ action: "execute", expression: "true", action_parameters: { id: "efb7b8c949ac4650a09736fc376e9aee" } }],
     },
   ],
-  ["PUT", entry, { rules: [] }, "waf_migration=pending&phase_two=1"],
+  [
+    "PUT",
+    entry,
+    {
+      rules: [{ action: "execute", expression: "true", action_parameters: { id: "efb7b8c949ac4650a09736fc376e9aee" } }],
+    },
+    "waf_migration=pending&phase_two=1",
+  ],
   ["GET", entry],
 ];
 
