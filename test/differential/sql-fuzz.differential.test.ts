@@ -164,6 +164,101 @@ describe("sql fuzz: what it found, compared with workerd", () => {
   });
 });
 
+describe("sql fuzz: which error wins when a statement breaks two rules, compared with workerd", () => {
+  it("a refused function against an unknown column or function: SQLite's resolution order, the last error of one expression", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs(
+        "CREATE TABLE t1 (a, b, c)",
+        "SELECT sqlite_version(), nosuch FROM t1",
+        "SELECT nosuch, sqlite_version() FROM t1",
+        "SELECT sqlite_version() + nosuch FROM t1",
+        "SELECT sqlite_version() FROM t1 WHERE nosuch",
+        "SELECT nosuch FROM (SELECT sqlite_version())",
+        "SELECT sqlite_version(), (SELECT nosuch)",
+        "SELECT sqlite_version(), nosuchfn()",
+        "SELECT sqlite_version(nosuch)",
+        "SELECT sqlite_version(1), nosuch",
+        "SELECT median(nosuch), 1",
+        "SELECT a FROM t1 ORDER BY sqlite_version(), nosuch",
+        "UPDATE t1 SET x = sqlite_version()",
+        "UPDATE t1 SET a = sqlite_version() WHERE nosuch",
+        "INSERT INTO t1 VALUES (sqlite_version(), nosuch, 1)",
+        "INSERT INTO t1 SELECT sqlite_version(), nosuch, 1",
+        "INSERT INTO t1 (a) VALUES (1) RETURNING sqlite_version(), nosuch",
+        "CREATE INDEX i ON t1 (sqlite_version(), nosuch)",
+      ),
+    ]);
+    expect(JSON.stringify(workerd)).toContain("not authorized to use function: sqlite_version at offset 27");
+    expect(ours).toEqual(workerd);
+  });
+
+  it("INSERT and DELETE of an internal table are refused before anything else is resolved, an UPDATE after its first assignment", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs("INSERT INTO _cf_KV VALUES (nosuch, 1)", "DELETE FROM _cf_KV WHERE nosuch"),
+      [
+        { k: "kvPut", key: "k", value: 1 },
+        ...execs(
+          "INSERT INTO _cf_KV VALUES (nosuch, 1)",
+          "INSERT INTO main._CF_KV (nosuch) VALUES (1)",
+          "INSERT INTO _cf_KV VALUES (1)",
+          "REPLACE INTO _cf_KV SELECT nosuch",
+          "WITH x AS (SELECT nosuch) INSERT INTO _cf_KV SELECT * FROM x",
+          "INSERT INTO _cf_KV VALUES ('a', 1) RETURNING nosuch",
+          "DELETE FROM _cf_KV WHERE sqlite_version() AND nosuch",
+          "DELETE FROM _cf_KV RETURNING nosuch",
+          "INSERT INTO temp._cf_KV VALUES (nosuch, 1)",
+          "UPDATE _cf_KV SET value = 1 WHERE nosuch",
+          "UPDATE _cf_KV SET value = 1, nosuch = 2",
+          "UPDATE _cf_KV SET nosuch = 2, value = 1",
+          "UPDATE _cf_KV SET value = nosuch WHERE 1",
+          "UPDATE _cf_KV SET value = sqlite_version()",
+          "UPDATE _cf_KV SET value = 1, key = sqlite_version()",
+          "UPDATE _cf_KV SET value = abs(sqlite_version()) WHERE nosuch",
+        ),
+      ],
+      // The temp schema's table: the platform refuses writing temp before SQLite calls it read-only.
+      execs(
+        "INSERT INTO sqlite_temp_master VALUES (1, 2, 3, 4, 5)",
+        "INSERT INTO temp.sqlite_master VALUES (1, 2, 3, 4, 5)",
+        "REPLACE INTO sqlite_temp_schema (nosuch) VALUES (1)",
+        "INSERT INTO temp.sqlite_temp_master DEFAULT VALUES",
+        "INSERT INTO main.sqlite_temp_master VALUES (1, 2, 3, 4, 5)",
+        "INSERT INTO sqlite_master VALUES (1, 2, 3, 4, 5)",
+        "UPDATE sqlite_temp_master SET name = 1",
+        "DELETE FROM temp.sqlite_master",
+      ),
+    ]);
+    expect(JSON.stringify(workerd[1])).toContain("not authorized: SQLITE_AUTH");
+    expect(ours).toEqual(workerd);
+  });
+
+  it("ALTER TABLE of an internal table: SQLite's checks of RENAME TO, DROP COLUMN and an added name come first; ANALYZE/REINDEX of nothing", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs("ANALYZE _cf_KV", "REINDEX _cf_KV", "REINDEX sqlite_autoindex__cf_KV_1", "ANALYZE main._cf_x"),
+      [
+        { k: "kvPut", key: "k", value: 1 },
+        ...execs(
+          "CREATE TABLE t1 (a)",
+          "ALTER TABLE _cf_KV RENAME TO t1",
+          "ALTER TABLE _cf_KV RENAME TO x",
+          'ALTER TABLE "_cf_KV" RENAME TO "sqlite_q"',
+          "ALTER TABLE t1 RENAME TO _CF_kv",
+          "ALTER TABLE _cf_KV DROP COLUMN key",
+          "ALTER TABLE _cf_KV DROP COLUMN value",
+          "ALTER TABLE main._cf_KV DROP nosuch",
+          'ALTER TABLE t1 DROP "nosuch"',
+          "ALTER TABLE _cf_KV ADD COLUMN value",
+          "ALTER TABLE _cf_KV ADD COLUMN x PRIMARY KEY",
+          "ALTER TABLE _cf_KV RENAME COLUMN value TO key",
+          "ALTER TABLE _cf_KV RENAME nosuch TO v",
+        ),
+      ],
+    ]);
+    expect(JSON.stringify(workerd)).toContain("cannot drop PRIMARY KEY column");
+    expect(ours).toEqual(workerd);
+  });
+});
+
 describe("sql fuzz: error offsets, compared with workerd", () => {
   it("an UPDATE that assigns an unknown column: no offset (SQLite names it with %s), but one for the name in a value", async () => {
     const { workerd, ours } = await runFuzzProgram([
@@ -179,6 +274,20 @@ describe("sql fuzz: error offsets, compared with workerd", () => {
       ),
     ]);
     expect(JSON.stringify(workerd)).toContain('"no such column: x: SQLITE_ERROR"');
+    expect(ours).toEqual(workerd);
+  });
+
+  it("a name written several times: the offset of the one SQLite fails on (rowid in RETURNING of a table without one)", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs(
+        "CREATE TABLE t1 (a, b); CREATE TABLE w (a PRIMARY KEY, b) WITHOUT ROWID",
+        "INSERT INTO w (a) SELECT a FROM t1 WHERE rowid % 2 = 0 RETURNING rowid, a",
+        "INSERT INTO w (a, b) SELECT rowid, b FROM t1 RETURNING rowid",
+        "SELECT rowid FROM t1 UNION SELECT rowid FROM w",
+        "SELECT t1.rowid, w.rowid FROM t1, w",
+      ),
+    ]);
+    expect(JSON.stringify(workerd)).toContain("no such column: rowid at offset 65");
     expect(ours).toEqual(workerd);
   });
 });

@@ -25,6 +25,7 @@ import type { SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { TIME_FUNCTIONS } from "./allowed-functions";
 import { ALLOWED_PRAGMAS, isPragmaAllowed } from "./allowed-pragmas";
+import { refusedCallBeforeUpdate } from "./authorizer-order";
 import {
   checkInlineFunctionCalls,
   checkWrittenFunctionCalls,
@@ -352,7 +353,17 @@ function checkTargetTable(tokens: readonly SqlToken[], catalog: SqlCatalog): voi
   // key index has no row in sqlite_schema: its name says its table.
   const table =
     catalog.byName(target.name)?.table ?? /^sqlite_autoindex_(.+)_\d+$/i.exec(target.name)?.[1] ?? target.name;
-  if (!isAllowedName(target.name) || !isAllowedName(table)) throw notAuthorized();
+  if (isAllowedName(target.name) && isAllowedName(table)) return;
+  // SQLite looks the name up before the platform's authorizer sees it: one that names nothing in
+  // main is SQLite's `no such table` (`unable to identify the object to be reindexed`).
+  // (A key index's name stands for its table: that B-tree has no row in sqlite_schema.)
+  if (target.schema === undefined || target.schema.toLowerCase() === "main") {
+    if (catalog.byName(table) === undefined) {
+      catalog.invalidate();
+      if (catalog.byName(table) === undefined) return;
+    }
+  }
+  throw notAuthorized();
 }
 
 interface CreateTarget {
@@ -657,7 +668,9 @@ function decideProgram(
         }
     }
   }
-  if (protectedWrite) throw notAuthorized();
+  // An UPDATE is authorized after its first assignment is resolved, a refused call in it first.
+  if (protectedWrite)
+    throw (deniedFunctionName && kind === "update" && refusedCallBeforeUpdate(sql, catalog)) || notAuthorized();
   if (deniedFunctionName !== undefined) throw deniedFunction(deniedFunctionName, sql);
   if (checkReads && protectedReads.length > 0) throw readDenied(catalog, tokens, protectedReads, kind);
   if (!explained) checkPragmaFilters(program, catalog.pragmaVirtualTables);

@@ -169,8 +169,15 @@ function offsetFor(message: string, context: ErrorContext): number | undefined {
     const at = sql.indexOf(unrecognized[1] ?? "");
     return at < 0 ? undefined : byteOffset(sql, at);
   }
+  // ALTER TABLE … DROP COLUMN names the column token as written, in quotes (`no such column: "%T"`).
+  const dropped = /^no such column: "([\s\S]*)"$/.exec(message)?.[1];
+  if (dropped !== undefined) {
+    const tokens = tokenize(sql);
+    const at = tokens.findLast((t, k) => t.text === dropped && k > 0);
+    return at === undefined ? undefined : byteOffset(sql, at.start);
+  }
   const column = /^(?:no such column|ambiguous column name): (.*)$/.exec(message);
-  if (column) return locateName(sql, (column[1] ?? "").split("."));
+  if (column) return locateName(sql, (column[1] ?? "").split("."), (text) => context.compileError(text) === message);
   const fn =
     /^(?:no such function|not authorized to use function): (.*)$/.exec(message) ??
     /^(?:wrong number of arguments to function|misuse of (?:aggregate|window) function) (.*)\(\)$/.exec(message) ??
@@ -213,9 +220,16 @@ function locateSyntaxError(tokenText: string, message: string, context: ErrorCon
   return first === undefined ? undefined : byteOffset(sql, first.start);
 }
 
-/** The first place where the (possibly qualified) name `parts` is written. */
-function locateName(sql: string, parts: readonly string[]): number | undefined {
+/**
+ * Where the (possibly qualified) name `parts` is written: the first place, or when it is written
+ * several times, the first place SQLite fails on (`fails` tells whether a text fails as the
+ * statement did). `INSERT INTO w SELECT rowid FROM t RETURNING rowid` fails on the second `rowid`
+ * when `w` has no rowid: each text keeps the places up to one and writes NULL for the rest.
+ */
+function locateName(sql: string, parts: readonly string[], fails: (text: string) => boolean): number | undefined {
   const tokens = tokenize(sql);
+  const spans: { start: number; end: number }[] = [];
+  let update: number | undefined;
   const matches = (t: SqlToken | undefined, name: string | undefined) =>
     t !== undefined && t.kind === "identifier" && name !== undefined && t.value.toLowerCase() === name.toLowerCase();
   for (let i = 0; i < tokens.length; i++) {
@@ -225,10 +239,25 @@ function locateName(sql: string, parts: readonly string[]): number | undefined {
     }
     // a bare name must not be the column part of a qualified reference
     if (!ok || (parts.length === 1 && tokens[i - 1]?.text === ".")) continue;
-    if (parts.length === 1 && isUpdateTarget(tokens, i)) return locateInSetValue(sql, tokens, i, parts[0] ?? "");
-    return byteOffset(sql, tokens[i]?.start ?? 0);
+    if (parts.length === 1 && isUpdateTarget(tokens, i)) {
+      if (spans.length === 0) update = i;
+      break;
+    }
+    spans.push({ start: tokens[i]?.start ?? 0, end: tokens[i + (parts.length - 1) * 2]?.end ?? 0 });
   }
-  return undefined;
+  if (update !== undefined) return locateInSetValue(sql, tokens, update, parts[0] ?? "");
+  const first = spans[0];
+  if (first === undefined) return undefined;
+  const failing =
+    spans.length === 1
+      ? first
+      : (spans.find((_, j) => {
+          let text = sql;
+          for (const later of spans.slice(j + 1).reverse())
+            text = `${text.slice(0, later.start)}NULL${text.slice(later.end)}`;
+          return fails(text);
+        }) ?? first);
+  return byteOffset(sql, failing.start);
 }
 
 /** Whether token `i` is the column an UPDATE's (or upsert's) `SET c = …` assigns. */

@@ -11,6 +11,7 @@
 import { EngineError, type EngineStatement, type EngineValue, type SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { likePlatformPrototype } from "../../util/platform-prototype";
+import { refusalBeforeCompileError } from "./authorizer-order";
 import {
   type CursorSource,
   releaseWhenCollected,
@@ -314,7 +315,18 @@ export class SqlStorage {
       // sql.js's own (much larger) limits may fire first; report the platform's limit instead.
       const first = sql.slice(0, firstStatementEnd(sql));
       checkStatementText(first, tokenize(first), state.catalog.functionNames, this.#limits);
-      throw translateEngineError(e, errorContextFor(state, sql));
+      const context = errorContextFor(state, sql);
+      // The platform's authorizer may have refused the statement before SQLite got this far.
+      if (e instanceof EngineError) {
+        const offsetOf = (error: EngineError) => {
+          const translated = translateEngineError(error, context);
+          const at = translated instanceof Error ? / at offset (\d+): /.exec(translated.message)?.[1] : undefined;
+          return at === undefined ? undefined : Number(at);
+        };
+        const refusal = refusalBeforeCompileError(state.engine, state.catalog, sql, e, offsetOf);
+        if (refusal !== undefined) throw refusal;
+      }
+      throw translateEngineError(e, context);
     }
   }
 

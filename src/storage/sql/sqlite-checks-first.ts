@@ -7,9 +7,14 @@
  * such a statement by its names before SQLite compiles it (`sql-access.ts`), so when it does, the
  * statement is compiled here (compiling a CREATE TRIGGER changes nothing; its program is never
  * run) and SQLite's error, if any, is the one the platform reports.
+ *
+ * `ALTER TABLE` likewise, in part: SQLite checks a `RENAME TO` (the new name taken or reserved)
+ * and a `DROP COLUMN` (no such column, a key or the last column) in full before it asks the
+ * authorizer, and an `ADD COLUMN`'s name while parsing it (`duplicate column name`); it asks
+ * before anything else of a `RENAME COLUMN`, and before an `ADD COLUMN`'s constraints.
  */
 import { EngineError, type SqlEngine } from "../../engine/engine";
-import { isKeyword, tokenizeFirstStatement } from "./sql-tokenizer";
+import { isKeyword, type SqlToken, tokenizeFirstStatement } from "./sql-tokenizer";
 
 /**
  * SQLite's own error for the first statement of `sql` when that statement is one whose SQLite
@@ -22,6 +27,7 @@ export function sqliteErrorBeforeAuthorizer(engine: SqlEngine, sql: string): Eng
   while (isKeyword(tokens[at], "EXPLAIN")) {
     at += isKeyword(tokens[at + 1], "QUERY") && isKeyword(tokens[at + 2], "PLAN") ? 3 : 1;
   }
+  if (isKeyword(tokens[at], "ALTER")) return alterErrorBeforeAuthorizer(engine, sql, tokens, at);
   if (!isKeyword(tokens[at], "CREATE")) return undefined;
   const kind = isKeyword(tokens[at + 1], "TEMP") || isKeyword(tokens[at + 1], "TEMPORARY") ? at + 2 : at + 1;
   if (!isKeyword(tokens[kind], "TRIGGER")) return undefined;
@@ -31,4 +37,27 @@ export function sqliteErrorBeforeAuthorizer(engine: SqlEngine, sql: string): Eng
   } catch (e) {
     return e instanceof EngineError ? e : undefined;
   }
+}
+
+/** SQLite's error for an `ALTER TABLE` (tokens from `at`) where it comes before the authorizer. */
+function alterErrorBeforeAuthorizer(
+  engine: SqlEngine,
+  sql: string,
+  tokens: readonly SqlToken[],
+  at: number,
+): EngineError | undefined {
+  const name = tokens[at + 3]?.text === "." ? at + 5 : at + 3;
+  const action = tokens[name];
+  const renameTo = isKeyword(action, "RENAME") && isKeyword(tokens[name + 1], "TO");
+  const drop = isKeyword(action, "DROP");
+  const add = isKeyword(action, "ADD");
+  if (!renameTo && !drop && !add) return undefined;
+  let error: EngineError | undefined;
+  try {
+    engine.prepareHead(sql).statement?.free();
+  } catch (e) {
+    if (e instanceof EngineError) error = e;
+  }
+  if (error === undefined || (add && !/^duplicate column name: /.test(error.sqliteMessage))) return undefined;
+  return error;
 }
