@@ -259,6 +259,40 @@ describe("sql fuzz: which error wins when a statement breaks two rules, compared
   });
 });
 
+describe("sql fuzz: a schema written in another case, compared with workerd", () => {
+  it("a FROM item qualified MAIN. or TEMP. of which no column is read is refused; one whose columns are read is not", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs(
+        "CREATE TABLE t1 (a, b, c); CREATE TABLE t2 (a INTEGER PRIMARY KEY, b TEXT, c); INSERT INTO t1 VALUES (1, 2, 3)",
+        "SELECT count(*) AS n FROM MAIN.t1",
+        'SELECT 1 FROM MAIN."T1"',
+        'SELECT count(*) FROM "MAIN".t1',
+        "SELECT count(*) FROM [Main].t1",
+        'SELECT count(*) FROM "main".t1',
+        "SELECT rowid FROM MAIN.t1",
+        "SELECT a FROM MAIN.t2",
+        "SELECT b FROM MAIN.t2",
+        "SELECT * FROM MAIN.t1",
+        "SELECT count(a) FROM MAIN.t1",
+        "SELECT count(*) FROM MAIN.t1 WHERE a > 0",
+        "SELECT EXISTS (SELECT 1 FROM MAIN.t1)",
+        "SELECT a FROM t1 WHERE a IN (SELECT 1 FROM MAIN.t2)",
+        "WITH c AS (SELECT 1 FROM MAIN.t1) SELECT * FROM c",
+        "SELECT 1 FROM MAIN.t1 AS x JOIN t2 USING (a)",
+        "SELECT count(*) FROM TEMP.sqlite_master",
+        "SELECT count(*) FROM temp.sqlite_master",
+        "SELECT count(*) FROM MAIN.sqlite_master",
+        "EXPLAIN SELECT count(*) FROM MAIN.t1",
+        "DELETE FROM MAIN.t1 WHERE 0",
+        "CREATE VIEW v AS SELECT count(*) AS n FROM MAIN.t1",
+        "SELECT * FROM v",
+      ),
+    ]);
+    expect(JSON.stringify(workerd[0])).toContain("not authorized: SQLITE_AUTH");
+    expect(ours).toEqual(workerd);
+  });
+});
+
 describe("sql fuzz: error offsets, compared with workerd", () => {
   it("an UPDATE that assigns an unknown column: no offset (SQLite names it with %s), but one for the name in a value", async () => {
     const { workerd, ours } = await runFuzzProgram([

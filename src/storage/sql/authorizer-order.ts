@@ -27,6 +27,7 @@ import { isAllowedName } from "./internal-names";
 import { isTempSchema } from "./schema-names";
 import type { SqlCatalog } from "./sql-catalog";
 import { SQLITE_AUTH, sqliteError } from "./sql-errors";
+import { OPFLAG_P2ISREG, type ProgramOp } from "./sql-program";
 import { byteOffset, isKeyword, matchingParen, type SqlToken, tokenize } from "./sql-tokenizer";
 
 /** Errors SQLite raises while parsing, before anything is resolved or authorized. */
@@ -267,4 +268,85 @@ function compileError(engine: SqlEngine, sql: string): string | undefined {
   } catch (e) {
     return e instanceof EngineError ? e.sqliteMessage : String(e);
   }
+}
+
+/**
+ * Ops that use an index cursor (P1) for its columns: a seek or comparison on its key, a loop in its
+ * order. Not `Count`: `count(*)` counts the smallest index.
+ */
+const INDEX_READING_OPS = new Set([
+  "Rewind",
+  "Last",
+  "Next",
+  "Prev",
+  "IdxRowid",
+  "DeferredSeek",
+  "SeekGE",
+  "SeekGT",
+  "SeekLE",
+  "SeekLT",
+  "SeekScan",
+  "IdxGE",
+  "IdxGT",
+  "IdxLE",
+  "IdxLT",
+  "Found",
+  "NotFound",
+  "NoConflict",
+  "IfNoHope",
+]);
+
+/**
+ * The platform's refusal of a FROM item whose schema is written in another case than `main` or
+ * `temp` (`MAIN.t1`, `"MAIN".t1`, `TEMP.sqlite_master`) and of which no column is read (`count(*)`,
+ * `SELECT 1`, `rowid`, `EXISTS`): SQLite asks the authorizer about such an item with an empty column
+ * name and the schema as written, which the platform's authorizer, comparing with `main` and `temp`
+ * exactly, refuses (compared through Miniflare). An item one of whose columns is read is asked
+ * about with the schema SQLite resolved, and passes. Whether a column is read is told from the
+ * program: a `Column` of the item's table, or any use of one of its indexes but counting its rows
+ * (a seek, or a loop in its order). A table named so once and once otherwise with its columns
+ * read is not refused (docs/sql.md, known differences 6).
+ */
+export function checkSchemaSpelling(
+  tokens: readonly SqlToken[],
+  program: readonly ProgramOp[],
+  catalog: SqlCatalog,
+): void {
+  for (let k = 1; k + 2 < tokens.length; k++) {
+    const schema = tokens[k] as SqlToken;
+    if (tokens[k + 1]?.text !== "." || tokens[k + 3]?.text === ".") continue;
+    if (schema.kind !== "identifier" && schema.kind !== "string") continue;
+    const lower = schema.value.toLowerCase();
+    if ((lower !== "main" && lower !== "temp") || schema.value === lower) continue;
+    const prev = tokens[k - 1] as SqlToken;
+    const fromItem =
+      isKeyword(prev, "JOIN") || prev.text === "," || (isKeyword(prev, "FROM") && !isKeyword(tokens[k - 2], "DELETE"));
+    const name = tokens[k + 2];
+    if (!fromItem || name === undefined) continue;
+    const db = lower === "main" ? 0 : 1;
+    const schemaTable = /^sqlite_(temp_)?(master|schema)$/i.test(name.value);
+    const table = schemaTable ? "sqlite_schema" : catalog.byName(name.value)?.table;
+    if (table === undefined || (!schemaTable && catalog.byName(name.value)?.type !== "table")) continue;
+    if (!readsNoColumn(program, catalog, db, table)) continue;
+    throw notAuthorized();
+  }
+}
+
+/** Whether the program opens `table` (of database `db`) and reads none of its columns. */
+function readsNoColumn(program: readonly ProgramOp[], catalog: SqlCatalog, db: number, table: string): boolean {
+  // Cursor (per segment) → whether it is one of the table's indexes.
+  const cursors = new Map<string, boolean>();
+  for (const op of program) {
+    if (op.opcode !== "OpenRead" && op.opcode !== "ReopenIdx") continue;
+    if (op.p3 !== db || (op.p5 & OPFLAG_P2ISREG) !== 0) continue;
+    const object = op.p2 === 1 ? undefined : db === 0 ? catalog.byRoot(op.p2) : undefined;
+    const owner = op.p2 === 1 ? "sqlite_schema" : object?.table;
+    if (owner !== undefined && owner.toLowerCase() === table.toLowerCase())
+      cursors.set(`${op.segment}:${op.p1}`, object?.type === "index");
+  }
+  if (cursors.size === 0) return false;
+  return !program.some((op) => {
+    const index = cursors.get(`${op.segment}:${op.p1}`);
+    return index !== undefined && (op.opcode === "Column" || (index && INDEX_READING_OPS.has(op.opcode)));
+  });
 }

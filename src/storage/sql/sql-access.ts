@@ -25,7 +25,7 @@ import type { SqlEngine } from "../../engine/engine";
 import { ActorStoreError } from "../../errors";
 import { TIME_FUNCTIONS } from "./allowed-functions";
 import { ALLOWED_PRAGMAS, isPragmaAllowed } from "./allowed-pragmas";
-import { refusedCallBeforeUpdate } from "./authorizer-order";
+import { checkSchemaSpelling, refusedCallBeforeUpdate } from "./authorizer-order";
 import {
   checkInlineFunctionCalls,
   checkWrittenFunctionCalls,
@@ -242,6 +242,7 @@ export class SqlAccess {
     const kind = statementKind(tokens, word);
     const program = explainProgram(engine, statement);
     const decided = decideProgram(catalog, sql, tokens, kind, program, explained);
+    checkSchemaSpelling(tokens, program, catalog);
     checkProgramSize(decided.mainOps, this.#limits);
     const verdict: AccessVerdict = {
       kind,
