@@ -265,6 +265,56 @@ function err(errors: ApiMessage[], pointer: string, message: string, code?: numb
 }
 
 /**
+ * The platform's JSON decoding refuses a key its schema does not have (`invalid JSON: unknown field
+ * "bic"`) rather than dropping it: a rule saved without a setting its author sent does something else.
+ * Keys are checked where the schema is known here: a rule, and the parameters of `execute` and
+ * `skip` rules with their overrides.
+ */
+function checkKnownKeys(
+  record: Record<string, unknown>,
+  known: ReadonlySet<string>,
+  base: string,
+  errors: ApiMessage[],
+): void {
+  for (const key of Object.keys(record))
+    if (!known.has(key))
+      err(errors, `${base}/${escapePointer(key)}`, `invalid JSON: unknown field ${JSON.stringify(key)}`);
+}
+
+/** A key as one JSON pointer token (RFC 6901). */
+function escapePointer(key: string): string {
+  return key.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+/** Keys of a rule: the published rule schema's, with `categories` and `last_updated`, which a GET shows and clients send back (read-only: dropped). */
+const RULE_KEYS: ReadonlySet<string> = new Set([
+  "id",
+  "version",
+  "action",
+  "expression",
+  "description",
+  "ref",
+  "enabled",
+  "action_parameters",
+  "logging",
+  "ratelimit",
+  "exposed_credential_check",
+  "categories",
+  "last_updated",
+]);
+const EXECUTE_KEYS: ReadonlySet<string> = new Set(["id", "version", "matched_data", "overrides"]);
+const SKIP_KEYS: ReadonlySet<string> = new Set(["ruleset", "rulesets", "rules", "phases", "products"]);
+const OVERRIDES_KEYS: ReadonlySet<string> = new Set(["action", "enabled", "sensitivity_level", "categories", "rules"]);
+const CATEGORY_OVERRIDE_KEYS: ReadonlySet<string> = new Set(["category", "action", "enabled", "sensitivity_level"]);
+const RULE_OVERRIDE_KEYS: ReadonlySet<string> = new Set([
+  "id",
+  "action",
+  "enabled",
+  "score_threshold",
+  "sensitivity_level",
+]);
+
+/**
  * Checks one rule expression: not blank, within 4,096 characters, and accepted by the
  * rules-language parser. Returns the errors (empty when valid).
  *
@@ -359,6 +409,7 @@ function checkOverrideList(
       if (seen.has(name)) err(errors, at, invalidValue(name, `overrides.${key}`, "items must be unique"));
       seen.add(name);
     }
+    checkKnownKeys(item, key === "rules" ? RULE_OVERRIDE_KEYS : CATEGORY_OVERRIDE_KEYS, at, errors);
     checkOverrideFields(item, at, ddos, errors);
     if (key === "rules" && item.score_threshold !== undefined && !Number.isInteger(item.score_threshold))
       err(
@@ -370,6 +421,7 @@ function checkOverrideList(
 }
 
 function checkExecute(p: Record<string, unknown>, base: string, ddos: boolean, errors: ApiMessage[]): void {
+  checkKnownKeys(p, EXECUTE_KEYS, base, errors);
   if (!isHex32(p.id))
     err(errors, `${base}/id`, invalidValue(p.id ?? "", "id", "it must be the 32-hex id of a managed ruleset"));
   if (p.version !== undefined && typeof p.version !== "string")
@@ -385,6 +437,7 @@ function checkExecute(p: Record<string, unknown>, base: string, ddos: boolean, e
     err(errors, `${base}/overrides`, invalidValue(o, "overrides", "it must be an object with at least one property"));
     return;
   }
+  checkKnownKeys(o, OVERRIDES_KEYS, `${base}/overrides`, errors);
   checkOverrideFields(o, `${base}/overrides`, ddos, errors);
   if (o.categories !== undefined)
     checkOverrideList(o.categories, `${base}/overrides/categories`, "categories", ddos, errors);
@@ -392,6 +445,7 @@ function checkExecute(p: Record<string, unknown>, base: string, ddos: boolean, e
 }
 
 function checkSkip(p: Record<string, unknown>, base: string, errors: ApiMessage[]): void {
+  checkKnownKeys(p, SKIP_KEYS, base, errors);
   if (p.ruleset !== undefined && p.ruleset !== "current")
     err(errors, `${base}/ruleset`, invalidValue(p.ruleset, "ruleset", "the only accepted value is 'current'"));
   if (p.rulesets !== undefined && !(Array.isArray(p.rulesets) && p.rulesets.every(isHex32)))
@@ -522,6 +576,7 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
       return;
     }
     const before = errors.length;
+    checkKnownKeys(raw, RULE_KEYS, at, errors);
     const keepId = checkIdLike(raw.id, "id", at, allowEmpty, errors);
     if (keepId) {
       const first = ruleIndexById.get(raw.id as string);

@@ -264,6 +264,56 @@ describe("validateRulesetBody", () => {
     expect(e?.source).toEqual({ pointer: "/rules/0/expression" });
   });
 
+  it("validateRulesetBody: a key the rule schema lacks is refused as the platform's decoder refuses it, at every checked level", () => {
+    const owasp = MANAGED_RULESET_IDS.owasp;
+    const cases: [unknown, string, string][] = [
+      [{ ...EXEC, foo: 1 }, "/rules/0/foo", "foo"],
+      [{ ...EXEC, Enabled: false }, "/rules/0/Enabled", "Enabled"],
+      [{ ...EXEC, action_parameters: { id: owasp, bic: false } }, "/rules/0/action_parameters/bic", "bic"],
+      [
+        { action: "skip", expression: "true", action_parameters: { ruleset: "current", version: "1" } },
+        "/rules/0/action_parameters/version",
+        "version",
+      ],
+      [
+        { ...EXEC, action_parameters: { id: owasp, overrides: { enabled: false, paused: true } } },
+        "/rules/0/action_parameters/overrides/paused",
+        "paused",
+      ],
+      [
+        {
+          ...EXEC,
+          action_parameters: { id: owasp, overrides: { rules: [{ id: "a".repeat(32), enabled: false, x: 1 }] } },
+        },
+        "/rules/0/action_parameters/overrides/rules/0/x",
+        "x",
+      ],
+      [
+        {
+          ...EXEC,
+          action_parameters: { id: owasp, overrides: { categories: [{ category: "c", enabled: false, "a/b~": 1 }] } },
+        },
+        "/rules/0/action_parameters/overrides/categories/0/a~1b~0",
+        "a/b~",
+      ],
+    ];
+    for (const [rule, pointer, key] of cases) {
+      const errors = errorsOf(body(rule));
+      expect(errors, JSON.stringify(rule)).toEqual([
+        { message: `invalid JSON: unknown field ${JSON.stringify(key)}`, source: { pointer } },
+      ]);
+    }
+    // What a GET shows of a rule and a client sends back unchanged is taken; the read-only fields are not kept.
+    const echoed = ok(body({ ...EXEC, last_updated: "2026-01-01T00:00:00Z", categories: ["owasp"] }));
+    expect(echoed.ok && echoed.ruleset.rules[0]).toEqual({
+      action: "execute",
+      expression: EXEC.expression,
+      description: "",
+      enabled: true,
+      action_parameters: EXEC.action_parameters,
+    });
+  });
+
   it("validateRulesetBody: two rules with the same id are refused; a rule id names one rule", () => {
     const id = "a".repeat(32);
     const errors = errorsOf(body({ ...EXEC, id }, { ...EXEC, expression: "ssl" }, { ...EXEC, id }));
