@@ -326,7 +326,82 @@ describe("sql fuzz: error offsets, compared with workerd", () => {
   });
 });
 
+describe("sql fuzz: what the extended grammar found, compared with workerd", () => {
+  it("a pragma_* call refused by its literal argument fails when the statement runs, after its bindings are counted and after the statements before it ran", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      [
+        ...execs("CREATE TABLE t1 (a)"),
+        { k: "exec", sql: "SELECT * FROM pragma_table_info('_cf_KV') WHERE 1 AND ?1 IS NOT ?2", args: [], plan: [] },
+        { k: "exec", sql: "SELECT * FROM pragma_table_info('_cf_KV') WHERE ?1 IS NULL", args: [1], plan: [] },
+        ...execs(
+          "INSERT INTO t1 VALUES (1); SELECT * FROM pragma_table_info('_cf_KV')",
+          "INSERT INTO t1 VALUES (2); SELECT * FROM pragma_index_list('_cf_KV'); INSERT INTO t1 VALUES (3)",
+          "SELECT a FROM t1",
+        ),
+      ],
+    ]);
+    expect(JSON.stringify(workerd)).toContain("Wrong number of parameter bindings for SQL query.");
+    expect(ours).toEqual(workerd);
+  });
+
+  it("misuse of an aggregate in VALUES: the offset of the call, as workerd's SQLite records it", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs(
+        "CREATE TABLE t1 (a, b)",
+        "INSERT INTO t1 (a, b) VALUES (count(*), 1), (1, 1)",
+        "SELECT max(a) FROM t1 WHERE count(*) > 0",
+      ),
+    ]);
+    expect(JSON.stringify(workerd)).toContain("misuse of aggregate: count() at offset 30");
+    expect(ours).toEqual(workerd);
+  });
+});
+
+describe("sql fuzz: what the extended grammar found (2)", () => {
+  it("a function that is not a window function used as one: the offset of its call", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs("CREATE TABLE t1 (a)", "SELECT abs(a) OVER () FROM t1", "SELECT a, upper(a) OVER (ORDER BY a) FROM t1"),
+    ]);
+    expect(JSON.stringify(workerd)).toContain("abs() may not be used as a window function at offset 7");
+    expect(ours).toEqual(workerd);
+  });
+
+  it("CREATE TABLE/VIEW/INDEX of a reserved sqlite_ name: SQLite's error comes before the refusal, in main and temp", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs(
+        "CREATE TABLE t1 (a)",
+        "CREATE TABLE temp.sqlite_master (a)",
+        "CREATE TEMP TABLE sqlite_x (a)",
+        "CREATE TABLE sqlite_x (a)",
+        "CREATE TABLE IF NOT EXISTS main.SQLITE_y (a)",
+        "CREATE VIEW temp.sqlite_v AS SELECT 1",
+        "CREATE UNIQUE INDEX sqlite_i ON t1 (a)",
+        "CREATE TABLE temp.x (a)",
+        "SELECT name FROM sqlite_master ORDER BY name",
+      ),
+    ]);
+    expect(JSON.stringify(workerd)).toContain("object name reserved for internal use: sqlite_master");
+    expect(ours).toEqual(workerd);
+  });
+});
+
 describe("sql fuzz: pinned engine differences", () => {
+  it("a multi-row INSERT OR REPLACE whose later row fails: workerd keeps the rows it replaced before, sql.js undoes the statement (docs/sql.md, 17)", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs(
+        "CREATE TABLE t2 (a INTEGER PRIMARY KEY, b TEXT); INSERT INTO t2 (b) VALUES ('p'), ('q')",
+        "INSERT OR REPLACE INTO t2 (a, b) VALUES (1, 1), ('', 1)",
+        "SELECT a, b FROM t2 ORDER BY a",
+      ),
+    ]);
+    const rows = (outcome: Outcome | undefined) => (outcome?.ok ? (outcome.body as unknown[])[2] : outcome);
+    const failed = (outcome: Outcome | undefined) => (outcome?.ok ? (outcome.body as unknown[])[1] : outcome);
+    expect(failed(workerd[0])).toEqual({ e: ["Error", "datatype mismatch: SQLITE_MISMATCH"] });
+    expect(failed(ours[0])).toEqual(failed(workerd[0]));
+    expect(JSON.stringify(rows(workerd[0]))).toContain('{"a":1,"b":"1"}');
+    expect(JSON.stringify(rows(ours[0]))).toContain('{"a":1,"b":"p"}');
+  });
+
   it("text holding a NUL stored into an INTEGER PRIMARY KEY: workerd's SQLite refuses it, sql.js's reads the digits before the NUL (docs/sql.md, 16)", async () => {
     const { workerd, ours } = await runFuzzProgram([
       execs(

@@ -4,9 +4,9 @@
  * SQLite runs `PRAGMA name(arg)` for each call of such a function, when the statement runs, with
  * the argument's value at that moment; the platform's authorizer sees that pragma and refuses it
  * (`not authorized: SQLITE_AUTH`, while the statement runs) when the argument names an internal
- * table. An argument written as a literal (a string or a number) is judged before compiling, like
- * a PRAGMA statement. Any other argument (a column, a bound parameter, a subquery, `lower('…')`,
- * a concatenation) has a value only at run time, so it is checked at run time:
+ * table. An argument written as a literal (a string or a number) that the rule allows is left as
+ * it is. Any other argument (a refused literal, a column, a bound parameter, a subquery,
+ * `lower('…')`, a concatenation) is checked when the statement runs, as the platform refuses it then:
  * {@link guardPragmaArguments} wraps it in {@link PRAGMA_ARGUMENT_GUARD}, a function every storage
  * connection has (see {@link registerPragmaArgumentGuard}), which applies the same rule to the
  * value SQLite is about to use and fails the statement with the platform's error otherwise.
@@ -108,6 +108,11 @@ function isLiteral(tokens: readonly SqlToken[], arg: { first: number; last: numb
   return arg.first === arg.last && (kind === "string" || kind === "number");
 }
 
+/** Whether a literal argument at `position` (0: the pragma's, 1: the schema) passes the pragma's rule. */
+function literalAllowed(pragma: string, position: number, value: string): boolean {
+  return position === 1 ? value.toLowerCase() === "main" : isPragmaAllowed(pragma, value);
+}
+
 /** Whether the argument is exactly a call of the guard (what {@link guardPragmaArguments} wrote). */
 function isGuarded(tokens: readonly SqlToken[], arg: { first: number; last: number }): boolean {
   const t = tokens[arg.first];
@@ -138,10 +143,19 @@ export function guardPragmaArguments(sql: string): string | undefined {
   // Insertions (position, text); spans of nested calls nest strictly, so applying them from the
   // end of the text backwards keeps every position valid.
   const insertions: [number, string][] = [];
+  // A view's or trigger's text is stored: a refused literal there is refused when it is created.
+  const creates = isKeyword(tokens[0], "CREATE");
   for (const call of pragmaCalls(tokens)) {
     if (!PRAGMA_FUNCTIONS.has(call.name)) continue; // refused by name (checkPragmaFunctions)
     call.args.forEach((arg, position) => {
-      if (isLiteral(tokens, arg)) return;
+      // A literal the rule allows needs no check; one it refuses is checked when it runs, as on the
+      // platform: a statement whose loop over the call never starts (`WHERE ?1 IS NULL` bound to 1)
+      // succeeds there, and a wrong number of bindings is reported first.
+      if (
+        isLiteral(tokens, arg) &&
+        (creates || literalAllowed(call.name, position, (tokens[arg.first] as SqlToken).value))
+      )
+        return;
       const start = (tokens[arg.first] as SqlToken).start;
       const end = (tokens[arg.last] as SqlToken).end;
       insertions.push([start, `${PRAGMA_ARGUMENT_GUARD}('${call.name}', ${position}, CAST((`]);
@@ -168,9 +182,8 @@ export function checkPragmaFunctions(tokens: readonly SqlToken[]): void {
     call.args.forEach((arg, position) => {
       if (isGuarded(tokens, arg)) return;
       if (!isLiteral(tokens, arg)) throw sqliteError("not authorized", SQLITE_AUTH);
-      const value = (tokens[arg.first] as SqlToken).value;
-      const allowed = position === 1 ? value.toLowerCase() === "main" : isPragmaAllowed(call.name, value);
-      if (!allowed) throw sqliteError("not authorized", SQLITE_AUTH);
+      if (!literalAllowed(call.name, position, (tokens[arg.first] as SqlToken).value))
+        throw sqliteError("not authorized", SQLITE_AUTH);
     });
   }
 }

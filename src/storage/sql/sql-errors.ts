@@ -181,6 +181,8 @@ function offsetFor(message: string, context: ErrorContext): number | undefined {
   const fn =
     /^(?:no such function|not authorized to use function): (.*)$/.exec(message) ??
     /^(?:wrong number of arguments to function|misuse of (?:aggregate|window) function) (.*)\(\)$/.exec(message) ??
+    /^misuse of aggregate: (.*)\(\)$/.exec(message) ??
+    /^(.*)\(\) may not be used as a window function$/.exec(message) ??
     /^too many arguments on function (.*)$/.exec(message);
   if (fn) return locateFunctionCall(sql, fn[1] ?? "");
   const database = /^unknown database (.*)$/.exec(message);

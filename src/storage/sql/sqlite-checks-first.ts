@@ -11,7 +11,8 @@
  * `ALTER TABLE` likewise, in part: SQLite checks a `RENAME TO` (the new name taken or reserved)
  * and a `DROP COLUMN` (no such column, a key or the last column) in full before it asks the
  * authorizer, and an `ADD COLUMN`'s name while parsing it (`duplicate column name`); it asks
- * before anything else of a `RENAME COLUMN`, and before an `ADD COLUMN`'s constraints.
+ * before anything else of a `RENAME COLUMN`, and before an `ADD COLUMN`'s constraints. And a
+ * `CREATE TABLE`/`VIEW`/`INDEX` of a reserved `sqlite_` name (see {@link reservedNameError}).
  */
 import { EngineError, type SqlEngine } from "../../engine/engine";
 import { isKeyword, type SqlToken, tokenizeFirstStatement } from "./sql-tokenizer";
@@ -30,7 +31,7 @@ export function sqliteErrorBeforeAuthorizer(engine: SqlEngine, sql: string): Eng
   if (isKeyword(tokens[at], "ALTER")) return alterErrorBeforeAuthorizer(engine, sql, tokens, at);
   if (!isKeyword(tokens[at], "CREATE")) return undefined;
   const kind = isKeyword(tokens[at + 1], "TEMP") || isKeyword(tokens[at + 1], "TEMPORARY") ? at + 2 : at + 1;
-  if (!isKeyword(tokens[kind], "TRIGGER")) return undefined;
+  if (!isKeyword(tokens[kind], "TRIGGER")) return reservedNameError(engine, sql, tokens, kind);
   try {
     engine.prepareHead(sql).statement?.free();
     return undefined;
@@ -60,4 +61,31 @@ function alterErrorBeforeAuthorizer(
   }
   if (error === undefined || (add && !/^duplicate column name: /.test(error.sqliteMessage))) return undefined;
   return error;
+}
+
+/**
+ * SQLite's `object name reserved for internal use` for a `CREATE TABLE`/`VIEW`/`INDEX` (its kind
+ * keyword at `kind`) of a `sqlite_` name: SQLite checks the name before it asks the authorizer (so
+ * `CREATE TABLE temp.sqlite_master (a)` fails with it there). Compiled only for such a name, whose
+ * compilation stops at that check.
+ */
+function reservedNameError(
+  engine: SqlEngine,
+  sql: string,
+  tokens: readonly SqlToken[],
+  kind: number,
+): EngineError | undefined {
+  let at = isKeyword(tokens[kind], "UNIQUE") ? kind + 1 : kind;
+  if (!(isKeyword(tokens[at], "TABLE") || isKeyword(tokens[at], "VIEW") || isKeyword(tokens[at], "INDEX")))
+    return undefined;
+  at++;
+  if (isKeyword(tokens[at], "IF") && isKeyword(tokens[at + 1], "NOT") && isKeyword(tokens[at + 2], "EXISTS")) at += 3;
+  const name = tokens[at + 1]?.text === "." ? tokens[at + 2] : tokens[at];
+  if (name === undefined || name.kind !== "identifier" || !/^sqlite_/i.test(name.value)) return undefined;
+  try {
+    engine.prepareHead(sql).statement?.free();
+    return undefined;
+  } catch (e) {
+    return e instanceof EngineError && /^object name reserved for internal use: /.test(e.sqliteMessage) ? e : undefined;
+  }
 }
