@@ -366,7 +366,7 @@ describe("sql fuzz: what the extended grammar found (2)", () => {
     expect(ours).toEqual(workerd);
   });
 
-  it("CREATE TABLE/VIEW/INDEX of a reserved sqlite_ name: SQLite's error comes before the refusal, in main and temp", async () => {
+  it("CREATE TABLE/VIEW/INDEX of a reserved sqlite_ name, and an index's table and name: SQLite's error comes before the refusal", async () => {
     const { workerd, ours } = await runFuzzProgram([
       execs(
         "CREATE TABLE t1 (a)",
@@ -377,8 +377,25 @@ describe("sql fuzz: what the extended grammar found (2)", () => {
         "CREATE VIEW temp.sqlite_v AS SELECT 1",
         "CREATE UNIQUE INDEX sqlite_i ON t1 (a)",
         "CREATE TABLE temp.x (a)",
+        "CREATE INDEX _cf_KV ON nosuch (a)",
+        "CREATE INDEX temp._cf_i ON t1 (a)",
+        "CREATE INDEX temp.sqlite_i ON t1 (a)",
+        "CREATE INDEX _cf_i ON sqlite_master (name)",
+        "CREATE INDEX t1 ON t1 (a)",
+        "CREATE INDEX _cf_i ON t1 (nosuch)",
+        "CREATE INDEX _cf_i ON t1 (a)",
         "SELECT name FROM sqlite_master ORDER BY name",
       ),
+      [
+        { k: "kvPut", key: "k", value: 1 },
+        ...execs(
+          "CREATE INDEX _cf_KV ON t1 (a)",
+          "CREATE INDEX _CF_kv ON t1 (a)",
+          "CREATE INDEX sqlite_autoindex__cf_KV_1 ON t1 (a)",
+          "CREATE INDEX IF NOT EXISTS _cf_KV ON t1 (a)",
+          "SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name",
+        ),
+      ],
     ]);
     expect(JSON.stringify(workerd)).toContain("object name reserved for internal use: sqlite_master");
     expect(ours).toEqual(workerd);

@@ -64,10 +64,11 @@ function alterErrorBeforeAuthorizer(
 }
 
 /**
- * SQLite's `object name reserved for internal use` for a `CREATE TABLE`/`VIEW`/`INDEX` (its kind
- * keyword at `kind`) of a `sqlite_` name: SQLite checks the name before it asks the authorizer (so
- * `CREATE TABLE temp.sqlite_master (a)` fails with it there). Compiled only for such a name, whose
- * compilation stops at that check.
+ * SQLite's `object name reserved for internal use` for a `CREATE TABLE`/`VIEW` (its kind keyword
+ * at `kind`) of a `sqlite_` name: SQLite checks the name before it asks the authorizer (so
+ * `CREATE TABLE temp.sqlite_master (a)` fails with it there); compiled only for such a name, whose
+ * compilation stops at that check. For a `CREATE INDEX`, SQLite's errors of {@link INDEX_CHECKS_FIRST}
+ * (`CREATE INDEX _cf_x ON nosuch (a)` is `no such table: main.nosuch` there). Compiling changes nothing.
  */
 function reservedNameError(
   engine: SqlEngine,
@@ -76,16 +77,28 @@ function reservedNameError(
   kind: number,
 ): EngineError | undefined {
   let at = isKeyword(tokens[kind], "UNIQUE") ? kind + 1 : kind;
-  if (!(isKeyword(tokens[at], "TABLE") || isKeyword(tokens[at], "VIEW") || isKeyword(tokens[at], "INDEX")))
-    return undefined;
+  const index = isKeyword(tokens[at], "INDEX");
+  if (!(isKeyword(tokens[at], "TABLE") || isKeyword(tokens[at], "VIEW") || index)) return undefined;
   at++;
   if (isKeyword(tokens[at], "IF") && isKeyword(tokens[at + 1], "NOT") && isKeyword(tokens[at + 2], "EXISTS")) at += 3;
   const name = tokens[at + 1]?.text === "." ? tokens[at + 2] : tokens[at];
-  if (name === undefined || name.kind !== "identifier" || !/^sqlite_/i.test(name.value)) return undefined;
+  const reserved = name !== undefined && name.kind === "identifier" && /^sqlite_/i.test(name.value);
+  if (!reserved && !index) return undefined;
   try {
     engine.prepareHead(sql).statement?.free();
     return undefined;
   } catch (e) {
-    return e instanceof EngineError && /^object name reserved for internal use: /.test(e.sqliteMessage) ? e : undefined;
+    if (!(e instanceof EngineError)) return undefined;
+    const first = index ? INDEX_CHECKS_FIRST : RESERVED_NAME;
+    return first.test(e.sqliteMessage) ? e : undefined;
   }
 }
+
+const RESERVED_NAME = /^object name reserved for internal use: /;
+/**
+ * What SQLite checks of a `CREATE INDEX` before it asks the authorizer: the table (it exists, may be
+ * indexed, is in the index's schema), then the index's name (reserved, taken). Its columns and
+ * expressions are resolved after.
+ */
+const INDEX_CHECKS_FIRST =
+  /^(?:no such table: |table .* may not be indexed$|views may not be indexed$|virtual tables may not be indexed$|cannot create a TEMP index on non-TEMP table |object name reserved for internal use: |there is already a table named |index .* already exists$)/;

@@ -18,7 +18,7 @@ const REFUSED = /^(?:not authorized|access to _cf_(?:KV|METADATA)\.(?:key|value)
 
 // A trigger on a table in temp: SQLite's error before the authorizer, as on the platform.
 const REFUSED_OR_NOT_IN_TEMP = new RegExp(
-  `${REFUSED.source}|^no such table: temp\\.|^trigger \\w+ cannot reference objects in database temp at offset \\d+: SQLITE_ERROR$`,
+  `${REFUSED.source}|^no such table: temp\\.|^trigger \\w+ cannot reference objects in database temp at offset \\d+: SQLITE_ERROR$|^cannot create a TEMP index on non-TEMP table "t": SQLITE_ERROR$`,
   "i",
 );
 
@@ -238,7 +238,12 @@ const TEMPLATES: readonly Template[] = [
   { name: "create table named", attack: (n) => `CREATE TABLE ${n} (key, value)` },
   { name: "create table if not exists named", attack: (n) => `CREATE TABLE IF NOT EXISTS ${n} (a)` },
   { name: "create view named", attack: (n) => `CREATE VIEW ${n} AS SELECT 1` },
-  { name: "create index named", attack: (n) => `CREATE INDEX ${n} ON t (k)` },
+  {
+    name: "create index named",
+    attack: (n) => `CREATE INDEX ${n} ON t (k)`,
+    // SQLite checks an index's name against the tables before the authorizer sees it (workerd says so).
+    sqliteFirst: /^there is already a table named (_cf_KV|_cf_METADATA): SQLITE_ERROR$/i,
+  },
   { name: "create trigger named", attack: (n) => `CREATE TRIGGER ${n} AFTER INSERT ON t BEGIN SELECT 1; END` },
   {
     name: "rename to",
