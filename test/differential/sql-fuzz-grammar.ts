@@ -63,6 +63,21 @@ const dmlTableArb: fc.Arbitrary<string> = fc
   .tuple(schemaArb, fc.constantFrom(...USER_TABLES))
   .chain(([schema, name]) => quoted(name).map((q) => `${schema}${q}`));
 
+/**
+ * A table INSERT, UPDATE and DELETE write: user tables, sometimes an internal one (its refusal,
+ * and which error wins over it, follow SQLite's order of checks on both: docs/sql.md,
+ * Restrictions).
+ */
+const writeTableArb: fc.Arbitrary<string> = fc.oneof(
+  { weight: 9, arbitrary: dmlTableArb },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(schemaArb, fc.constantFrom("_cf_KV", "sqlite_master", "sqlite_temp_master", "sqlite_sequence"))
+      .chain(([schema, name]) => quoted(name).map((q) => `${schema}${q}`)),
+  },
+);
+
 /** A plain user table name (for statements that should mostly work). */
 const userTableArb = fc.constantFrom("t1", "t2", "log");
 const columnArb = fc.constantFrom(...COLUMNS);
@@ -263,7 +278,7 @@ const dmlArb: fc.Arbitrary<string> = fc.oneof(
     arbitrary: fc
       .tuple(
         fc.constantFrom("INSERT", "INSERT", "INSERT OR REPLACE", "INSERT OR IGNORE", "REPLACE"),
-        dmlTableArb,
+        writeTableArb,
         fc.array(fc.tuple(exprArb, literalArb), { minLength: 1, maxLength: 3 }),
         returningArb,
       )
@@ -275,7 +290,7 @@ const dmlArb: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .tuple(dmlTableArb, userTableArb, whereArb, returningArb)
+      .tuple(writeTableArb, userTableArb, whereArb, returningArb)
       .map(([t, s, w, ret]) => `INSERT INTO ${t} (a, b) SELECT a, b FROM ${s}${w}${ret}`),
   },
   {
@@ -291,12 +306,25 @@ const dmlArb: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 4,
     arbitrary: fc
-      .tuple(dmlTableArb, columnArb, exprArb, whereArb, returningArb)
+      .tuple(writeTableArb, columnArb, exprArb, whereArb, returningArb)
       .map(([t, c, e, w, ret]) => `UPDATE ${t} SET ${c} = ${e}${w}${ret}`),
   },
   {
     weight: 3,
-    arbitrary: fc.tuple(dmlTableArb, whereArb, returningArb).map(([t, w, ret]) => `DELETE FROM ${t}${w}${ret}`),
+    arbitrary: fc.tuple(writeTableArb, whereArb, returningArb).map(([t, w, ret]) => `DELETE FROM ${t}${w}${ret}`),
+  },
+  {
+    // Writes through CTEs, and CTEs that write nothing but feed a write.
+    weight: 2,
+    arbitrary: fc
+      .tuple(userTableArb, writeTableArb, whereArb, returningArb)
+      .map(([s, t, w, ret]) => [
+        `WITH c(x, y) AS (SELECT a, b FROM ${s}${w}) INSERT INTO ${t} (a, b) SELECT x, y FROM c${ret}`,
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) INSERT INTO ${t} (a) SELECT i FROM n${ret}`,
+        `WITH c AS (SELECT a FROM ${s}) DELETE FROM ${t} WHERE a IN (SELECT a FROM c)${ret}`,
+        `WITH c AS MATERIALIZED (SELECT max(a) AS m FROM ${s}) UPDATE ${t} SET b = (SELECT m FROM c)${w}${ret}`,
+      ])
+      .chain((forms) => fc.constantFrom(...forms)),
   },
 );
 
@@ -337,6 +365,54 @@ const selectArb: fc.Arbitrary<string> = fc.oneof(
       "EXPLAIN QUERY PLAN SELECT * FROM t1 WHERE a = 1",
     ),
   },
+  {
+    // Window functions, JSON functions and operators.
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      "SELECT a, row_number() OVER (ORDER BY a) AS r FROM t1",
+      "SELECT a, sum(a) OVER (PARTITION BY b ORDER BY rowid ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t1",
+      "SELECT b, rank() OVER w, lag(a) OVER w, first_value(c) OVER w FROM t2 WINDOW w AS (ORDER BY b DESC)",
+      "SELECT ntile(2) OVER (ORDER BY a), percent_rank() OVER (ORDER BY a) FROM t1",
+      "SELECT group_concat(b, '-') OVER (ORDER BY a RANGE UNBOUNDED PRECEDING) FROM t1",
+      "SELECT count(*) FILTER (WHERE a > 1) OVER () FROM t1",
+      "SELECT nosuchwin() OVER () FROM t1",
+      "SELECT abs(a) OVER () FROM t1",
+      "SELECT json_extract('{\"a\":[1,2,{\"b\":null}]}', '$.a[2].b'), json_type('[1]', '$[0]')",
+      "SELECT '{\"x\":1}' -> '$.x', '{\"x\":\"y\"}' ->> 'x', '[1,2]' -> 5",
+      "SELECT json_group_array(a), json_group_object(b, a) FROM t1",
+      "SELECT json_set('{}', '$.k', a), json_insert('[]', '$[#]', b), json_remove('[1,2]', '$[0]') FROM t2",
+      "SELECT key, value, type FROM json_tree('{\"a\":[1,{\"b\":2}]}')",
+      "SELECT json('not json')",
+      "SELECT json_valid('{'), json_quote(a), jsonb(b) IS NULL FROM t1",
+      "SELECT json_patch('{\"a\":1}', '{\"a\":null,\"b\":2}'), json_array_length('[1,2,3]')",
+      "SELECT a FROM t1, json_each(json_array(1, 2)) AS j WHERE j.value = t1.a",
+    ),
+  },
+  {
+    // Unicode and NUL in names and text; comments in odd places; long statements.
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      "SELECT 'é😀' AS \"ü😀\", length('😀'), hex('😀'), unicode('😀'), char(128512)",
+      'SELECT "t\u00e9" FROM t1',
+      "SELECT 'a\u0000b' AS x",
+      "SELECT 1 AS \"a\u0000b\"",
+      "SELECT length(CAST('a' || char(0) || 'b' AS BLOB))",
+      "SELECT/**/a/**/FROM/**/t1",
+      "SELECT -- a comment\n a FROM t1 -- trailing",
+      "SELECT a FROM t1 /* unterminated",
+      "SELECT a /* ; */ FROM t1",
+      "SELECT 'a;b', \"c;d\" FROM t1",
+      "SELECT ';' -- ;\n",
+      "SELECT \u00a0a FROM t1",
+      "SELECT a FROM t1\u2028",
+      `SELECT a FROM t1 WHERE a IN (${Array.from({ length: 400 }, (_, i) => i).join(", ")})`,
+      `SELECT ${Array.from({ length: 99 }, (_, i) => `${i} AS c${i}`).join(", ")}`,
+      `SELECT ${Array.from({ length: 101 }, (_, i) => `${i}`).join(", ")}`,
+      `SELECT length('${"x".repeat(20_000)}')`,
+      `SELECT ${"(".repeat(40)}1${")".repeat(40)}`,
+      `SELECT 1${" + 1".repeat(120)}`,
+    ),
+  },
 );
 
 const pragmaArb: fc.Arbitrary<string> = fc.oneof(
@@ -359,6 +435,26 @@ const pragmaArb: fc.Arbitrary<string> = fc.oneof(
     "PRAGMA temp.foreign_keys",
     "PRAGMA nosuch.foreign_keys",
     "PRAGMA Foreign_Keys",
+    "PRAGMA main.foreign_keys = 1",
+    'PRAGMA "foreign_keys"',
+    "PRAGMA foreign_keys(1)",
+    "PRAGMA foreign_keys = 'yes'",
+    "PRAGMA reverse_unordered_selects = true",
+    "PRAGMA legacy_alter_table = ON",
+    "PRAGMA table_info('t1')",
+    "PRAGMA main.table_info(t1)",
+    "PRAGMA temp.table_list",
+    "PRAGMA quick_check(1)",
+    "PRAGMA optimize(0x10002)",
+    "PRAGMA optimize = -1",
+    "PRAGMA user_version",
+    "PRAGMA cache_size = -2000",
+    "PRAGMA main.index_list(t1)",
+    "PRAGMA foreign_key_check(t2)",
+    "PRAGMA data_version = 1",
+    "PRAGMA index_xinfo(i1)",
+    "SELECT * FROM pragma_index_list('t1')",
+    "SELECT * FROM pragma_foreign_keys",
   ),
   fc
     .tuple(fc.constantFrom("table_info", "table_xinfo", "index_list", "foreign_key_list", "index_info"), tableNameArb)
@@ -391,6 +487,23 @@ const junkArb = fc.constantFrom(
   "ATTACH ':memory:' AS x",
   "DETACH x",
   "CREATE VIRTUAL TABLE vt USING rtree(id, a, b)",
+  "ATTACH DATABASE 'x' AS y",
+  "DETACH DATABASE main",
+  "VACUUM main",
+  "VACUUM INTO 'x'",
+  "VACUUM nosuch",
+  "REINDEX main.i1",
+  "REINDEX nocase",
+  "ANALYZE temp",
+  "ANALYZE sqlite_master",
+  "SAVEPOINT a; RELEASE a",
+  "ROLLBACK TRANSACTION TO SAVEPOINT sp",
+  "COMMIT TRANSACTION",
+  "CREATE VIRTUAL TABLE vt USING fts4(a)",
+  "CREATE VIRTUAL TABLE vt USING nosuch",
+  "SELECT * FROM generate_series(1, 3)",
+  "SELECT * FROM sqlite_dbpage",
+  "SELECT * FROM dbstat",
 );
 
 /** One SQL statement of any kind. */
