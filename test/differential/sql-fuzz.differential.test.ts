@@ -402,6 +402,34 @@ describe("sql fuzz: what the extended grammar found (2)", () => {
   });
 });
 
+describe("sql fuzz: what the extended grammar found (3)", () => {
+  it("RENAME COLUMN of a column the table lacks: the offset of its name in this statement, not a later one's", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs(
+        "CREATE TABLE t1 (b)",
+        "ALTER TABLE t1 RENAME COLUMN a TO ax;SELECT * FROM t1 WHERE a > 1",
+        "ALTER TABLE t1 DROP COLUMN a; SELECT a FROM t1",
+      ),
+    ]);
+    expect(JSON.stringify(workerd)).toContain('no such column: \\"a\\" at offset 29');
+    expect(ours).toEqual(workerd);
+  });
+
+  it("DROP TRIGGER of a schema table's name finds no trigger, as SQLite says before any refusal", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs(
+        "DROP TRIGGER sqlite_temp_master",
+        "DROP TRIGGER sqlite_master",
+        "DROP TRIGGER IF EXISTS sqlite_schema",
+        "DROP TRIGGER main.sqlite_x",
+        "CREATE TABLE t1 (a)",
+      ),
+    ]);
+    expect(JSON.stringify(workerd)).toContain("no such trigger: sqlite_temp_master");
+    expect(ours).toEqual(workerd);
+  });
+});
+
 describe("sql fuzz: pinned engine differences", () => {
   it("a multi-row INSERT OR REPLACE whose later row fails: workerd keeps the rows it replaced before, sql.js undoes the statement (docs/sql.md, 17)", async () => {
     const { workerd, ours } = await runFuzzProgram([

@@ -482,10 +482,11 @@ function checkDrop(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
 
 /**
  * Whether `DROP <objectType> <name>` (or `ALTER TABLE <name>`, as "TABLE") finds nothing in the
- * main schema (its schema tables always exist).
+ * main schema (its schema tables always exist; `DROP TRIGGER sqlite_master` finds nothing).
  */
 function droppedObjectMissing(catalog: SqlCatalog, objectType: string | undefined, name: string): boolean {
-  if (/^sqlite_/i.test(name)) return false;
+  // A schema table always exists; no trigger has a `sqlite_` name (SQLite reserves it).
+  if (/^sqlite_/i.test(name) && objectType !== "TRIGGER") return false;
   const kinds = objectType === "INDEX" ? ["index"] : objectType === "TRIGGER" ? ["trigger"] : ["table", "view"];
   const found = (): boolean => kinds.includes(catalog.byName(name)?.type ?? "");
   if (found()) return false;

@@ -10,7 +10,7 @@
  */
 import { EngineError } from "../../engine/engine";
 import { isPlatformFunction, PLATFORM_DENIED_FUNCTIONS } from "./allowed-functions";
-import { byteOffset, isKeyword, type SqlToken, tokenize } from "./sql-tokenizer";
+import { byteOffset, isKeyword, type SqlToken, tokenize, tokenizeFirstStatement } from "./sql-tokenizer";
 
 /** SQLite's primary result codes by number. */
 const PRIMARY_CODE_NAMES: Readonly<Record<number, string>> = {
@@ -172,7 +172,8 @@ function offsetFor(message: string, context: ErrorContext): number | undefined {
   // ALTER TABLE … DROP COLUMN names the column token as written, in quotes (`no such column: "%T"`).
   const dropped = /^no such column: "([\s\S]*)"$/.exec(message)?.[1];
   if (dropped !== undefined) {
-    const tokens = tokenize(sql);
+    // The column of this statement's DROP COLUMN or RENAME COLUMN, not a later statement's.
+    const tokens = tokenizeFirstStatement(sql);
     const at = tokens.findLast((t, k) => t.text === dropped && k > 0);
     return at === undefined ? undefined : byteOffset(sql, at.start);
   }
