@@ -38,8 +38,9 @@ export interface InspectOptions {
 export const INSPECT_USAGE = `Usage: actorstore-inspect [--adapter <module>] <directory> <command> [arguments]
 
 Inspects the persisted storage of one object: a directory written by
-ObjectStorage.open({ directory }) or ObjectContext's storage.directory.
-Stop the process that owns the directory first. A bucket prefix works too:
+ObjectStorage.open({ directory }) or ObjectContext's storage.directory
+(restore and repair need the process that owns it stopped; reading does not).
+A bucket prefix works too:
 s3://<bucket>/<prefix> with ACTORSTORE_S3_ENDPOINT, AWS_ACCESS_KEY_ID and
 AWS_SECRET_ACCESS_KEY set (reading never fences the live holder). Any other
 adapter: --adapter <module>, a module whose default export (or openPersistence

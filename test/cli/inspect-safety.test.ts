@@ -71,6 +71,9 @@ describe("actorstore-inspect: safety", () => {
   });
 
   it("reads while the object is open; restore refuses with the holder's name", async () => {
+    // The help says so, and asks no one to stop the owner for a read.
+    expect(INSPECT_USAGE).toContain("restore and repair need the process that owns it stopped; reading does not");
+    expect(INSPECT_USAGE).not.toMatch(/^Stop the process/m);
     const dir = await objectWith(2);
     const live = await ObjectStorage.open({ directory: dir });
     await live.put("key:live", 1);
