@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { headName } from "../../src/durability/file-layout";
 import { decodeRecords, encodedRecordSize } from "../../src/durability/record-codec";
 import { coreOf, ObjectStorage } from "../../src/storage/object-storage";
 import { decodeStoredValue } from "../../src/storage/values/codec";
@@ -154,15 +155,22 @@ async function damageTail(
   const binding = await logBindingOf(dir);
   const whole = decodeRecords(bytes, 0, Infinity, false, binding);
   const last = whole.records.at(-1);
-  if (last === undefined) return undefined;
+  const first = whole.records[0];
+  if (last === undefined || first === undefined) return undefined;
   const firstSeq = Number(segment.slice(4, 20));
+  // A head marker says this segment holds durable commits: cutting all of them is the loss of a
+  // whole segment, which the marker makes the open refuse (ERR_CORRUPT, tested with the markers in
+  // test/durability), not a torn tail. Damage here keeps the segment's first frame.
+  const marked = (await readdir(dir)).includes(headName(firstSeq));
+  if (marked && whole.records.length === 1) return undefined;
+  const keepAtLeast = marked ? encodedRecordSize(first) : 0;
   const lastFrameStart = whole.validBytes - encodedRecordSize(last);
   let how: string;
   let damaged: Uint8Array;
   if (next(2) === 0) {
     // Anywhere from a few frames back to the end of the valid data.
     const back = Math.min(whole.validBytes, encodedRecordSize(last) * (1 + next(4)));
-    const cut = whole.validBytes - 1 - next(back);
+    const cut = Math.max(keepAtLeast, whole.validBytes - 1 - next(back));
     damaged = bytes.subarray(0, cut);
     await truncate(path, cut);
     how = `truncated ${segment} from ${bytes.length} to ${cut} bytes`;
