@@ -86,6 +86,10 @@ describe("a cluster with many objects", () => {
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let reached: () => void = () => {};
+    const widthReached = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
     const node = await ClusterHost.start({
       namespaces: { COUNTER: Counter },
       env: { HOST_ID: "host-a" },
@@ -100,6 +104,7 @@ describe("a cluster with many objects", () => {
               return async () => {
                 closing++;
                 most = Math.max(most, closing);
+                if (closing >= HAND_OVER_WIDTH) reached();
                 await released;
                 closing--;
                 await target.close();
@@ -116,8 +121,11 @@ describe("a cluster with many objects", () => {
       for (let i = 0; i < count; i++) await node.env.COUNTER.getByName(`o-${i}`).increment();
       expect(node.host.stats().live).toBe(count);
       const drained = node.drain();
-      // Every close is held: the hand-over has as many under way as it starts before waiting.
-      for (let i = 0; i < 500 && closing < HAND_OVER_WIDTH; i++) await new Promise((r) => setImmediate(r));
+      // Every close is held: the hand-over has as many under way as it starts before waiting (one
+      // at a time, this never happens and the test times out). Waited for as an event, not a number
+      // of turns: leaving the membership writes to the directory first, which takes real time.
+      await widthReached;
+      for (let i = 0; i < 100; i++) await new Promise((r) => setImmediate(r));
       expect(closing).toBe(HAND_OVER_WIDTH);
       release();
       await drained;
