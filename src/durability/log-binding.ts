@@ -18,7 +18,7 @@ import { crc32 } from "./crc32";
 import { isErrno, LOG_BOUND_RE, logBoundName } from "./file-layout";
 import type { FrameBinding } from "./record-codec";
 
-/** `ASLB`: the tag the seed covers before the identity. */
+/** `ASLB`: the tag the starting CRC state covers before the identity. */
 const TAG = [0x41, 0x53, 0x4c, 0x42];
 
 /** The CRC-32 state a frame bound to identity `id` starts from. @internal */

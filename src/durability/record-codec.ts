@@ -370,7 +370,7 @@ function writeFrame(record: CommitRecord, withChecksum: boolean, seed: number): 
   if (lengthBytes < MAX_LENGTH_BYTES) scratch.copyWithin(pos, payloadStart, payloadStart + payloadLength);
   pos += payloadLength;
   ensure(CHECKSUM_BYTES);
-  // The seed (0: none) binds the frame to a directory's identity (log-binding.ts) at no cost.
+  // The starting CRC state (0: none) binds the frame to a directory's identity (log-binding.ts) at no cost.
   const sum = withChecksum ? crc32Update(seed, scratch, frameStart, pos) : 0;
   scratchView.setUint32(pos, sum, true);
   pos += CHECKSUM_BYTES;
