@@ -4,7 +4,9 @@
  * response body so each test can check them all against the published schema (schema.ts).
  */
 import Cloudflare from "cloudflare";
-import { expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
+import type { ApiServer } from "../../src/server/index";
+import { startTestApiServer } from "../../src/testkit/api-server";
 import { responseProblems } from "./schema";
 
 export const TOKEN = "Y2xvdWRmbGFyZS1hcGktdG9rZW4tMDAwMDAwMDAw";
@@ -196,4 +198,48 @@ export function sdk(
     fetch: log.fetch,
     maxRetries: 0,
   });
+}
+
+/** What {@link useSdkServer} hands each test: the server, a fresh SDK client and its response log. */
+export interface SdkServerEnv {
+  server: ApiServer;
+  cf: Cloudflare;
+  log: ResponseLog;
+}
+
+/**
+ * Starts one API server for the test file (the fixture, both kinds of credentials); after every
+ * test checks that each of its responses, successes and failures, conforms to the published schema,
+ * then hands `use` a fresh client and log. Returns that renewal, for a test that wants it midway.
+ */
+export function useSdkServer(use: (env: SdkServerEnv) => void): () => void {
+  let server: ApiServer | undefined;
+  let log: ResponseLog | undefined;
+  const fresh = () => {
+    if (server === undefined) return;
+    log = new ResponseLog();
+    use({ server, log, cf: sdk(server.url, log) });
+  };
+  beforeAll(async () => {
+    server = await startTestApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });
+    fresh();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  afterEach(() => {
+    try {
+      log?.expectAllConform();
+    } finally {
+      fresh();
+    }
+  });
+  return fresh;
+}
+
+/** Every item of an SDK auto-paginating listing. */
+export async function all<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item);
+  return out;
 }

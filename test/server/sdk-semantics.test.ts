@@ -6,40 +6,13 @@
  */
 import type Cloudflare from "cloudflare";
 import { APIError } from "cloudflare/core/error";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ApiServer } from "../../src/server/index";
-import { startTestApiServer } from "../../src/testkit/api-server";
-import { CREDENTIALS, ENT_ZONE, FIXTURE, PRO_ZONE, ResponseLog, sdk } from "./helpers";
+import { describe, expect, it } from "vitest";
+import { all, ENT_ZONE, PRO_ZONE, useSdkServer } from "./helpers";
 
-let server: ApiServer;
-let log: ResponseLog;
 let cf: Cloudflare;
-
-beforeAll(async () => {
-  server = await startTestApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });
-  fresh();
+useSdkServer((env) => {
+  ({ cf } = env);
 });
-afterAll(async () => {
-  await server.close();
-});
-
-function fresh(): void {
-  log = new ResponseLog();
-  cf = sdk(server.url, log);
-}
-afterEach(() => {
-  try {
-    log.expectAllConform();
-  } finally {
-    fresh();
-  }
-});
-
-async function all<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
-}
 
 /** The error the SDK threw for a refused request. */
 async function refusal(request: Promise<unknown>): Promise<APIError> {

@@ -4,13 +4,13 @@
  */
 import Cloudflare from "cloudflare";
 import type { APIError } from "cloudflare/core/error";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Ruleset } from "../../src/api/service/rulesets";
 import type { ApiServer } from "../../src/server/index";
-import { startTestApiServer } from "../../src/testkit/api-server";
 import {
   ACCOUNT_A,
   ACCOUNT_B,
+  all,
   BIZ_ZONE,
   BULK_ZONES,
   CREDENTIALS,
@@ -21,9 +21,10 @@ import {
   KEY,
   PENDING_INVITE,
   PRO_ZONE,
-  ResponseLog,
+  type ResponseLog,
   sdk,
   TOKEN,
+  useSdkServer,
 } from "./helpers";
 
 /** The SDK's entry-point update parameters (its rule types are stricter than the wire needs). */
@@ -34,33 +35,9 @@ const asRuleset = (value: unknown): Ruleset => value as Ruleset;
 let server: ApiServer;
 let log: ResponseLog;
 let cf: Cloudflare;
-
-beforeAll(async () => {
-  server = await startTestApiServer({ credentials: CREDENTIALS, fixture: FIXTURE });
-  fresh();
+const fresh = useSdkServer((env) => {
+  ({ server, log, cf } = env);
 });
-afterAll(async () => {
-  await server.close();
-});
-
-function fresh(): void {
-  log = new ResponseLog();
-  cf = sdk(server.url, log);
-}
-afterEach(() => {
-  // Every response of the test, successes and failures, conforms to the published schema.
-  try {
-    log.expectAllConform();
-  } finally {
-    fresh();
-  }
-});
-
-async function all<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
-}
 
 const ZONES_PATH = /^\/client\/v4\/zones$/;
 
