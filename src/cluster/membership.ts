@@ -4,7 +4,9 @@
  * host's record keeps changing: a record seen unchanged for `ttlMs` (on the observer's own clock, as of
  * its last read of the records) is a dead host's. A record seen for the first time counts as live if its writer's `heartbeatMs` is younger
  * than `ttlMs` on the observer's clock (the only place where clocks are compared, and only until the
- * record's next change). A host that leaves deletes its record; one that dies simply stops renewing it.
+ * record's next change). A record listed but unreadable now (a failed GET, a file error other than its
+ * deletion) counts as unchanged, not gone: a live host does not die of one failed read. A host that
+ * leaves deletes its record; one that dies simply stops renewing it.
  * No coordinator: each host reads the records on its own.
  *
  * Two places to meet: a shared directory ({@link DirectoryMembership}, `<directory>/members/<id>.json`)
@@ -220,6 +222,8 @@ export class DirectoryMembership extends Membership {
     let made = false;
     // Two beats can overlap (a timer's and a caller's): each writes its own temporary file.
     let writes = 0;
+    /** Each record's text as last read (by file name). */
+    let lastRead = new Map<string, string>();
     super(
       {
         async write(record) {
@@ -236,18 +240,29 @@ export class DirectoryMembership extends Membership {
           let names: string[] = [];
           try {
             names = await readdir(dir);
-          } catch {
-            names = [];
+          } catch (e) {
+            // No directory yet: no members. Any other failure fails the refresh (the view is kept),
+            // rather than reading as every other member gone at once.
+            if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
           }
           const out: Member[] = [];
+          const read = new Map<string, string>();
           for (const name of names) {
             if (!name.endsWith(".json") || name.startsWith(".")) continue;
+            let text: string;
             try {
-              out.push(JSON.parse(await readFile(`${dir}/${name}`, "utf8")) as Member);
-            } catch {
-              // Deleted or being replaced meanwhile: the next refresh sees it.
+              text = await readFile(`${dir}/${name}`, "utf8");
+            } catch (e) {
+              // Deleted meanwhile (the host left): gone. Otherwise (EMFILE, EIO) the record as last
+              // read, so it looks unchanged, not gone: a live host does not die of one failed read.
+              const last = (e as NodeJS.ErrnoException).code === "ENOENT" ? undefined : lastRead.get(name);
+              if (last === undefined) continue;
+              text = last;
             }
+            read.set(name, text);
+            out.push(...parsed(text));
           }
+          lastRead = read;
           return out;
         },
       },
@@ -275,8 +290,21 @@ export class BucketMembership extends Membership {
           const out: Member[] = [];
           await Promise.all(
             keys.map(async (key) => {
-              const text = await bucket.get(key).catch(() => null);
-              if (text === null) return;
+              let text: string | null;
+              try {
+                text = await bucket.get(key);
+              } catch {
+                // Listed but not readable now (the store failed every attempt): the record as last
+                // read, so it looks unchanged, not gone. A live host does not die of one failed
+                // read; one whose record stays unreadable for ttlMs is dead, as one that stopped.
+                const last = stale.get(key);
+                if (last !== undefined) out.push(...parsed(last.text));
+                return;
+              }
+              if (text === null) {
+                stale.delete(key);
+                return;
+              }
               const previous = stale.get(key);
               if (previous?.text !== text) stale.set(key, { text, sinceMs: clock.now() });
               else if (clock.now() - previous.sinceMs > 10 * ttl) {
@@ -284,17 +312,24 @@ export class BucketMembership extends Membership {
                 await bucket.delete(key).catch(() => {});
                 return;
               }
-              try {
-                out.push(JSON.parse(text) as Member);
-              } catch {
-                // A torn or foreign record: ignored.
-              }
+              out.push(...parsed(text));
             }),
           );
+          // Records no longer listed (their hosts left) are forgotten.
+          for (const key of stale.keys()) if (!keys.includes(key)) stale.delete(key);
           return out;
         },
       },
       options,
     );
+  }
+}
+
+/** A member record's text as a list of one record, or none (a torn or foreign record is ignored). */
+function parsed(text: string): Member[] {
+  try {
+    return [JSON.parse(text) as Member];
+  } catch {
+    return [];
   }
 }

@@ -1,9 +1,11 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { DirectoryMembership } from "../../src/cluster/membership";
+import { ClusterBucket } from "../../src/cluster/bucket";
+import { BucketMembership, DirectoryMembership } from "../../src/cluster/membership";
 import { FakeClock } from "../../src/util/clock";
+import { FakeS3 } from "../s3/fake-s3";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -129,5 +131,85 @@ describe("membership: liveness judged on each observer's own clock", () => {
     expect(changes).toEqual(["a", "a,b", "a"]);
     expect(() => make("not valid!", clock)).toThrow(TypeError);
     a.stop();
+  });
+});
+
+describe("membership: a record that cannot be read now is not a dead host's", () => {
+  test("over a bucket, a member whose record's GET fails (every attempt) stays live as last read, dies only once unreadable for ttlMs, and its record is kept", async () => {
+    const s3 = await FakeS3.start();
+    try {
+      const clock = new FakeClock(1_000_000);
+      const bucket = new ClusterBucket({
+        endpoint: s3.endpoint,
+        bucket: "objects",
+        prefix: "m/",
+        credentials: { accessKeyId: "AKFAKE", secretAccessKey: "not-a-real-secret" },
+      });
+      const make = (id: string) =>
+        new BucketMembership({ bucket, id, address: `http://${id}`, clock, heartbeatMs: 100, ttlMs: 1_000 });
+      const a = make("a");
+      const b = make("b");
+      await a.join();
+      await b.join();
+      await a.refresh();
+      expect(a.live()).toEqual(["a", "b"]);
+      const failing = {
+        match: (r: { op: string; key: string }) => r.op === "GET" && r.key === "m/members/b.json",
+        fault: { kind: "status" as const, status: 503, code: "SlowDown" },
+        times: 1_000_000,
+      };
+      s3.fault(failing);
+      const gets = () => s3.log.filter((r) => r.op === "GET" && r.key === "m/members/b.json").length;
+      const before = gets();
+      await a.refresh();
+      expect(gets() - before).toBe(4); // each attempt failed
+      expect(a.live()).toEqual(["a", "b"]);
+      await clock.advance(900);
+      await b.beat(); // written, but a cannot read it
+      await a.refresh();
+      expect(a.live()).toEqual(["a", "b"]);
+      await clock.advance(200);
+      await a.refresh();
+      expect(a.live()).toEqual(["a"]); // unreadable for ttlMs: as a host that stopped
+      s3.rules.splice(s3.rules.indexOf(failing), 1);
+      expect(s3.keys("objects", "m/members/")).toEqual(["m/members/a.json", "m/members/b.json"]);
+      await a.refresh();
+      expect(a.live()).toEqual(["a", "b"]); // readable again, and changed
+      a.stop();
+      b.stop();
+    } finally {
+      await s3.close();
+    }
+  });
+
+  test("over a directory, a record that cannot be read (not deleted) stays as last read, and a members directory that cannot be listed fails the refresh instead of emptying the view", async () => {
+    const { dir, make } = await setup();
+    const clock = new FakeClock(1_000_000);
+    const a = make("a", clock);
+    const b = make("b", clock);
+    await a.join();
+    await b.join();
+    await a.refresh();
+    expect(a.live()).toEqual(["a", "b"]);
+    b.stop();
+    // b's record is there but cannot be read (EISDIR stands for EMFILE, EIO).
+    await rm(join(dir, "members", "b.json"));
+    await mkdir(join(dir, "members", "b.json"));
+    await a.refresh();
+    expect(a.live()).toEqual(["a", "b"]);
+    await clock.advance(1_100);
+    await a.refresh();
+    expect(a.live()).toEqual(["a"]);
+    await rm(join(dir, "members", "b.json"), { recursive: true });
+    await b.join();
+    await a.refresh();
+    expect(a.live()).toEqual(["a", "b"]);
+    // The members directory cannot be listed (ENOTDIR stands for EMFILE, EIO): the view is kept.
+    await rm(join(dir, "members"), { recursive: true });
+    await writeFile(join(dir, "members"), "");
+    await expect(a.refresh()).rejects.toMatchObject({ code: "ENOTDIR" });
+    expect(a.live()).toEqual(["a", "b"]);
+    a.stop();
+    b.stop();
   });
 });
