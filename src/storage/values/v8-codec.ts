@@ -113,8 +113,9 @@ export function createV8Codec(v8: typeof NodeV8): ValueCodec {
       try {
         return read(new WebDeserializer(bytes));
       } catch (error) {
-        // Out of stack is not corruption (see decodeStructuredRange).
-        if (isStackOverflow(error)) throw error;
+        // Out of stack is not corruption (see decodeStructuredRange), nor is a value of workerd's that
+        // has no counterpart here (its own ERR_DESERIALIZATION says so).
+        if (isStackOverflow(error) || error instanceof ActorStoreError) throw error;
         throw new ActorStoreError("ERR_DESERIALIZATION", `Stored value is corrupt (v8 codec): ${String(error)}.`, {
           cause: error,
         });

@@ -16,12 +16,15 @@
  * - Response (tag 6): the body (null here), then an initializer object (status unless 200, statusText
  *   when given, headers as a Headers, other fields undefined); status 0 is `Response.error()`;
  * - DOMException (tag 8): name, message and stack, length-delimited (tag 7, an older form: the
- *   name, then an object with its message and stack, is read too).
+ *   name, then an object with its message and stack, is read too);
+ * - an error under workerd's `enhanced_error_serialization` flag (tag 10), read only: see
+ *   v8-native-errors.ts.
  */
 
-import { dataCloneError } from "../../errors";
+import { ActorStoreError, dataCloneError } from "../../errors";
 import { isProxy } from "./proxy";
 import { describeObject, hasOwn, objectToString, platformObjectRefusal } from "./structured-format";
+import { NATIVE_ERROR_TAG, readNativeError } from "./v8-native-errors";
 import {
   type HeaderEntries,
   headerEntries,
@@ -40,6 +43,16 @@ import {
 
 /** workerd's serialization tags (`SerializationTag` in worker-interface.capnp). */
 const HostTag = { HEADERS: 4, REQUEST: 5, RESPONSE: 6, DOM_EXCEPTION_V1: 7, DOM_EXCEPTION: 8 } as const;
+
+/** workerd's host objects that have no counterpart here, by serialization tag (`SerializationTag`). */
+const UNREADABLE_HOST_OBJECTS: Readonly<Record<number, string>> = {
+  1: "an RPC stub",
+  2: "a WritableStream",
+  3: "a ReadableStream",
+  9: "an AbortSignal",
+  11: "a service binding (Fetcher)",
+  12: "a Durable Object class",
+};
 
 /** workerd's common header names, by id (1-based; `COMMON_HEADERS` in api/headers.c++). */
 const COMMON_HEADER_NAMES = [
@@ -414,7 +427,16 @@ export function readWebObject(reader: HostReader): object {
       });
       return exception;
     }
-    default:
-      throw new Error(`unknown host object tag ${tag}`);
+    case NATIVE_ERROR_TAG:
+      return readNativeError(reader);
+    default: {
+      const kind = UNREADABLE_HOST_OBJECTS[tag];
+      if (kind === undefined) throw new Error(`unknown host object tag ${tag}`);
+      // Not damage: workerd stored something no JavaScript value here can stand for.
+      throw new ActorStoreError(
+        "ERR_DESERIALIZATION",
+        `Stored value holds ${kind} (workerd's serialization tag ${tag}), which only workerd can read: the value is not damaged, but actorstore cannot read it; rewrite the key without it.`,
+      );
+    }
   }
 }
