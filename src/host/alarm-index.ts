@@ -128,7 +128,8 @@ export function parseEntry(id: string, text: string): AlarmIndexEntry | null {
 
 /**
  * Wraps an object's persistence so that an append whose records change the alarm resolves only once
- * `update(atMs)` (the index write) has resolved too. Updates run one at a time, in commit order.
+ * `update(atMs)` (the index write) has resolved too. Updates run one at a time, in commit order; one
+ * that deletes the alarm (`null`) waits for its append and is not made if the append fails.
  * Everything else goes straight to `adapter`. @internal
  */
 export function withAlarmIndex(
@@ -142,7 +143,11 @@ export function withAlarmIndex(
     const appended = adapter.append(records);
     if (alarm === undefined) return appended;
     const atMs = alarm;
-    const indexed = chain.then(() => update(atMs));
+    // A new alarm is indexed beside the append: if the append fails after landing, the index holds
+    // more than is pending, which costs one wake-up. A deleted alarm is unindexed only once the
+    // append succeeded: a failed commit (a fenced holder's, one the store refused) leaves the alarm
+    // stored, and deleting its entry would leave a pending alarm no restarted host wakes.
+    const indexed = chain.then(() => (atMs === null ? appended.then(() => update(atMs)) : update(atMs)));
     chain = indexed.catch(() => {});
     return Promise.all([appended, indexed]).then(() => undefined);
   };

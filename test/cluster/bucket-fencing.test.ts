@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { ClusterHost } from "../../src/cluster/cluster-host";
 import { DurableObject } from "../../src/context/durable-object";
 import { FakeClock } from "../../src/util/clock";
-import { FakeS3 } from "../s3/fake-s3";
+import { FakeS3, gate } from "../s3/fake-s3";
 
 interface Env {
   HOST_ID: string;
@@ -29,6 +29,17 @@ class Counter extends DurableObject<Env> {
     await this.ctx.storage.setAlarm(ms);
   }
 
+  async alarmNow(): Promise<number | null> {
+    return this.ctx.storage.getAlarm();
+  }
+
+  /** Deletes the alarm once the test says so (an event that was running when its host lost the object). */
+  async deleteAlarmLater(): Promise<void> {
+    entered.open();
+    await proceed.promise;
+    await this.ctx.storage.deleteAlarm();
+  }
+
   /** Tells the test what it saw (a side effect outside the object, as a fetch to a service would be). */
   override async alarm(): Promise<void> {
     alarmRuns.push({ host: this.env.HOST_ID, n: (await this.ctx.storage.get<number>("n")) ?? 0 });
@@ -36,6 +47,8 @@ class Counter extends DurableObject<Env> {
 }
 
 const alarmRuns: Array<{ host: string; n: number }> = [];
+let entered = gate();
+let proceed = gate();
 
 let s3: FakeS3;
 const clock = new FakeClock();
@@ -46,6 +59,8 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   alarmRuns.length = 0;
+  entered = gate();
+  proceed = gate();
   await Promise.all(nodes.splice(0).map((n) => n.close().catch(() => {})));
   await s3.close();
 });
@@ -182,5 +197,37 @@ describe("cluster over a bucket: a fenced host forwards instead of reloading", (
     // a rejoins; reads through it see b's write (wherever the object runs now).
     await a.membership.join();
     expect(await a.env.COUNTER.getByName(name).read()).toMatchObject({ n: 6 });
+  });
+
+  test("an event that was running when its host lost the object cannot delete the new holder's alarm from the index", async () => {
+    // Regression: the fenced commit's index update ran beside its append and deleted the entry,
+    // although the commit was refused and the new holder still had the alarm: had that holder then
+    // died, no host would have woken the object.
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await a.membership.beat();
+    await b.membership.beat();
+    const name = Array.from({ length: 50 }, (_, i) => `ix-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-a",
+    ) as string;
+    const id = a.env.COUNTER.idFromName(name).toString();
+    const at = clock.now() + 100_000;
+    await a.env.COUNTER.getByName(name).alarmAt(at);
+    const entry = `fencing/alarms/COUNTER/${id}.json`;
+    expect(s3.keys("objects", "fencing/alarms/")).toEqual([entry]);
+    const running = a.env.COUNTER.getByName(name).deleteAlarmLater();
+    running.catch(() => {});
+    await entered.promise;
+    // a is paused past the ttl while the event runs; b takes the object over, alarm included.
+    a.membership.stop();
+    await clock.advance(3_000);
+    await b.membership.beat();
+    expect(await b.env.COUNTER.getByName(name).alarmNow()).toBe(at);
+    // a's event goes on: its commit is refused (fenced), and the index keeps b's alarm.
+    proceed.open();
+    await expect(running).rejects.toThrow(/reset/);
+    await a.settled();
+    expect(await b.env.COUNTER.getByName(name).alarmNow()).toBe(at);
+    expect(s3.keys("objects", "fencing/alarms/")).toEqual([entry]);
   });
 });

@@ -3,9 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { DurableObject } from "../../src/context/durable-object";
+import { FaultyPersistence } from "../../src/durability/faulty-persistence";
 import { type AlarmIndex, directoryAlarmIndex, memoryAlarmIndex } from "../../src/host/alarm-index";
 import { ObjectHost } from "../../src/host/object-host";
-import { directoryPerObject, indexOf, memoryPerObject, type PersistenceFactory } from "../../src/host/options";
+import {
+  directoryPerObject,
+  indexOf,
+  memoryPerObject,
+  type PersistenceFactory,
+  withIndex,
+} from "../../src/host/options";
 import { FakeClock } from "../../src/util/clock";
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -235,6 +242,42 @@ describe("alarms after a host restart: the alarm index", () => {
     release?.();
     await call;
     expect((await inner.list("SLEEPER")).map((e) => e.name)).toEqual(["x"]);
+  });
+
+  test("a commit that deletes the alarm and fails leaves the index entry: the alarm is still stored, and a restarted host fires it", async () => {
+    // Regression: the index update ran beside the append, so the entry was deleted although the
+    // commit failed and the object reopened with its alarm still pending; a host restarted then
+    // never woke it. (In a cluster: a fenced host's refused commit deleted the entry of an alarm
+    // its new holder had.)
+    const clock = new FakeClock(T0);
+    const base = memoryPerObject();
+    let faulty: FaultyPersistence | undefined;
+    const factory = withIndex(
+      async (id, namespace) => (faulty = new FaultyPersistence(await base(id, namespace))),
+      indexOf(base) as AlarmIndex,
+    );
+    const first = startHost(factory, clock);
+    const stub = () => first.env.SLEEPER.getByName("kept");
+    await stub().armAt(T0 + 60_000);
+    faulty?.failNextAppend();
+    await expect(stub().disarm()).rejects.toThrow();
+    expect(await stub().alarmAt()).toBe(T0 + 60_000);
+    expect((await indexOf(base)?.list("SLEEPER"))?.map((e) => [e.name, e.atMs])).toEqual([["kept", T0 + 60_000]]);
+    await first.close();
+    hosts.splice(0);
+
+    const second = startHost(factory, clock);
+    await second.settled();
+    await clock.advance(60_000);
+    await vi.waitFor(async () => {
+      await clock.advance(0);
+      await second.settled();
+      expect(await second.env.SLEEPER.getByName("kept").fired()).toBe(1);
+    });
+    // A delete that is confirmed still removes the entry.
+    await second.env.SLEEPER.getByName("kept").armAt(T0 + 200_000);
+    await second.env.SLEEPER.getByName("kept").disarm();
+    expect(await indexOf(base)?.list("SLEEPER")).toEqual([]);
   });
 
   test("alarmIndex: false keeps no index; a malformed one is a TypeError naming the option", async () => {
