@@ -256,6 +256,45 @@ describe("the service's route table", () => {
     expect(other.state).toBe(zone);
   });
 
+  it("entry-point PUT with dry_run=true checks the request and changes nothing, a migration least of all", () => {
+    const zone = deepFreeze(seed().zones.find((z) => z.zone.id === ENT_ZONE) as ZoneRecord);
+    const put = (phase: string, body: unknown, query: string) => {
+      const path = `${Z}/rulesets/phases/${phase}/entrypoint`;
+      const m = matchRoute("PUT", path);
+      if (!m.ok || m.route.scope !== "zone") throw new Error("did not route");
+      return m.route.run(zone, request("PUT", path, body, query));
+    };
+    const execute = {
+      rules: [{ action: "execute", expression: "true", action_parameters: { id: "efb7b8c949ac4650a09736fc376e9aee" } }],
+    };
+    const migration = "waf_migration=pending&phase_two=1";
+    const dry = put("http_request_firewall_managed", execute, `${migration}&dry_run=true`);
+    expect([dry.response.status, dry.response.body.result, dry.response.body.errors]).toEqual([200, null, []]);
+    expect(dry.state).toBe(zone);
+    const real = put("http_request_firewall_managed", execute, `${migration}&dry_run=false`);
+    expect(real.state.waf.migrationState).toBe("complete");
+    const custom = put(
+      "http_request_firewall_custom",
+      { rules: [{ action: "block", expression: "true" }] },
+      "dry_run=true",
+    );
+    expect(custom.response.status).toBe(200);
+    expect(custom.state).toBe(zone);
+    // A dry run is refused as the update would be.
+    const blank = { rules: [{ action: "block", expression: "" }] };
+    const refused = put("http_request_firewall_custom", blank, "dry_run=true");
+    expect(refused.response).toEqual(put("http_request_firewall_custom", blank, "").response);
+    expect(refused.response.status).toBe(400);
+    for (const query of ["dry_run=yes", "dry_run=true&dry_run=false"]) {
+      const bad = put("http_request_firewall_custom", execute, query);
+      expect([bad.response.status, bad.response.body.errors[0]?.source, bad.state]).toEqual([
+        400,
+        { pointer: "dry_run" },
+        zone,
+      ]);
+    }
+  });
+
   it("routing errors: unknown path 404, other method 405 with Allow, malformed zone id 400", () => {
     const unknown = matchRoute("GET", "/nothing");
     expect(!unknown.ok && unknown.response.status).toBe(404);

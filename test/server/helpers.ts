@@ -135,6 +135,7 @@ export const CREDENTIALS = { tokens: [TOKEN], keys: [{ email: EMAIL, key: KEY }]
 interface Recorded {
   readonly method: string;
   readonly path: string;
+  readonly query: string;
   readonly status: number;
   readonly body: unknown;
 }
@@ -153,6 +154,7 @@ export class ResponseLog {
     this.responses.push({
       method: request.method,
       path: new URL(request.url).pathname,
+      query: new URL(request.url).search,
       status: response.status,
       body: JSON.parse(text) as unknown,
     });
@@ -171,7 +173,7 @@ export class ResponseLog {
    */
   expectAllConform(): void {
     expect(this.responses.length).toBeGreaterThan(0);
-    const problems = this.responses.flatMap((r) => responseProblems(r.method, r.path, r.status, r.body));
+    const problems = this.responses.flatMap((r) => responseProblems(r.method, r.path, r.status, r.body, r.query));
     expect(problems).toEqual([]);
     for (const r of this.responses) {
       const keys = Object.keys(r.body as object).filter((k) => !ENVELOPE_KEYS.has(k));

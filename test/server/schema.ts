@@ -99,6 +99,8 @@ function failureParts(schema: OpenApiSchema): OpenApiSchema {
   return parts !== undefined && parts.length > 0 ? { allOf: parts } : schema;
 }
 
+const ENTRY_POINT_PUT = "PUT /zones/{zone_id}/rulesets/phases/{ruleset_phase}/entrypoint";
+
 function responseSchema(operation: Operation, status: number): OpenApiSchema | undefined {
   const r = operation.responses;
   const family = `${String(status)[0]}XX`;
@@ -108,14 +110,22 @@ function responseSchema(operation: Operation, status: number): OpenApiSchema | u
 
 /**
  * The problems of one response body against the schema of its operation and status (empty when it
- * conforms). A request to a path no operation covers is itself a problem.
+ * conforms). A request to a path no operation covers is itself a problem. `query` is the request's
+ * query string: a dry run of the entry-point PUT (`dry_run=true`, which the 2024 file predates)
+ * answers 200 with `result: null`, as the later SDK documents.
  */
-export function responseProblems(method: string, path: string, status: number, body: unknown): string[] {
+export function responseProblems(method: string, path: string, status: number, body: unknown, query = ""): string[] {
   const key = operationOf(method, path);
   const route = ROUTES.find((r) => r.key === key);
   if (route === undefined) return [`${method} ${path}: no operation of the schema covers it`];
   const schema = responseSchema(route.operation, status);
   if (schema === undefined) return [`${route.key}: the schema gives no response for status ${status}`];
+  if (status === 200 && route.key === ENTRY_POINT_PUT && new URLSearchParams(query).get("dry_run") === "true") {
+    const b = body as { result?: unknown; success?: unknown; errors?: unknown; messages?: unknown };
+    const envelope =
+      b.success === true && Array.isArray(b.errors) && b.errors.length === 0 && Array.isArray(b.messages);
+    return envelope && b.result === null ? [] : [`${route.key} 200: a dry run's envelope must have result null`];
+  }
   const problems = validator.problems(body, schema).map((p) => `${route.key} ${status} ${p}`);
   // The 2024 listing leaves packs as bare objects: check each against the later published pack.
   if (status === 200 && route.key === "GET /zones/{zone_id}/ssl/certificate_packs") {

@@ -57,6 +57,42 @@ describe("managed-rules migration", () => {
   });
 });
 
+describe("rulesets: dry_run", () => {
+  it("rulesets.phases.update with dry_run: true returns null and saves nothing, not even a migration", async () => {
+    const zone = `/zones/${ENT_ZONE}`;
+    const custom = "http_request_firewall_custom";
+    const result = await cf.rulesets.phases.update(custom, {
+      zone_id: ENT_ZONE,
+      dry_run: true,
+      rules: [{ action: "block", expression: "ip.src eq 192.0.2.9" }],
+    });
+    expect(result).toBeNull();
+    const missing = await refusal(cf.rulesets.phases.get(custom, { zone_id: ENT_ZONE }));
+    expect(missing.status).toBe(404);
+
+    const before = (await cf.get(`${zone}/waf_migration/status`)) as { result: Record<string, string> };
+    const config = (await cf.get(`${zone}/waf_migration/config`, { query: { phase_two: 1 } })) as { result: unknown };
+    const entry = `${zone}/rulesets/phases/http_request_firewall_managed/entrypoint`;
+    const dry = (await cf.put(entry, {
+      query: { waf_migration: "pending", phase_two: 1, dry_run: true },
+      body: config.result,
+    })) as { result: unknown; success: boolean };
+    expect([dry.success, dry.result]).toEqual([true, null]);
+    const after = (await cf.get(`${zone}/waf_migration/status`)) as { result: Record<string, string> };
+    expect(after.result).toEqual(before.result);
+    expect(after.result.migration_state).not.toBe("complete");
+    // A dry run is refused as the update would be.
+    const refused = await refusal(
+      cf.rulesets.phases.update(custom, {
+        zone_id: ENT_ZONE,
+        dry_run: true,
+        rules: [{ action: "block", expression: "" }],
+      }),
+    );
+    expect([refused.status, refused.errors[0]?.code]).toEqual([400, 20125]);
+  });
+});
+
 describe("firewall rules: PUT replaces", () => {
   it("firewall.rules.update resets every field it does not send, paused included, as the platform's PUT does", async () => {
     const zone_id = ENT_ZONE;

@@ -6,15 +6,16 @@
  * their internal `zone` and `steps` never reach it.
  */
 import type { ApiResponse, ResponseInfo } from "../envelope";
-import { ERROR_CODES, fail, ok } from "../envelope";
+import { ERROR_CODES, fail, invalidRequest, ok } from "../envelope";
+import { booleanParam, type ValidationIssue } from "../validation";
 import { checkCompatibility } from "../waf-migration/compatibility";
 import { invalidPhaseTwo, parsePhaseTwo, updateEntryPoint } from "../waf-migration/entry-point";
 import { getMigrationConfig } from "../waf-migration/migration-config";
 import { deleteUriOverride } from "../waf-migration/overrides";
 import { type ApiMessage, MIGRATION_ERROR_CODES, type OperationResult } from "../waf-migration/result";
-import { isRulesetPhase, MANAGED_PHASE, validateRulesetBody } from "../waf-migration/ruleset-body";
+import { isRulesetPhase, MANAGED_PHASE, type RulesetPhase, validateRulesetBody } from "../waf-migration/ruleset-body";
 import { getMigrationStatus } from "../waf-migration/status";
-import type { Operation } from "./operation";
+import type { ApiRequest, Operation, Outcome } from "./operation";
 import { reading } from "./operation";
 import { migrationView, withMigrationState, type ZoneRecord } from "./records";
 import { saveRuleset } from "./rulesets";
@@ -149,11 +150,23 @@ export const getEntryPoint: Operation<ZoneRecord> = reading((record, request) =>
  * `PUT /zones/{zone_id}/rulesets/phases/{ruleset_phase}/entrypoint`. On the managed phase the
  * migration rules apply (`waf_migration=pending|1|validation|2` with `phase_two=1` migrates; without
  * it, Pro and Business zones may only save disabled rules before migrating). The saved ruleset keeps
- * its id, and its version grows on every update.
+ * its id, and its version grows on every update. With `dry_run=true` (the SDK's `dry_run`) the
+ * request is checked as it would be run, and a success changes nothing: no ruleset saved, no
+ * migration, `result: null`; a refusal is the one the update would get.
  */
 export const updateEntryPointOperation: Operation<ZoneRecord> = (record, request) => {
   const phase = request.params.ruleset_phase ?? "";
   if (!isRulesetPhase(phase)) return { state: record, response: unknownPhase(phase) };
+  const issues: ValidationIssue[] = [];
+  const dryRun = booleanParam(request.query, "dry_run", issues) === true;
+  if (issues.length > 0) return { state: record, response: invalidRequest(issues) };
+  const outcome = runEntryPointUpdate(record, request, phase);
+  if (!dryRun || outcome.response.status !== 200) return outcome;
+  // Validated as the update would be; nothing is kept (an irreversible migration least of all).
+  return { state: record, response: ok(null, { messages: outcome.response.body.messages }) };
+};
+
+function runEntryPointUpdate(record: ZoneRecord, request: ApiRequest, phase: RulesetPhase): Outcome<ZoneRecord> {
   const context = { nowMs: request.nowMs, newId: request.newId };
   if (phase !== MANAGED_PHASE) {
     const v = validateRulesetBody(request.body, { phase });
@@ -177,4 +190,4 @@ export const updateEntryPointOperation: Operation<ZoneRecord> = (record, request
     state: { ...next, rulesets: { ...next.rulesets, [phase]: ruleset } },
     response: ok(ruleset, { messages: result.messages.map(info) }),
   };
-};
+}
