@@ -105,10 +105,20 @@ export async function loadSqlJsEngineWithChunks(
     },
     ...(options.wasmBinary ? { wasmBinary: options.wasmBinary as ArrayBuffer } : {}),
   };
-  const load = () =>
-    initSqlJs(config).catch((cause: unknown) => {
-      throw wasmLoadError(cause, options.wasmBinary === undefined ? located : undefined);
-    });
+  const load = () => {
+    const abort = catchSqlJsAbort(config);
+    return initSqlJs(config).then(
+      (sql) => {
+        abort.release();
+        return sql;
+      },
+      (cause: unknown) => {
+        // Without an abort there is no dropped rejection to wait for.
+        if (!abort.aborted()) abort.release();
+        throw wasmLoadError(cause, options.wasmBinary === undefined ? (located ?? "unknown") : "wasmBinary");
+      },
+    );
+  };
   const sql = custom ? await load() : await (modulePromise ??= load());
   const module = checkBuild(sql);
   return SqlJsEngine.factory(module, options.maxDatabaseSize ?? DEFAULT_MAX_DATABASE_SIZE, fileChunkBytes);
@@ -116,18 +126,107 @@ export async function loadSqlJsEngineWithChunks(
 
 let modulePromise: Promise<SqlJsStatic> | undefined;
 
+/** The part of Node's `process` that {@link catchSqlJsAbort} uses, where there is one. */
+type RejectionEvents = {
+  on(event: "unhandledRejection", listener: (reason: unknown) => void): unknown;
+  off(event: "unhandledRejection", listener: (reason: unknown) => void): unknown;
+  listenerCount(event: "unhandledRejection"): number;
+};
+/** The part of a browser's global scope that {@link catchSqlJsAbort} uses. */
+type RejectionTarget = {
+  addEventListener(
+    type: "unhandledrejection",
+    listener: (event: { reason: unknown; preventDefault(): void }) => void,
+  ): void;
+  removeEventListener(
+    type: "unhandledrejection",
+    listener: (event: { reason: unknown; preventDefault(): void }) => void,
+  ): void;
+};
+
+/**
+ * When sql.js cannot load its WASM file, it rejects the promise `initSqlJs` returned (which the
+ * caller gets, as {@link wasmLoadError}) and also throws the same failure, as a
+ * `RuntimeError: Aborted(<cause>)`, out of an async function whose promise nobody holds: an
+ * unhandled rejection, which ends a Node process by default (a server whose caller caught the
+ * error died of it) and is reported as an uncaught error in a page. sql.js also prints the cause
+ * twice to `console.error`. This hooks the load: it records the cause sql.js aborts with
+ * (`onAbort`), keeps those two lines off the console (`printErr`; other lines are printed as
+ * before), and takes that one rejection (recognised by its message) off the runtime's
+ * unhandled-rejection report, Node's `unhandledRejection` or the page's `unhandledrejection`,
+ * until it has been seen. Any other unhandled rejection meanwhile is left as it was: in Node, when
+ * no other listener is there to take it, it is thrown again, as Node would have.
+ */
+function catchSqlJsAbort(config: { onAbort?: (cause: unknown) => void; printErr?: (text: string) => void }): {
+  release(): void;
+  aborted(): boolean;
+} {
+  let aborted: string | undefined;
+  const host = globalThis as { process?: Partial<RejectionEvents> } & Partial<RejectionTarget>;
+  const node = host.process;
+  const isOurs = (reason: unknown) =>
+    aborted !== undefined &&
+    reason instanceof Error &&
+    reason.name === "RuntimeError" &&
+    reason.message.startsWith(`Aborted(${aborted})`);
+  let release = () => {};
+  if (typeof node?.on === "function" && typeof node.off === "function" && typeof node.listenerCount === "function") {
+    const events = node as RejectionEvents;
+    const listener = (reason: unknown) => {
+      if (isOurs(reason)) {
+        release();
+        return;
+      }
+      if (events.listenerCount("unhandledRejection") === 1) throw reason;
+    };
+    events.on("unhandledRejection", listener);
+    release = () => events.off("unhandledRejection", listener);
+  } else if (typeof host.addEventListener === "function" && typeof host.removeEventListener === "function") {
+    const target = host as RejectionTarget;
+    const listener = (event: { reason: unknown; preventDefault(): void }) => {
+      if (!isOurs(event.reason)) return;
+      event.preventDefault();
+      release();
+    };
+    target.addEventListener("unhandledrejection", listener);
+    release = () => target.removeEventListener("unhandledrejection", listener);
+  }
+  const print = config.printErr ?? ((text: string) => console.error(text));
+  config.onAbort = (cause: unknown) => {
+    aborted = String(cause);
+  };
+  config.printErr = (text: string) => {
+    // The cause is in the error the caller gets; these two lines only repeat it.
+    if (aborted === undefined && text.startsWith("failed to asynchronously prepare wasm: ")) return;
+    if (aborted !== undefined && text === `Aborted(${aborted})`) return;
+    print(text);
+  };
+  return { release: () => release(), aborted: () => aborted !== undefined };
+}
+
 /**
  * The error of a sql.js module that did not load: sql.js's own (a bare "both async and sync
  * fetching of the wasm failed") names neither the file nor the fix. The URL is shown without its
  * query and fragment, which may carry a token.
  */
-function wasmLoadError(cause: unknown, located: { file: string; url: string } | undefined): ActorStoreError {
+function wasmLoadError(
+  cause: unknown,
+  from: { file: string; url: string } | "wasmBinary" | "unknown",
+): ActorStoreError {
   const why = cause instanceof Error ? cause.message : String(cause);
-  const where = located === undefined ? "" : ` from "${located.url.replace(/[?#].*$/s, "")}"`;
-  const file = located?.file ?? "its .wasm file";
+  const kept = "sql.js keeps this failure until the page is reloaded (or the process restarted).";
+  if (from === "wasmBinary") {
+    return new ActorStoreError(
+      "ERR_INVALID_OPTION",
+      `sql.js could not load the WebAssembly module given as sqlJs.wasmBinary (${why}). Pass the bytes of the file sql.js ${SUPPORTED_SQLJS_VERSION} ships (node_modules/sql.js/dist/sql-wasm.wasm, or sql-wasm-browser.wasm for its browser build), or leave wasmBinary out to have sql.js load it. ${kept}`,
+      { cause },
+    );
+  }
+  const where = from === "unknown" ? "" : ` from "${from.url.replace(/[?#].*$/s, "")}"`;
+  const file = from === "unknown" ? "sql-wasm.wasm (sql-wasm-browser.wasm for its browser build)" : from.file;
   return new ActorStoreError(
     "ERR_INVALID_OPTION",
-    `sql.js could not load its WebAssembly file${where} (${why}). Serve node_modules/sql.js/dist/${file} and point the sqlJs.locateFile option at it (for example sqlJs: { locateFile: (file) => \`/assets/\${file}\` }), or pass its bytes as sqlJs.wasmBinary. sql.js keeps this failure until the page is reloaded (or the process restarted).`,
+    `sql.js could not load its WebAssembly file${where} (${why}). Serve node_modules/sql.js/dist/${file} and point the sqlJs.locateFile option at it (for example sqlJs: { locateFile: (file) => \`/assets/\${file}\` }), or pass its bytes as sqlJs.wasmBinary. ${kept}`,
     { cause },
   );
 }

@@ -149,6 +149,12 @@ describe("in a browser (headless Chromium)", () => {
     });
     try {
       const page = await context.newPage();
+      // sql.js also threw the failure out of a promise nobody holds: an uncaught error of the page.
+      const pageErrors: string[] = [];
+      page.on("pageerror", (error) => pageErrors.push(String(error)));
+      page.on("console", (message) => {
+        if (message.type() === "error") pageErrors.push(message.text());
+      });
       await page.goto(`${origin}/misplaced-wasm`);
       await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result !== undefined, null, {
         timeout: 30_000,
@@ -164,6 +170,7 @@ describe("in a browser (headless Chromium)", () => {
         ),
       });
       expect(JSON.stringify(result.user)).not.toContain("s3cret");
+      expect(pageErrors.filter((text) => /Aborted\(|failed to asynchronously prepare wasm/.test(text))).toEqual([]);
     } finally {
       await context.close();
     }
