@@ -260,7 +260,8 @@ export class Encoder {
       case "symbol":
         throw uncloneable(String(value));
       case "function":
-        throw uncloneable(functionToString.call(value));
+        // A proxy of a function is named as V8 names it (its target's source; "null" once revoked).
+        throw uncloneable(isProxy(value) ? describeProxy(value) : functionToString.call(value));
       default:
         if (value === null) {
           this.#tag(Tag.NULL);

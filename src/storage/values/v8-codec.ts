@@ -12,6 +12,7 @@ import type * as NodeV8 from "node:v8";
 import { ActorStoreError, dataCloneError } from "../../errors";
 import { isStackOverflow } from "../../util/stack-overflow";
 import type { ValueCodec } from "./codec";
+import { isProxy } from "./proxy";
 import { describeObject } from "./structured-format";
 import { V8_CODEC_TAG } from "./tags";
 import { type HostReader, type HostWriter, readWebObject, withStandIns, writeWebObject } from "./v8-web-objects";
@@ -79,7 +80,13 @@ export function createV8Codec(v8: typeof NodeV8): ValueCodec {
   return {
     name: "v8",
     encode(value: unknown): Uint8Array {
-      if (nodeBuffer?.isBuffer(value) && (value as Uint8Array).byteLength !== (value as Uint8Array).buffer.byteLength) {
+      // Buffer.isBuffer runs a proxy's getPrototypeOf trap (a revoked one throws a TypeError naming
+      // it); V8 refuses any proxy without running its traps, as the platform does.
+      if (
+        !(((typeof value === "object" && value !== null) || typeof value === "function") && isProxy(value)) &&
+        nodeBuffer?.isBuffer(value) &&
+        (value as Uint8Array).byteLength !== (value as Uint8Array).buffer.byteLength
+      ) {
         value = new Uint8Array(value as Uint8Array);
       }
       // Only an object can hold a web object: a primitive skips the subclass (and the walk).

@@ -19,6 +19,12 @@ function detached<T>(make: (buffer: ArrayBuffer) => T, n = 8): T {
   structuredClone(buffer, { transfer: [buffer] });
   return made;
 }
+/** A proxy of `target`, revoked. */
+function revoked(target: object): unknown {
+  const { proxy, revoke } = Proxy.revocable(target, {});
+  revoke();
+  return proxy;
+}
 const DETACHED = "An ArrayBuffer is detached and could not be cloned.";
 const SIGNAL = "AbortSignal serialization is not enabled.";
 
@@ -56,6 +62,15 @@ const cases: [string, unknown, string][] = [
   ["a Proxy of an object", new Proxy({ a: 1 }, {}), "#<Object> could not be cloned."],
   ["a Proxy of an array", new Proxy([1], {}), "[object Array] could not be cloned."],
   ["a Proxy inside an object", { inner: new Proxy(new Map(), {}) }, "#<Map> could not be cloned."],
+  // A revoked proxy is refused without running a trap, as V8 refuses it (compared through Miniflare:
+  // "null could not be cloned." for each). The v8 codec threw a TypeError naming the trap
+  // getPrototypeOf at the top level, and the structured codec named a function proxy by Node's
+  // "function () { [native code] }" instead of its target's source, as V8 names it.
+  ["a revoked Proxy", revoked({ a: 1 }), "null could not be cloned."],
+  ["a revoked Proxy of an array", revoked([1]), "null could not be cloned."],
+  ["a revoked Proxy of a function", revoked(named), "null could not be cloned."],
+  ["a revoked Proxy inside an object", { x: revoked({ a: 1 }) }, "null could not be cloned."],
+  ["a Proxy of a function", new Proxy(named, {}), `${String(named)} could not be cloned.`],
   [
     "a Proxy whose traps throw",
     new Proxy(
