@@ -267,8 +267,8 @@ function err(errors: ApiMessage[], pointer: string, message: string, code?: numb
 /**
  * The platform's JSON decoding refuses a key its schema does not have (`invalid JSON: unknown field
  * "bic"`) rather than dropping it: a rule saved without a setting its author sent does something else.
- * Keys are checked where the schema is known here: a rule, and the parameters of `execute` and
- * `skip` rules with their overrides.
+ * Keys are checked where the schema is known here: the ruleset, a rule and its `logging`, and the
+ * parameters of `execute` and `skip` rules with their overrides.
  */
 function checkKnownKeys(
   record: Record<string, unknown>,
@@ -286,6 +286,18 @@ function escapePointer(key: string): string {
   return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
+/** Keys of a ruleset body: the schema's, with the read-only `id`, `version` and `last_updated` a GET shows (dropped). */
+const RULESET_KEYS: ReadonlySet<string> = new Set([
+  "name",
+  "description",
+  "kind",
+  "phase",
+  "rules",
+  "id",
+  "version",
+  "last_updated",
+]);
+const LOGGING_KEYS: ReadonlySet<string> = new Set(["enabled"]);
 /** Keys of a rule: the published rule schema's, with `categories` and `last_updated`, which a GET shows and clients send back (read-only: dropped). */
 const RULE_KEYS: ReadonlySet<string> = new Set([
   "id",
@@ -553,6 +565,7 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
   if (!isRecord(body))
     // No source: the schema's pointer is at least one character, and the whole body is at fault.
     return { ok: false, errors: [{ message: "The request body must be a ruleset object." }] };
+  checkKnownKeys(body, RULESET_KEYS, "", errors);
   if (body.name !== undefined && !(typeof body.name === "string" && body.name.length > 0))
     err(errors, "/name", invalidValue(body.name, "name", "it cannot be blank"));
   if (body.description !== undefined && typeof body.description !== "string")
@@ -601,6 +614,7 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
       err(errors, `${at}/enabled`, invalidValue(raw.enabled, "enabled", "it must be a boolean"));
     if (raw.logging !== undefined && !(isRecord(raw.logging) && typeof raw.logging.enabled === "boolean"))
       err(errors, `${at}/logging`, invalidValue(raw.logging, "logging", "it needs a boolean enabled"));
+    else if (raw.logging !== undefined) checkKnownKeys(raw.logging, LOGGING_KEYS, `${at}/logging`, errors);
     // Fields of the published rule schema: checked and kept, never dropped (a rate-limiting rule
     // saved without its ratelimit would block every request its expression matches).
     if (raw.ratelimit !== undefined) checkRatelimit(raw.ratelimit, `${at}/ratelimit`, errors);

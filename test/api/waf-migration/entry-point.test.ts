@@ -314,6 +314,38 @@ describe("validateRulesetBody", () => {
     });
   });
 
+  it("validateRulesetBody: a key the ruleset or a rule's logging lacks is refused too, not dropped", () => {
+    const rules = [EXEC];
+    const cases: [unknown, string, string][] = [
+      [{ rules, descripton: "typo" }, "/descripton", "descripton"],
+      [{ rules, Rules: [] }, "/Rules", "Rules"],
+      [{ rules: [{ ...EXEC, logging: { enabled: false, level: "all" } }] }, "/rules/0/logging/level", "level"],
+    ];
+    for (const [b, pointer, key] of cases) {
+      expect(errorsOf(b), JSON.stringify(b)).toEqual([
+        { message: `invalid JSON: unknown field ${JSON.stringify(key)}`, source: { pointer } },
+      ]);
+    }
+    // The ruleset as a GET shows it is taken back whole; its read-only fields are not kept.
+    const echoed = ok({
+      id: "b".repeat(32),
+      name: "default",
+      description: "",
+      kind: "zone",
+      phase: "http_request_firewall_managed",
+      version: "3",
+      last_updated: "2026-01-01T00:00:00.000000Z",
+      rules,
+    });
+    expect(echoed.ok && echoed.ruleset).toEqual({
+      name: "default",
+      description: "",
+      kind: "zone",
+      phase: "http_request_firewall_managed",
+      rules: [{ ...EXEC, description: "", enabled: true }],
+    });
+  });
+
   it("validateRulesetBody: two rules with the same id are refused; a rule id names one rule", () => {
     const id = "a".repeat(32);
     const errors = errorsOf(body({ ...EXEC, id }, { ...EXEC, expression: "ssl" }, { ...EXEC, id }));
