@@ -343,7 +343,15 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         const bytes = body?.read === true ? await body.bytes() : undefined;
         if (op.kind === "fetch" && bytes instanceof Uint8Array)
           op = { kind: "fetch", request: new Request(op.request, { body: bytes }) };
-        return this.#local(ns, id, binding, op);
+        try {
+          return await this.#local(ns, id, binding, op);
+        } catch (e) {
+          // Another host claimed the object while it started here (our view was stale): the
+          // operation did not run, and goes to that holder (the object is marked lost).
+          if (!this.#startFenced(e) || hop === MAX_HOPS - 1) throw e;
+          await this.membership.refresh().catch(() => {});
+          continue;
+        }
       }
       if (target === "none") {
         throw new ActorStoreError(
@@ -475,6 +483,11 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
     }
   }
 
+  /** Whether `error` is a start of an object that a newer claim fenced: the operation did not run. */
+  #startFenced(error: unknown): boolean {
+    return isFencedError(error) && this.#internals.undelivered(error);
+  }
+
   /** The host the bucket names as the object's last claimer, if any. */
   async #holderOf(ns: string, id: ObjectId): Promise<string | undefined> {
     return this.#bucket === undefined ? undefined : holderOf(this.#bucket, ns, id.toString());
@@ -592,6 +605,15 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
       const value = cloneResult(await this.#local(ns, id, binding, op));
       answerCall(res, { ok: true, value });
     } catch (e) {
+      if (this.#startFenced(e) && !res.headersSent) {
+        // The object's start here was fenced by a newer holder: the operation did not run; the
+        // sender goes to that holder.
+        const headers: Record<string, string> = { "x-actorstore-owner": this.ownerOf(ns, id) ?? "" };
+        const holder = await this.#holderOf(ns, id);
+        if (holder !== undefined && holder !== this.id) headers["x-actorstore-holder"] = holder;
+        res.writeHead(421, headers).end();
+        return;
+      }
       if (e instanceof ForwardRefusal) {
         if (!res.headersSent)
           res.writeHead(e.status, { "content-type": "text/plain; charset=utf-8", connection: "close" }).end(e.message);

@@ -80,6 +80,11 @@ export interface HostInternals {
   /** Drops a live object whose persistence was found fenced (as a fenced write would). */
   dropFenced(namespace: string, id: ObjectId): void;
   /**
+   * Whether `error` failed an operation before the object saw it: the object could not start (its
+   * load failed), so the operation did not run and may be sent elsewhere.
+   */
+  undelivered(error: unknown): boolean;
+  /**
    * Reads the alarm index and plans a wake-up for every indexed object `owns` accepts that is not
    * live. Resolves once planned.
    */
@@ -176,6 +181,8 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
   readonly #beforeAlarm: RouterHooks["beforeAlarm"];
   /** The errors that reset an object (their callers' copies say `durableObjectReset`). */
   readonly #resetErrors = new WeakSet<Error>();
+  /** Errors of failed starts: the operations they failed never reached the object. */
+  readonly #undelivered = new WeakSet<object>();
   #closed = false;
   #starts = 0;
   #evictions = 0;
@@ -272,6 +279,7 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
         const entry = host.#entries.get(entryKey(ns, id));
         if (entry !== undefined) host.#dropFenced(entry);
       },
+      undelivered: (error) => typeof error === "object" && error !== null && host.#undelivered.has(error),
       scanAlarms: (owns) => host.#wakes.scan(owns),
     });
   }
@@ -405,7 +413,13 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       entry.idleTimer = undefined;
     }
     try {
-      const context = await this.#open(entry);
+      let context: ObjectContext<unknown, object>;
+      try {
+        context = await this.#open(entry);
+      } catch (e) {
+        if (typeof e === "object" && e !== null) this.#undelivered.add(e);
+        throw e;
+      }
       if (binding.token?.error) throw across(binding.token.error, false);
       binding.token = entry.token;
       let result: unknown;
@@ -568,6 +582,9 @@ export class ObjectHost<N extends NamespaceClasses = NamespaceClasses, E = objec
       this.#starts++;
     } catch (e) {
       this.#failedStarts++;
+      // A newer holder claimed the object while it loaded (in a cluster): the cluster sends its
+      // events to that holder instead of starting it again here, which would take it back.
+      if (isFencedError(e)) this.#onFenced?.(entry.namespace, entry.id);
       // Started by a call while it slept: its alarm must still wake it (a start for the alarm itself
       // is planned again by the wake-up, later).
       if (wakeAtMs !== null && !this.#closed && entry.wakeTimer === undefined && entry.context === null) {

@@ -230,4 +230,43 @@ describe("cluster over a bucket: a fenced host forwards instead of reloading", (
     expect(await b.env.COUNTER.getByName(name).alarmNow()).toBe(at);
     expect(s3.keys("objects", "fencing/alarms/")).toEqual([entry]);
   });
+
+  test("a start fenced while it loads (another host claimed the object meanwhile) sends the operation to that holder, which keeps the object", async () => {
+    // Regression: the caller got the adapter's raw ERR_FENCED for an operation that never ran, and
+    // the host did not count the object lost, so its next event started it again and took it back
+    // from the holder that had just served it (a third claim).
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    await a.membership.beat();
+    await b.membership.beat();
+    const name = Array.from({ length: 50 }, (_, i) => `st-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-a",
+    ) as string;
+    const id = a.env.COUNTER.idFromName(name).toString();
+    // b counts a dead (a stopped beating past the ttl); a beats again, but b has not read it yet.
+    a.membership.stop();
+    await clock.advance(3_000);
+    await b.membership.beat();
+    await a.membership.join();
+    expect(b.membership.live()).toEqual(["host-b"]);
+    expect(a.membership.live()).toEqual(["host-a", "host-b"]);
+    // a starts the object; its load's check for a newer claim is held until b has claimed it.
+    const check = (r: { op: string; key: string }) =>
+      r.op === "HEAD" && r.key === `fencing/objects/COUNTER/${id}/claim/0000000000000002`;
+    const held = gate();
+    const arrived = s3.arrival(check);
+    s3.fault({ match: check, fault: { kind: "delay-request", until: held.promise } });
+    const onA = a.env.COUNTER.getByName(name).increment(1);
+    onA.catch(() => {});
+    await arrived;
+    expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 1, servedBy: "host-b" });
+    held.open();
+    // a's start is fenced; its operation did not run there and is sent to b.
+    expect(await onA).toEqual({ n: 2, servedBy: "host-b" });
+    expect(a.stats()).toMatchObject({ fenced: 1, lost: 1 });
+    // a's next event goes to b too, and b keeps the object: two claims, no more.
+    expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 3, servedBy: "host-b" });
+    expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 4, servedBy: "host-b" });
+    expect(s3.keys("objects", `fencing/objects/COUNTER/${id}/claim/`)).toHaveLength(2);
+  });
 });
