@@ -133,6 +133,7 @@ function cross(value: unknown, from: Side, to: Side): Crossed {
       references.push(reference);
       return stubFor(reference);
     }
+    if (isProxy(v)) refuseRevoked(v);
     if (typeof v === "function" || v instanceof RpcTarget || (isProxy(v) && emulatesReceiver(v))) {
       pinned ??= side.pin?.() ?? side;
       const reference = new Reference(v, pinned, to);
@@ -148,13 +149,15 @@ function cross(value: unknown, from: Side, to: Side): Crossed {
  * Node's `util.types.isProxy`, where the runtime lends it synchronously (`process.getBuiltinModule`);
  * elsewhere a Proxy is taken for the object it emulates.
  */
-const isProxy: (value: object) => boolean = (() => {
-  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  const util = process?.getBuiltinModule?.("node:util") as
-    | { types?: { isProxy?: (v: unknown) => boolean } }
-    | undefined;
-  return util?.types?.isProxy ?? (() => false);
-})();
+const nodeUtil = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.("node:util") as
+  | {
+      types?: { isProxy?: (v: unknown) => boolean };
+      inspect?: (v: unknown, options: { showProxy: boolean; depth: number }) => string;
+    }
+  | undefined;
+const isProxy: (value: object) => boolean = nodeUtil?.types?.isProxy ?? (() => false);
 
 /**
  * Whether a Proxy passes by reference, as on workerd: when its prototype chain (as its traps give
@@ -172,6 +175,29 @@ function emulatesReceiver(proxy: object): true {
     "Proxy could not be serialized because it is not a valid RPC receiver type. The Proxy must emulate either a plain object or an RpcTarget, as indicated by the Proxy's prototype chain.",
     "DataCloneError",
   );
+}
+
+/**
+ * A revoked Proxy is refused before anything else is asked of it, as on workerd: `TypeError: Proxy
+ * is revoked` (compared through Miniflare), not the TypeError of the first trap that runs (which
+ * named `getPrototypeOf`, and a revoked proxy of a function passed as a stub). Told without running
+ * a trap by Node's `util.inspect` (`<Revoked Proxy>`); where that is missing, by `getPrototypeOf`
+ * failing with V8's own error for a revoked proxy.
+ */
+function refuseRevoked(proxy: object): void {
+  if (isRevoked(proxy)) throw new TypeError("Proxy is revoked");
+}
+
+function isRevoked(proxy: object): boolean {
+  if (nodeUtil?.inspect !== undefined) {
+    return nodeUtil.inspect(proxy, { showProxy: true, depth: -1 }) === "<Revoked Proxy>";
+  }
+  try {
+    Object.getPrototypeOf(proxy);
+    return false;
+  } catch (error) {
+    return error instanceof TypeError && / on a proxy that has been revoked$/.test(error.message);
+  }
 }
 
 function dispose(references: readonly Reference[]): void {

@@ -145,6 +145,14 @@ async function scenario(env: Record<string, any>, Target: any): Promise<Record<s
   await t("proxyArg", () => s.describe(new Proxy({ a: 1 }, {})));
   await t("proxyArrayArg", () => s.describe(new Proxy([1], {})));
   await t("proxyNullPrototypeArg", () => s.describe(new Proxy(Object.create(null), {})));
+  const revoked = (target: object) => {
+    const r = Proxy.revocable(target, {});
+    r.revoke();
+    return r.proxy;
+  };
+  await t("revokedProxyArg", () => s.describe(revoked({ a: 1 })));
+  await t("revokedProxyArgNested", () => s.describe({ x: revoked({ a: 1 }) }));
+  await t("revokedFunctionProxyArg", () => s.describe(revoked(() => 1)));
   // Passed from inside blockConcurrencyWhile, called back while the section waits for the call.
   await t("callbackInSection", () => s.callBackInSection());
   // Disposal.
