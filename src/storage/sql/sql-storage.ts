@@ -41,7 +41,14 @@ import {
 import { SqlStorageStatement } from "./sql-statement";
 import { tokenize } from "./sql-tokenizer";
 import { sqliteErrorBeforeAuthorizer } from "./sqlite-checks-first";
-import { type CachedStatement, STATEMENT_CACHE_MAX_BYTES, StatementCache, watchReader } from "./statement-cache";
+import {
+  type CachedStatement,
+  COMPILED_CACHE_MAX_COST,
+  NOT_COMPILED,
+  STATEMENT_CACHE_MAX_BYTES,
+  StatementCache,
+  watchReader,
+} from "./statement-cache";
 
 /** Options for {@link SqlStorage}. */
 export interface SqlStorageOptions {
@@ -49,6 +56,12 @@ export interface SqlStorageOptions {
   limits?: Partial<SqlLimits>;
   /** Bound on the cached SQL text, in UTF-8 bytes (default 1 MiB, as on the platform). */
   statementCacheSize?: number;
+  /**
+   * Bound on the estimated memory of the cached statements kept compiled (statement-cache.ts
+   * `compiledCost`; default `COMPILED_CACHE_MAX_COST`, 16 MiB). Beyond it the least recently used
+   * are compiled again when they next run; which texts are cached stays the platform's.
+   */
+  compiledCacheCost?: number;
   /**
    * `false` on storage without SQL (`backend: "kv"`): every call then throws an
    * `ERR_BACKEND_UNSUPPORTED` error that names the option to change. Default `true`.
@@ -116,6 +129,7 @@ export class SqlStorage {
   readonly #limits: SqlLimits;
   readonly #access: SqlAccess;
   readonly #cacheSize: number;
+  readonly #compiledCost: number;
   readonly #enabled: boolean;
   #state: EngineState | undefined;
 
@@ -124,6 +138,7 @@ export class SqlStorage {
     this.#limits = Object.freeze({ ...DEFAULT_SQL_LIMITS, ...options.limits });
     this.#access = new SqlAccess(this.#limits);
     this.#cacheSize = options.statementCacheSize ?? STATEMENT_CACHE_MAX_BYTES;
+    this.#compiledCost = options.compiledCacheCost ?? COMPILED_CACHE_MAX_COST;
     this.#enabled = options.enabled ?? true;
   }
 
@@ -208,7 +223,7 @@ export class SqlStorage {
         generation: host.generation,
         engine: host.engine,
         catalog: new SqlCatalog(host.engine),
-        cache: new StatementCache(this.#cacheSize),
+        cache: new StatementCache(this.#cacheSize, this.#compiledCost),
         schemaVersion: 0,
         epoch: Number.NaN,
         cookieStatement: undefined,
@@ -255,6 +270,7 @@ export class SqlStorage {
         const head = this.#prepareHead(state, rest);
         if (head.statement === null) throw new Error("SQL code did not contain a statement.");
         const entry: CachedStatement = {
+          sql: head.statement.sql,
           statement: head.statement,
           columnNames: head.statement.columnNames(),
           verdict: undefined as unknown as AccessVerdict,
@@ -275,7 +291,7 @@ export class SqlStorage {
         // another statement, and this one runs now.
         const tail = head.tail.replace(/^[ \t\n\r\v\f]+/, "");
         if (tail.length === 0) {
-          state.cache.set({ sql: query, statements: compiled });
+          state.cache.set(query, compiled);
           cachedNow = true;
           if (state.cachedBeforeReset.delete(query)) {
             for (const s of compiled) {
@@ -338,8 +354,9 @@ export class SqlStorage {
    */
   #ensureVerdict(state: EngineState, entry: CachedStatement): AccessVerdict {
     if (entry.verdictVersion !== state.schemaVersion) {
-      if (entry.verdictVersion >= 0 && !entry.busy) this.#recompile(state, entry);
-      const { verdict, program } = this.#access.check(state.engine, state.catalog, entry.statement.sql);
+      // A statement the cache keeps as text only (statement-cache.ts) has no verdict either.
+      if ((entry.verdictVersion >= 0 && !entry.busy) || entry.statement === NOT_COMPILED) this.#recompile(state, entry);
+      const { verdict, program } = this.#access.check(state.engine, state.catalog, entry.sql);
       entry.verdict = verdict;
       entry.counting = countingVerdict(program);
       entry.verdictVersion = state.schemaVersion;
@@ -350,9 +367,9 @@ export class SqlStorage {
   #recompile(state: EngineState, entry: CachedStatement): void {
     let fresh: EngineStatement;
     try {
-      fresh = state.engine.prepare(entry.statement.sql);
+      fresh = state.engine.prepare(entry.sql);
     } catch (e) {
-      throw translateEngineError(e, errorContextFor(state, entry.statement.sql));
+      throw translateEngineError(e, errorContextFor(state, entry.sql));
     }
     entry.statement.free();
     entry.statement = fresh;
@@ -363,7 +380,7 @@ export class SqlStorage {
 
   /** The host's decision about `entry`'s text, made at its first write (the text never changes). */
   #describeWrite(entry: CachedStatement): WriteDescription | undefined {
-    return (entry.write ??= this.#host.describeWrite?.(entry.statement.sql));
+    return (entry.write ??= this.#host.describeWrite?.(entry.sql));
   }
 
   /**
@@ -407,9 +424,9 @@ export class SqlStorage {
   /** A one-off copy of `entry`'s statement (judged already: the same text, the same schema). */
   #prepareCopy(state: EngineState, entry: CachedStatement): EngineStatement {
     try {
-      return state.engine.prepare(entry.statement.sql);
+      return state.engine.prepare(entry.sql);
     } catch (e) {
-      throw translateFailure(this.#host, e, errorContextFor(state, entry.statement.sql));
+      throw translateFailure(this.#host, e, errorContextFor(state, entry.sql));
     }
   }
 
@@ -491,7 +508,7 @@ export class SqlStorage {
       // An earlier cursor over the same SQL is still reading: run a one-off copy, as workerd does.
       // If that cursor was dropped unfinished, the cached statement comes back once it is collected.
       watchReader(entry);
-      const copy = state.engine.prepare(entry.statement.sql);
+      const copy = state.engine.prepare(entry.sql);
       source = new StatementSource(this.#host, state, copy, copy.columnNames(), undefined, this.#limits);
     } else {
       owner = entry;

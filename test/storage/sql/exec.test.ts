@@ -1,6 +1,20 @@
 import { describe, expect, test } from "vitest";
 import { createMemoryPersistence, ObjectStorage } from "../../../src/index";
+import {
+  type CachedStatement,
+  COMPILED_CACHE_MAX_COST,
+  COMPILED_STATEMENT_BASE_COST,
+  compiledCost,
+  NOT_COMPILED,
+  StatementCache,
+  uncompiledStatement,
+} from "../../../src/storage/sql/statement-cache";
 import { errorOf, type RecordingEngine, setup } from "./helpers";
+
+/** The statements `engine` compiled that are still compiled (not freed). */
+function compiledStatements(engine: RecordingEngine): string[] {
+  return engine.statements.filter((s) => s.ref.deref()?.freed === false).map((s) => s.sql);
+}
 
 describe("exec: values and bindings", () => {
   test("types: INTEGER/REAL → number, TEXT → string, BLOB → ArrayBuffer, NULL → null", async () => {
@@ -400,6 +414,138 @@ describe("exec: statement cache", () => {
     expect(engine.prepared.length).toBe(before);
     sql.exec(a).toArray();
     expect(engine.prepared.length).toBe(before + 1);
+  });
+});
+
+describe("exec: what the compiled statements cost", () => {
+  test("the compiled statements are bounded by their memory, not only by their text (1 MiB of short texts held ~400 MB)", async () => {
+    const { recorders, sql } = await setup({ record: true, compiledCacheCost: 20 * COMPILED_STATEMENT_BASE_COST });
+    const engine = recorders[recorders.length - 1] as RecordingEngine;
+    const count = 200;
+    for (let i = 0; i < count; i++) expect(sql.exec(`SELECT ${i} AS v`).one().v).toBe(i);
+    const compiled = compiledStatements(engine).filter((q) => q.endsWith(" AS v"));
+    expect(compiled.length).toBeGreaterThan(0);
+    expect(compiled.length).toBeLessThan(20);
+    // The most recent ones stay compiled; the oldest run again compiled anew, with their results.
+    expect(compiled).toContain(`SELECT ${count - 1} AS v`);
+    expect(compiled).not.toContain("SELECT 0 AS v");
+    const before = engine.prepared.length;
+    expect(sql.exec("SELECT 0 AS v").one().v).toBe(0);
+    expect(engine.prepared.slice(before)).toEqual(["SELECT 0 AS v"]);
+    // Compiled again and still cached: the next run compiles nothing.
+    expect(sql.exec("SELECT 0 AS v").one().v).toBe(0);
+    expect(engine.prepared.length).toBe(before + 1);
+  });
+
+  test("by default: about 2,700 short statements stay compiled, however many texts are cached", () => {
+    const cache = new StatementCache();
+    let live = 0;
+    const compiledQuery = (sql: string): CachedStatement => {
+      live++;
+      const statement = { ...NOT_COMPILED, sql, freed: false, free: () => void live-- };
+      return { ...uncompiledStatement(sql), statement };
+    };
+    for (let i = 0; i < 10_000; i++) {
+      const sql = `SELECT ${i}`;
+      cache.set(sql, [compiledQuery(sql)]);
+    }
+    // Every text is still cached (the platform's bound), but not every statement compiled.
+    expect(cache.size).toBe(10_000);
+    const bound = Math.floor(COMPILED_CACHE_MAX_COST / COMPILED_STATEMENT_BASE_COST);
+    expect(bound).toBeLessThan(3000);
+    expect(cache.compiledSize).toBeLessThanOrEqual(bound);
+    expect(live).toBe(cache.compiledSize);
+    // A query taken back comes back to be compiled, in its place in the LRU.
+    const again = cache.get("SELECT 0");
+    expect(again?.statements.map((s) => [s.sql, s.statement === NOT_COMPILED])).toEqual([["SELECT 0", true]]);
+    expect([...cache.queries()].at(-1)).toBe("SELECT 0");
+  });
+
+  test("the estimate grows with the text: a statement's program does", () => {
+    expect(compiledCost(["SELECT 1"])).toBe(COMPILED_STATEMENT_BASE_COST + 12 * 8);
+    expect(compiledCost(["SELECT 'é'", "SELECT 2"])).toBe(2 * COMPILED_STATEMENT_BASE_COST + 12 * (11 + 8));
+  });
+
+  test("a query compiled again runs as its cached statements did: the platform's cache (its texts) decides", async () => {
+    // Only the most recent query stays compiled; every other one is compiled again when it runs.
+    const { storage, sql, recorders, writes } = await setup({ record: true, compiledCacheCost: 1 });
+    const engine = recorders[recorders.length - 1] as RecordingEngine;
+    const BUSY = "Error: A SQL prepared statement can only be executed once at a time.";
+    const LOCKED = "Error: database table is locked: SQLITE_LOCKED";
+    const run = (q: string) => sql.exec(q).raw().toArray();
+    // A query never run before: compiling it makes room.
+    let others = 0;
+    const other = () => run(`SELECT 'other ${others++}'`);
+    // A statement left at a row when its query was compiled keeps its state (and stays compiled).
+    const two = "SELECT 1; SELECT 2";
+    expect(run(two)).toEqual([[2]]);
+    other();
+    expect(errorOf(() => run(two))).toBe(BUSY);
+    other();
+    // From now on it runs as a cached query does (its statement before the last is reset after
+    // its step), also when compiled again: it never fails again.
+    for (let i = 0; i < 3; i++) {
+      const before = engine.prepared.length;
+      expect(run(two)).toEqual([[2]]);
+      expect(engine.prepared.length).toBeGreaterThan(before);
+      other();
+    }
+    // A cursor still reading keeps its statement, and its table stays held as on the platform.
+    sql.exec("CREATE TABLE t (a)");
+    sql.exec("INSERT INTO t VALUES (1), (2), (3)");
+    const reading = sql.exec("SELECT a FROM t");
+    expect(reading.next().value).toEqual({ a: 1 });
+    other();
+    expect(errorOf(() => sql.exec("DROP TABLE t"))).toBe(LOCKED);
+    expect(reading.toArray()).toEqual([{ a: 2 }, { a: 3 }]);
+    // A write compiled again is decided and logged again; a schema change shows as for any statement.
+    const insert = "INSERT INTO t VALUES (?)";
+    sql.exec(insert, 4);
+    other();
+    sql.exec(insert, 5);
+    expect((await writes()).filter((w) => w.sql === insert).map((w) => w.bindings)).toEqual([[4], [5]]);
+    const all = "SELECT * FROM t ORDER BY a DESC LIMIT 1";
+    expect(sql.exec(all).one()).toEqual({ a: 5 });
+    other();
+    sql.exec("ALTER TABLE t ADD COLUMN b DEFAULT 'x'");
+    expect(sql.exec(all).one()).toEqual({ a: 5, b: "x" });
+    // deleteAll(): a query cached before it, compiled or not, no longer fails.
+    const kept = "SELECT 1; SELECT 4";
+    expect(run(kept)).toEqual([[4]]);
+    expect(errorOf(() => run(kept))).toBe(BUSY);
+    other();
+    const left = "SELECT 1; SELECT 6";
+    expect(run(left)).toEqual([[6]]);
+    other();
+    await storage.deleteAll();
+    for (let i = 0; i < 3; i++) {
+      expect(run(kept)).toEqual([[4]]);
+      expect(run(left)).toEqual([[6]]);
+    }
+  });
+
+  test("a query compiled again stays in the platform's LRU by its text", async () => {
+    // Room for the texts of three queries of 18 bytes; one compiled at a time.
+    const { sql } = await setup({ statementCacheSize: 54, compiledCacheCost: 1 });
+    const BUSY = "Error: A SQL prepared statement can only be executed once at a time.";
+    const run = (q: string) => sql.exec(q).raw().toArray();
+    const a = "SELECT 1; SELECT 2";
+    const b = "SELECT 3; SELECT 4";
+    const c = "SELECT 5; SELECT 6";
+    const d = "SELECT 7; SELECT 8";
+    for (const q of [a, b, c]) run(q);
+    for (const q of [a, b, c]) expect(errorOf(() => run(q))).toBe(BUSY);
+    // a, b, c are cached (not all compiled): none fails again.
+    for (const q of [a, b, c]) run(q);
+    // d evicts a, the least recently used text: a is compiled as new, and fails its next run.
+    run(d);
+    expect(run(b)).toEqual([[4]]);
+    expect(run(a)).toEqual([[2]]);
+    expect(errorOf(() => run(a))).toBe(BUSY);
+    // a's return evicted c; b (used since) stays.
+    expect(run(b)).toEqual([[4]]);
+    expect(run(c)).toEqual([[6]]);
+    expect(errorOf(() => run(c))).toBe(BUSY);
   });
 });
 
