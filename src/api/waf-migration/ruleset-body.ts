@@ -268,7 +268,7 @@ function err(errors: ApiMessage[], pointer: string, message: string, code?: numb
  * The platform's JSON decoding refuses a key its schema does not have (`invalid JSON: unknown field
  * "bic"`) rather than dropping it: a rule saved without a setting its author sent does something else.
  * Keys are checked where the schema is known here: the ruleset, a rule and its `logging`, and the
- * parameters of `execute` and `skip` rules with their overrides.
+ * parameters of `execute`, `skip` and `block` rules (overrides, a block's response).
  */
 function checkKnownKeys(
   record: Record<string, unknown>,
@@ -314,6 +314,8 @@ const RULE_KEYS: ReadonlySet<string> = new Set([
   "categories",
   "last_updated",
 ]);
+const BLOCK_KEYS: ReadonlySet<string> = new Set(["response"]);
+const BLOCK_RESPONSE_KEYS: ReadonlySet<string> = new Set(["status_code", "content", "content_type"]);
 const EXECUTE_KEYS: ReadonlySet<string> = new Set(["id", "version", "matched_data", "overrides"]);
 const SKIP_KEYS: ReadonlySet<string> = new Set(["ruleset", "rulesets", "rules", "phases", "products"]);
 const OVERRIDES_KEYS: ReadonlySet<string> = new Set(["action", "enabled", "sensitivity_level", "categories", "rules"]);
@@ -476,6 +478,31 @@ function checkSkip(p: Record<string, unknown>, base: string, errors: ApiMessage[
   if (Object.keys(p).length === 0) err(errors, base, "action parameters of a skip rule must say what to skip");
 }
 
+/** A block rule's custom response: status 400–499, content and its type (the published schema's and the SDK's). */
+function checkBlock(p: Record<string, unknown>, base: string, errors: ApiMessage[]): void {
+  checkKnownKeys(p, BLOCK_KEYS, base, errors);
+  if (p.response === undefined) return;
+  const r = p.response;
+  const at = `${base}/response`;
+  if (!isRecord(r)) {
+    err(errors, at, invalidValue(r, "response", "it must be an object with status_code, content and content_type"));
+    return;
+  }
+  checkKnownKeys(r, BLOCK_RESPONSE_KEYS, at, errors);
+  const status = r.status_code;
+  if (!(Number.isInteger(status) && (status as number) >= 400 && (status as number) <= 499))
+    err(
+      errors,
+      `${at}/status_code`,
+      invalidValue(status ?? "", "status_code", "it must be an integer from 400 to 499"),
+    );
+  for (const key of ["content", "content_type"] as const) {
+    const v = r[key];
+    if (!(typeof v === "string" && v.length > 0))
+      err(errors, `${at}/${key}`, invalidValue(v ?? "", key, "it is required and cannot be empty"));
+  }
+}
+
 const RATELIMIT_INTEGERS = ["period", "mitigation_timeout", "requests_per_period", "score_per_period"] as const;
 const RATELIMIT_STRINGS = ["counting_expression", "score_response_header_name"] as const;
 
@@ -635,6 +662,7 @@ export function validateRulesetBody(body: unknown, options: ValidateRulesetBodyO
       if (params.overrides !== undefined)
         err(errors, `${pAt}/overrides`, "overrides are allowed only when the action is 'execute'");
       if (raw.action === "skip") checkSkip(params, pAt, errors);
+      else if (raw.action === "block") checkBlock(params, pAt, errors);
     }
     if (errors.length > before || !isRuleAction(raw.action) || typeof raw.expression !== "string") return;
 

@@ -346,6 +346,30 @@ describe("validateRulesetBody", () => {
     });
   });
 
+  it("validateRulesetBody: a block rule's response is checked as the schema gives it", () => {
+    const response = { status_code: 403, content: '{"error":"blocked"}', content_type: "application/json" };
+    const block = (action_parameters: unknown) => ({
+      rules: [{ action: "block", expression: "true", action_parameters }],
+    });
+    const kept = ok(block({ response }));
+    expect(kept.ok && kept.ruleset.rules[0]?.action_parameters).toEqual({ response });
+    const cases: [unknown, string][] = [
+      [{ response: { ...response, status_code: 200 } }, "/rules/0/action_parameters/response/status_code"],
+      [{ response: { ...response, status_code: 403.5 } }, "/rules/0/action_parameters/response/status_code"],
+      [{ response: { status_code: 403, content_type: "text/plain" } }, "/rules/0/action_parameters/response/content"],
+      [{ response: { ...response, content_type: "" } }, "/rules/0/action_parameters/response/content_type"],
+      [{ response: "blocked" }, "/rules/0/action_parameters/response"],
+      [{ response: { ...response, headers: {} } }, "/rules/0/action_parameters/response/headers"],
+      [{ cache_level: "aggressive" }, "/rules/0/action_parameters/cache_level"],
+    ];
+    for (const [params, pointer] of cases) {
+      expect(
+        errorsOf(block(params)).map((e) => e.source?.pointer),
+        JSON.stringify(params),
+      ).toEqual([pointer]);
+    }
+  });
+
   it("validateRulesetBody: two rules with the same id are refused; a rule id names one rule", () => {
     const id = "a".repeat(32);
     const errors = errorsOf(body({ ...EXEC, id }, { ...EXEC, expression: "ssl" }, { ...EXEC, id }));
