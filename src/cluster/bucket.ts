@@ -113,6 +113,8 @@ export class ClusterBucket {
       timeoutMs: requestTimeoutMs,
       where: `${this.#base}/${prefix}`,
       owner: "cluster.bucket",
+      // The cluster's records fail as the bucket's other failures do (errors.md).
+      failure: { code: "ERR_UNAVAILABLE", option: "cluster.bucket.credentials" },
     });
   }
 
@@ -199,8 +201,8 @@ export class ClusterBucket {
       code === undefined || !STALE_CREDENTIAL_CODES.has(code)
         ? "Check the endpoint, the bucket and that the credentials may read and write it."
         : this.#credentials.refreshable
-          ? `The store refused the credentials (${code}) also after the credentials provider (option "credentials") was called again: check that it resolves with current ones.`
-          : `The store refused the credentials (${code}); fixed credentials are never fetched again: for temporary ones, pass a function as option "credentials" that resolves with current ones.`;
+          ? `The store refused the credentials (${code}) also after the credentials provider (option "cluster.bucket.credentials") was called again: check that it resolves with current ones.`
+          : `The store refused the credentials (${code}); fixed credentials are never fetched again: for temporary ones, pass a function as option "cluster.bucket.credentials" that resolves with current ones.`;
     return new ActorStoreError("ERR_UNAVAILABLE", `S3 ${method} of ${this.#base}/${key} failed: ${why}. ${hint}`);
   }
 

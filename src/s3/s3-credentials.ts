@@ -67,11 +67,26 @@ export class CredentialSource {
   /** The credentials of every signer so far (for redaction): a message may quote an older one. */
   readonly #seen: S3Credentials[] = [];
 
+  /** The code of a provider's failure, and the option it names. */
+  readonly #failure: { code: "ERR_WRITE_FAILED" | "ERR_UNAVAILABLE"; option: string };
+
+  /**
+   * `owner` names the options in a `TypeError`; `failure` is the code and option name of a provider
+   * that rejects or hangs (default `ERR_WRITE_FAILED` and `credentials`, as the S3 adapter's).
+   */
   constructor(
     credentials: S3Credentials | S3CredentialsProvider,
-    o: { region: string; clock: Clock; timeoutMs: number; where: string; owner?: string },
+    o: {
+      region: string;
+      clock: Clock;
+      timeoutMs: number;
+      where: string;
+      owner?: string;
+      failure?: { code: "ERR_WRITE_FAILED" | "ERR_UNAVAILABLE"; option: string };
+    },
   ) {
     this.#owner = o.owner ?? "s3Persistence()";
+    this.#failure = o.failure ?? { code: "ERR_WRITE_FAILED", option: "credentials" };
     this.#region = o.region;
     this.#clock = o.clock;
     this.#timeoutMs = o.timeoutMs;
@@ -147,8 +162,8 @@ export class CredentialSource {
 
   #failed(what: string): ActorStoreError {
     return new ActorStoreError(
-      "ERR_WRITE_FAILED",
-      `Signing a request to ${this.#where} failed: the credentials provider (option "credentials") ${what}. Check that it resolves with { accessKeyId, secretAccessKey, sessionToken? }; the request was not sent.`,
+      this.#failure.code,
+      `Signing a request to ${this.#where} failed: the credentials provider (option "${this.#failure.option}") ${what}. Check that it resolves with { accessKeyId, secretAccessKey, sessionToken? }; the request was not sent.`,
     );
   }
 }

@@ -135,4 +135,32 @@ describe("a cluster's bucket with a credentials provider", () => {
     expect(error.message).toMatch(/^cluster\.bucket: /);
     expect(error.message).not.toMatch(/secret-that|AK FAKE/);
   });
+
+  test("a provider that rejects while the cluster signs one of its own records: ERR_UNAVAILABLE naming cluster.bucket.credentials, nothing sent, no credential shown", async () => {
+    // Regression: it read as ERR_WRITE_FAILED naming option "credentials" (the S3 adapter's), for a
+    // heartbeat or a listing of the members.
+    let fail = false;
+    const bucket = new ClusterBucket({
+      endpoint: s3.endpoint,
+      bucket: "objects",
+      prefix: "rej/",
+      credentials: async () => {
+        if (fail) throw new Error(`STS unreachable with ${SECRET}`);
+        return { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: "t-1" };
+      },
+    });
+    await bucket.put("k.json", "{}");
+    s3.expiredTokens.add("t-1");
+    fail = true;
+    const sent = s3.log.length;
+    const error = (await bucket.put("members/h.json", "{}").catch((e: unknown) => e)) as ActorStoreError;
+    expect(error).toBeInstanceOf(ActorStoreError);
+    expect(error.code).toBe("ERR_UNAVAILABLE");
+    expect(error.message).toMatch(
+      /^Signing a request to .*\/objects\/rej\/ failed: the credentials provider \(option "cluster\.bucket\.credentials"\) threw Error: STS unreachable/,
+    );
+    expect(error.message).not.toMatch(/secret-that|AKFAKE|t-1/);
+    // The refused request was the only one: the one to sign again was never sent.
+    expect(s3.log.length - sent).toBe(1);
+  });
 });
