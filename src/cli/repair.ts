@@ -4,13 +4,21 @@
  * it changes or removes it into `<dir>/repair-<time>/`, and says what it did and which commits it
  * dropped. docs/durability.md ("Repair") describes each step.
  */
-import { copyFile, mkdir, open, readFile, rm, truncate } from "node:fs/promises";
+import { copyFile, mkdir, open, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, join } from "node:path";
 import { crc32 } from "../durability/crc32";
 import { DirectoryLock, type LockEnv, lockedError, readLockState } from "../durability/directory-lock";
 import { damageOf, scanDirectory } from "../durability/directory-scan";
-import { DELTA_RE, HEAD_RE, META_NAME, SEGMENT_RE, SNAPSHOT_RE, segmentName } from "../durability/file-layout";
+import {
+  DELTA_RE,
+  HEAD_RE,
+  logCutName,
+  META_NAME,
+  SEGMENT_RE,
+  SNAPSHOT_RE,
+  segmentName,
+} from "../durability/file-layout";
 import { metaChecks } from "../durability/file-meta";
 import { frameBinding, logBindingSeed, logBoundSeq } from "../durability/log-binding";
 import { type ObjectIdentity, parseIdentity } from "../durability/object-identity";
@@ -93,6 +101,18 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
             );
           io.out(
             `the commits from seq ${damage.fromSeq} on are lost with the missing segment; the object opens with the log that is left`,
+          );
+          cut = true;
+          continue;
+        }
+        if (damage.kind === "lostTail") {
+          // The log ends before the newest snapshot: the object opens with that snapshot's state.
+          // Recorded (durably) so that the open takes the shorter log as this repair's doing.
+          const name = logCutName(damage.logEnd);
+          await writeFile(file(name), new Uint8Array(0), { flag: "wx" });
+          await syncPath(directory);
+          io.out(
+            `created ${name}: the log ends at seq ${damage.logEnd}, before the snapshot of seq ${damage.snapshotSeq}, which holds the state of the commits up to it; the commits after seq ${damage.snapshotSeq} that the missing log held are lost, and the states from seq ${damage.logEnd + 1} to ${damage.snapshotSeq - 1} can no longer be restored`,
           );
           cut = true;
           continue;

@@ -29,6 +29,7 @@ import {
   asPlainBytes,
   DELTA_RE,
   HEAD_RE,
+  LOG_CUT_RE,
   logBoundName,
   SEGMENT_RE,
   SNAPSHOT_RE,
@@ -41,7 +42,7 @@ import { type FrameBinding, scanFrames } from "./record-codec";
 import { ChainReader, checksumFailure, layOutChain, readDeltaHeader } from "./snapshot-chain-read";
 import { basesNeeded, chainOf } from "./snapshot-delta";
 import { crcMatches } from "./snapshot-name-crc";
-import { isTornTail } from "./torn-tail";
+import { checkLogEnd, isTornTail } from "./torn-tail";
 
 type Fs = typeof import("node:fs/promises");
 type Path = typeof import("node:path");
@@ -105,6 +106,8 @@ export interface DirectoryScan {
   tmpFiles: string[];
   /** The log's head markers (`head-<seq>`, file-layout.ts), by name; the newest counts. */
   heads: { name: string; seq: number }[];
+  /** A repair's log cuts (`logcut-<seq>`, file-layout.ts) that no longer excuse anything: a writer's load removes them. */
+  staleLogCuts: string[];
   /** The directory's identity (object-identity.ts); `undefined` in a directory an older version wrote. */
   identity: ObjectIdentity | undefined;
   /** The seqs the log's binding markers name (`logbound-<seq>`, log-binding.ts); none while the log is not bound. */
@@ -186,6 +189,7 @@ async function scanOnce(
   const heads: { name: string; seq: number }[] = [];
   const identities: ObjectIdentity[] = [];
   const logBound: number[] = [];
+  const logCuts: { name: string; seq: number }[] = [];
   for (const entry of await fs.readdir(directory, { withFileTypes: true })) {
     // The adapter writes only files: a directory, whatever its name, is someone else's and is
     // neither read nor removed.
@@ -204,6 +208,11 @@ async function scanOnce(
     const head = HEAD_RE.exec(name);
     if (head !== null) {
       heads.push({ name, seq: seqOf(name, head[1]) });
+      continue;
+    }
+    const cut = LOG_CUT_RE.exec(name);
+    if (cut !== null) {
+      logCuts.push({ name, seq: seqOf(name, cut[1]) });
       continue;
     }
     const bound = logBoundSeq(name);
@@ -484,6 +493,11 @@ async function scanOnce(
         : undefined,
     );
   }
+  const logEndCheck = checkLogEnd(directory, kept, liveSegments, logCuts);
+  if (logEndCheck.refused !== undefined) {
+    const { what, damage, advice } = logEndCheck.refused;
+    throw corrupt(what, damage, advice);
+  }
   return {
     segments: liveSegments,
     snapshots: kept,
@@ -496,6 +510,7 @@ async function scanOnce(
     emptyNewest,
     tmpFiles,
     heads,
+    staleLogCuts: logEndCheck.stale,
     identity,
     logBound,
     binding,
@@ -515,7 +530,7 @@ function reasonText(reason: string | undefined, binding: FrameBinding | undefine
  * Where a scan found corruption, for `repair`: a segment to cut at `offset` (later segments hold
  * commits that can no longer follow, unless a usable snapshot lets the log start again before
  * them), a segment that starts after a gap, the newest segment missing (its head marker, file-layout.ts,
- * names it), more than one identity file (object-identity.ts), or a state nothing reaches. `snapshotSeqs` are the
+ * names it), a log that ends before the newest snapshot, more than one identity file (object-identity.ts), or a state nothing reaches. `snapshotSeqs` are the
  * usable snapshots' seqs: a segment starting right after one of them may follow a gap.
  * @internal
  */
@@ -524,6 +539,7 @@ export type Damage =
   | { kind: "gap"; segment: string; lastGoodSeq: number; snapshotSeqs: ReadonlySet<number> }
   | { kind: "stranded"; snapshots: readonly string[]; fromSeq: number; toSeq: number }
   | { kind: "lostHead"; markers: readonly string[]; fromSeq: number }
+  | { kind: "lostTail"; logEnd: number; snapshotSeq: number }
   | { kind: "identities"; names: readonly string[] }
   | { kind: "unreachable" };
 

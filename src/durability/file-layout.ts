@@ -21,10 +21,16 @@ export const IDENT_RE = /^ident-([0-9a-f]{32})(?:-(\d{16}))?$/;
  * frame's CRC covers the directory's identity.
  */
 export const LOG_BOUND_RE = /^logbound-(\d{16})$/;
+/**
+ * A repair's record that it left the log ending before the newest snapshot (docs/durability.md,
+ * *Lost log segments*): an empty file named after the seq the log ends at. Without it, a usable
+ * snapshot newer than the log's end means that log segments (or the end of one) were lost.
+ */
+export const LOG_CUT_RE = /^logcut-(\d{16})$/;
 export const META_NAME = "meta";
 export const TMP_SUFFIX = ".tmp";
 
-/** Whether `name` is one of an object directory's files (a segment, a snapshot, the head marker, the identity, the log's binding marker, the meta or a lock generation). */
+/** Whether `name` is one of an object directory's files (a segment, a snapshot, the head marker, the identity, the log's binding marker, a repair's log cut, the meta or a lock generation). */
 export function isObjectFile(name: string): boolean {
   return (
     SEGMENT_RE.test(name) ||
@@ -33,6 +39,7 @@ export function isObjectFile(name: string): boolean {
     HEAD_RE.test(name) ||
     IDENT_RE.test(name) ||
     LOG_BOUND_RE.test(name) ||
+    LOG_CUT_RE.test(name) ||
     name === META_NAME ||
     /^lock-\d{16}$/.test(name)
   );
@@ -42,6 +49,7 @@ export const pad16 = (n: number): string => String(n).padStart(16, "0");
 export const segmentName = (firstSeq: number): string => `log-${pad16(firstSeq)}.seg`;
 export const headName = (firstSeq: number): string => `head-${pad16(firstSeq)}`;
 export const logBoundName = (afterSeq: number): string => `logbound-${pad16(afterSeq)}`;
+export const logCutName = (endSeq: number): string => `logcut-${pad16(endSeq)}`;
 export const snapshotName = (seq: number, timeMs: number, crc: number): string =>
   `snap-${pad16(seq)}-${pad16(timeMs)}-${crc.toString(16).padStart(8, "0")}.sqlite`;
 export const deltaName = (seq: number, timeMs: number, crc: number, baseSeq: number): string =>

@@ -234,6 +234,9 @@ class FileAdapter implements FilePersistence {
       await io.fs.rm(io.file(scan.emptyNewest), { force: true });
       await io.syncDir(this.directory);
     }
+    // A repair's record of a log cut short of the newest snapshot, once the log reaches past it
+    // again: kept, it would excuse the same picture if the log were later lost back to that seq.
+    for (const name of scan.staleLogCuts) await io.fs.rm(io.file(name), { force: true });
     // Nothing else is removed: a snapshot the log no longer extends is damage (directory-scan.ts).
     // The head marker names the newest segment with commits. A directory that a version before the
     // marker wrote has none; one a session that crashed between a roll and its marker left, or one

@@ -1,12 +1,45 @@
 /**
  * Telling a torn write from corruption at the end of the newest log segment (docs/durability.md,
  * *Torn writes and corruption*): the bytes from where decoding stopped are a write a crash
- * interrupted only when they cannot be, or hold, a whole frame. Read by directory-scan.ts.
+ * interrupted only when they cannot be, or hold, a whole frame. And a log that ends before the
+ * newest snapshot is never one a crash left (*Lost log segments*). Read by directory-scan.ts.
  *
  * @packageDocumentation
  */
 import { crc32 } from "./crc32";
+import type { Damage } from "./directory-scan";
 import { decodeRecords, type FrameBinding, frameSumMatches, peekPayloadSeq } from "./record-codec";
+
+/**
+ * Whether the log may end where it does: a snapshot is written only of a durable commit, and
+ * neither prune nor load removes the segment holding the newest commit, so a usable snapshot newer
+ * than the log's end means that segments (or the end of one) holding confirmed commits were lost
+ * (the newest segment deleted with its head marker, a segment cut at a frame boundary), which would
+ * otherwise open as the snapshot's state without a word, the commits after it gone. Only a repair
+ * leaves this, and it records it (`logcut-<the log's end>`). `stale`: the records that excuse
+ * nothing now (a writer's load removes them). @internal
+ */
+export function checkLogEnd(
+  directory: string,
+  snapshots: readonly { name: string; seq: number }[],
+  segments: readonly { name: string; lastSeq: number }[],
+  logCuts: readonly { name: string; seq: number }[],
+): { refused?: { what: string; damage: Damage; advice: string }; stale: string[] } {
+  const newest = snapshots[snapshots.length - 1];
+  const last = segments[segments.length - 1];
+  const logEnd = last?.lastSeq ?? 0;
+  const excused = newest !== undefined && newest.seq > logEnd ? logCuts.find((c) => c.seq === logEnd) : undefined;
+  const stale = logCuts.filter((c) => c !== excused).map((c) => c.name);
+  if (newest === undefined || newest.seq <= logEnd || excused !== undefined) return { stale };
+  return {
+    stale,
+    refused: {
+      what: `snapshot ${newest.name} holds the state of seq ${newest.seq}, but the log ends at seq ${logEnd} (${last === undefined ? "no segment is left" : `in ${last.name}`}), and a snapshot is written only of a confirmed commit: the log that held commits ${logEnd + 1} to ${newest.seq} and any after them is missing (its newest segment deleted or moved out of the directory with its head marker, or a segment cut short), so the commits after seq ${newest.seq} it held are lost`,
+      damage: { kind: "lostTail", logEnd, snapshotSeq: newest.seq },
+      advice: `Put the missing segments back from a backup, or run actorstore-inspect ${directory} repair: it records that the log ends at seq ${logEnd} and the object opens with the state of seq ${newest.seq}, without the commits after it that the missing log held.`,
+    },
+  };
+}
 
 /**
  * Whether the bytes from `at` (where decoding stopped) to the end of the newest segment are a

@@ -163,11 +163,18 @@ async function damageTail(
   // test/durability), not a torn tail. Damage here keeps the segment's first frame.
   const marked = (await readdir(dir)).includes(headName(firstSeq));
   if (marked && whole.records.length === 1) return undefined;
-  const keepAtLeast = marked ? encodedRecordSize(first) : 0;
+  // A snapshot is only ever of a confirmed commit: cutting the commits it holds is a lost log,
+  // which the open refuses too (ERR_CORRUPT, tested in test/durability/lost-log-end.test.ts), not
+  // a torn tail. Damage here keeps every frame up to the newest snapshot's seq.
+  const snapshotSeq = await newestSnapshotSeq(dir);
+  let keepAtLeast = marked ? encodedRecordSize(first) : 0;
+  let covered = 0;
+  for (const r of whole.records) if (r.seq <= snapshotSeq) covered += encodedRecordSize(r);
+  keepAtLeast = Math.max(keepAtLeast, covered);
   const lastFrameStart = whole.validBytes - encodedRecordSize(last);
   let how: string;
   let damaged: Uint8Array;
-  if (next(2) === 0) {
+  if (next(2) === 0 || last.seq <= snapshotSeq) {
     // Anywhere from a few frames back to the end of the valid data.
     const back = Math.min(whole.validBytes, encodedRecordSize(last) * (1 + next(4)));
     const cut = Math.max(keepAtLeast, whole.validBytes - 1 - next(back));
@@ -189,7 +196,6 @@ async function damageTail(
     how += ", then cut before the damaged frame";
   }
   const kept = decodeRecords(damaged, 0, Infinity, false, binding);
-  const snapshotSeq = await newestSnapshotSeq(dir);
   const lastSeq = Math.max(kept.records.at(-1)?.seq ?? firstSeq - 1, snapshotSeq);
   // The batch the state at lastSeq must hold: the last value of key "a" written up to it.
   let m: number | undefined;
@@ -197,7 +203,6 @@ async function damageTail(
     const a = r.kv.find((w) => w.key === "a");
     if (a?.value != null && r.seq <= lastSeq) m = decodeStoredValue(a.value, {}) as number;
   }
-  if (snapshotSeq > (kept.records.at(-1)?.seq ?? 0)) m = undefined; // a snapshot covers the cut
   return { lastSeq, m, how, segment, validBytes: kept.validBytes };
 }
 
