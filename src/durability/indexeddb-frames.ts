@@ -110,6 +110,23 @@ export function damagedLog(database: string, why: string, followedBy: number): A
 }
 
 /**
+ * The log of `database` ends at record `logEnd` (`damagedAfter`: rows after it are damaged), before
+ * its newest snapshot `snapshotSeq`: records the snapshot's commit and any after it are missing.
+ * @internal
+ */
+export function lostLogEnd(
+  database: string,
+  snapshotSeq: number,
+  logEnd: number,
+  damagedAfter: boolean,
+): ActorStoreError {
+  return new ActorStoreError(
+    "ERR_CORRUPT",
+    `The persisted data in IndexedDB database "${database}" is damaged: snapshot ${snapshotSeq} is newer than the log's end, record ${logEnd}${damagedAfter ? " (the rows after it are damaged)" : ""}, and a snapshot is written only of a confirmed commit: records ${logEnd + 1}..${snapshotSeq} and any after them are missing, so the commits after seq ${snapshotSeq} are lost. Delete the database (or restore it from an export) to start again.`,
+  );
+}
+
+/**
  * The records of the rows stored for seqs `from + 1..to`, each checked ({@link checkFrame}) as it
  * is read, since a load checks only the log's keys and its last rows: the rows must all be there,
  * in order, each the one record of its seq. `ERR_CORRUPT` (naming `database`) otherwise: the

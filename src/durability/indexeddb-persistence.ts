@@ -32,6 +32,7 @@ import {
   damagedLog,
   firstKeyProblem,
   imageMatches,
+  lostLogEnd,
   recordsOfFrames,
   rowBytes,
   type StoredSnapshotInfo,
@@ -238,6 +239,11 @@ export class IndexedDbPersistence implements PersistenceAdapter {
     // log is where it ends: the last row that is a valid record, after which any rows are a
     // damaged tail, cut off here as the file adapter cuts one.
     const tail = await this.#checkTail(keys, (snapshots[0]?.seq ?? 0) + 1);
+    // Snapshots are only of durable commits and prunes keep every record after the base: records
+    // that end before the newest snapshot lost their last ones (checked before anything is cut).
+    const newest = snapshots.at(-1)?.seq ?? 0;
+    const logEnd = tail.valid > 0 ? (keys[tail.valid - 1] as number) : newest;
+    if (newest > logEnd) throw lostLogEnd(this.#name, newest, logEnd, tail.valid < keys.length);
     if (tail.valid < keys.length) {
       // Fenced like every write: a newer holder may have cut it already and written there since.
       const doomed = keys.slice(tail.valid);

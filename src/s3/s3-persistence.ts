@@ -145,6 +145,9 @@ class S3Adapter implements S3Persistence {
       ({ chain, position } = await this.#walkLog());
     }
     if (!this.#options.readOnly) {
+      // Damage is refused before the fence takes the first free position: a log object put back
+      // from a backup must still find its position free.
+      checkLoadedLog(this.#manifest, chain, layout, (what) => this.#corrupt(what));
       // The fence: the first free position, taken by this epoch. An older writer's next log object
       // can only go to a position at or before it, which is taken: it can never extend the log.
       const epoch = this.#epoch as number;

@@ -58,7 +58,15 @@ export function checkLoadedLog(
     objects.push({ position: o.position, firstSeq: o.firstSeq, lastSeq: o.lastSeq, epoch: o.epoch, bytes: o.bytes });
   }
   const logEnd = expected === undefined ? 0 : expected - 1;
-  return { objects, lastSeq: Math.max(logEnd, m.snapshots[m.snapshots.length - 1]?.seq ?? 0) };
+  const newest = m.snapshots[m.snapshots.length - 1]?.seq ?? 0;
+  // A snapshot is only of a confirmed commit, and a prune keeps every record after its base: a log
+  // that holds records but ends before the newest snapshot lost its last objects (the open would
+  // otherwise be the snapshot's state, the commits after it silently gone).
+  if (expected !== undefined && newest > logEnd)
+    throw corrupt(
+      `the snapshot of seq ${newest} is newer than the log's end (seq ${logEnd}), and a snapshot is written only of a confirmed commit: the log objects that held seqs ${logEnd + 1} to ${newest} and any after them are missing`,
+    );
+  return { objects, lastSeq: Math.max(logEnd, newest) };
 }
 
 /** One object of the log and the seqs it holds (`lastSeq < firstSeq`: none). @internal */

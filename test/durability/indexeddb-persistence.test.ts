@@ -125,6 +125,39 @@ describe("IndexedDbPersistence", () => {
     });
   });
 
+  it("a log that ends before the newest snapshot (its last records deleted, or damaged) is ERR_CORRUPT, nothing cut; a damaged tail after it is still cut", async () => {
+    const name = fresh();
+    const adapter = await openIndexedDbPersistence(name, options);
+    await adapter.load();
+    for (const s of range(1, 12)) {
+      await adapter.append([kvRecord(s)]);
+      if (s === 10) await adapter.writeSnapshot({ seq: 10, timeMs: 10 }, new Uint8Array(50).fill(10));
+    }
+    await adapter.close();
+    const keys = () => raw(name, "records", (s) => s.getAllKeys());
+    // Row 12 damaged: a tail after the snapshot, cut as before.
+    const frame = await raw(name, "records", (s) => s.get(12) as IDBRequest<Uint8Array>);
+    await raw(name, "records", (s) => s.put(frame.subarray(0, frame.length - 1).slice(), 12));
+    expect((await adapter.load()).lastSeq).toBe(11);
+    await adapter.close();
+    // Rows 9..11 deleted: the snapshot of 10 is newer than the log's end, and commit 11 is gone.
+    await raw(name, "records", (s) => s.delete(IDBKeyRange.bound(9, 11)));
+    await expect(adapter.load()).rejects.toMatchObject({
+      code: "ERR_CORRUPT",
+      message: expect.stringMatching(
+        /snapshot 10 is newer than the log's end, record 8, .* records 9\.\.10 and any after them are missing/,
+      ),
+    });
+    // Damaged as well, row 8 is not cut either: the refusal comes first.
+    const eight = await raw(name, "records", (s) => s.get(8) as IDBRequest<Uint8Array>);
+    await raw(name, "records", (s) => s.put(eight.subarray(0, eight.length - 1).slice(), 8));
+    await expect(adapter.load()).rejects.toMatchObject({
+      code: "ERR_CORRUPT",
+      message: expect.stringMatching(/record 7 \(the rows after it are damaged\)/),
+    });
+    expect(await keys()).toEqual(range(1, 8));
+  });
+
   it("rows that are not what the adapter wrote (wrong types, stray keys, a missing first record) are damage, never a crash", async () => {
     /** A log of records 1..3 (and a snapshot of 2 when asked), then `damage` on one store. */
     const damaged = async (store: string, damage: (s: IDBObjectStore) => IDBRequest, snapshot = false) => {

@@ -164,6 +164,38 @@ describe("s3 (fake): faults", () => {
     }
   });
 
+  it("the newest log objects deleted from the bucket under a newer snapshot: ERR_CORRUPT, not the snapshot's state with the later commits gone", async () => {
+    const prefix = freshPrefix("lostend");
+    const a = s3Persistence(optionsFor(target, prefix));
+    await a.load();
+    for (const seq of range(1, 8)) {
+      await a.append([kvRecord(seq)]);
+      if (seq === 6) await a.writeSnapshot({ seq: 6, timeMs: 6 }, new Uint8Array(20).fill(6));
+    }
+    await a.close();
+    const logs = s3.keys("objects", `${prefix}log/`);
+    // The objects of seqs 6, 7 and 8 (the first position is the first open's fence).
+    const bucket = s3.buckets.get("objects") as Map<string, unknown>;
+    const removed = logs.slice(-3).map((key) => [key, bucket.get(key)] as const);
+    for (const [key] of removed) bucket.delete(key);
+    for (const readOnly of [false, true]) {
+      const b = s3Persistence(optionsFor(target, prefix, { readOnly }));
+      await expect(b.load(), `readOnly: ${readOnly}`).rejects.toMatchObject({
+        code: "ERR_CORRUPT",
+        message: expect.stringContaining("the snapshot of seq 6 is newer than the log's end (seq 5)"),
+      });
+      await b.close();
+    }
+    // The refused open took no log position: the objects put back, the object opens whole.
+    expect(s3.keys("objects", `${prefix}log/`)).toEqual(logs.slice(0, -3));
+    for (const [key, object] of removed) bucket.set(key, object);
+    const c = s3Persistence(optionsFor(target, prefix));
+    const whole = await loadWithRecords(c);
+    expect(whole.lastSeq).toBe(8);
+    expect(whole.records.map((r) => r.seq)).toEqual([7, 8]);
+    await c.close();
+  });
+
   it("compaction folds log objects into segments: reopening reads few objects and every record", async () => {
     const prefix = freshPrefix("compact");
     const a = s3Persistence(optionsFor(target, prefix, { compactAfterObjects: 4 }));
