@@ -186,6 +186,14 @@ class GateProbe {
           tables: storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'r'").toArray().length,
           kv: (await storage.get("before-returning")) ?? null,
         });
+      case "/delete-all-in-transaction-sync":
+        try {
+          // Awaited: the platform throws at the call, here the returned promise rejects (docs/semantics.md).
+          await storage.transactionSync(() => storage.deleteAll());
+          return Response.json("deleted");
+        } catch (error) {
+          return Response.json(error.name + ": " + error.message);
+        }
       case "/write-sleep":
         await storage.put("w", "written");
         await sleep(50);
@@ -422,6 +430,15 @@ describe("gates differential: output gate", () => {
 });
 
 describe("gates differential: known differences", () => {
+  it("deleteAll() inside transactionSync(): an internal error on workerd, the explicit-transaction error here (docs/semantics.md)", async () => {
+    const seen = await observe(async (side) => side.request("/delete-all-in-transaction-sync"));
+    expect(seen.workerd).toMatchObject({
+      ok: true,
+      body: expect.stringMatching(/^Error: internal error; reference = \w+$/),
+    });
+    expect(seen.ours).toEqual(ok("Error: Cannot call deleteAll() within a transaction"));
+  });
+
   it("an INSERT … RETURNING left half-read: workerd's commit fails and resets the object, losing the batch; here it commits (docs/sql.md)", async () => {
     const seen = await observe(async (side) => [
       await side.request("/returning-unread"),
