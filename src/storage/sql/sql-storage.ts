@@ -40,7 +40,7 @@ import {
 } from "./sql-limits";
 import { SqlStorageStatement } from "./sql-statement";
 import { tokenize } from "./sql-tokenizer";
-import { sqliteErrorBeforeAuthorizer } from "./sqlite-checks-first";
+import { addColumnTableErrorFirst, sqliteErrorBeforeAuthorizer } from "./sqlite-checks-first";
 import {
   type CachedStatement,
   COMPILED_CACHE_MAX_COST,
@@ -341,6 +341,7 @@ export class SqlStorage {
         };
         const refusal = refusalBeforeCompileError(state.engine, state.catalog, sql, e, offsetOf);
         if (refusal !== undefined) throw refusal;
+        throw translateEngineError(addColumnTableErrorFirst(state.engine, sql, e) ?? e, context);
       }
       throw translateEngineError(e, context);
     }
@@ -594,7 +595,15 @@ function errorContextFor(state: EngineState, sql: string): ErrorContext {
     primaryKeyColumns: (table) => state.catalog.primaryKey(table),
     compileError: (text) => {
       try {
-        checkBeforeCompile(text, state.catalog);
+        try {
+          checkBeforeCompile(text, state.catalog);
+        } catch (refusal) {
+          // As `#prepareHead`: SQLite's error first where SQLite finds it before the refusal (a
+          // parse error of a DROP, say); compiling such a statement changes nothing.
+          const first = sqliteErrorBeforeAuthorizer(state.engine, text);
+          if (first === undefined) throw refusal;
+          return first.sqliteMessage;
+        }
         state.engine.prepare(text).free();
         return undefined;
       } catch (e) {
