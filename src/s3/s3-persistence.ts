@@ -181,6 +181,13 @@ class S3Adapter implements S3Persistence {
         Array.from({ length: FETCH_WINDOW }, (_, i) => this.#readLogObject(position + i)),
       );
       const end = window.indexOf(null);
+      // Positions are created in order, each after the one before it: a writer (which claimed, so
+      // nothing compacts under it) that finds one after a missing one has a log object deleted.
+      const after = end === -1 || this.#options.readOnly ? -1 : window.findIndex((o, i) => i > end && o !== null);
+      if (after !== -1)
+        throw this.#corrupt(
+          `log object ${this.#layout.log(position + end)} is missing, but ${this.#layout.log(position + after)} follows it: a log object was deleted, and the commits from it on would be lost`,
+        );
       for (const o of end === -1 ? window : window.slice(0, end)) {
         const object = o as LogObject & { records: CommitRecord[] };
         // A newer holder already wrote here: never write after it (that would fence it wrongly).
