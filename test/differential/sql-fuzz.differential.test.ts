@@ -460,6 +460,11 @@ describe("sql fuzz: what the extended grammar found (4)", () => {
           "ALTER TABLE temp.t1 ADD COLUMN x ,,",
           "ALTER TABLE sqlite_master ADD x ,,",
           "ALTER TABLE _cf_x ADD COLUMN x CHECK (",
+          // An internal name in a schema that does not hold it: SQLite's error, found first.
+          "REINDEX nosuch._cf_KV;CREATE TABLE t2 (a)",
+          "ANALYZE [NoSuch].sqlite_autoindex__cf_KV_1",
+          "REINDEX temp._cf_KV",
+          "ANALYZE TEMP._cf_METADATA",
         ),
       ],
     ]);

@@ -355,6 +355,13 @@ function checkTargetTable(tokens: readonly SqlToken[], catalog: SqlCatalog): voi
   const table =
     catalog.byName(target.name)?.table ?? /^sqlite_autoindex_(.+)_\d+$/i.exec(target.name)?.[1] ?? target.name;
   if (isAllowedName(target.name) && isAllowedName(table)) return;
+  // A schema that does not exist is SQLite's `unknown database nosuch`, found before the
+  // platform's authorizer sees the name; so is what names nothing in temp (which holds only its
+  // schema table): `no such table: temp._cf_KV`, `unable to identify the object to be reindexed`.
+  if (target.schema !== undefined && !/^main$/i.test(target.schema)) {
+    if (!/^temp$/i.test(target.schema) || !/^sqlite_(master|schema|temp_master|temp_schema)$/i.test(target.name))
+      return;
+  }
   // SQLite looks the name up before the platform's authorizer sees it: one that names nothing in
   // main is SQLite's `no such table` (`unable to identify the object to be reindexed`).
   // (A key index's name stands for its table: that B-tree has no row in sqlite_schema.)

@@ -16,9 +16,10 @@ import { ActorStoreError, createMemoryPersistence, ObjectStorage } from "../../.
 
 const REFUSED = /^(?:not authorized|access to _cf_(?:KV|METADATA)\.(?:key|value) is prohibited): SQLITE_AUTH$/;
 
-// A trigger on a table in temp: SQLite's error before the authorizer, as on the platform.
+// A trigger on a table in temp, a REINDEX of a name temp lacks: SQLite's error before the
+// authorizer, as on the platform.
 const REFUSED_OR_NOT_IN_TEMP = new RegExp(
-  `${REFUSED.source}|^no such table: temp\\.|^trigger \\w+ cannot reference objects in database temp at offset \\d+: SQLITE_ERROR$|^cannot create a TEMP index on non-TEMP table "t": SQLITE_ERROR$`,
+  `${REFUSED.source}|^no such table: temp\\.|^unable to identify the object to be reindexed: SQLITE_ERROR$|^trigger \\w+ cannot reference objects in database temp at offset \\d+: SQLITE_ERROR$|^cannot create a TEMP index on non-TEMP table "t": SQLITE_ERROR$`,
   "i",
 );
 
