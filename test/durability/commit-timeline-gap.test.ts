@@ -1,12 +1,15 @@
 /**
- * A log that restarted after a snapshot newer than its end (its damaged tail was cut off while a
- * snapshot covered it) must still open. Found by the crash test: the object failed every open with
- * "CommitTimeline.append() expected seq 185 but got 201".
+ * A log that restarted after a snapshot newer than its end must still open. Found by the crash test:
+ * the object failed every open with "CommitTimeline.append() expected seq 185 but got 201". Such a
+ * log comes only from `repair` now: a log cut back behind its newest snapshot is refused until
+ * repaired (confirmed frames were lost, test/durability/lost-log-end.test.ts), and repair records
+ * the cut so that the object opens from the snapshot and goes on.
  */
 import { mkdtemp, readdir, readFile, rm, truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
+import { runInspect } from "../../src/cli/inspect-commands";
 import { CommitTimeline } from "../../src/durability/commit-timeline";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { decodeRecords, encodedRecordSize } from "../../src/durability/record-codec";
@@ -40,7 +43,7 @@ describe("CommitTimeline with a gap covered by a snapshot", () => {
     );
   });
 
-  test("ObjectStorage.open: a log cut back behind its newest snapshot still opens, and keeps going", async () => {
+  test("ObjectStorage.open: a log cut back behind its newest snapshot is refused; once repaired it opens, and keeps going", async () => {
     const directory = await mkdtemp(join(tmpdir(), "actorstore-gap-"));
     dirs.push(directory);
     const clock = new FakeClock();
@@ -57,6 +60,11 @@ describe("CommitTimeline with a gap covered by a snapshot", () => {
     const bytes = new Uint8Array(await readFile(join(directory, segment)));
     const { records, validBytes } = decodeRecords(bytes, 0, Infinity, false, await logBindingOf(directory));
     await truncate(join(directory, segment), validBytes - encodedRecordSize(records.at(-1) as (typeof records)[0]));
+    await expect(
+      ObjectStorage.open({ ...options, persistence: await openFilePersistence(directory) }),
+    ).rejects.toMatchObject({ code: "ERR_CORRUPT", message: expect.stringContaining("the log ends at seq 3") });
+    const said: string[] = [];
+    expect(await runInspect([directory, "repair"], { out: (l) => said.push(l), err: (l) => said.push(l) })).toBe(0);
     storage = await ObjectStorage.open({ ...options, persistence: await openFilePersistence(directory) });
     expect(coreOf(storage).lastSeq).toBe(4);
     await storage.put("n", 5);
