@@ -4,6 +4,7 @@
  */
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { openFilePersistence } from "../../src/durability/file-persistence";
 import { frameBinding, logBoundSeq } from "../../src/durability/log-binding";
 import { parseIdentity } from "../../src/durability/object-identity";
 import { decodeRecords, encodeRecords, type FrameBinding } from "../../src/durability/record-codec";
@@ -50,4 +51,15 @@ export async function unbindLog(dir: string): Promise<void> {
     await writeFile(join(dir, name), encodeRecords(records));
   }
   for (const name of await readdir(dir)) if (logBoundSeq(name) !== undefined) await rm(join(dir, name));
+}
+
+/** What the file adapter's `load()` of `dir` fails with (undefined when it opens), the adapter closed. */
+export async function loadError(dir: string, readOnly: boolean): Promise<unknown> {
+  const adapter = await openFilePersistence(dir, { readOnly });
+  const error = await adapter.load().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  await adapter.close();
+  return error;
 }

@@ -14,7 +14,7 @@ import { runInspect } from "../../src/cli/inspect-commands";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { loadWithRecords } from "../../src/durability/persistence";
 import { kvRecord, range } from "./adapter-contract";
-import { contents } from "./directory-files";
+import { contents, loadError } from "./directory-files";
 
 const root = await mkdtemp(join(tmpdir(), "actorstore-lost-end-"));
 let counter = 0;
@@ -56,16 +56,6 @@ async function frameEnds(path: string): Promise<number[]> {
     ends.push(at);
   }
   return ends;
-}
-
-async function loadError(dir: string, readOnly: boolean): Promise<unknown> {
-  const adapter = await openFilePersistence(dir, { readOnly });
-  const error = await adapter.load().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  await adapter.close();
-  return error;
 }
 
 /** Both opens (writer and read-only) refuse naming the snapshot and the log's end; nothing changes. */

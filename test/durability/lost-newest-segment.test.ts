@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runInspect } from "../../src/cli/inspect-commands";
 import { openFilePersistence } from "../../src/durability/file-persistence";
 import { kvRecord, range } from "./adapter-contract";
-import { contents } from "./directory-files";
+import { contents, loadError } from "./directory-files";
 
 const root = await mkdtemp(join(tmpdir(), "actorstore-lost-head-"));
 let counter = 0;
@@ -32,16 +32,6 @@ async function written(dir: string, last: number, snapAt?: number): Promise<void
     if (s === snapAt) await adapter.writeSnapshot({ seq: s, timeMs: s * 1000 }, new Uint8Array(100).fill(s));
   }
   await adapter.close();
-}
-
-async function loadError(dir: string, readOnly: boolean): Promise<unknown> {
-  const adapter = await openFilePersistence(dir, { readOnly });
-  const error = await adapter.load().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  await adapter.close();
-  return error;
 }
 
 describe("the newest log segment lost", () => {

@@ -22,7 +22,7 @@ import {
 import { hideInternalStatistics, showInternalStatistics } from "./internal-statistics";
 import { guardPragmaArguments } from "./pragma-arguments";
 import { isParseError, pragmaParseProbe } from "./pragma-syntax";
-import { countingVerdict, NO_COUNTING } from "./row-counting";
+import { countingVerdict } from "./row-counting";
 import { type RowBuilder, rowBuilderFor } from "./row-objects";
 import { type AccessVerdict, checkBeforeCompile, SqlAccess } from "./sql-access";
 import { toEngineValuesInPlace } from "./sql-bindings";
@@ -47,6 +47,7 @@ import {
   NOT_COMPILED,
   STATEMENT_CACHE_MAX_BYTES,
   StatementCache,
+  uncompiledStatement,
   watchReader,
 } from "./statement-cache";
 
@@ -270,18 +271,9 @@ export class SqlStorage {
         const head = this.#prepareHead(state, rest);
         if (head.statement === null) throw new Error("SQL code did not contain a statement.");
         const entry: CachedStatement = {
-          sql: head.statement.sql,
+          ...uncompiledStatement(head.statement.sql),
           statement: head.statement,
           columnNames: head.statement.columnNames(),
-          verdict: undefined as unknown as AccessVerdict,
-          counting: NO_COUNTING,
-          verdictVersion: -1,
-          busy: false,
-          evicted: false,
-          reader: undefined,
-          source: undefined,
-          write: undefined,
-          leftAtRow: false,
         };
         compiled.push(entry);
         // Parse-time checks (the guard's text limits) come before the result-set check, as in SQLite.
