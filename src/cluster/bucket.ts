@@ -27,7 +27,13 @@ import {
   type S3Credentials,
   type S3CredentialsProvider,
 } from "../s3/options";
-import { CredentialSource, type Signer, STALE_CREDENTIAL_CODES } from "../s3/s3-credentials";
+import {
+  CredentialSource,
+  DELEGATED_CREDENTIALS,
+  type DelegatedProvider,
+  type Signer,
+  STALE_CREDENTIAL_CODES,
+} from "../s3/s3-credentials";
 import { type Clock, systemClock } from "../util/clock";
 import { Watchdog } from "../util/watchdog";
 
@@ -123,18 +129,23 @@ export class ClusterBucket {
    * provider of this bucket's cache, so that 10,000 objects do not call the user's provider 10,000
    * times. An object's adapter asks again only when its credentials are due or the store refused
    * them: a second ask for the credentials it already has is a refusal, which fetches new ones (or
-   * takes those another request fetched meanwhile).
+   * takes those another request fetched meanwhile). Marked as delegated: the adapter's messages
+   * name option `cluster.bucket.credentials`, and a failure of the user's provider reaches the
+   * object's caller as one message of the adapter's, not this bucket's error quoted inside it.
    */
   objectCredentials(): S3Credentials | S3CredentialsProvider {
     const given = this.options.credentials;
     if (typeof given !== "function") return given;
     const source = this.#credentials;
     let last: Signer | undefined;
-    return async () => {
+    const provider = async () => {
       const current = await source.current();
       last = current === last ? await source.refresh(current) : current;
       return last.credentials;
     };
+    return Object.assign(provider, {
+      [DELEGATED_CREDENTIALS]: "cluster.bucket.credentials",
+    }) satisfies DelegatedProvider;
   }
 
   /** `endpoint/bucket/prefix`, for messages. */

@@ -276,8 +276,8 @@ export class S3Client {
     const stale = code !== undefined && STALE_CREDENTIAL_CODES.has(code);
     const hint = stale
       ? this.#credentials.refreshable
-        ? `The store refused the credentials (${code}) also after the credentials provider (option "credentials") was called again: check that it resolves with current ones.`
-        : `The store refused the credentials (${code}); fixed credentials are never fetched again: for temporary ones (a session token that expires, a key that is rotated), pass a function as option "credentials" that resolves with current ones.`
+        ? `The store refused the credentials (${code}) also after the credentials provider (option "${this.#credentials.option}") was called again: check that it resolves with current ones.`
+        : `The store refused the credentials (${code}); fixed credentials are never fetched again: for temporary ones (a session token that expires, a key that is rotated), pass a function as option "${this.#credentials.option}" that resolves with current ones.`
       : answer.status === 403 && (method === "HEAD" || method === "GET")
         ? "The store answers 403 instead of 404 for a key that does not exist when the credentials may not list the bucket: grant s3:ListBucket on the bucket as well as s3:GetObject, s3:PutObject and s3:DeleteObject on the prefix (or check the credentials)."
         : "Check the endpoint, the bucket and that the credentials may read and write it.";

@@ -32,6 +32,21 @@ export const STALE_CREDENTIAL_CODES: ReadonlySet<string> = new Set([
   "InvalidAccessKeyId",
 ]);
 
+/**
+ * Marks a provider that hands out the credentials of another {@link CredentialSource} (a cluster's
+ * one cache, given to each object's adapter): its value is the option that source's user gave.
+ * A source over such a provider names that option in its messages, leaves timing the provider to
+ * the source it delegates to, and reports that source's failure as its own (one message, not the
+ * other's quoted inside it). @internal
+ */
+export const DELEGATED_CREDENTIALS: unique symbol = Symbol("actorstore.delegatedCredentials");
+
+/** A provider over another source's credentials ({@link DELEGATED_CREDENTIALS}). @internal */
+export type DelegatedProvider = S3CredentialsProvider & { readonly [DELEGATED_CREDENTIALS]: string };
+
+/** What each failure of a provider said it did ("threw …", "did not resolve …"), already redacted. */
+const failureDetails = new WeakMap<object, string>();
+
 /** Credentials ready to sign with. @internal */
 export interface Signer {
   readonly aws: AwsClient;
@@ -69,10 +84,13 @@ export class CredentialSource {
 
   /** The code of a provider's failure, and the option it names. */
   readonly #failure: { code: "ERR_WRITE_FAILED" | "ERR_UNAVAILABLE"; option: string };
+  /** Whether the provider hands out another source's credentials (see {@link DELEGATED_CREDENTIALS}). */
+  readonly #delegated: boolean;
 
   /**
    * `owner` names the options in a `TypeError`; `failure` is the code and option name of a provider
-   * that rejects or hangs (default `ERR_WRITE_FAILED` and `credentials`, as the S3 adapter's).
+   * that rejects or hangs (default `ERR_WRITE_FAILED` and `credentials`, as the S3 adapter's; a
+   * {@link DelegatedProvider} names its own option instead).
    */
   constructor(
     credentials: S3Credentials | S3CredentialsProvider,
@@ -86,16 +104,27 @@ export class CredentialSource {
     },
   ) {
     this.#owner = o.owner ?? "s3Persistence()";
-    this.#failure = o.failure ?? { code: "ERR_WRITE_FAILED", option: "credentials" };
+    const delegated = typeof credentials === "function" ? delegatedOption(credentials) : undefined;
+    this.#delegated = delegated !== undefined;
+    this.#failure = {
+      code: o.failure?.code ?? "ERR_WRITE_FAILED",
+      option: delegated ?? o.failure?.option ?? "credentials",
+    };
     this.#region = o.region;
     this.#clock = o.clock;
-    this.#timeoutMs = o.timeoutMs;
+    // The source delegated to times its user's provider (with its own requestTimeoutMs).
+    this.#timeoutMs = this.#delegated ? Number.POSITIVE_INFINITY : o.timeoutMs;
     this.#where = o.where;
     if (typeof credentials === "function") this.#provider = credentials;
     else {
       this.#current = signerOf(credentials, o.region, 0, Number.POSITIVE_INFINITY);
       this.#seen.push(credentials);
     }
+  }
+
+  /** The option the credentials came from, for messages: `credentials` unless told otherwise. */
+  get option(): string {
+    return this.#failure.option;
   }
 
   /** Whether credentials can be fetched again (a provider was given). */
@@ -142,7 +171,10 @@ export class CredentialSource {
       pending.catch(() => undefined);
       result = await watchdog.race(pending);
     } catch (error) {
-      throw this.#failed(`threw ${describeThrown(error, this.secrets())}`);
+      // The source delegated to failed (its user's provider rejected or hung): said once, as ours.
+      const detail =
+        this.#delegated && typeof error === "object" && error !== null ? failureDetails.get(error) : undefined;
+      throw this.#failed(detail ?? `threw ${describeThrown(error, this.secrets())}`);
     } finally {
       watchdog.stop();
     }
@@ -161,11 +193,19 @@ export class CredentialSource {
   }
 
   #failed(what: string): ActorStoreError {
-    return new ActorStoreError(
+    const error = new ActorStoreError(
       this.#failure.code,
       `Signing a request to ${this.#where} failed: the credentials provider (option "${this.#failure.option}") ${what}. Check that it resolves with { accessKeyId, secretAccessKey, sessionToken? }; the request was not sent.`,
     );
+    failureDetails.set(error, what);
+    return error;
   }
+}
+
+/** The option a {@link DelegatedProvider} names, or `undefined` for a user's provider. */
+function delegatedOption(provider: S3CredentialsProvider): string | undefined {
+  const option = (provider as Partial<DelegatedProvider>)[DELEGATED_CREDENTIALS];
+  return typeof option === "string" ? option : undefined;
 }
 
 /**

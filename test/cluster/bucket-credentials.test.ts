@@ -163,4 +163,128 @@ describe("a cluster's bucket with a credentials provider", () => {
     // The refused request was the only one: the one to sign again was never sent.
     expect(s3.log.length - sent).toBe(1);
   });
+
+  test("a provider that rejects while an object's request is signed: one message naming cluster.bucket.credentials, not the cluster's error quoted inside the adapter's, no credential shown", async () => {
+    // Regression: the object's adapter called the cluster's cache as its provider and quoted the
+    // cluster's whole failure as what "its" provider (option "credentials") threw: two "Signing a
+    // request … failed" messages in one, the inner one cut by the redaction of token-like runs.
+    let fail = false;
+    const node = await ClusterHost.start({
+      namespaces: { COUNTER: Counter },
+      clock: new FakeClock(),
+      idleTimeoutMs: Number.POSITIVE_INFINITY,
+      cluster: {
+        id: "host-a",
+        bucket: {
+          endpoint: s3.endpoint,
+          bucket: "objects",
+          prefix: "objrej/",
+          credentials: async () => {
+            if (fail) throw new Error(`STS unreachable with ${SECRET}`);
+            return { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: "t-1" };
+          },
+        },
+      },
+    });
+    try {
+      expect(await node.env.COUNTER.getByName("live").increment()).toBe(1);
+      s3.expiredTokens.add("t-1");
+      fail = true;
+      // A live object's write (the store refuses its token, the provider is asked again) and a new
+      // object's start (its load asks the cache, which asks the provider) fail the same way.
+      for (const name of ["live", "new"]) {
+        const id = node.env.COUNTER.idFromName(name).toString();
+        const error = (await node.env.COUNTER.getByName(name)
+          .increment()
+          .catch((e: unknown) => e)) as ActorStoreError;
+        expect(error).toBeInstanceOf(ActorStoreError);
+        expect(error.code).toBe("ERR_WRITE_FAILED");
+        expect(error.message).toMatch(
+          new RegExp(
+            `^Signing a request to .*/objects/objrej/objects/COUNTER/${id}/ failed: the credentials provider \\(option "cluster\\.bucket\\.credentials"\\) threw Error: STS unreachable with \\[redacted\\]\\. Check that it resolves`,
+          ),
+        );
+        expect(error.message.match(/Signing a request/g)).toHaveLength(1);
+        expect(error.message.match(/Check that it resolves/g)).toHaveLength(1);
+        expect(error.message).not.toMatch(/option "credentials"|ActorStoreError|secret-that|AKFAKE|t-1/);
+      }
+    } finally {
+      fail = false;
+      await node.close();
+    }
+  });
+
+  test("an object's request refused again after the provider was called again names cluster.bucket.credentials", async () => {
+    // The object's adapter named its own option "credentials", which a cluster's user never set.
+    const { state, provider } = rotating();
+    const node = await ClusterHost.start({
+      namespaces: { COUNTER: Counter },
+      clock: new FakeClock(),
+      idleTimeoutMs: Number.POSITIVE_INFINITY,
+      cluster: {
+        id: "host-a",
+        bucket: { endpoint: s3.endpoint, bucket: "objects", prefix: "objstale/", credentials: provider },
+      },
+    });
+    try {
+      expect(await node.env.COUNTER.getByName("live").increment()).toBe(1);
+      // The provider keeps answering the token the store now refuses; a new object's start (its
+      // load's first request is a PUT, whose answer carries the store's code) fails.
+      s3.expiredTokens.add("token-1");
+      const error = (await node.env.COUNTER.getByName("new")
+        .increment()
+        .catch((e: unknown) => e)) as ActorStoreError;
+      expect(state.calls).toBe(2);
+      expect(error).toBeInstanceOf(ActorStoreError);
+      expect(error.code).toBe("ERR_WRITE_FAILED");
+      expect(error.message).toMatch(
+        /HTTP 400 ExpiredToken\. The store refused the credentials \(ExpiredToken\) also after the credentials provider \(option "cluster\.bucket\.credentials"\) was called again/,
+      );
+      expect(error.message).not.toMatch(/option "credentials"|token-|secret-that|AKFAKE/);
+    } finally {
+      await node.close();
+    }
+  });
+
+  test("a provider that hangs while an object's request is signed: one message naming cluster.bucket.credentials and the bucket's requestTimeoutMs", async () => {
+    // The bucket's cache times the user's provider (cluster.bucket.requestTimeoutMs); the object's
+    // adapter reports that, once, instead of quoting it (or timing the cache with its own default).
+    let hang = false;
+    const node = await ClusterHost.start({
+      namespaces: { COUNTER: Counter },
+      clock: new FakeClock(),
+      idleTimeoutMs: Number.POSITIVE_INFINITY,
+      cluster: {
+        id: "host-a",
+        bucket: {
+          endpoint: s3.endpoint,
+          bucket: "objects",
+          prefix: "objhang/",
+          requestTimeoutMs: 100,
+          credentials: async () => {
+            if (hang) return new Promise<S3Credentials>(() => {});
+            return { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: "h-1" };
+          },
+        },
+      },
+    });
+    try {
+      expect(await node.env.COUNTER.getByName("live").increment()).toBe(1);
+      s3.expiredTokens.add("h-1");
+      hang = true;
+      const error = (await node.env.COUNTER.getByName("live")
+        .increment()
+        .catch((e: unknown) => e)) as ActorStoreError;
+      expect(error).toBeInstanceOf(ActorStoreError);
+      expect(error.code).toBe("ERR_WRITE_FAILED");
+      expect(error.message).toMatch(
+        /^Signing a request to .*\/objects\/objhang\/objects\/COUNTER\/[0-9a-f]{64}\/ failed: the credentials provider \(option "cluster\.bucket\.credentials"\) did not resolve within 100 ms \(requestTimeoutMs\)\. Check that it resolves/,
+      );
+      expect(error.message.match(/Signing a request/g)).toHaveLength(1);
+      expect(error.message).not.toMatch(/option "credentials"|ActorStoreError|secret-that|AKFAKE|h-1/);
+    } finally {
+      hang = false;
+      await node.close();
+    }
+  });
 });
