@@ -118,10 +118,10 @@ function changedError(directory: string, segment: Segment): ActorStoreError {
   return corruptError(directory, `log segment ${segment.name} changed on disk after it was written`);
 }
 
-/** Part of a requested range is no longer kept. @internal */
+/** Part of a requested range is not in the log (pruned, or segments lost: the reader cannot tell which). @internal */
 export function prunedError(fromSeq: number): ActorStoreError {
   return new ActorStoreError(
     "ERR_BOOKMARK",
-    `Cannot read records after seq ${fromSeq}: part of that history is no longer kept (outside the retention window).`,
+    `Cannot read records after seq ${fromSeq}: part of that history is not in the log: pruned (outside the retention window), or lost (log segments deleted from outside, or removed by a repair).`,
   );
 }

@@ -478,7 +478,7 @@ export function checkRange(fromSeq: number, toSeq: number, firstSeq: number, las
   if (fromSeq + 1 < firstSeq)
     throw new ActorStoreError(
       "ERR_BOOKMARK",
-      `Cannot read records from seq ${fromSeq + 1}: records before seq ${firstSeq} were pruned (outside the retention window).`,
+      `Cannot read records from seq ${fromSeq + 1}: the log holds no records before seq ${firstSeq}. That history is not there: pruned (outside the retention window), or lost (log files deleted from outside, or removed by a repair).`,
     );
 }
 

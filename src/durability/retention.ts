@@ -185,7 +185,8 @@ export class RetentionPolicy {
   /**
    * The seq whose state was current at `timeMs` (the last commit at or before it), after
    * {@link RetentionPolicy.checkTime}. Rejects with `ERR_BOOKMARK` when the history that far back is
-   * no longer kept, or (a timeline from seq 0) when the time is before the object's first state.
+   * not there (lost, or pruned under a shorter window: the time passed the window check), or (a
+   * timeline from seq 0) when the time is before the object's first state.
    */
   seqForTime(timeline: CommitTimeline, timeMs: number): number {
     this.checkTime(timeMs);
@@ -195,7 +196,7 @@ export class RetentionPolicy {
       const why =
         timeline.firstSeq === 0
           ? `this object's history starts at ${isoOrNumber(timeline.firstTimeMs)}, when its storage was first opened; there is no earlier state.`
-          : `the history before ${isoOrNumber(timeline.firstTimeMs)} was pruned.`;
+          : `the history before ${isoOrNumber(timeline.firstTimeMs)} is not there, although it is inside the retention window of ${formatDuration(this.windowMs)}: a prune under this window keeps it, so it was lost (log files deleted from outside, or removed by a repair) or pruned under a shorter window.`;
       throw new ActorStoreError("ERR_BOOKMARK", `Cannot get a bookmark for ${isoOrNumber(timeMs)}: ${why}`);
     }
     return seq;

@@ -223,6 +223,6 @@ export function sameSegment(
 export function prunedError(fromSeq: number): ActorStoreError {
   return new ActorStoreError(
     "ERR_BOOKMARK",
-    `Cannot read records from seq ${fromSeq + 1}: part of that history was pruned (outside the retention window).`,
+    `Cannot read records from seq ${fromSeq + 1}: part of that history is not in the log: pruned (outside the retention window), or lost (log objects deleted from the bucket).`,
   );
 }

@@ -99,6 +99,13 @@ export class PointInTimeRecovery {
     const kept = this.#core.settings.persistence.keptHistory?.();
     if (kept !== undefined && seq < kept.fromSeq) throw kept.refuse(`Bookmark ${bookmark}`);
     if (seq < timeline.firstSeq) {
+      // A prune under this window keeps every state since the window's start: one inside it that
+      // is not there was lost (or pruned under a shorter window), not pruned for being too old.
+      if (timeMs >= this.#core.settings.clock.now() - this.#retention.windowMs)
+        throw new ActorStoreError(
+          "ERR_BOOKMARK",
+          `Bookmark ${bookmark} names a state this object no longer has: its history starts at commit ${timeline.firstSeq}, and the states before it are not there although they are inside the retention window of ${formatDuration(this.#retention.windowMs)} (a prune under this window keeps them), so they were lost (log files deleted from outside, or removed by a repair) or pruned under a shorter window; choose a newer bookmark.`,
+        );
       throw new ActorStoreError(
         "ERR_BOOKMARK",
         `Bookmark ${bookmark} is older than the history this object keeps (the retention window is ${formatDuration(this.#retention.windowMs)}); choose a newer bookmark.`,
