@@ -473,6 +473,35 @@ describe("sql fuzz: what the extended grammar found (4)", () => {
   });
 });
 
+describe("sql fuzz: what the extended grammar found (5)", () => {
+  it("one() of a write's RETURNING rows that finds several counts the row it stepped to as read", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      [
+        ...execs("CREATE TABLE t1 (a, b)"),
+        {
+          k: "exec",
+          sql: "INSERT INTO t1 (a, b) VALUES (1, 1), (2, 1) RETURNING a",
+          plan: ["one", "counters", "toArray", "counters"],
+        },
+        {
+          k: "exec",
+          sql: "INSERT INTO t1 (a, b) VALUES (1, 1), (2, 1), (3, 1) RETURNING a",
+          plan: ["one", "counters"],
+        },
+        {
+          k: "exec",
+          sql: "INSERT INTO t1 (a) VALUES (1), (2), (3), (4) RETURNING a",
+          plan: ["next", "one", "counters"],
+        },
+        { k: "exec", sql: "UPDATE t1 SET b = 2 WHERE a < 3 RETURNING b", plan: ["counters", "one", "counters"] },
+        { k: "exec", sql: "SELECT a FROM t1", plan: ["one", "counters"] },
+      ],
+    ]);
+    expect(JSON.stringify(workerd[0])).toContain('multiple results."]},{"v":[4,2]}');
+    expect(ours).toEqual(workerd);
+  });
+});
+
 describe("sql fuzz: pinned engine differences", () => {
   it("a multi-row INSERT OR REPLACE whose later row fails: workerd keeps the rows it replaced before, sql.js undoes the statement (docs/sql.md, 17)", async () => {
     const { workerd, ours } = await runFuzzProgram([

@@ -350,6 +350,9 @@ export class SqlStorageCursor<T extends Record<string, SqlStorageValue> = SqlSto
     const row = this.#nextRaw();
     if (row === undefined) throw new Error("Expected exactly one result from SQL query, but got no results.");
     if (this.#pending !== undefined) {
+      // The platform stepped to the second row to find it (so its RETURNING read counts it), then
+      // ended the query: the row stays counted as seen, not as unread.
+      this.#returned++;
       this.#pending = undefined;
       this.#buffer = undefined;
       this.#finishStatement();
