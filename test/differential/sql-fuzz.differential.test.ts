@@ -500,6 +500,28 @@ describe("sql fuzz: what the extended grammar found (5)", () => {
     expect(JSON.stringify(workerd[0])).toContain('multiple results."]},{"v":[4,2]}');
     expect(ours).toEqual(workerd);
   });
+
+  it("unknown database: the offset of the schema in this statement, not of a later statement's qualified name", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      [
+        {
+          k: "txSync",
+          steps: [
+            { k: "exec", sql: "VACUUM nosuch;SELECT * FROM nosuch.t1 WHERE a IS NULL;BEGIN", args: [], plan: [] },
+          ],
+          throwAtEnd: false,
+        },
+        ...execs(
+          "CREATE TABLE t1 (a)",
+          'VACUUM "nosuch"; SELECT * FROM "nosuch".t1',
+          "PRAGMA nosuch.user_version; SELECT * FROM nosuch.t1",
+          "SELECT * FROM t1;VACUUM nosuch",
+        ),
+      ],
+    ]);
+    expect(JSON.stringify(workerd)).toContain("unknown database nosuch at offset 7");
+    expect(ours).toEqual(workerd);
+  });
 });
 
 describe("sql fuzz: pinned engine differences", () => {

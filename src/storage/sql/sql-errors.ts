@@ -188,8 +188,10 @@ function offsetFor(message: string, context: ErrorContext): number | undefined {
   if (fn) return locateFunctionCall(sql, fn[1] ?? "");
   const database = /^unknown database (.*)$/.exec(message);
   if (database) {
-    // The schema token, as written: where SQLite resolves it.
-    const tokens = tokenize(sql);
+    // The schema token, as written: where SQLite resolves it, in this statement (a later one may
+    // qualify a name with it: `VACUUM nosuch; SELECT * FROM nosuch.t`).
+    const first = tokenizeFirstStatement(sql);
+    const tokens = first.some((t) => t.text === database[1]) ? first : tokenize(sql);
     const at =
       tokens.find((t, k) => t.text === database[1] && tokens[k + 1]?.text === ".") ??
       tokens.find((t) => t.text === database[1]);
