@@ -112,7 +112,7 @@ export async function repairDirectory(directory: string, io: RepairIo): Promise<
           await writeFile(file(name), new Uint8Array(0), { flag: "wx" });
           await syncPath(directory);
           io.out(
-            `created ${name}: the log ends at seq ${damage.logEnd}, before the snapshot of seq ${damage.snapshotSeq}, which holds the state of the commits up to it; the commits after seq ${damage.snapshotSeq} that the missing log held are lost, and the states from seq ${damage.logEnd + 1} to ${damage.snapshotSeq - 1} can no longer be restored`,
+            `created ${name}: the log ends at seq ${damage.logEnd}, before the snapshot of seq ${damage.snapshotSeq}, which holds the state of the commits up to it; the commits after seq ${damage.snapshotSeq} that the missing log held are lost, and the object's history now starts at that snapshot: no state before seq ${damage.snapshotSeq} can be restored any more (a restore cannot cross the missing seqs ${damage.logEnd + 1} to ${damage.snapshotSeq - 1}; the older snapshots and log stay in the directory until a prune)`,
           );
           cut = true;
           continue;
@@ -288,7 +288,7 @@ async function cutLog(
   const from = lastGoodSeq + 1;
   if (restart !== undefined) {
     io.out(
-      `dropped commits ${from} to ${restart} from the log: the snapshot of seq ${restart} still holds their result, but the states between seq ${lastGoodSeq} and seq ${restart} can no longer be restored`,
+      `dropped commits ${from} to ${restart} from the log: the snapshot of seq ${restart} still holds their result, but the object's history now starts at that snapshot: no state before seq ${restart} can be restored any more (a restore cannot cross the dropped commits)`,
     );
     return;
   }

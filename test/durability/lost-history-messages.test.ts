@@ -120,4 +120,50 @@ describe("history that is not there", () => {
     expect(old.message).toMatch(/older than the history this object keeps \(the retention window is 60000 ms\)/);
     await storage.close();
   });
+
+  it("repair's account of a lost newest segment is what restores then do: no state before the snapshot it opens from", async () => {
+    // Before, repair said only the states of the missing seqs could no longer be restored, but the
+    // history restarts at the snapshot, so every older bookmark was refused.
+    const dir = freshDir();
+    const clock = new FakeClock();
+    const options = { clock, snapshotEveryRecords: 4 };
+    const open = async () =>
+      ObjectStorage.open({ ...options, persistence: await openFilePersistence(dir, { segmentBytes: 150 }) });
+    let storage = await open();
+    const bookmarks = [await storage.getCurrentBookmark()];
+    for (let n = 1; n <= 20; n++) {
+      await clock.advance(1000);
+      await storage.put("n", n);
+      await storage.sync();
+      bookmarks.push(await storage.getCurrentBookmark());
+      await coreOf(storage).settled();
+    }
+    await storage.close();
+    const segs = (await readdir(dir)).filter((n) => n.startsWith("log-")).sort();
+    expect(segs.at(-1)).toBe("log-0000000000000019.seg");
+    await rm(join(dir, segs.at(-1) as string));
+    const out: string[] = [];
+    expect(
+      await runInspect([dir, "repair"], { out: (l) => out.push(l), err: (l) => out.push(l) }),
+      out.join("\n"),
+    ).toBe(0);
+    const text = out.join("\n");
+    expect(text).toContain("created logcut-0000000000000018");
+    expect(text).toContain("no state before seq 20 can be restored any more");
+    // As said: the states before 20 are refused (also those whose commits the log still holds) …
+    storage = await open();
+    expect(await storage.get("n")).toBe(20);
+    for (const seq of [0, 16, 18]) {
+      const error = await caught(() => storage.onNextSessionRestoreBookmark(bookmarks[seq] as string));
+      expect(error.code, `seq ${seq}`).toBe("ERR_BOOKMARK");
+    }
+    await storage.put("n", 21);
+    await storage.sync();
+    // … and the snapshot's state is restored exactly.
+    await storage.onNextSessionRestoreBookmark(bookmarks[20] as string);
+    await storage.close();
+    storage = await open();
+    expect(await storage.get("n")).toBe(20);
+    await storage.close();
+  });
 });
