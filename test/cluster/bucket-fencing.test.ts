@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { ClusterHost } from "../../src/cluster/cluster-host";
+import { rendezvousOwner } from "../../src/cluster/rendezvous";
 import { DurableObject } from "../../src/context/durable-object";
 import { FakeClock } from "../../src/util/clock";
 import { FakeS3, gate } from "../s3/fake-s3";
@@ -267,6 +268,61 @@ describe("cluster over a bucket: a fenced host forwards instead of reloading", (
     // a's next event goes to b too, and b keeps the object: two claims, no more.
     expect(await a.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 3, servedBy: "host-b" });
     expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 4, servedBy: "host-b" });
+    expect(s3.keys("objects", `fencing/objects/COUNTER/${id}/claim/`)).toHaveLength(2);
+  });
+
+  test("a forwarded operation whose start is fenced while it loads is answered 421 naming the holder, and the sender sends it there", async () => {
+    // The path of the test above when the operation came from another host: the owner must not
+    // answer the adapter's ERR_FENCED (the operation did not run) but 421 naming the holder, so
+    // that the sender delivers it once, to the host that holds the object.
+    const a = await startNode("host-a");
+    const b = await startNode("host-b");
+    const c = await startNode("host-c");
+    await Promise.all([a, b, c].map((n) => n.membership.beat()));
+    for (const n of [a, b, c]) expect(n.membership.live()).toEqual(["host-a", "host-b", "host-c"]);
+    // a owns the object among all three; b owns it once a is gone.
+    const name = Array.from({ length: 200 }, (_, i) => `fw-${i}`).find((n) => {
+      const key = `COUNTER/${a.env.COUNTER.idFromName(n).toString()}`;
+      return (
+        rendezvousOwner(key, ["host-a", "host-b", "host-c"]) === "host-a" &&
+        rendezvousOwner(key, ["host-b", "host-c"]) === "host-b"
+      );
+    }) as string;
+    expect(name).toBeDefined();
+    const id = a.env.COUNTER.idFromName(name).toString();
+    // b sees a gone (a left and came back; b has not read the members since); c still routes to a.
+    // No time passes, so no heartbeat timer runs behind the test's back.
+    await a.membership.leave();
+    await b.membership.refresh();
+    await a.membership.join();
+    expect(b.membership.live()).toEqual(["host-b", "host-c"]);
+    expect(a.membership.live()).toEqual(["host-a", "host-b", "host-c"]);
+    expect(c.membership.live()).toEqual(["host-a", "host-b", "host-c"]);
+    // c sends an operation to a; a's start holds its check for a newer claim until b has claimed.
+    const check = (r: { op: string; key: string }) =>
+      r.op === "HEAD" && r.key === `fencing/objects/COUNTER/${id}/claim/0000000000000002`;
+    const held = gate();
+    const arrived = s3.arrival(check);
+    s3.fault({ match: check, fault: { kind: "delay-request", until: held.promise } });
+    const fromC = c.env.COUNTER.getByName(name).increment(1);
+    fromC.catch(() => {});
+    await arrived;
+    expect(a.stats().served).toBe(1);
+    expect(await b.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 1, servedBy: "host-b" });
+    held.open();
+    // a's start is fenced: the operation did not run there; c is told b holds it and sends it there.
+    expect(await fromC).toEqual({ n: 2, servedBy: "host-b" });
+    // c's router sent it twice: to a, then to the holder the 421 named. (Node's fetch itself sends
+    // a request answered 421 once more, on a new connection, and returns that answer: a's second
+    // 421 names b from the object marked lost, before anything runs; the operation ran once, on b.)
+    expect(c.stats().forwarded).toBe(2);
+    expect(a.stats()).toMatchObject({ fenced: 1, lost: 1, served: 1 });
+    expect(b.stats().served).toBe(1);
+    // c's next operation goes to a again (its view), which sends it on to b without starting it.
+    expect(await c.env.COUNTER.getByName(name).increment(1)).toEqual({ n: 3, servedBy: "host-b" });
+    expect(c.stats().forwarded).toBe(4);
+    expect(b.stats().served).toBe(2);
+    expect(a.host.stats().live).toBe(0);
     expect(s3.keys("objects", `fencing/objects/COUNTER/${id}/claim/`)).toHaveLength(2);
   });
 });
