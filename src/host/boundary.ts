@@ -83,7 +83,8 @@ export function markDescription(value: object, text: string): void {
  * Clones `value` as a call across the boundary would, or throws the platform's `DataCloneError`
  * (a `DOMException`): `"Symbol(x) could not be cloned."`, `"() => 1 could not be cloned."`, or
  * `Could not serialize object of type "K". This type does not support serialization.` for an
- * instance of a class of the user's own. With `references`, functions and the objects the hook
+ * instance of a class of the user's own (`"Object"` for an object without a prototype). An array
+ * crosses with its holes and its other own properties, at the cost of what it holds. With `references`, functions and the objects the hook
  * takes cross as what it gives for them instead.
  */
 export function cloneAcross<T>(value: T, references?: ReferenceHook): T {
@@ -138,9 +139,20 @@ function cloneValue(value: unknown, seen: Map<object, unknown>, references: Refe
     return copy;
   }
   if (Array.isArray(value)) {
+    // As V8's serializer: the elements the array has (a sparse one of length 2 ** 32 - 1 costs its
+    // elements, not its length) and its other own enumerable properties (`x` of `[1]` with `a.x = 2`,
+    // a RegExp match's `index`/`input`/`groups`), in `Object.keys` order.
     const copy: unknown[] = new Array(value.length);
     seen.set(value, copy);
-    for (let i = 0; i < value.length; i++) if (i in value) copy[i] = cloneValue(value[i], seen, references);
+    const keys = Object.keys(value);
+    const n = value.length;
+    if (keys.length === n && (n === 0 || keys[n - 1] === String(n - 1))) {
+      // Dense, no other property: the keys are exactly 0 … n - 1.
+      for (let i = 0; i < n; i++) copy[i] = cloneValue(value[i], seen, references);
+    } else {
+      for (const key of keys)
+        setOwn(copy, key, cloneValue((value as unknown as Record<string, unknown>)[key], seen, references));
+    }
     return copy;
   }
   if (value instanceof Map) {
@@ -160,8 +172,9 @@ function cloneValue(value: unknown, seen: Map<object, unknown>, references: Refe
     structuredClone(value);
   }
   const proto = Object.getPrototypeOf(value) as object | null;
-  if (proto !== Object.prototype && proto !== null) {
-    const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+  // An object without a prototype is refused too, as workerd's RPC serializer refuses it (as type "Object").
+  if (proto !== Object.prototype) {
+    const name = (proto as { constructor?: { name?: unknown } } | null)?.constructor?.name;
     throw dataCloneError(
       `Could not serialize object of type "${typeof name === "string" && name !== "" ? name : "Object"}". This type does not support serialization.`,
     );
@@ -169,8 +182,18 @@ function cloneValue(value: unknown, seen: Map<object, unknown>, references: Refe
   const copy: Record<string, unknown> = {};
   seen.set(value, copy);
   for (const key of Object.keys(value))
-    copy[key] = cloneValue((value as Record<string, unknown>)[key], seen, references);
+    setOwn(copy, key, cloneValue((value as Record<string, unknown>)[key], seen, references));
   return copy;
+}
+
+/**
+ * Sets `key` as an own data property of `target`, as the structured clone creates it: an own
+ * `"__proto__"` key stays an own property (an assignment would set the copy's prototype instead).
+ */
+function setOwn(target: object, key: string, value: unknown): void {
+  if (key === "__proto__")
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  else (target as Record<string, unknown>)[key] = value;
 }
 
 /** The built-in error classes an error keeps across the boundary (others arrive as `Error`). */

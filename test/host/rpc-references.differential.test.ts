@@ -213,6 +213,58 @@ async function scenario(env: Record<string, any>, Target: any): Promise<Record<s
     p[Symbol.dispose]();
     return await p;
   });
+  // Arrays cross as V8's serializer writes them: the elements they have (not their length) and
+  // their other own properties; an own "__proto__" key stays an own property.
+  await t("sparseArrayArg", () => {
+    const a: unknown[] & { x?: number } = [];
+    a.length = 2 ** 32 - 1;
+    a[5] = 1;
+    a.x = 2;
+    return s.arrayShape(a);
+  });
+  await t("sparseArrayResult", async () => {
+    const r = await s.sparse();
+    return [r.length, Object.keys(r).join(), r.x].join("|");
+  });
+  await t("arrayOwnProperties", async () => {
+    const r = await s.echo("xaby".match(/ab/));
+    return [Object.keys(r).join(), r.index, r.input, r.groups].join("|");
+  });
+  await t("nullPrototypeArg", () => s.echo(Object.create(null)));
+  await t("nullPrototypeNestedArg", () => s.echo({ a: Object.create(null) }));
+  await t("nullPrototypeResult", () => s.nullProto());
+  await t("arrayHoles", async () => {
+    const holey = [1, 2, 3];
+    delete holey[1];
+    const r = await s.echo(holey);
+    return [r.length, 1 in r].join();
+  });
+  await t("protoKeyArg", () => s.ownKeys(JSON.parse('{"__proto__": {"p": 1}, "b": 2}')));
+  await t("protoKeyResult", async () => {
+    const r = await s.protoKey();
+    return [
+      Object.keys(r).join(),
+      Object.getPrototypeOf(r) === Object.prototype,
+      r.p,
+      Object.getOwnPropertyDescriptor(r, "__proto__")?.value?.p,
+    ].join("|");
+  });
+  // Nesting too deep for the stack is V8's RangeError, on either side; both objects keep working.
+  const nest = (n: number) => {
+    let v: unknown = 0;
+    for (let i = 0; i < n; i++) v = [v];
+    return v;
+  };
+  await t("nestedArg", () => s.depth(nest(1000)));
+  await t("nestedResult", async () => {
+    let v = await s.nested(1000);
+    let d = 0;
+    for (; Array.isArray(v); d++) v = v[0];
+    return d;
+  });
+  await t("tooDeepArg", () => s.depth(nest(1_000_000)));
+  await t("tooDeepResult", () => s.nested(1_000_000));
+  await t("aliveAfterTooDeep", async () => [await s.getNum(), await env.C.getByName("other").getNum()].join());
   // What still cannot cross.
   await t("instanceResult", () => s.getInstance());
   await t("promiseArg", () => s.echo(Promise.resolve(3)));
@@ -241,6 +293,13 @@ const CLASS_SOURCE = `
   echo(x) { return x; }
   async tryCall(f) { try { return await f(1); } catch (e) { return "threw " + e.message + " remote=" + e.remote; } }
   throwIt(x) { throw x; }
+  arrayShape(a) { return [a.length, Object.keys(a).join(), a.x].join("|"); }
+  sparse() { const a = []; a.length = 2 ** 32 - 1; a[5] = 1; a.x = 2; return a; }
+  ownKeys(o) { return [Object.keys(o).join(), Object.getPrototypeOf(o) === Object.prototype, o.p].join("|"); }
+  nullProto() { return { a: Object.create(null) }; }
+  protoKey() { return JSON.parse('{"__proto__": {"p": 1}, "b": 2}'); }
+  depth(v) { let d = 0; for (; Array.isArray(v); d++) v = v[0]; return d; }
+  nested(n) { let v = 0; for (let i = 0; i < n; i++) v = [v]; return v; }
   proxyObj() { return new Proxy({ a: 1, f() { return this.a + 1; } }, {}); }
   proxyArr() { return new Proxy([1], {}); }
   proxyTarget() { return new Proxy(new Counter(), {}); }
