@@ -590,9 +590,12 @@ export class ClusterHost<N extends NamespaceClasses = NamespaceClasses, E = obje
         const bytes = Buffer.from(await response.arrayBuffer());
         const out: Record<string, string> = {};
         response.headers.forEach((value, key) => {
-          out[key] = value;
+          if (key !== "x-actorstore-status") out[key] = value;
         });
-        res.writeHead(response.status, response.statusText, out).end(bytes);
+        // Node's fetch sends a request answered 421 once more by itself: the object's own 421 would
+        // run its handler twice. It crosses as 200 with the status in a header (forwarding.ts).
+        if (response.status === 421) out["x-actorstore-status"] = "421";
+        res.writeHead(response.status === 421 ? 200 : response.status, response.statusText, out).end(bytes);
         return;
       }
       let op: StubOperation;

@@ -258,6 +258,9 @@ export async function sendForwarded({
       };
     }
     const out = new Headers(response.headers);
+    // The object's own 421, sent as 200 so that fetch does not send the request again (cluster-host.ts).
+    const status = response.status === 200 && out.get("x-actorstore-status") === "421" ? 421 : response.status;
+    out.delete("x-actorstore-status");
     out.delete("content-length");
     out.delete("transfer-encoding");
     out.delete("connection");
@@ -266,7 +269,7 @@ export async function sendForwarded({
     const bytes = await response.arrayBuffer();
     return {
       value: new Response(response.status === 204 || response.status === 304 ? null : bytes, {
-        status: response.status,
+        status,
         statusText: response.statusText,
         headers: out,
       }),

@@ -63,6 +63,11 @@ class Counter extends DurableObject<Env> {
     return value;
   }
   override async fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname === "/count-421") {
+      const fetches = ((await this.ctx.storage.get<number>("fetches")) ?? 0) + 1;
+      await this.ctx.storage.put("fetches", fetches);
+      return new Response(`fetch ${fetches}`, { status: 421, headers: { "x-served-by": this.env.HOST_ID } });
+    }
     if (new URL(request.url).pathname === "/count-and-throw") {
       await this.ctx.storage.put("fetches", ((await this.ctx.storage.get<number>("fetches")) ?? 0) + 1);
       throw new TypeError("counted");
@@ -188,6 +193,25 @@ describe("cluster of hosts on loopback", () => {
       Object.assign(new TypeError("counted"), { remote: true }),
     );
     expect(await stub.runs()).toEqual({ runs: 1, fetches: 1 });
+  });
+
+  test("a forwarded fetch that the object answers 421 ran once: the sender's fetch does not send it again", async () => {
+    // Regression: Node's fetch sends a request answered 421 (Misdirected Request) once more, on a
+    // new connection, by itself: an object's own 421 answer to a forwarded fetch ran its handler twice.
+    const a = await startNode("host-a");
+    await startNode("host-b");
+    await beatAll();
+    const name = Array.from({ length: 50 }, (_, i) => `m-${i}`).find(
+      (n) => a.ownerOf("COUNTER", a.env.COUNTER.idFromName(n)) === "host-b",
+    ) as string;
+    const stub = a.env.COUNTER.getByName(name);
+    const res = await stub.fetch("http://room/count-421", { method: "POST", body: "once" });
+    expect(res.status).toBe(421);
+    expect(res.headers.get("x-served-by")).toBe("host-b");
+    expect(res.headers.has("x-actorstore-status")).toBe(false);
+    expect(res.statusText).toBe("");
+    expect(await res.text()).toBe("fetch 1");
+    expect(await stub.runs()).toEqual({ runs: 0, fetches: 1 });
   });
 
   test("an owner that died (before its heartbeat expired) is ERR_UNAVAILABLE saying the operation did not run", async () => {
