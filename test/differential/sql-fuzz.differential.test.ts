@@ -524,6 +524,22 @@ describe("sql fuzz: what the extended grammar found (5)", () => {
   });
 });
 
+describe("sql fuzz: what the extended grammar found (6)", () => {
+  it("a reserved sqlite_ name written as a string in a TEMP CREATE: SQLite's error, found before the refusal", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs(
+        "CREATE TABLE t1 (a)",
+        "CREATE TABLE temp.'sqlite_master' (a)",
+        "CREATE TEMP TABLE 'sqlite_x' (a)",
+        "CREATE TEMP VIEW 'sqlite_v' AS SELECT 1",
+        "CREATE TABLE temp.'x' (a)",
+      ),
+    ]);
+    expect(JSON.stringify(workerd)).toContain("object name reserved for internal use: sqlite_master");
+    expect(ours).toEqual(workerd);
+  });
+});
+
 describe("sql fuzz: pinned engine differences", () => {
   it("a multi-row INSERT OR REPLACE whose later row fails: workerd keeps the rows it replaced before, sql.js undoes the statement (docs/sql.md, 17)", async () => {
     const { workerd, ours } = await runFuzzProgram([

@@ -180,7 +180,9 @@ function reservedNameError(
   at++;
   if (isKeyword(tokens[at], "IF") && isKeyword(tokens[at + 1], "NOT") && isKeyword(tokens[at + 2], "EXISTS")) at += 3;
   const name = tokens[at + 1]?.text === "." ? tokens[at + 2] : tokens[at];
-  const reserved = name !== undefined && name.kind === "identifier" && /^sqlite_/i.test(name.value);
+  // A name may be written as a string literal too (`CREATE TABLE temp.'sqlite_master' (a)`).
+  const reserved =
+    name !== undefined && (name.kind === "identifier" || name.kind === "string") && /^sqlite_/i.test(name.value);
   if (!reserved && !index) return undefined;
   try {
     engine.prepareHead(sql).statement?.free();
