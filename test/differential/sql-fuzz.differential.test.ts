@@ -538,6 +538,21 @@ describe("sql fuzz: what the extended grammar found (6)", () => {
     expect(JSON.stringify(workerd)).toContain("object name reserved for internal use: sqlite_master");
     expect(ours).toEqual(workerd);
   });
+
+  it("ANALYZE of the temp schema table by its unqualified name analyzes temp: refused as ANALYZE temp", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      [
+        {
+          k: "txSync",
+          steps: [{ k: "exec", sql: "ANALYZE sqlite_temp_master;CREATE TABLE t1 (a)", args: [], plan: [] }],
+          throwAtEnd: false,
+        },
+        ...execs("ANALYZE SQLITE_TEMP_SCHEMA", 'ANALYZE "sqlite_temp_master"', "ANALYZE sqlite_master", "ANALYZE"),
+      ],
+    ]);
+    expect(JSON.stringify(workerd[0])).toContain("not authorized");
+    expect(ours).toEqual(workerd);
+  });
 });
 
 describe("sql fuzz: pinned engine differences", () => {

@@ -54,10 +54,12 @@ export function namesNothing(
 
 /**
  * Whether `ANALYZE <target>` analyzes the temp schema: `ANALYZE temp` (a lone name is a schema
- * first) or `ANALYZE temp.sqlite_master` (its schema table, the one object there). Either creates
- * `sqlite_stat1` in temp, a write to `sqlite_temp_master` the platform's authorizer refuses.
+ * first), `ANALYZE temp.sqlite_master` (its schema table, the one object there) or `ANALYZE
+ * sqlite_temp_master` (SQLite finds that name, unqualified, in temp). Each creates `sqlite_stat1`
+ * in temp, a write to `sqlite_temp_master` the platform's authorizer refuses.
  */
 export function analyzesTemp(target: { schema: string | undefined; name: string }): boolean {
-  if (target.schema === undefined) return isTempSchema(target.name);
+  if (target.schema === undefined)
+    return isTempSchema(target.name) || /^sqlite_temp_(?:master|schema)$/i.test(target.name);
   return isTempSchema(target.schema) && /^sqlite_/i.test(target.name);
 }
