@@ -18,6 +18,7 @@ import { isDictionary } from "../storage/argument-types";
 import { cloneAcross, cloneResult, markUnserializable } from "./boundary";
 import {
   CALLER_SIDE,
+  checkReturned,
   crossArguments,
   crossResult,
   findMember,
@@ -262,13 +263,14 @@ export function applyOperation(instance: object, operation: StubOperation): unkn
   if (operation.kind === "call" && operation.receiver !== undefined) operation.receiver.instance = instance;
   const member = findMember(instance, name);
   if (member === undefined) throw new TypeError(missingMethodMessage(name));
-  const value = "value" in member ? member.value : member.get?.call(instance);
+  const gotten = "value" in member ? member.value : member.get?.call(instance);
+  const value = operation.kind === "get" ? checkReturned(gotten) : gotten;
   const references = operation.references;
   if (operation.kind === "get") {
     return references === undefined ? value : crossResult(value, references.side(instance), CALLER_SIDE);
   }
   if (typeof value !== "function") throw new TypeError(missingMethodMessage(name));
-  const result = (value as (...a: unknown[]) => unknown).apply(instance, operation.args);
+  const result = checkReturned((value as (...a: unknown[]) => unknown).apply(instance, operation.args));
   if (references === undefined) return result;
   // The result crosses in the object's event, so the stubs in it run on this instance.
   return Promise.resolve(result).then((v) => crossResult(v, references.side(instance), CALLER_SIDE));

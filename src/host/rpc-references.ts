@@ -188,6 +188,22 @@ function refuseRevoked(proxy: object): void {
   if (isRevoked(proxy)) throw new TypeError("Proxy is revoked");
 }
 
+/**
+ * What a method (or a getter) gave, checked as workerd checks it before anything else: a revoked
+ * Proxy is the TypeError of the `'has'` check workerd makes first (compared through Miniflare). A
+ * promise is left alone (an async method's revoked Proxy fails when the promise resolves, on `'get'`
+ * of its `then`, as on workerd).
+ */
+export function checkReturned<T>(value: T): T {
+  if (
+    ((typeof value === "object" && value !== null) || typeof value === "function") &&
+    isProxy(value) &&
+    isRevoked(value)
+  )
+    throw new TypeError("Cannot perform 'has' on a proxy that has been revoked");
+  return value;
+}
+
 function isRevoked(proxy: object): boolean {
   if (nodeUtil?.inspect !== undefined) {
     return nodeUtil.inspect(proxy, { showProxy: true, depth: -1 }) === "<Revoked Proxy>";
@@ -248,7 +264,7 @@ function callReference(reference: Reference, path: readonly string[], args: unkn
     return Promise.reject(e);
   }
   const running = reference.owner.run(async () => {
-    const result = await resolvePath(reference.value, path, sent?.args);
+    const result = await checkReturned(resolvePath(reference.value, path, sent?.args));
     return crossResult(result, reference.owner, reference.holder);
   });
   return sent === undefined ? running : running.finally(sent.done);

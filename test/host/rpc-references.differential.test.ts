@@ -153,6 +153,14 @@ async function scenario(env: Record<string, any>, Target: any): Promise<Record<s
   await t("revokedProxyArg", () => s.describe(revoked({ a: 1 })));
   await t("revokedProxyArgNested", () => s.describe({ x: revoked({ a: 1 }) }));
   await t("revokedFunctionProxyArg", () => s.describe(revoked(() => 1)));
+  // One returned: workerd's first check of a method's (or getter's) value is a 'has'; an async method's
+  // promise resolves first ('get' of its then); one inside the result is refused as an argument's is.
+  await t("revokedProxyResult", () => s.revoked("object"));
+  await t("revokedFunctionProxyResult", () => s.revoked("function"));
+  await t("revokedProxyGetter", () => s.revokedGetter);
+  await t("revokedProxyAsyncResult", () => s.revokedAsync());
+  await t("revokedProxyNestedResult", () => s.revoked("nested"));
+  await t("revokedProxyFromCallback", async () => (await s.getFn2())());
   // Passed from inside blockConcurrencyWhile, called back while the section waits for the call.
   await t("callbackInSection", () => s.callBackInSection());
   // Disposal.
@@ -296,6 +304,14 @@ const CLASS_SOURCE = `
   arrayShape(a) { return [a.length, Object.keys(a).join(), a.x].join("|"); }
   sparse() { const a = []; a.length = 2 ** 32 - 1; a[5] = 1; a.x = 2; return a; }
   ownKeys(o) { return [Object.keys(o).join(), Object.getPrototypeOf(o) === Object.prototype, o.p].join("|"); }
+  revoked(kind) {
+    const r = Proxy.revocable(kind === "function" ? () => 1 : {}, {});
+    r.revoke();
+    return kind === "nested" ? { p: r.proxy } : r.proxy;
+  }
+  get revokedGetter() { return this.revoked("object"); }
+  async revokedAsync() { return this.revoked("object"); }
+  getFn2() { return () => this.revoked("object"); }
   nullProto() { return { a: Object.create(null) }; }
   protoKey() { return JSON.parse('{"__proto__": {"p": 1}, "b": 2}'); }
   depth(v) { let d = 0; for (; Array.isArray(v); d++) v = v[0]; return d; }
