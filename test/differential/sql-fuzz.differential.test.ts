@@ -553,6 +553,20 @@ describe("sql fuzz: what the extended grammar found (6)", () => {
     expect(JSON.stringify(workerd[0])).toContain("not authorized");
     expect(ours).toEqual(workerd);
   });
+  it("DROP of a temp name: a VIEW of the temp schema table reaches the refusal, another sqlite_ name is SQLite's no such table", async () => {
+    const { workerd, ours } = await runFuzzProgram([
+      execs(
+        "DROP VIEW temp.sqlite_master",
+        "DROP TABLE temp.sqlite_sequence",
+        "DROP VIEW IF EXISTS temp.sqlite_stat1",
+        "DROP TABLE temp.sqlite_temp_master",
+        "DROP VIEW TEMP.sqlite_schema",
+        "CREATE TABLE t1 (a)",
+      ),
+    ]);
+    expect(JSON.stringify(workerd)).toContain("no such table: temp.sqlite_sequence");
+    expect(ours).toEqual(workerd);
+  });
 });
 
 describe("sql fuzz: pinned engine differences", () => {

@@ -39,8 +39,8 @@ export function unknownDatabase(sql: string, schema: SqlToken): Error {
  * altered`), or does nothing (`DROP … IF EXISTS`), before the platform's authorizer is asked: its
  * schema is one SQLite does not know, or temp, which holds no object but its schema table
  * (`sqlite_temp_master` and its aliases: user SQL cannot create temp objects, nor `sqlite_stat1`
- * there, see analyzesTemp). Only dropping that table (`droppedTable`) gets as far as the
- * authorizer; no ALTER does.
+ * there, see analyzesTemp). Only dropping that table (`droppedTable`: a `DROP TABLE` or `DROP
+ * VIEW`; `temp.sqlite_sequence` names nothing) gets as far as the authorizer; no ALTER does.
  */
 export function namesNothing(
   target: { schema: string | undefined; name: string } | undefined,
@@ -49,7 +49,7 @@ export function namesNothing(
   const schema = target?.schema;
   if (target === undefined || schema === undefined) return false;
   if (!isKnownSchema(schema)) return true;
-  return isTempSchema(schema) && !(droppedTable && /^sqlite_/i.test(target.name));
+  return isTempSchema(schema) && !(droppedTable && /^sqlite_(?:temp_)?(?:master|schema)$/i.test(target.name));
 }
 
 /**

@@ -470,7 +470,7 @@ function checkDrop(tokens: readonly SqlToken[], catalog: SqlCatalog): void {
   const objectType = tokens[1]?.text.toUpperCase();
   const target = qualifiedName(tokens, skipIfExists(tokens, 2));
   // SQLite's error (or nothing, with IF EXISTS), as on the platform.
-  if (namesNothing(target, objectType === "TABLE")) return;
+  if (namesNothing(target, objectType === "TABLE" || objectType === "VIEW")) return;
   // SQLite looks the object up before the platform's authorizer sees the DROP: one that does not
   // exist is SQLite's `no such table` (or nothing, with IF EXISTS), whatever its name.
   if (target !== undefined && droppedObjectMissing(catalog, objectType, target.name)) return;
