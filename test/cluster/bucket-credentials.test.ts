@@ -4,7 +4,7 @@
  * when the store answers that the token expired (rotation mid-run), never a credential in an error.
  */
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { ClusterBucket } from "../../src/cluster/bucket";
+import { ClusterBucket, type ClusterBucketOptions } from "../../src/cluster/bucket";
 import { ClusterHost } from "../../src/cluster/cluster-host";
 import { DurableObject } from "../../src/context/durable-object";
 import { ActorStoreError } from "../../src/errors";
@@ -39,18 +39,20 @@ function rotating() {
   return { state, provider };
 }
 
+/** One host of Counter objects over the fake S3's bucket "objects", with these bucket options. */
+function startHost(bucket: Omit<ClusterBucketOptions, "endpoint" | "bucket">) {
+  return ClusterHost.start({
+    namespaces: { COUNTER: Counter },
+    clock: new FakeClock(),
+    idleTimeoutMs: Number.POSITIVE_INFINITY,
+    cluster: { id: "host-a", bucket: { endpoint: s3.endpoint, bucket: "objects", ...bucket } },
+  });
+}
+
 describe("a cluster's bucket with a credentials provider", () => {
   test("one provider call serves the records and every object; an expired token mid-run is fetched again once, for all of them", async () => {
     const { state, provider } = rotating();
-    const node = await ClusterHost.start({
-      namespaces: { COUNTER: Counter },
-      clock: new FakeClock(),
-      idleTimeoutMs: Number.POSITIVE_INFINITY,
-      cluster: {
-        id: "host-a",
-        bucket: { endpoint: s3.endpoint, bucket: "objects", prefix: "creds/", credentials: provider },
-      },
-    });
+    const node = await startHost({ prefix: "creds/", credentials: provider });
     try {
       const names = Array.from({ length: 5 }, (_, i) => `c-${i}`);
       for (const n of names) expect(await node.env.COUNTER.getByName(n).increment()).toBe(1);
@@ -169,21 +171,11 @@ describe("a cluster's bucket with a credentials provider", () => {
     // cluster's whole failure as what "its" provider (option "credentials") threw: two "Signing a
     // request … failed" messages in one, the inner one cut by the redaction of token-like runs.
     let fail = false;
-    const node = await ClusterHost.start({
-      namespaces: { COUNTER: Counter },
-      clock: new FakeClock(),
-      idleTimeoutMs: Number.POSITIVE_INFINITY,
-      cluster: {
-        id: "host-a",
-        bucket: {
-          endpoint: s3.endpoint,
-          bucket: "objects",
-          prefix: "objrej/",
-          credentials: async () => {
-            if (fail) throw new Error(`STS unreachable with ${SECRET}`);
-            return { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: "t-1" };
-          },
-        },
+    const node = await startHost({
+      prefix: "objrej/",
+      credentials: async () => {
+        if (fail) throw new Error(`STS unreachable with ${SECRET}`);
+        return { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: "t-1" };
       },
     });
     try {
@@ -217,15 +209,7 @@ describe("a cluster's bucket with a credentials provider", () => {
   test("an object's request refused again after the provider was called again names cluster.bucket.credentials", async () => {
     // The object's adapter named its own option "credentials", which a cluster's user never set.
     const { state, provider } = rotating();
-    const node = await ClusterHost.start({
-      namespaces: { COUNTER: Counter },
-      clock: new FakeClock(),
-      idleTimeoutMs: Number.POSITIVE_INFINITY,
-      cluster: {
-        id: "host-a",
-        bucket: { endpoint: s3.endpoint, bucket: "objects", prefix: "objstale/", credentials: provider },
-      },
-    });
+    const node = await startHost({ prefix: "objstale/", credentials: provider });
     try {
       expect(await node.env.COUNTER.getByName("live").increment()).toBe(1);
       // The provider keeps answering the token the store now refuses; a new object's start (its
@@ -250,22 +234,12 @@ describe("a cluster's bucket with a credentials provider", () => {
     // The bucket's cache times the user's provider (cluster.bucket.requestTimeoutMs); the object's
     // adapter reports that, once, instead of quoting it (or timing the cache with its own default).
     let hang = false;
-    const node = await ClusterHost.start({
-      namespaces: { COUNTER: Counter },
-      clock: new FakeClock(),
-      idleTimeoutMs: Number.POSITIVE_INFINITY,
-      cluster: {
-        id: "host-a",
-        bucket: {
-          endpoint: s3.endpoint,
-          bucket: "objects",
-          prefix: "objhang/",
-          requestTimeoutMs: 100,
-          credentials: async () => {
-            if (hang) return new Promise<S3Credentials>(() => {});
-            return { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: "h-1" };
-          },
-        },
+    const node = await startHost({
+      prefix: "objhang/",
+      requestTimeoutMs: 100,
+      credentials: async () => {
+        if (hang) return new Promise<S3Credentials>(() => {});
+        return { accessKeyId: "AKFAKE", secretAccessKey: SECRET, sessionToken: "h-1" };
       },
     });
     try {

@@ -34,6 +34,19 @@ async function caught(run: () => Promise<unknown>): Promise<Error & { code?: str
   throw new Error("expected a refusal");
 }
 
+/** Puts `n` = from…to one commit a second, each synced; the bookmark before them and after each. */
+async function bookmarkedPuts(storage: ObjectStorage, clock: FakeClock, from: number, to: number): Promise<string[]> {
+  const bookmarks = [await storage.getCurrentBookmark()];
+  for (let n = from; n <= to; n++) {
+    await clock.advance(1000);
+    await storage.put("n", n);
+    await storage.sync();
+    bookmarks.push(await storage.getCurrentBookmark());
+    await coreOf(storage).settled();
+  }
+  return bookmarks;
+}
+
 describe("history that is not there", () => {
   it("file adapter: a lost segment under a delta's base is ERR_BOOKMARK saying pruned or lost, not only pruned", async () => {
     const dir = freshDir();
@@ -87,14 +100,7 @@ describe("history that is not there", () => {
     let storage = await open();
     await storage.put("pad", "x".repeat(20_000));
     await storage.sync();
-    const bookmarks = [await storage.getCurrentBookmark()];
-    for (let n = 2; n <= 14; n++) {
-      await clock.advance(1000);
-      await storage.put("n", n);
-      await storage.sync();
-      bookmarks.push(await storage.getCurrentBookmark());
-      await coreOf(storage).settled();
-    }
+    const bookmarks = await bookmarkedPuts(storage, clock, 2, 14);
     await storage.close();
     // The oldest segment deleted from outside; repair moves the snapshot it stranded aside.
     await rm(join(dir, await oldestSegment(dir)));
@@ -130,14 +136,7 @@ describe("history that is not there", () => {
     const open = async () =>
       ObjectStorage.open({ ...options, persistence: await openFilePersistence(dir, { segmentBytes: 150 }) });
     let storage = await open();
-    const bookmarks = [await storage.getCurrentBookmark()];
-    for (let n = 1; n <= 20; n++) {
-      await clock.advance(1000);
-      await storage.put("n", n);
-      await storage.sync();
-      bookmarks.push(await storage.getCurrentBookmark());
-      await coreOf(storage).settled();
-    }
+    const bookmarks = await bookmarkedPuts(storage, clock, 1, 20);
     await storage.close();
     const segs = (await readdir(dir)).filter((n) => n.startsWith("log-")).sort();
     expect(segs.at(-1)).toBe("log-0000000000000019.seg");
